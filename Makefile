@@ -1,0 +1,37 @@
+# Two commands do all set-up: `make lab` opens the kit, `make test` runs every test.
+# uv is installed into .tools/ when it is not already on PATH (no root needed).
+
+SHELL := /bin/bash
+UV := $(shell command -v uv 2>/dev/null || echo $(CURDIR)/.tools/bin/uv)
+PYTHON ?= python3
+SYNC_STAMP := .venv/.gwkit-synced
+
+.PHONY: lab test sandbox bench env clean strip-notebooks
+
+lab: $(SYNC_STAMP)
+	$(UV) run --no-sync jupyter lab --notebook-dir=notebooks
+
+test: $(SYNC_STAMP)
+	$(UV) run --no-sync pytest $(PYTEST_ARGS)
+
+sandbox: $(SYNC_STAMP)
+	$(UV) run --no-sync gwkit sandbox
+
+bench: $(SYNC_STAMP)
+	@for b in benchmarks/*.py; do echo "== $$b"; $(UV) run --no-sync python $$b || exit 1; done
+
+env: $(SYNC_STAMP)
+
+$(SYNC_STAMP): pyproject.toml uv.lock | $(UV)
+	$(UV) sync --locked --extra lab
+	@touch $@
+
+$(CURDIR)/.tools/bin/uv:
+	$(PYTHON) -m venv .tools
+	.tools/bin/python -m pip install --quiet uv
+
+strip-notebooks:
+	$(UV) run --no-sync python -m gwkit.devtools.strip_notebooks notebooks/*.ipynb
+
+clean:
+	rm -rf .venv .tools .pytest_cache

@@ -1,0 +1,65 @@
+"""Request envelopes as the gateway expects them (interface section 2.1).
+
+    {"alias": "<USERNAME>", "version": "1.00",
+     "request": [{"requesttypedescriptions": ["AUTH"], "requestreference": "A1b2c3d4e", ...}]}
+
+Every value is sent as a string. Each request object gets a `requestreference` (`A` and 8
+characters from 0-9a-z), as the official clients do; the gateway echoes it in the response.
+"""
+
+from __future__ import annotations
+
+import secrets
+from decimal import Decimal
+from typing import Any, Iterable, Mapping
+
+from .errors import ValidationError
+from .spec.validation import Problem
+
+VERSION = "1.00"
+_REFERENCE_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def new_request_reference() -> str:
+    return "A" + "".join(secrets.choice(_REFERENCE_ALPHABET) for _ in range(8))
+
+
+def to_wire(value: Any, name: str = "value") -> Any:
+    """`value` as the gateway expects it: strings, lists of strings, objects of strings."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return str(int(value))
+    if isinstance(value, Mapping):
+        return {str(k): to_wire(v, f"{name}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_wire(v, name) for v in value]
+    raise ValidationError([Problem(name, f"cannot be sent as a string: {type(value).__name__} "
+                                         "(amounts are integers in base units)", repr(value))])
+
+
+def build_request(types: str | Iterable[str], fields: Mapping[str, Any] | None = None, /,
+                  **more: Any) -> dict[str, Any]:
+    """One request object: `requesttypedescriptions` first, then the fields, every value a string."""
+    names = [types] if isinstance(types, str) else list(types)
+    request: dict[str, Any] = {"requesttypedescriptions": names}
+    for name, value in {**(fields or {}), **more}.items():
+        if value is not None:
+            request[name] = to_wire(value, name)
+    return request
+
+
+def build_envelope(alias: str, requests: Iterable[Mapping[str, Any]], *,
+                   add_references: bool = True) -> dict[str, Any]:
+    """The envelope for several request objects; each gets a `requestreference` unless it has one."""
+    objects = []
+    for request in requests:
+        obj = dict(request)
+        if add_references and not obj.get("requestreference"):
+            obj["requestreference"] = new_request_reference()
+        objects.append(obj)
+    return {"alias": alias, "version": VERSION, "request": objects}

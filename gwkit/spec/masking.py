@@ -1,0 +1,58 @@
+"""Masking of card data and secrets, for reprs, logs, journals and error messages.
+
+A PAN is shown as its first 6 digits, `######`, and its last 4 (the gateway's `maskedpan`).
+Security codes, PaRes, MD, cache tokens and passwords are never shown at all.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .cards import luhn_ok
+from .fields import MASK_PAN, SENSITIVE_FIELDS
+
+REDACTED = "[redacted]"
+_SECRET_NAMES = {"password", "authorization", "securitycode", "pares", "md", "cachetoken", "PaRes", "MD"}
+_PAN_LIKE = re.compile(r"(?<!\d)\d{12,19}(?!\d)")
+
+
+def mask_pan(pan: str) -> str:
+    """`411111######1111`: the first 6 digits, six `#`, the last 4. Short values are fully hidden."""
+    pan = str(pan)
+    if len(pan) < 12:
+        return "#" * len(pan)
+    return f"{pan[:6]}######{pan[-4:]}"
+
+
+def mask_value(name: str, value: Any) -> Any:
+    """The value of field `name` as it may be shown."""
+    if value is None or value == "":
+        return value
+    kind = SENSITIVE_FIELDS.get(name)
+    if kind == MASK_PAN:
+        return mask_pan(str(value))
+    if kind or name in _SECRET_NAMES:
+        return REDACTED
+    if isinstance(value, str):
+        return mask_text(value)
+    return value
+
+
+def mask_data(data: Any) -> Any:
+    """A deep copy of a request, response or envelope with every sensitive value masked."""
+    if isinstance(data, dict):
+        return {k: mask_value(k, v) if not isinstance(v, (dict, list)) else mask_data(v)
+                for k, v in data.items()}
+    if isinstance(data, list):
+        return [mask_data(item) for item in data]
+    if isinstance(data, str):
+        return mask_text(data)
+    return data
+
+
+def mask_text(text: str) -> str:
+    """Free text with every card-number-like run of 12-19 digits that passes Luhn masked."""
+    if len(text) < 12:
+        return text
+    return _PAN_LIKE.sub(lambda m: mask_pan(m.group()) if luhn_ok(m.group()) else m.group(), text)

@@ -1,0 +1,232 @@
+"""Every request type of the interface and its variants, as data.
+
+A request object names its request types in `requesttypedescriptions`. Each type (or the
+combined `AUTH` + `SUBSCRIPTION`) has one or more variants, told apart by which fields are present
+(`md`/`pares`, `cachetoken`, `parenttransactionreference`, or card fields). A variant lists the
+fields it requires, those it allows, those it forbids, and per-type limits on allowed values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .fields import BILLING_FIELDS, SUBSCRIPTION_FIELDS
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    title: str
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    forbidden: Mapping[str, str] = field(default_factory=dict)  # field -> why
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # per-type allowed values
+    # The variant applies when any of these fields is present; () marks the fallback variant.
+    selected_by: tuple[str, ...] = ()
+    help: str = ""
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        return self.required + tuple(f for f in self.optional if f not in self.required)
+
+
+@dataclass(frozen=True)
+class RequestType:
+    key: str  # e.g. "AUTH" or "AUTH+SUBSCRIPTION"
+    types: tuple[str, ...]
+    title: str
+    variants: tuple[Variant, ...]
+    help: str = ""
+
+    def variant(self, name: str) -> Variant:
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        raise KeyError(f"{self.key} has no variant {name!r}; choose from {[v.name for v in self.variants]}")
+
+    def select(self, request: Mapping[str, object]) -> Variant:
+        """The variant a request object is for, from the fields it carries."""
+        for variant in self.variants:
+            if variant.selected_by and any(request.get(f) not in (None, "") for f in variant.selected_by):
+                return variant
+        return next(v for v in self.variants if not v.selected_by)
+
+
+CARD = ("pan", "expirydate")
+COMMON = ("requestreference",)
+BILLING = BILLING_FIELDS
+NO_CARD_DATA = "card details are inherited, so card fields must not be sent"
+NO_SECURITYCODE_STORE = "the security code must never be sent in a STORE request or stored"
+NOT_WITH_3DS = "only sent after a THREEDQUERY for an enrolled card"
+NOT_WITH_TOKEN = "the cachetoken stands in for card data"
+
+_THREEDS_SELECTOR = ("md", "pares")
+_PARENT_SELECTOR = ("parenttransactionreference",)
+_TOKEN_SELECTOR = ("cachetoken",)
+
+# The order of variants matters: the first whose selector matches wins, the last is the fallback.
+AUTH = RequestType(
+    "AUTH", ("AUTH",), "Authorisation",
+    help="Authorises a card payment; funds are reserved when it succeeds.",
+    variants=(
+        Variant(
+            "threeds", "After 3-D Secure (enrolled card)", ("md", "pares"),
+            ("sitereference", "orderreference", "credentialsonfile") + COMMON + BILLING,
+            forbidden={f: "details are inherited from the THREEDQUERY" for f in
+                       ("pan", "expirydate", "securitycode", "cachetoken", "parenttransactionreference")},
+            selected_by=_THREEDS_SELECTOR,
+            help="Send md and pares from the ACS; everything else is inherited from the THREEDQUERY.",
+        ),
+        Variant(
+            "cachetoken", "With a cachetoken", ("sitereference", "accounttypedescription", "currencyiso3a",
+                                                "baseamount", "cachetoken"),
+            ("orderreference", "credentialsonfile") + COMMON + BILLING,
+            forbidden={"pan": NOT_WITH_TOKEN, "expirydate": NOT_WITH_TOKEN, "securitycode": NOT_WITH_TOKEN,
+                       "md": NOT_WITH_3DS, "pares": NOT_WITH_3DS,
+                       "parenttransactionreference": NOT_WITH_TOKEN},
+            choices={"accounttypedescription": ("ECOM", "MOTO")},
+            selected_by=_TOKEN_SELECTOR,
+            help="The browser library's cachetoken replaces the card fields.",
+        ),
+        Variant(
+            "parent", "From a stored card or a THREEDQUERY (not enrolled or unknown)",
+            ("sitereference", "parenttransactionreference"),
+            ("accounttypedescription", "currencyiso3a", "baseamount", "orderreference", "securitycode",
+             "credentialsonfile") + COMMON + BILLING,
+            forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA, "md": NOT_WITH_3DS,
+                       "pares": NOT_WITH_3DS},
+            choices={"accounttypedescription": ("ECOM", "MOTO", "RECUR")},
+            selected_by=_PARENT_SELECTOR,
+            help="Card and billing details are inherited from the parent STORE or THREEDQUERY record.",
+        ),
+        Variant(
+            "card", "With card details",
+            ("sitereference", "accounttypedescription", "currencyiso3a", "baseamount") + CARD,
+            ("securitycode", "orderreference", "credentialsonfile") + COMMON + BILLING,
+            forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
+            choices={"accounttypedescription": ("ECOM", "MOTO", "RECUR")},
+        ),
+    ),
+)
+
+_SUBSCRIPTION_REQUIRED = (
+    "sitereference", "accounttypedescription", "currencyiso3a", "baseamount", "orderreference",
+) + SUBSCRIPTION_FIELDS + ("credentialsonfile",)
+_SUBSCRIPTION_CHOICES = {"accounttypedescription": ("ECOM", "MOTO")}
+_SUBSCRIPTION_OPTIONAL = ("transactionactive",) + COMMON + BILLING
+
+AUTH_SUBSCRIPTION = RequestType(
+    "AUTH+SUBSCRIPTION", ("AUTH", "SUBSCRIPTION"), "Subscription (first payment and schedule)",
+    help="Processes the first payment now and schedules later payments in the subscription engine.",
+    variants=(
+        Variant(
+            "threeds", "Card enrolled in 3-D Secure", _SUBSCRIPTION_REQUIRED + ("md", "pares"),
+            _SUBSCRIPTION_OPTIONAL,
+            forbidden={f: "details are inherited from the THREEDQUERY" for f in
+                       ("pan", "expirydate", "securitycode", "cachetoken", "parenttransactionreference")},
+            choices=_SUBSCRIPTION_CHOICES, selected_by=_THREEDS_SELECTOR,
+        ),
+        Variant(
+            "parent", "Card not enrolled in 3-D Secure, or a stored card",
+            _SUBSCRIPTION_REQUIRED + ("parenttransactionreference",),
+            _SUBSCRIPTION_OPTIONAL + ("securitycode",),
+            forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA, "md": NOT_WITH_3DS,
+                       "pares": NOT_WITH_3DS, "cachetoken": NO_CARD_DATA},
+            choices=_SUBSCRIPTION_CHOICES, selected_by=_PARENT_SELECTOR,
+        ),
+        Variant(
+            "card", "Site that does not use 3-D Secure", _SUBSCRIPTION_REQUIRED + CARD,
+            _SUBSCRIPTION_OPTIONAL + ("securitycode",),
+            forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS,
+                       "cachetoken": "not accepted for subscriptions"},
+            choices=_SUBSCRIPTION_CHOICES,
+        ),
+    ),
+)
+
+_THREEDQUERY_REQUIRED = ("termurl", "currencyiso3a", "accounttypedescription", "sitereference", "baseamount")
+_THREEDQUERY_OPTIONAL = ("accept", "useragent", "orderreference") + COMMON + BILLING
+
+THREEDQUERY = RequestType(
+    "THREEDQUERY", ("THREEDQUERY",), "3-D Secure enrolment check",
+    help="Checks whether the card is enrolled in 3-D Secure version 1.",
+    variants=(
+        Variant(
+            "storedcard", "With a stored card", _THREEDQUERY_REQUIRED + ("parenttransactionreference",),
+            _THREEDQUERY_OPTIONAL + ("securitycode",),
+            forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA},
+            choices={"accounttypedescription": ("ECOM",)}, selected_by=_PARENT_SELECTOR,
+        ),
+        Variant(
+            "card", "With card details", _THREEDQUERY_REQUIRED + CARD,
+            _THREEDQUERY_OPTIONAL + ("securitycode",),
+            forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
+            choices={"accounttypedescription": ("ECOM",)},
+        ),
+    ),
+)
+
+STORE = RequestType(
+    "STORE", ("STORE",), "Card store",
+    help="Stores card and billing details for later use; the bank is not contacted.",
+    variants=(
+        Variant(
+            "card", "Store a card", ("sitereference", "accounttypedescription") + CARD,
+            ("orderreference",) + COMMON + BILLING,
+            forbidden={"securitycode": NO_SECURITYCODE_STORE, "md": NOT_WITH_3DS, "pares": NOT_WITH_3DS,
+                       "cachetoken": "STORE takes card details"},
+            choices={"accounttypedescription": ("CARDSTORE",)},
+        ),
+    ),
+)
+
+TRANSACTIONUPDATE = RequestType(
+    "TRANSACTIONUPDATE", ("TRANSACTIONUPDATE",), "Update a transaction",
+    help="Changes a stored record (subscription, stored card, unsettled AUTH) found by its filter.",
+    variants=(Variant("filter", "Filter and updates", ("filter", "updates"), COMMON),),
+)
+
+TRANSACTIONQUERY = RequestType(
+    "TRANSACTIONQUERY", ("TRANSACTIONQUERY",), "Query transactions",
+    help="Retrieves stored records matching a filter; card numbers are masked.",
+    variants=(Variant("filter", "Filter", ("filter",), COMMON),),
+)
+
+CACHETOKENISE = RequestType(
+    "CACHETOKENISE", ("CACHETOKENISE",), "Tokenise card details (browser library)",
+    help="What st.js sends from the browser: card fields in, a 15-minute cachetoken out.",
+    variants=(
+        Variant(
+            "card", "Card fields", ("sitereference", "pan", "expirymonth", "expiryyear"),
+            ("securitycode", "paymenttypedescription") + COMMON,
+        ),
+    ),
+)
+
+REQUEST_TYPES: dict[str, RequestType] = {
+    rt.key: rt
+    for rt in (AUTH, AUTH_SUBSCRIPTION, THREEDQUERY, STORE, TRANSACTIONUPDATE, TRANSACTIONQUERY, CACHETOKENISE)
+}
+# Request types the gateway knows on their own (SUBSCRIPTION only comes with AUTH).
+SINGLE_TYPES = frozenset({"AUTH", "THREEDQUERY", "STORE", "TRANSACTIONUPDATE", "TRANSACTIONQUERY",
+                          "CACHETOKENISE", "SUBSCRIPTION"})
+
+# TRANSACTIONQUERY and TRANSACTIONUPDATE filters: the fields a filter may name.
+FILTER_FIELDS: tuple[str, ...] = (
+    "sitereference", "transactionreference", "parenttransactionreference", "orderreference",
+    "requesttypedescription", "accounttypedescription", "currencyiso3a", "paymenttypedescription",
+    "settlestatus", "errorcode", "transactionactive", "startdate", "enddate",
+)
+# Fields a TRANSACTIONUPDATE may change; which apply depends on the record found.
+UPDATABLE_FIELDS: tuple[str, ...] = (
+    "baseamount", "subscriptionfinalnumber", "transactionactive", "settlestatus", "settlebaseamount",
+)
+
+
+def request_type_key(types: list[str] | tuple[str, ...]) -> str:
+    return "+".join(types)
+
+
+def request_type_for(types: list[str] | tuple[str, ...]) -> RequestType | None:
+    return REQUEST_TYPES.get(request_type_key(types))
