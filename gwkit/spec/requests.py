@@ -184,13 +184,15 @@ STORE = RequestType(
 TRANSACTIONUPDATE = RequestType(
     "TRANSACTIONUPDATE", ("TRANSACTIONUPDATE",), "Update a transaction",
     help="Changes a stored record (subscription, stored card, unsettled AUTH) found by its filter.",
-    variants=(Variant("filter", "Filter and updates", ("filter", "updates"), COMMON),),
+    variants=(Variant("filter", "Filter and updates", (), ("filter", "updates") + COMMON,
+                      help="The gateway answers 60019 without a usable filter, 60013 without usable updates."),),
 )
 
 TRANSACTIONQUERY = RequestType(
     "TRANSACTIONQUERY", ("TRANSACTIONQUERY",), "Query transactions",
     help="Retrieves stored records matching a filter; card numbers are masked.",
-    variants=(Variant("filter", "Filter", ("filter",), COMMON),),
+    variants=(Variant("filter", "Filter", (), ("filter",) + COMMON,
+                      help="The gateway answers 60019 without a usable filter."),),
 )
 
 CACHETOKENISE = RequestType(

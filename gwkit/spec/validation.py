@@ -163,7 +163,8 @@ def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mappin
 
 
 def _check_filter(value: Any) -> list[Problem]:
-    if not isinstance(value, Mapping) or not value:
+    """The filter's shape and values. An empty filter is well formed but not usable (60019)."""
+    if not isinstance(value, Mapping):
         return [_problem("filter", 'must be an object such as {"transactionreference": [{"value": "1-2-3"}]}',
                          value)]
     problems: list[Problem] = []
@@ -172,7 +173,7 @@ def _check_filter(value: Any) -> list[Problem]:
         if name not in FILTER_FIELDS:
             problems.append(Problem(where, f"is not a filter; use one of {', '.join(FILTER_FIELDS)}"))
             continue
-        if not isinstance(entries, list) or not entries:
+        if not isinstance(entries, list):
             problems.append(_problem(where, 'must be a list such as [{"value": "..."}]', entries))
             continue
         for entry in entries:
@@ -184,7 +185,8 @@ def _check_filter(value: Any) -> list[Problem]:
 
 
 def _check_updates(value: Any) -> list[Problem]:
-    if not isinstance(value, Mapping) or not value:
+    """The updates' names and values. Empty updates are well formed but not usable (60013)."""
+    if not isinstance(value, Mapping):
         return [_problem("updates", 'must be an object such as {"transactionactive": "0"}', value)]
     problems: list[Problem] = []
     for name, new in value.items():

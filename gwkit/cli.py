@@ -1,0 +1,70 @@
+"""The `gwkit` command: `gwkit sandbox` runs the embedded gateway in the foreground."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+SANDBOX_HELP = """Run the sandbox gateway on a loopback port until Ctrl-C.
+
+It prints the base URL, the user name, password and site reference to use. Data is kept in
+--db (SQLite, WAL) with the card encryption key beside it, and survives restarts."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gwkit", description="gwkit: a payment gateway toolkit")
+    commands = parser.add_subparsers(dest="command", required=True)
+    sandbox = commands.add_parser("sandbox", help="run the sandbox gateway", description=SANDBOX_HELP)
+    sandbox.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    sandbox.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    sandbox.add_argument("--db", type=Path, default=None,
+                         help="database file (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db)")
+    sandbox.add_argument("--accounts", type=Path, default=None,
+                         help="TOML file of web services users and their site references")
+    args = parser.parse_args(argv)
+    if args.command == "sandbox":
+        return run_sandbox(args)
+    return 2  # pragma: no cover - argparse requires a command
+
+
+def run_sandbox(args: argparse.Namespace) -> int:
+    from .sandbox import AccountsError, Sandbox, default_db_path, load_accounts
+    from .sandbox.server import bind, server_for
+
+    try:
+        accounts = load_accounts(args.accounts) if args.accounts else None
+    except (AccountsError, OSError) as exc:
+        print(f"gwkit sandbox: {exc}", file=sys.stderr)
+        return 2
+    try:
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        print(f"gwkit sandbox: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
+        return 1
+    sandbox = Sandbox(args.db or default_db_path(), accounts=accounts)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"gwkit sandbox listening on http://{shown}:{port}", flush=True)
+    print(f"  gateway endpoint: http://{shown}:{port}/json/")
+    print(f"  database:         {sandbox.store.path}")
+    print(f"  clock:            {sandbox.clock.now():%Y-%m-%dT%H:%M:%S}")
+    for account in sandbox.accounts.values():
+        print(f"  user name:        {account.username}")
+        print(f"  password:         {account.password}")
+        print(f"  site references:  {', '.join(account.sitereferences)}")
+    print("Press Ctrl-C to stop.", flush=True)
+    server = server_for(sandbox, log_level="info")
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # pragma: no cover - uvicorn handles SIGINT itself
+        pass
+    finally:
+        sandbox.close()
+        sock.close()
+    print("gwkit sandbox stopped.", flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

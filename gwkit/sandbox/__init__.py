@@ -1,0 +1,20 @@
+"""The embedded sandbox gateway: stateful, persistent, at parity with the real test environment.
+
+    >>> from gwkit import sandbox
+    >>> handle = sandbox.start()          # a free loopback port, in a background thread
+    >>> handle.base_url, handle.username, handle.sitereference
+    >>> handle.advance(by="P1M")          # move the virtual clock; returns what ran meanwhile
+    >>> handle.stop()
+"""
+
+from .accounts import DEFAULT_ACCOUNT, Account, AccountsError, load_accounts
+from .clock import ClockError
+from .core import Sandbox, SandboxRequest, SandboxResponse
+from .server import SandboxHandle, default_db_path, start
+from .transport import AsyncSandboxTransport, SandboxTransport
+
+__all__ = [
+    "DEFAULT_ACCOUNT", "Account", "AccountsError", "AsyncSandboxTransport", "ClockError", "Sandbox",
+    "SandboxHandle", "SandboxRequest", "SandboxResponse", "SandboxTransport", "default_db_path",
+    "load_accounts", "start",
+]

@@ -1,0 +1,75 @@
+"""Web services users of the sandbox: a user name, a password, and the site references it may use.
+
+`--accounts FILE` reads a TOML file:
+
+    [[account]]
+    username = "alice@example.test"
+    password = "correct horse"
+    sitereferences = ["test_alice12345", "test_alice67890"]
+
+Without one, the default account below is used.
+"""
+
+from __future__ import annotations
+
+import hmac
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_USERNAME = "gwkit_sandbox"
+DEFAULT_PASSWORD = "gwkit-sandbox-password"
+DEFAULT_SITEREFERENCE = "test_gwkit12345"
+
+
+@dataclass(frozen=True)
+class Account:
+    username: str
+    password: str
+    sitereferences: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        return f"Account(username={self.username!r}, password=[redacted], sitereferences={self.sitereferences!r})"
+
+    def password_matches(self, password: str) -> bool:
+        return hmac.compare_digest(self.password.encode(), password.encode())
+
+
+DEFAULT_ACCOUNT = Account(DEFAULT_USERNAME, DEFAULT_PASSWORD, (DEFAULT_SITEREFERENCE,))
+
+
+class AccountsError(ValueError):
+    """The accounts file cannot be used; the message names the entry and the rule."""
+
+
+def load_accounts(path: str | Path) -> list[Account]:
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise AccountsError(f"{path}: not valid TOML: {exc}") from None
+    entries = data.get("account")
+    if not isinstance(entries, list) or not entries:
+        raise AccountsError(f"{path}: needs at least one [[account]] table")
+    accounts = [_account(path, index, entry) for index, entry in enumerate(entries, 1)]
+    names = [a.username for a in accounts]
+    if len(set(names)) != len(names):
+        raise AccountsError(f"{path}: a username is listed twice")
+    return accounts
+
+
+def _account(path, index: int, entry: dict) -> Account:
+    where = f"{path}: account {index}"
+    username, password, sites = entry.get("username"), entry.get("password"), entry.get("sitereferences")
+    if not isinstance(username, str) or not username:
+        raise AccountsError(f"{where}: username must be a non-empty string")
+    if not isinstance(password, str) or not password:
+        raise AccountsError(f"{where}: password must be a non-empty string")
+    if not isinstance(sites, list) or not sites or not all(isinstance(s, str) and s for s in sites):
+        raise AccountsError(f"{where}: sitereferences must be a non-empty list of strings")
+    from ..spec.validation import check_value
+
+    for site in sites:
+        problems = check_value("sitereference", site)
+        if problems:
+            raise AccountsError(f"{where}: sitereference {site!r}: {problems[0].rule}")
+    return Account(username, password, tuple(sites))

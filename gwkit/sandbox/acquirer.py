@@ -1,0 +1,81 @@
+"""The test acquirer: what the bank answers, decided by test card and amount.
+
+As in the real test environment: `baseamount` 70000 declines, 60010 is a bank system error,
+security code 123 (1234 for American Express) matches. Cards listed in `data/test_cards.csv`
+have their documented outcome; any other valid card is authorised.
+"""
+
+from __future__ import annotations
+
+import csv
+import secrets
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..spec.cards import scheme_of
+
+DECLINE_AMOUNT = "70000"
+BANK_ERROR_AMOUNT = "60010"
+
+
+@dataclass(frozen=True)
+class TestCard:
+    pan: str
+    paymenttypedescription: str
+    outcome: str  # authorised | declined
+    enrolled: str  # Y, N, U, or "" where the scheme has no 3-D Secure
+    issuer: str
+    issuercountryiso2a: str
+    source: str
+    notes: str
+
+
+def _test_cards_path() -> Path:
+    in_repo = Path(__file__).resolve().parents[2] / "data" / "test_cards.csv"
+    return in_repo if in_repo.exists() else Path(__file__).resolve().parents[1] / "_data" / "test_cards.csv"
+
+
+@lru_cache(maxsize=1)
+def test_cards() -> dict[str, TestCard]:
+    with open(_test_cards_path(), newline="", encoding="utf-8") as handle:
+        return {row["pan"]: TestCard(**row) for row in csv.DictReader(handle)}
+
+
+def test_card(pan: str) -> TestCard | None:
+    return test_cards().get(pan)
+
+
+def issuer_of(pan: str) -> tuple[str, str]:
+    card = test_card(pan)
+    if card:
+        return card.issuer, card.issuercountryiso2a
+    return "gwkit Test Issuer", "GB"
+
+
+def security_response(pan: str, securitycode: str | None) -> str:
+    """`securityresponsesecuritycode`: 1 not given, 2 matched, 4 not matched."""
+    if not securitycode:
+        return "1"
+    scheme = scheme_of(pan)
+    expected = "1234" if scheme and scheme.securitycode_length == 4 else "123"
+    return "2" if securitycode == expected else "4"
+
+
+def decide(pan: str, baseamount: str, securitycode: str | None) -> dict[str, str]:
+    """The bank's part of an AUTH record."""
+    security = {"securityresponsesecuritycode": security_response(pan, securitycode),
+                "securityresponsepostcode": "0", "securityresponseaddress": "0"}
+    card = test_card(pan)
+    if baseamount == BANK_ERROR_AMOUNT:
+        return {"errorcode": "60010", "errormessage": "Bank System Error", "acquirerresponsecode": "91",
+                "authcode": "", "settlestatus": "3", **security}
+    if baseamount == DECLINE_AMOUNT or (card and card.outcome == "declined"):
+        return decline(security)
+    return {"errorcode": "0", "errormessage": "Ok", "acquirerresponsecode": "00",
+            "authcode": f"TEST{secrets.randbelow(90) + 10}", "settlestatus": "0", **security}
+
+
+def decline(security: dict[str, str] | None = None) -> dict[str, str]:
+    return {"errorcode": "70000", "errormessage": "Decline", "acquirerresponsecode": "05",
+            "authcode": "DECLINED", "settlestatus": "3", **(security or {})}

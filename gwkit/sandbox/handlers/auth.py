@@ -1,0 +1,16 @@
+"""AUTH (interface 2.4, 4.5, 4.6): every variant goes through the shared payment path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...spec.requests import AUTH
+from ..gateway import Context
+from ..payments import authorise, resolve_card
+from ..registry import request_handler
+
+
+@request_handler("AUTH")
+def handle_auth(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
+    card = resolve_card(ctx, request, AUTH.select(request).name)
+    return [authorise(ctx, request, card)]

@@ -1,0 +1,57 @@
+"""STORE (interface 2.8, 3.2, 4.7): keep a card and its billing details; the bank is not contacted."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Mapping
+
+from ...spec.cards import scheme_of
+from ...spec.fields import BILLING_FIELDS
+from ...spec.masking import mask_pan
+from .. import acquirer
+from ..gateway import Context
+from ..payments import MERCHANT, Card, expired, inherit_card
+from ..registry import invalid_field, parent_rule, request_handler, update_rule, Fault
+
+
+@request_handler("STORE")
+def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
+    pan = request["pan"]
+    scheme = scheme_of(pan)
+    if scheme is None:
+        raise invalid_field("pan")
+    if expired(request["expirydate"], ctx.now.date()):
+        raise invalid_field("expirydate")
+    issuer, country = acquirer.issuer_of(pan)
+    record: dict[str, Any] = {
+        "transactionreference": ctx.new_reference(), "merchantname": MERCHANT["merchantname"],
+        "paymenttypedescription": scheme.code, "transactionactive": "1",
+        **({"orderreference": request["orderreference"]} if request.get("orderreference") else {}),
+        "transactionstartedtimestamp": ctx.timestamp, "errormessage": "Ok", "errorcode": "0",
+        "operatorname": ctx.account.username, "accounttypedescription": "CARDSTORE",
+        "maskedpan": mask_pan(pan), "requesttypedescription": "STORE", "issuercountryiso2a": country,
+        "livestatus": "0", "issuer": issuer, "sitereference": request["sitereference"],
+    }
+    card_id = ctx.store.add_card(ctx.conn, pan, request["expirydate"], scheme.code)
+    details = {k: request[k] for k in BILLING_FIELDS if k in request}
+    ctx.store.add_transaction(ctx.conn, {**record, "expirydate": request["expirydate"]},
+                              card_id=card_id, details=details)
+    return [record]
+
+
+@parent_rule("STORE")
+def stored_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
+    """A stored card lends its card and billing details while it is enabled."""
+    if row["transactionactive"] != "1":
+        raise Fault(30000, "Invalid field", ["parenttransactionreference"])
+    return inherit_card(ctx, row, request)
+
+
+@update_rule("STORE")
+def update_stored_card(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
+    refused = [name for name in updates if name != "transactionactive"]
+    if refused:
+        raise invalid_field(*refused)
+    if updates["transactionactive"] not in ("0", "1"):
+        raise invalid_field("transactionactive")
+    return {"transactionactive": updates["transactionactive"]}

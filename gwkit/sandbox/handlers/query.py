@@ -1,0 +1,71 @@
+"""TRANSACTIONQUERY: records of the account's sites matching a filter, newest first, at most 500.
+
+The filter has the real service's shape, several values per field meaning "any of":
+`{"settlestatus": [{"value": "0"}, {"value": "100"}], "startdate": [{"value": "2026-01-01"}]}`.
+Card numbers are masked; MD, PaRes and cache tokens are never answered.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...spec.fields import SENSITIVE_FIELDS
+from ..gateway import Context
+from ..registry import Fault, request_handler
+from ..store import record_of
+
+MAX_RECORDS = 500
+_COLUMN_FILTERS = (
+    "sitereference", "transactionreference", "parenttransactionreference", "orderreference",
+    "requesttypedescription", "accounttypedescription", "currencyiso3a", "paymenttypedescription",
+    "settlestatus", "errorcode", "transactionactive",
+)
+
+
+def filter_values(filter_: Mapping[str, Any] | None) -> dict[str, list[str]]:
+    """The usable part of a filter: each named field with its non-empty values."""
+    usable: dict[str, list[str]] = {}
+    for name, entries in (filter_ or {}).items():
+        values = [e["value"] for e in entries if isinstance(e, Mapping) and e.get("value")]
+        if values:
+            usable[name] = values
+    return usable
+
+
+def where_clause(ctx: Context, filters: Mapping[str, list[str]]) -> tuple[str, list[Any]]:
+    """SQL conditions for a filter, always restricted to the account's own sites."""
+    sites = [s for s in filters.get("sitereference", ctx.sites) if s in ctx.sites] or [""]
+    clauses = [f"sitereference IN ({', '.join('?' * len(sites))})"]
+    params: list[Any] = list(sites)
+    for name in _COLUMN_FILTERS:
+        if name in filters and name != "sitereference":
+            clauses.append(f"{name} IN ({', '.join('?' * len(filters[name]))})")
+            params.extend(filters[name])
+    if "startdate" in filters:
+        clauses.append("transactionstartedtimestamp >= ?")
+        params.append(min(filters["startdate"]) + " 00:00:00")
+    if "enddate" in filters:
+        clauses.append("transactionstartedtimestamp <= ?")
+        params.append(max(filters["enddate"]) + " 23:59:59")
+    return " AND ".join(clauses), params
+
+
+def public_record(row) -> dict[str, Any]:
+    record = {k: v for k, v in record_of(row).items() if k not in SENSITIVE_FIELDS}
+    record["interface"] = "PASS-JSON-JSON"
+    return record
+
+
+@request_handler("TRANSACTIONQUERY")
+def handle_query(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
+    filters = filter_values(request.get("filter"))
+    if not filters:
+        raise Fault(60019, "No searchable filter specified", ["filter"])
+    where, params = where_clause(ctx, filters)
+    (found,) = ctx.conn.execute(f"SELECT COUNT(*) FROM transactions WHERE {where}", params).fetchone()
+    rows = ctx.conn.execute(
+        f"SELECT record FROM transactions WHERE {where} "
+        "ORDER BY transactionstartedtimestamp DESC, id DESC LIMIT ?", [*params, MAX_RECORDS]).fetchall()
+    return [{"requesttypedescription": "TRANSACTIONQUERY", "errorcode": "0", "errormessage": "Ok",
+             "transactionstartedtimestamp": ctx.timestamp, "operatorname": ctx.account.username,
+             "found": str(found), "records": [public_record(row) for row in rows]}]

@@ -1,0 +1,32 @@
+"""Settlement on the virtual clock.
+
+An authorised AUTH is answered with `settlestatus` 0 and a `settleduedate` of the next day; on
+that day the daily run moves it (and any AUTH set to 1, settle manually) to 100, settled, for
+its `settlebaseamount` when one was set. Suspended (2) and cancelled (3) ones stay as they are.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from ..registry import daily_job
+
+
+def settle_due(conn, day: date) -> list[str]:
+    rows = conn.execute(
+        "SELECT transactionreference FROM transactions WHERE settlestatus IN ('0', '1') "
+        "AND settleduedate <= ? ORDER BY id", (day.isoformat(),)).fetchall()
+    references = [r[0] for r in rows]
+    if references:
+        conn.executemany(
+            "UPDATE transactions SET settlestatus = '100', record = json_set(record, '$.settlestatus', '100') "
+            "WHERE transactionreference = ?", [(r,) for r in references])
+    return references
+
+
+@daily_job("settlement", order=10)
+def settlement_run(job, day: date) -> dict[str, Any]:
+    with job.store.write() as conn:
+        settled = settle_due(conn, day)
+    return {"settled": settled}

@@ -1,0 +1,54 @@
+"""TRANSACTIONUPDATE: change records found by `transactionreference`, as their type allows.
+
+Each request type registers what may change (`registry.update_rule`): a stored card's
+`transactionactive`; an unsettled AUTH's `settlestatus` (0, 1, 2) and `settlebaseamount`; a
+subscription's amount, final number and active state. All named records change, or none.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Mapping
+
+from ..gateway import Context
+from ..registry import UPDATE_RULES, Fault, invalid_field, request_handler, update_rule
+from .query import filter_values
+
+NOT_UPDATABLE = Fault(60017, "Transaction not updatable")
+
+
+@request_handler("TRANSACTIONUPDATE")
+def handle_update(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
+    filters = filter_values(request.get("filter"))
+    references = filters.get("transactionreference")
+    if not references:
+        raise Fault(60019, "No searchable filter specified", ["filter"])
+    updates = {k: v for k, v in (request.get("updates") or {}).items() if v not in (None, "")}
+    if not updates:
+        raise Fault(60013, "No valid updates specified", ["updates"])
+    sites = [s for s in filters.get("sitereference", ctx.sites) if s in ctx.sites]
+    for reference in references:
+        row = ctx.store.transaction(ctx.conn, reference, sites)
+        if row is None:
+            raise Fault(30000, "Invalid field", ["transactionreference"])
+        rule = UPDATE_RULES.get(row["requesttypedescription"])
+        if rule is None:
+            raise NOT_UPDATABLE
+        ctx.store.update_transaction(ctx.conn, reference, rule(ctx, row, updates))
+    return [{"requesttypedescription": "TRANSACTIONUPDATE", "errorcode": "0", "errormessage": "Ok",
+             "transactionstartedtimestamp": ctx.timestamp, "operatorname": ctx.account.username}]
+
+
+@update_rule("AUTH")
+def update_auth(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
+    """Settlement instructions for an AUTH that has not settled and was not cancelled."""
+    if row["errorcode"] != "0" or row["settlestatus"] in ("3", "100"):
+        raise NOT_UPDATABLE
+    refused = [name for name in updates if name not in ("settlestatus", "settlebaseamount")]
+    if refused:
+        raise invalid_field(*refused)
+    if updates.get("settlestatus", "0") not in ("0", "1", "2"):
+        raise invalid_field("settlestatus")
+    if "settlebaseamount" in updates and int(updates["settlebaseamount"]) > int(row["baseamount"]):
+        raise invalid_field("settlebaseamount")
+    return dict(updates)

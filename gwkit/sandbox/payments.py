@@ -1,0 +1,123 @@
+"""Authorisation: the shared path of every payment the sandbox makes.
+
+AUTH requests of every variant, the AUTH of AUTH SUBSCRIPTION and the subscription engine's
+payments all come here: find the card (from the request, a parent record, a cachetoken or a
+3-D Secure session), check it, ask the test acquirer, answer and keep the record.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any, Mapping
+
+from ..spec.cards import scheme_of
+from ..spec.fields import BILLING_FIELDS
+from ..spec.masking import mask_pan
+from . import acquirer
+from .gateway import Context
+from .registry import CARD_SOURCES, PARENT_RULES, Fault, card_source, invalid_field
+from .store import details_of
+
+MERCHANT = {"merchantname": "gwkit sandbox merchant", "merchantnumber": "00000000",
+            "merchantcountryiso2a": "GB", "tid": "27882788"}
+# Fields a payment takes from its parent when the request does not carry them.
+INHERITABLE = ("baseamount", "currencyiso3a", "accounttypedescription", "orderreference")
+
+
+@dataclass
+class Card:
+    """A card a payment will use, wherever it came from. Never logged: see `__repr__`."""
+
+    pan: str
+    expirydate: str
+    securitycode: str | None = None
+    card_id: int | None = None  # an already stored card row
+    details: dict[str, Any] = field(default_factory=dict)  # billing and names, inherited by children
+    inherited: dict[str, str] = field(default_factory=dict)  # INHERITABLE fields from a parent
+    parent: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)  # fields added to the record (3-D Secure ...)
+    outcome: dict[str, str] | None = None  # decided before the bank, e.g. 60022 Unauthenticated
+    threeds_authenticated: bool = False
+
+    def __repr__(self) -> str:
+        return f"Card({mask_pan(self.pan)}, parent={self.parent!r})"
+
+    @property
+    def paymenttype(self) -> str | None:
+        scheme = scheme_of(self.pan)
+        return scheme.code if scheme else None
+
+
+def expired(expirydate: str, today: date) -> bool:
+    month, year = int(expirydate[:2]), int(expirydate[3:])
+    return (year, month) < (today.year, today.month)
+
+
+def resolve_card(ctx: Context, request: Mapping[str, Any], variant: str) -> Card:
+    source = CARD_SOURCES.get(variant)
+    if source is None:
+        raise Fault(60018, "Invalid requesttype", [variant])
+    return source(ctx, request)
+
+
+@card_source("card")
+def card_from_fields(ctx: Context, request: Mapping[str, Any]) -> Card:
+    return Card(request["pan"], request["expirydate"], request.get("securitycode"),
+                details={k: request[k] for k in BILLING_FIELDS if k in request})
+
+
+@card_source("parent")
+def card_from_parent(ctx: Context, request: Mapping[str, Any]) -> Card:
+    row = ctx.find(request.get("parenttransactionreference"))
+    rule = PARENT_RULES.get(row["requesttypedescription"], inherit_card)
+    return rule(ctx, row, request)
+
+
+def inherit_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
+    """The default parent rule: a successful record that holds a card lends it."""
+    if row["card_id"] is None or row["errorcode"] != "0":
+        raise invalid_field("parenttransactionreference")
+    stored = ctx.store.card(ctx.conn, row["card_id"])
+    return Card(stored["pan"], stored["expirydate"], request.get("securitycode"), card_id=row["card_id"],
+                details=details_of(row), parent=row["transactionreference"])
+
+
+def settle_due_date(now: datetime) -> str:
+    """Authorised payments settle on the day after they are made (see settlement.py)."""
+    return (now.date() + timedelta(days=1)).isoformat()
+
+
+def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requesttype: str = "AUTH",
+              extra: Mapping[str, str] | None = None, timestamp: str | None = None,
+              check_expiry: bool = True) -> dict[str, Any]:
+    """Make the payment, keep its record, and return the record."""
+    fields = {name: request.get(name) or card.inherited.get(name) for name in INHERITABLE}
+    missing = [n for n in ("baseamount", "currencyiso3a", "accounttypedescription") if not fields[n]]
+    if missing:
+        raise invalid_field(*missing)
+    is_expired = expired(card.expirydate, ctx.now.date())
+    if is_expired and check_expiry:
+        raise invalid_field("expirydate")
+    outcome = card.outcome or (acquirer.decline() if is_expired
+                               else acquirer.decide(card.pan, fields["baseamount"], card.securitycode))
+    issuer, country = acquirer.issuer_of(card.pan)
+    timestamp = timestamp or ctx.timestamp
+    record: dict[str, Any] = {
+        "transactionstartedtimestamp": timestamp, "livestatus": "0", "issuer": issuer,
+        "splitfinalnumber": "1", "dccenabled": "0",
+        "settleduedate": settle_due_date(datetime.strptime(timestamp, "%Y-%m-%d %H:%M:%S")),
+        **MERCHANT, "baseamount": fields["baseamount"], "transactionreference": ctx.new_reference(),
+        "paymenttypedescription": card.paymenttype, "accounttypedescription": fields["accounttypedescription"],
+        "requesttypedescription": requesttype, "currencyiso3a": fields["currencyiso3a"],
+        "operatorname": ctx.account.username, "maskedpan": mask_pan(card.pan), "issuercountryiso2a": country,
+        "sitereference": request.get("sitereference") or ctx.sites[0],
+        **({"orderreference": fields["orderreference"]} if fields["orderreference"] else {}),
+        **({"parenttransactionreference": card.parent} if card.parent else {}),
+        **outcome, **card.extra, **(extra or {}),
+    }
+    card_id = card.card_id or ctx.store.add_card(ctx.conn, card.pan, card.expirydate, card.paymenttype)
+    details = {**card.details, **{k: request[k] for k in BILLING_FIELDS if k in request}}
+    ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)
+    return record

@@ -1,0 +1,116 @@
+"""Running the sandbox on a loopback port: in a background thread (notebooks, tests) or in the
+foreground (`gwkit sandbox`)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+import uvicorn
+
+from .accounts import Account
+from .app import create_app
+from .core import Sandbox
+from .transport import SandboxTransport
+
+DEFAULT_DB = Path(".gwkit") / "sandbox.db"
+
+
+def default_db_path() -> Path:
+    return Path(os.environ.get("GWKIT_SANDBOX_DB") or DEFAULT_DB)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket: clients can connect as soon as this returns, before the server runs."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def server_for(sandbox: Sandbox, log_level: str = "warning") -> uvicorn.Server:
+    config = uvicorn.Config(create_app(sandbox), log_level=log_level, lifespan="off", access_log=False,
+                            timeout_graceful_shutdown=2)
+    return uvicorn.Server(config)
+
+
+@dataclass
+class SandboxHandle:
+    """A sandbox serving on loopback in a background thread."""
+
+    sandbox: Sandbox
+    base_url: str
+    account: Account
+    _server: uvicorn.Server = field(repr=False)
+    _thread: threading.Thread = field(repr=False)
+    _sock: socket.socket = field(repr=False)
+
+    @property
+    def username(self) -> str:
+        return self.account.username
+
+    @property
+    def password(self) -> str:
+        return self.account.password
+
+    @property
+    def sitereference(self) -> str:
+        return self.account.sitereferences[0]
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def __repr__(self) -> str:
+        return (f"SandboxHandle(base_url={self.base_url!r}, username={self.username!r}, password=[redacted], "
+                f"sitereference={self.sitereference!r})")
+
+    def now(self) -> datetime:
+        return self.sandbox.clock.now()
+
+    def advance(self, by: str | None = None, to: str | datetime | None = None, progress=None) -> dict[str, Any]:
+        return self.sandbox.advance(by=by, to=to, progress=progress)
+
+    def settle(self, all_pending: bool = False) -> dict[str, Any]:
+        return self.sandbox.settle(all_pending=all_pending)
+
+    def reset(self) -> None:
+        self.sandbox.reset()
+
+    def transport(self) -> SandboxTransport:
+        return SandboxTransport(self.sandbox)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=30)
+        self._sock.close()
+        self.sandbox.close()
+
+    def __enter__(self) -> "SandboxHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def start(db_path: str | Path | None = None, *, host: str = "127.0.0.1", port: int = 0,
+          accounts: Iterable[Account] | None = None, clock_start: datetime | None = None,
+          sandbox: Sandbox | None = None) -> SandboxHandle:
+    """Start the sandbox on `host`:`port` (0 picks a free port) in a background thread."""
+    sandbox = sandbox or Sandbox(db_path if db_path is not None else default_db_path(), accounts=accounts,
+                                 clock_start=clock_start)
+    sock = bind(host, port)
+    server = server_for(sandbox)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="gwkit-sandbox", daemon=True)
+    thread.start()
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    return SandboxHandle(sandbox, f"http://{shown}:{bound_port}", sandbox.default_account, server, thread, sock)

@@ -1,0 +1,236 @@
+"""The sandbox's persistence: one SQLite file in WAL mode.
+
+Every record the gateway answers is kept in `transactions`, its columns named after the wire
+fields (values kept as the strings that went over the wire) and the whole record as JSON, so a
+TRANSACTIONQUERY answers exactly what was answered before, with later updates applied. Card
+numbers live in `cards`, encrypted by the vault; a security code is never stored.
+
+Other parts of the sandbox (3-D Secure sessions, subscriptions, tokens) add their own tables with
+`register_schema`, applied when a store opens.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import tempfile
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+from ..spec.masking import mask_pan
+from .vault import Vault
+
+# Columns of `transactions` that mirror wire fields of the record, for filters and updates.
+TRANSACTION_COLUMNS = (
+    "transactionreference", "sitereference", "requesttypedescription", "accounttypedescription",
+    "parenttransactionreference", "orderreference", "currencyiso3a", "baseamount", "settlestatus",
+    "settlebaseamount", "settleduedate", "errorcode", "transactionactive", "paymenttypedescription",
+    "transactionstartedtimestamp",
+)
+
+CORE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cards (
+    id INTEGER PRIMARY KEY,
+    pan_encrypted BLOB NOT NULL,
+    maskedpan TEXT NOT NULL,
+    expirydate TEXT NOT NULL,
+    paymenttypedescription TEXT
+);
+CREATE TABLE IF NOT EXISTS transactions (
+    id INTEGER PRIMARY KEY,
+    transactionreference TEXT NOT NULL UNIQUE,
+    sitereference TEXT NOT NULL,
+    requesttypedescription TEXT NOT NULL,
+    accounttypedescription TEXT,
+    parenttransactionreference TEXT,
+    orderreference TEXT,
+    currencyiso3a TEXT,
+    baseamount TEXT,
+    settlestatus TEXT,
+    settlebaseamount TEXT,
+    settleduedate TEXT,
+    errorcode TEXT NOT NULL,
+    transactionactive TEXT,
+    paymenttypedescription TEXT,
+    transactionstartedtimestamp TEXT NOT NULL,
+    card_id INTEGER REFERENCES cards(id),
+    record TEXT NOT NULL,
+    details TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS transactions_site_started ON transactions (sitereference, transactionstartedtimestamp);
+CREATE INDEX IF NOT EXISTS transactions_parent ON transactions (parenttransactionreference);
+CREATE INDEX IF NOT EXISTS transactions_order ON transactions (orderreference);
+CREATE INDEX IF NOT EXISTS transactions_settle ON transactions (settlestatus, settleduedate);
+"""
+
+_SCHEMAS: dict[str, str] = {"core": CORE_SCHEMA}
+
+
+def register_schema(name: str, sql: str) -> None:
+    """Add tables of a sandbox part; applied (idempotently) whenever a store opens."""
+    _SCHEMAS[name] = sql
+
+
+class Store:
+    """A SQLite database shared by threads (one connection each) and by processes (WAL)."""
+
+    def __init__(self, path: str | Path | None = None, *, vault: Vault | None = None):
+        if path is None:
+            self._tempdir = tempfile.TemporaryDirectory(prefix="gwkit-sandbox-")
+            path = Path(self._tempdir.name) / "sandbox.db"
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.vault = vault or Vault.beside(self.path)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self.apply_schemas()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    # connections and transactions
+
+    def connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (BEGIN IMMEDIATE): all of it is kept, or none of it."""
+        conn = self.connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        conn = self.connection()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def apply_schemas(self) -> None:
+        conn = self.connection()
+        for sql in list(_SCHEMAS.values()):
+            conn.executescript(sql)
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except sqlite3.ProgrammingError:  # pragma: no cover - closed from its own thread
+                    pass
+            self._connections.clear()
+        self._local = threading.local()
+
+    def wipe(self) -> None:
+        """Delete every row of every table except `meta` (the clock and the reference prefix)."""
+        with self.write() as conn:
+            tables = [r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+            conn.execute("PRAGMA defer_foreign_keys=ON")
+            for table in tables:
+                if table != "meta":
+                    conn.execute(f'DELETE FROM "{table}"')
+
+    # meta
+
+    def meta_get(self, key: str, conn: sqlite3.Connection | None = None) -> str | None:
+        row = (conn or self.connection()).execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def meta_set_default(self, key: str, value: str) -> None:
+        self.connection().execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def meta_set(self, conn: sqlite3.Connection, key: str, value: str) -> None:
+        conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+    # cards
+
+    def add_card(self, conn: sqlite3.Connection, pan: str, expirydate: str, paymenttype: str | None) -> int:
+        cursor = conn.execute(
+            "INSERT INTO cards (pan_encrypted, maskedpan, expirydate, paymenttypedescription) VALUES (?, ?, ?, ?)",
+            (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype),
+        )
+        return int(cursor.lastrowid)
+
+    def card(self, conn: sqlite3.Connection, card_id: int) -> dict[str, str]:
+        """The card in clear, for the gateway's own use only: never log or answer it."""
+        row = conn.execute("SELECT * FROM cards WHERE id = ?", (card_id,)).fetchone()
+        return {"pan": self.vault.decrypt(row["pan_encrypted"]), "expirydate": row["expirydate"],
+                "maskedpan": row["maskedpan"], "paymenttypedescription": row["paymenttypedescription"]}
+
+    # transactions
+
+    def next_reference(self, conn: sqlite3.Connection) -> str:
+        """`N-9-M`: a per-database prefix and a counter that never repeats, even after a reset.
+
+        Call inside a write transaction, which serialises it across threads and processes.
+        """
+        prefix = self.meta_get("reference_prefix", conn)
+        if prefix is None:
+            prefix = str(10 + secrets.randbelow(90))
+            self.meta_set(conn, "reference_prefix", prefix)
+        counter = int(self.meta_get("reference_counter", conn) or "0") + 1
+        self.meta_set(conn, "reference_counter", str(counter))
+        return f"{prefix}-9-{counter}"
+
+    def add_transaction(self, conn: sqlite3.Connection, record: Mapping[str, Any], *,
+                        card_id: int | None = None, details: Mapping[str, Any] | None = None) -> None:
+        """Keep an answered record. `record` must carry its `transactionreference`."""
+        columns = [c for c in TRANSACTION_COLUMNS if record.get(c) is not None]
+        values = [record[c] for c in columns]
+        sql = (f"INSERT INTO transactions ({', '.join(columns)}, card_id, record, details) "
+               f"VALUES ({', '.join('?' * len(columns))}, ?, ?, ?)")
+        conn.execute(sql, [*values, card_id, json.dumps(record), json.dumps(details or {})])
+
+    def transaction(self, conn: sqlite3.Connection, reference: str,
+                    sites: Iterable[str] | None = None) -> sqlite3.Row | None:
+        """The row of a transaction, or None; with `sites`, other sites' rows do not exist."""
+        row = conn.execute("SELECT * FROM transactions WHERE transactionreference = ?", (reference,)).fetchone()
+        if row is None or (sites is not None and row["sitereference"] not in set(sites)):
+            return None
+        return row
+
+    def update_transaction(self, conn: sqlite3.Connection, reference: str, changes: Mapping[str, str]) -> None:
+        """Change fields of a kept record: its columns and its JSON alike."""
+        columns = [c for c in changes if c in TRANSACTION_COLUMNS]
+        assignments = [f"{c} = ?" for c in columns]
+        params: list[Any] = [changes[c] for c in columns]
+        json_paths = ", ".join("?, ?" for _ in changes)
+        assignments.append(f"record = json_set(record, {json_paths})")
+        for name, value in changes.items():
+            params.extend([f'$."{name}"', value])
+        conn.execute(f"UPDATE transactions SET {', '.join(assignments)} WHERE transactionreference = ?",
+                     [*params, reference])
+
+
+def record_of(row: sqlite3.Row) -> dict[str, Any]:
+    return json.loads(row["record"])
+
+
+def details_of(row: sqlite3.Row) -> dict[str, Any]:
+    return json.loads(row["details"])
