@@ -1,0 +1,256 @@
+"""`gwkit.connect()`: one call that returns a client for the configured target.
+
+    gw = gwkit.connect()      # a real gateway when configured, else the embedded sandbox
+    gw                         # shows the target: sandbox or real, base URL, site, user
+
+Configuration, first match wins for each setting:
+
+1. keyword arguments of `connect()`;
+2. environment variables: GWKIT_BASE_URL, GWKIT_USERNAME, GWKIT_PASSWORD, GWKIT_SITEREFERENCE,
+   GWKIT_CURRENCY, GWKIT_JOURNAL (journal file), GWKIT_SANDBOX_DB (sandbox database),
+   GWKIT_TARGET (`sandbox` forces the sandbox even when a gateway is configured);
+3. `gwkit.toml` in the working directory (or the file named by GWKIT_CONFIG):
+
+       [gateway]
+       base_url = "https://webservices.securetrading.net"
+       username = "webservices@example.com"
+       password_env = "MY_GATEWAY_PASSWORD"   # the name of a variable holding the password
+       # password = "..."                     # possible, but then keep the file out of git
+       sitereference = "test_site12345"
+       currencyiso3a = "GBP"
+
+       [journal]
+       path = ".gwkit/journal.db"             # or: enabled = false
+
+       [sandbox]
+       db = ".gwkit/sandbox.db"
+
+With a base URL configured, the username, password and site reference are required, and a clear
+error names whichever is missing. Without one, the embedded sandbox is started on a free loopback
+port (once per database file and process, so re-running a notebook cell reuses it).
+"""
+
+from __future__ import annotations
+
+import atexit
+import html
+import os
+import threading
+import tomllib
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from .client import Client
+from .errors import GwkitError
+from .journal import Journal
+from .spec.masking import REDACTED
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sandbox import SandboxHandle
+
+CONFIG_FILE = "gwkit.toml"
+DEFAULT_CURRENCY = "GBP"
+SANDBOX, GATEWAY = "sandbox", "gateway"
+HISTORY_SIZE = 500
+
+_ENV = {
+    "base_url": "GWKIT_BASE_URL", "username": "GWKIT_USERNAME", "password": "GWKIT_PASSWORD",
+    "sitereference": "GWKIT_SITEREFERENCE", "currencyiso3a": "GWKIT_CURRENCY",
+}
+_REQUIRED_FOR_GATEWAY = ("username", "password", "sitereference")
+
+
+class ConfigError(GwkitError, ValueError):
+    """The configuration is incomplete or unreadable; the message says what to set and where."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a connection sends its requests. Holds no password."""
+
+    kind: str  # SANDBOX or GATEWAY
+    base_url: str
+    username: str
+    sitereference: str | None
+    currencyiso3a: str | None
+    source: str  # where the settings came from, e.g. "environment" or "gwkit.toml"
+
+    @property
+    def is_sandbox(self) -> bool:
+        return self.kind == SANDBOX
+
+    @property
+    def is_test_site(self) -> bool:
+        return bool(self.sitereference and self.sitereference.startswith("test_"))
+
+    @property
+    def title(self) -> str:
+        return "embedded sandbox" if self.is_sandbox else "real gateway"
+
+
+class Connection(Client):
+    """A `gwkit.Client` that knows its target, keeps the session's exchanges, journals them, and
+    shows itself in notebooks. `sandbox` is the sandbox handle (None for a real gateway)."""
+
+    def __init__(self, target: Target, password: str, *, sandbox: "SandboxHandle | None" = None,
+                 journal: Journal | None = None, **client_options: Any):
+        super().__init__(target.base_url, target.username, password, sitereference=target.sitereference,
+                         currencyiso3a=target.currencyiso3a, **client_options)
+        self.target = target
+        self.sandbox = sandbox
+        self.journal = journal
+        self.exchanges: deque[Any] = deque(maxlen=HISTORY_SIZE)
+        self.add_exchange_hook(self.exchanges.append)
+        if journal is not None:
+            self.add_exchange_hook(journal.hook(kind=target.kind))
+
+    def __repr__(self) -> str:
+        t = self.target
+        return (f"<gwkit {t.title}: {t.base_url} site={t.sitereference} user={t.username} "
+                f"password={REDACTED} journal={self.journal.path if self.journal is not None else None}>")
+
+    def _repr_html_(self) -> str:
+        t = self.target
+        colour = "#1b7f3b" if t.is_sandbox else ("#b35c00" if t.is_test_site else "#b00020")
+        badge = "SANDBOX" if t.is_sandbox else ("REAL GATEWAY (test site)" if t.is_test_site
+                                                 else "REAL GATEWAY (not a test_ site!)")
+        rows = [("Target", t.title), ("Base URL", t.base_url), ("Site reference", t.sitereference),
+                ("User", t.username), ("Password", "(hidden)"), ("Currency", t.currencyiso3a),
+                ("Settings from", t.source),
+                ("Journal", str(self.journal.path) if self.journal is not None else "off")]
+        if self.sandbox is not None:
+            rows.append(("Sandbox clock", f"{self.sandbox.now():%Y-%m-%d %H:%M:%S}"))
+        cells = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
+                        f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in rows)
+        return (f"<div class='gwkit-connection'><span style='background:{colour};color:white;"
+                f"padding:2px 8px;border-radius:4px;font-weight:bold'>{badge}</span>"
+                f"<table style='margin-top:4px'>{cells}</table></div>")
+
+
+def connect(*, target: str | None = None, base_url: str | None = None, username: str | None = None,
+            password: str | None = None, sitereference: str | None = None, currencyiso3a: str | None = None,
+            journal: bool | str | os.PathLike[str] | Journal | None = None,
+            sandbox_db: str | os.PathLike[str] | None = None, config: str | os.PathLike[str] | None = None,
+            **client_options: Any) -> Connection:
+    """A client for the configured target (see the module docstring for the settings).
+
+    `target="sandbox"` forces the embedded sandbox, `target="gateway"` requires a configured
+    gateway. `journal=False` turns the journal off; a path or a `Journal` chooses the file.
+    Other keyword arguments (timeout, transport, retries, ...) go to `gwkit.Client`.
+    """
+    settings, source = _settings(config, dict(base_url=base_url, username=username, password=password,
+                                              sitereference=sitereference, currencyiso3a=currencyiso3a))
+    wanted = (target or os.environ.get("GWKIT_TARGET") or "auto").lower()
+    if wanted not in ("auto", SANDBOX, GATEWAY):
+        raise ConfigError(f"target must be 'sandbox', 'gateway' or 'auto', got {wanted!r}")
+    use_gateway = wanted == GATEWAY or (wanted == "auto" and settings["gateway"].get("base_url"))
+    chosen_journal = _journal(journal, settings)
+    if use_gateway:
+        return _gateway_connection(settings["gateway"], source, chosen_journal, client_options)
+    handle = sandbox_handle(sandbox_db or os.environ.get("GWKIT_SANDBOX_DB") or settings["sandbox"].get("db"))
+    kind_target = Target(SANDBOX, handle.base_url, handle.username, handle.sitereference,
+                         settings["gateway"].get("currencyiso3a") or DEFAULT_CURRENCY, "embedded sandbox")
+    return Connection(kind_target, handle.password, sandbox=handle, journal=chosen_journal, **client_options)
+
+
+def _gateway_connection(gateway: Mapping[str, Any], source: str, journal: Journal | None,
+                        client_options: dict[str, Any]) -> Connection:
+    missing = [name for name in ("base_url",) + _REQUIRED_FOR_GATEWAY if not gateway.get(name)]
+    if missing:
+        where = ", ".join(f"{_ENV[name]} (or {name} in [gateway] of {CONFIG_FILE})" for name in missing)
+        raise ConfigError(f"a real gateway needs {', '.join(missing)}: set {where}")
+    found = Target(GATEWAY, str(gateway["base_url"]), str(gateway["username"]), str(gateway["sitereference"]),
+                   str(gateway.get("currencyiso3a") or DEFAULT_CURRENCY), source)
+    return Connection(found, str(gateway["password"]), journal=journal, **client_options)
+
+
+# -- settings ---------------------------------------------------------------------------------
+
+def _settings(config: str | os.PathLike[str] | None, arguments: Mapping[str, Any]
+              ) -> tuple[dict[str, dict[str, Any]], str]:
+    """Merged settings {"gateway": {...}, "journal": {...}, "sandbox": {...}} and their source."""
+    data, path = _read_config(config)
+    gateway = dict(data.get("gateway", {}))
+    if "password_env" in gateway:
+        variable = gateway.pop("password_env")
+        if variable not in os.environ:
+            raise ConfigError(f"{path}: password_env names {variable!r}, but that variable is not set")
+        gateway.setdefault("password", os.environ[variable])
+    sources = {path.name} if gateway else set()
+    for name, variable in _ENV.items():
+        if os.environ.get(variable):
+            gateway[name] = os.environ[variable]
+            sources.add("environment")
+    for name, value in arguments.items():
+        if value is not None:
+            gateway[name] = value
+            sources.add("connect() arguments")
+    settings = {"gateway": gateway, "journal": dict(data.get("journal", {})), "sandbox": dict(data.get("sandbox", {}))}
+    return settings, " + ".join(sorted(sources)) or "defaults"
+
+
+def _read_config(config: str | os.PathLike[str] | None) -> tuple[dict[str, Any], Path]:
+    path = Path(config or os.environ.get("GWKIT_CONFIG") or CONFIG_FILE)
+    if not path.exists():
+        if config is not None:
+            raise ConfigError(f"config file {path} does not exist")
+        return {}, path
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path} is not valid TOML: {error}") from None
+    unknown = set(data) - {"gateway", "journal", "sandbox"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}; "
+                          "use [gateway], [journal], [sandbox]")
+    for section in ("gateway", "journal", "sandbox"):
+        if not isinstance(data.get(section, {}), dict):
+            raise ConfigError(f"{path}: [{section}] must be a table")
+    return data, path
+
+
+_JOURNALS: dict[Path, Journal] = {}
+_SANDBOXES: dict[Path, "SandboxHandle"] = {}
+_LOCK = threading.Lock()
+
+
+def _journal(choice: bool | str | os.PathLike[str] | Journal | None,
+             settings: Mapping[str, Mapping[str, Any]]) -> Journal | None:
+    if isinstance(choice, Journal):
+        return choice
+    configured = settings["journal"]
+    if choice is False or (choice is None and configured.get("enabled") is False):
+        return None
+    path = (choice if isinstance(choice, (str, os.PathLike)) else None) \
+        or os.environ.get("GWKIT_JOURNAL") or configured.get("path") or Path(".gwkit") / "journal.db"
+    key = Path(path).resolve()
+    with _LOCK:
+        if key not in _JOURNALS:
+            _JOURNALS[key] = Journal(key)
+        return _JOURNALS[key]
+
+
+def sandbox_handle(db_path: str | os.PathLike[str] | None = None) -> "SandboxHandle":
+    """The embedded sandbox for `db_path` (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db), started
+    once per process and database file, reused while it runs."""
+    from . import sandbox as sandbox_module  # the sandbox needs the [sandbox] extra
+
+    key = Path(db_path or sandbox_module.default_db_path()).resolve()
+    with _LOCK:
+        handle = _SANDBOXES.get(key)
+        if handle is None or not handle.running:
+            key.parent.mkdir(parents=True, exist_ok=True)
+            handle = _SANDBOXES[key] = sandbox_module.start(key)
+        return handle
+
+
+@atexit.register
+def _stop_sandboxes() -> None:
+    for handle in list(_SANDBOXES.values()):
+        try:
+            handle.stop()
+        except Exception:  # noqa: BLE001 - best effort at interpreter exit
+            pass
+    _SANDBOXES.clear()

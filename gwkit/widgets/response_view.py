@@ -1,0 +1,215 @@
+"""A response, readable: records as a table (masked), success or error highlighted with what the
+error means, the raw JSON one click away, and buttons for the follow-ups a record suggests.
+
+    ResponseView(response, client=gw)     # a gwkit Response, an Exchange, a journal entry or a dict
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any, Mapping, Sequence
+
+import ipywidgets as widgets
+
+from ..errors import GwkitError
+from ..report.codes import explain
+from ..report.currency import to_major
+from ..spec import FIELDS
+from ..spec.fields import AMOUNT
+from ..spec.masking import mask_data
+from .actions import QUERY, Action, follow_ups
+from .guard import error_html, guarded
+
+# Fields shown first, in this order; the others follow as the gateway sent them.
+FIRST_FIELDS = (
+    "requesttypedescription", "errorcode", "errormessage", "errordata", "transactionreference",
+    "parenttransactionreference", "settlestatus", "baseamount", "currencyiso3a", "maskedpan",
+    "paymenttypedescription", "authcode", "acquirerresponsecode", "enrolled", "status", "transactionactive",
+    "transactionstartedtimestamp", "settleduedate", "orderreference",
+)
+QUERY_COLUMNS = (
+    "transactionreference", "requesttypedescription", "transactionstartedtimestamp", "baseamount",
+    "currencyiso3a", "errorcode", "settlestatus", "transactionactive", "maskedpan", "orderreference",
+    "parenttransactionreference",
+)
+MAX_QUERY_ROWS = 50
+OK_COLOUR, ERROR_COLOUR = "#1b7f3b", "#b00020"
+
+
+def record_ok(record: Mapping[str, Any]) -> bool:
+    """errorcode 0 and not cancelled (settlestatus 3), as `gwkit.Record.ok` judges."""
+    return str(record.get("errorcode")) == "0" and str(record.get("settlestatus", "")) != "3"
+
+
+def _source_parts(source: Any) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None, str | None,
+                                        float | None]:
+    """(response envelope, request envelope, error text, seconds) of whatever is to be shown."""
+    if source is None:
+        return None, None, None, None
+    if hasattr(source, "raw") and hasattr(source, "records"):  # gwkit.Response
+        return source.raw, getattr(source, "request", None), None, getattr(source, "elapsed", None)
+    if hasattr(source, "response") and hasattr(source, "request"):  # Exchange or JournalEntry
+        elapsed = getattr(source, "elapsed", None)
+        if elapsed is None and getattr(source, "elapsed_ms", None) is not None:
+            elapsed = source.elapsed_ms / 1000.0
+        return source.response, source.request, getattr(source, "error", None), elapsed
+    if isinstance(source, Mapping):
+        return source, None, None, None
+    raise TypeError(f"ResponseView shows a gwkit Response, Exchange, journal entry or envelope dict, "
+                    f"not {type(source).__name__}")
+
+
+class ResponseView(widgets.VBox):
+    """`summary`, `table` (records), `raw` (an Accordion with the masked JSON), `action_buttons`
+    (one per follow-up), `follow_up` (where a follow-up's result or form appears)."""
+
+    def __init__(self, source: Any = None, *, client: Any = None, title: str | None = None):
+        super().__init__()
+        envelope, request, error, elapsed = _source_parts(source)
+        self.client = client
+        self.envelope = mask_data(dict(envelope)) if envelope is not None else None
+        self.request = mask_data(dict(request)) if request is not None else None
+        self.records: list[dict[str, Any]] = _records(self.envelope)
+        self.summary = widgets.HTML(self._summary_html(title, error, elapsed))
+        self.table = widgets.HTML(self._records_html())
+        self.raw = self._raw_accordion()
+        self.actions = [a for record in self.records for a in follow_ups(record)]
+        self.action_status = widgets.HTML()
+        self.action_buttons = [self._button(action) for action in self.actions]
+        self.follow_up = widgets.VBox()
+        self.children = [self.summary, self.table, widgets.HBox(self.action_buttons, layout=widgets.Layout(
+            flex_flow="row wrap")), self.action_status, self.raw, self.follow_up]
+        self.add_class("gwkit-response-view")
+
+    # -- HTML --------------------------------------------------------------------------------
+    def _summary_html(self, title: str | None, error: str | None, elapsed: float | None) -> str:
+        head = f"<b>{html.escape(title)}</b> " if title else ""
+        if error:
+            return (f"<div class='gwkit-failed' style='color:{ERROR_COLOUR}'>{head}<b>No answer:</b> "
+                    f"{html.escape(error)}</div>")
+        if not self.records:
+            return f"<div>{head}<i>No response records.</i></div>"
+        ok = all(record_ok(r) for r in self.records)
+        colour, word = (OK_COLOUR, "Success") if ok else (ERROR_COLOUR, "Error")
+        reference = (self.envelope or {}).get("requestreference")
+        timing = f" in {elapsed * 1000:.0f} ms" if elapsed is not None else ""
+        return (f"<div class='{'gwkit-ok' if ok else 'gwkit-error'}' style='color:{colour}'>{head}"
+                f"<b>{word}</b>: {len(self.records)} record(s), request {html.escape(str(reference))}"
+                f"{timing}</div>")
+
+    def _records_html(self) -> str:
+        if not self.records:
+            return ""
+        parts = ["<table class='gwkit-records' style='border-collapse:collapse'>",
+                 "<tr><th style='text-align:left'>Field</th>"]
+        parts += [_status_cell(r) for r in self.records]
+        parts.append("</tr>")
+        for name in _ordered_fields(self.records):
+            spec = FIELDS.get(name)
+            label = html.escape(spec.title) if spec else ""
+            parts.append(f"<tr><td style='text-align:left;padding-right:1em'>{label} "
+                         f"<code style='color:#666'>{html.escape(name)}</code></td>")
+            for record in self.records:
+                parts.append(f"<td style='text-align:left;padding-right:1em'>{_cell(name, record)}</td>")
+            parts.append("</tr>")
+        parts.append("</table>")
+        parts += [_query_table(r) for r in self.records if isinstance(r.get("records"), list)]
+        return "".join(parts)
+
+    def _raw_accordion(self) -> widgets.Accordion:
+        children, titles = [], []
+        if self.envelope is not None:
+            children.append(widgets.HTML(_pre(self.envelope)))
+            titles.append("Raw JSON response (masked)")
+        if self.request is not None:
+            children.append(widgets.HTML(_pre(self.request)))
+            titles.append("Request sent (masked)")
+        accordion = widgets.Accordion(children=children, titles=tuple(titles))
+        accordion.selected_index = None
+        return accordion
+
+    # -- follow-up actions ---------------------------------------------------------------------
+    def _button(self, action: Action) -> widgets.Button:
+        button = widgets.Button(description=action.label, disabled=self.client is None,
+                                tooltip=action.label if self.client else "no client to send with",
+                                layout=widgets.Layout(width="auto"))
+        button.on_click(guarded(lambda _b, a=action: self.run_action(a), self.action_status,
+                                context=action.label))
+        return button
+
+    def run_action(self, action: Action) -> Any:
+        """Carry out a follow-up: a query is sent and shown, a form is opened pre-filled."""
+        from .form import RequestForm  # the form shows responses, so it imports this module
+
+        self.action_status.value = ""
+        if action.kind == QUERY:
+            try:
+                response = self.client.transaction_query(transactionreference=action.reference)
+            except GwkitError as error:
+                self.action_status.value = error_html(error, action.label)
+                return None
+            shown: widgets.Widget = ResponseView(response, client=self.client, title=action.label)
+        else:
+            request_type, variant = action.form  # type: ignore[misc]
+            shown = RequestForm(request_type, variant, client=self.client, values=action.values)
+        self.follow_up.children = [shown]
+        return shown
+
+
+def _records(envelope: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    records = (envelope or {}).get("response")
+    return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
+
+
+def _ordered_fields(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    present = dict.fromkeys(name for r in records for name in r if name != "records")
+    return [n for n in FIRST_FIELDS if n in present] + [n for n in present if n not in FIRST_FIELDS]
+
+
+def _status_cell(record: Mapping[str, Any]) -> str:
+    code = record.get("errorcode")
+    meaning = explain(code)
+    kind = html.escape(str(record.get("requesttypedescription", "record")))
+    if record_ok(record):
+        return (f"<th class='gwkit-record-ok' style='text-align:left;color:{OK_COLOUR}'>&#10004; {kind} "
+                f"{html.escape(str(code))} {html.escape(str(record.get('errormessage', '')))}</th>")
+    cancelled = str(record.get("errorcode")) == "0"
+    text = ("Cancelled (settlestatus 3): no funds move." if cancelled
+            else f"{meaning.meaning} What to do: {meaning.action}")
+    return (f"<th class='gwkit-record-error' style='text-align:left;color:{ERROR_COLOUR}'>&#10008; {kind} "
+            f"{html.escape(str(code))} {html.escape(str(record.get('errormessage', '')))}"
+            f"<div class='gwkit-error-meaning' style='font-weight:normal'>{html.escape(text)}</div></th>")
+
+
+def _cell(name: str, record: Mapping[str, Any]) -> str:
+    if name not in record:
+        return ""
+    value = record[name]
+    if isinstance(value, (list, dict)):
+        return f"<code>{html.escape(json.dumps(value))}</code>"
+    text = html.escape(str(value))
+    spec = FIELDS.get(name)
+    if spec is not None and spec.report == AMOUNT and str(value).isdigit():
+        currency = record.get("currencyiso3a")
+        text += f" <span style='color:#666'>({html.escape(to_major(value, currency))} {html.escape(str(currency or ''))})</span>"
+    return text
+
+
+def _query_table(record: Mapping[str, Any]) -> str:
+    found = [r for r in record["records"] if isinstance(r, dict)]
+    if not found:
+        return "<p class='gwkit-query-records'><i>The query found no records.</i></p>"
+    columns = [c for c in QUERY_COLUMNS if any(c in r for r in found)]
+    head = "".join(f"<th style='text-align:left;padding-right:1em'>{html.escape(c)}</th>" for c in columns)
+    rows = "".join("<tr>" + "".join(f"<td style='text-align:left;padding-right:1em'>{_cell(c, r)}</td>"
+                                    for c in columns) + "</tr>" for r in found[:MAX_QUERY_ROWS])
+    more = (f"<p><i>{len(found) - MAX_QUERY_ROWS} more record(s) not shown; use gwkit.report for all.</i></p>"
+            if len(found) > MAX_QUERY_ROWS else "")
+    return (f"<p><b>{len(found)} transaction record(s) found</b></p>"
+            f"<table class='gwkit-query-records' style='border-collapse:collapse'><tr>{head}</tr>{rows}</table>{more}")
+
+
+def _pre(data: Any) -> str:
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    return f"<pre class='gwkit-raw-json' style='font-size:85%;max-height:30em;overflow:auto'>{html.escape(text)}</pre>"
