@@ -1,8 +1,20 @@
-"""Reports: the journal and TRANSACTIONQUERY results as typed pandas DataFrames, charts, export."""
+"""Reports: the journal and TRANSACTIONQUERY results as typed pandas DataFrames, charts, export.
 
-from .codes import ERROR_CODES, ErrorCode, explain
+    frame = gwkit.report.query_frame(gw.transaction_query(sitereference=gw.target.sitereference))
+    gwkit.report.amounts_by_day(frame)
+    gwkit.report.export(frame, "exports", "transactions")
+"""
+
+from .charts import amounts_by_day, amounts_by_day_table, decline_reasons, decline_reasons_table
+from .codes import ERROR_CODES, SETTLE_STATUSES, ErrorCode, explain, settle_status_label
 from .currency import exponent, to_major
+from .export import export, to_csv, to_parquet
 from .frames import ReportError, records_frame, report_kind
+from .sources import journal_frame, journal_records_frame, query_frame
 
-__all__ = ["ERROR_CODES", "ErrorCode", "ReportError", "explain", "exponent", "records_frame",
-           "report_kind", "to_major"]
+__all__ = [
+    "ERROR_CODES", "SETTLE_STATUSES", "ErrorCode", "ReportError", "amounts_by_day", "amounts_by_day_table",
+    "decline_reasons", "decline_reasons_table", "explain", "export", "exponent", "journal_frame",
+    "journal_records_frame", "query_frame", "records_frame", "report_kind", "settle_status_label", "to_csv",
+    "to_major", "to_parquet",
+]

@@ -63,3 +63,22 @@ def explain(code: int | str | None) -> ErrorCode:
     return ERROR_CODES.get(number) or ErrorCode(
         number, "", f"Error code {number} is not in gwkit's table.", "Needs further investigation."
     )
+
+
+# settlestatus values of the real gateway (real-gateway-facts.md): what each means for the money.
+SETTLE_STATUSES: dict[str, str] = {
+    "0": "pending (settles automatically)",
+    "1": "pending (settled manually)",
+    "2": "suspended",
+    "3": "cancelled",
+    "10": "pending (alternative payment)",
+    "100": "settled",
+}
+
+
+def settle_status_label(value: object) -> str:
+    """`100 settled`, `3 cancelled`; `unknown` for a missing value."""
+    if value is None or value != value:  # None or NaN
+        return "unknown"
+    text = str(value)
+    return f"{text} {SETTLE_STATUSES.get(text, '(not documented)')}"

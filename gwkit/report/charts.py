@@ -1,0 +1,101 @@
+"""Charts a finance or support user asks for, drawn by pandas with matplotlib, axes labelled.
+
+Each chart has a table function beside it that returns the numbers behind it, so a chart can be
+checked or exported.
+
+    amounts_by_day(frame)        stacked bars: amount per day, split by settle status
+    decline_reasons(frame)       horizontal bars: failed transactions per error code and meaning
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from .codes import explain, settle_status_label
+
+DAY_COLUMN = "transactionstartedtimestamp"
+# Settled money green, pending blue, cancelled red, the rest grey: the colours a reader expects.
+STATUS_COLOURS = {"100": "#1b7f3b", "0": "#1f77b4", "1": "#6baed6", "10": "#9ecae1", "2": "#ff7f0e",
+                  "3": "#b00020"}
+
+
+def _axes(ax: Any, size: tuple[float, float]) -> Any:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=size)[1]
+
+
+def _payments(frame: pd.DataFrame, currency: str | None) -> tuple[pd.DataFrame, str]:
+    """AUTH records (with amounts) in one currency: the given one, else the most frequent."""
+    for column in ("baseamount_major", DAY_COLUMN, "currencyiso3a"):
+        if column not in frame.columns:
+            raise ValueError(f"the frame has no {column} column; build it with gwkit.report.query_frame or "
+                             "records_frame")
+    rows = frame[frame["baseamount_major"].notna() & frame[DAY_COLUMN].notna()]
+    if "requesttypedescription" in rows.columns:
+        rows = rows[rows["requesttypedescription"] == "AUTH"]
+    if currency is None:
+        counts = rows["currencyiso3a"].value_counts()
+        if counts.empty or counts.iloc[0] == 0:
+            raise ValueError("no AUTH records with an amount to chart")
+        currency = str(counts.index[0])
+    return rows[rows["currencyiso3a"] == currency], currency
+
+
+def amounts_by_day_table(frame: pd.DataFrame, *, currency: str | None = None) -> pd.DataFrame:
+    """Sum of amounts (major units) per day (rows) and settle status (columns), one currency."""
+    rows, currency = _payments(frame, currency)
+    status = rows["settlestatus"].map(settle_status_label) if "settlestatus" in rows.columns else "unknown"
+    table = (rows.assign(day=rows[DAY_COLUMN].dt.floor("D"), status=status)
+             .pivot_table(index="day", columns="status", values="baseamount_major", aggfunc="sum",
+                          fill_value=0.0, observed=True))
+    table.columns.name = f"settle status ({currency})"
+    table.attrs["currency"] = currency
+    return table
+
+
+def amounts_by_day(frame: pd.DataFrame, *, currency: str | None = None, ax: Any = None) -> Any:
+    """Stacked bars of the amount per day by settle status; returns the matplotlib Axes."""
+    table = amounts_by_day_table(frame, currency=currency)
+    currency = table.attrs["currency"]
+    table.index = table.index.strftime("%Y-%m-%d")
+    colours = [STATUS_COLOURS.get(str(c).split(" ", 1)[0], "#999999") for c in table.columns]
+    ax = table.plot.bar(stacked=True, ax=_axes(ax, (8, 4)), rot=45, color=colours)
+    ax.set_title(f"Amounts by day and settle status ({currency})")
+    ax.set_xlabel("Day the transaction started")
+    ax.set_ylabel(f"Amount ({currency}, major units)")
+    ax.legend(title="Settle status")
+    ax.figure.tight_layout()
+    return ax
+
+
+def decline_reasons_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Failed records per error code: code, message, meaning, count (most frequent first)."""
+    if "errorcode" not in frame.columns:
+        raise ValueError("the frame has no errorcode column")
+    codes = frame["errorcode"].dropna().astype(str)
+    failed = codes[codes != "0"].value_counts()
+    rows = [{"errorcode": code, "reason": f"{code} {explain(code).message or 'unknown code'}",
+             "meaning": explain(code).meaning, "count": int(count)} for code, count in failed.items()]
+    return pd.DataFrame(rows, columns=["errorcode", "reason", "meaning", "count"])
+
+
+def decline_reasons(frame: pd.DataFrame, *, ax: Any = None) -> Any:
+    """Horizontal bars: how many records failed, per error code and its meaning."""
+    table = decline_reasons_table(frame)
+    if table.empty:
+        raise ValueError("no failed records (every errorcode is 0): nothing to chart")
+    series = table.set_index("reason")["count"].sort_values()
+    ax = series.plot.barh(ax=_axes(ax, (8, 3)), color="#b00020")
+    ax.set_title("Why transactions failed")
+    ax.set_xlabel("Number of records")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("Error code and message")
+    ax.figure.tight_layout()
+    return ax
