@@ -97,6 +97,11 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
     missing = [n for n in ("baseamount", "currencyiso3a", "accounttypedescription") if not fields[n]]
     if missing:
         raise invalid_field(*missing)
+    if (card.paymenttype == "MAESTRO" and fields["accounttypedescription"] == "ECOM"
+            and not card.threeds_authenticated and card.outcome is None):
+        # Interface 4.3: every e-commerce Maestro transaction must use 3-D Secure. The code is gwkit's
+        # choice (not shown): refused, nothing kept, the bank not contacted.
+        raise Fault(60022, "Unauthenticated", ["md", "pares"])
     is_expired = expired(card.expirydate, ctx.now.date())
     if is_expired and check_expiry:
         raise invalid_field("expirydate")

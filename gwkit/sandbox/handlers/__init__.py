@@ -1,3 +1,4 @@
 """Request handlers of the sandbox; importing this package registers them all."""
 
 from . import auth, cardstore, query, settlement, update  # noqa: F401
+from .. import acs, threeds  # noqa: F401  (3-D Secure v1: THREEDQUERY, 3-D AUTH, the ACS pages)

@@ -1,0 +1,332 @@
+"""3-D Secure version 1 in the sandbox (interface 2.6, 2.7, 3.3, 4.3 to 4.5).
+
+THREEDQUERY decides enrolment from the card (`data/test_cards.csv`, column `enrolled`; cards not
+listed are `N` when their scheme supports 3-D Secure, and schemes without 3-D Secure get 60031).
+An enrolled card opens a session, kept in `threeds_sessions`: the THREEDQUERY reference, the card
+(by its encrypted row), amount, term URL, creation time on the virtual clock and its state
+(`queried` -> `answered` by the ACS -> `used` by one AUTH). The merchant only ever holds `md`,
+which the sandbox keeps as a SHA-256 hash.
+
+The ACS (acs.py) answers with a PaRes signed here with an HMAC key kept in the store's `meta`
+table, so a changed PaRes is refused. The AUTH that follows finds its card through the card source
+`threeds` (md + pares) or, for `N` and `U`, through the THREEDQUERY parent rule.
+
+Choices where the interface says "not shown" (documented in the README):
+- `status` values besides Y and N: `A` (attempted, eci 06 Visa / 01 Mastercard, with cavv) and
+  `U` (ACS unavailable, eci 07 / 00, no cavv); the bank decides both.
+- md problems (unknown, expired after two hours, already used) are 30000 `["md"]`; a PaRes that is
+  altered, from another session or not the latest issued is 30000 `["pares"]`. Nothing is kept.
+- A Maestro e-commerce AUTH needs 3-D Secure with status Y: otherwise 60022 `Unauthenticated`
+  (with md/pares: a kept record, settlestatus 3; without: refused, errordata ["md", "pares"]).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Mapping
+
+from ..spec.cards import scheme_of
+from ..spec.fields import BILLING_FIELDS
+from ..spec.masking import mask_pan
+from . import acquirer
+from .gateway import Context
+from .payments import INHERITABLE, MERCHANT, Card, card_from_parent, expired
+from .registry import Fault, card_source, invalid_field, parent_rule, request_handler
+from .store import Store, details_of, record_of, register_schema
+
+THREEDVERSION = "1.0.2"
+SESSION_LIFETIME = timedelta(hours=2)  # interface 4.4: wait no more than two hours
+ACS_PATH = "/acs/v1"
+KEY_NAME = "threeds:hmac_key"
+TIMESTAMP = "%Y-%m-%d %H:%M:%S"
+
+QUERIED, ANSWERED, USED = "queried", "answered", "used"
+UNAUTHENTICATED = {"errorcode": "60022", "errormessage": "Unauthenticated", "settlestatus": "3"}
+NOT_SUPPORTED = (60031, "Invalid acquirer for 3-D Secure")
+
+# eci by PaRes status: (Visa and other schemes, Mastercard family).
+_ECI = {"Y": ("05", "02"), "A": ("06", "01"), "U": ("07", "00")}
+_MASTERCARD_FAMILY = frozenset({"MASTERCARD", "MASTERCARDDEBIT", "MAESTRO"})
+
+register_schema("threeds", f"""
+CREATE TABLE IF NOT EXISTS threeds_sessions (
+    transactionreference TEXT PRIMARY KEY,  -- the THREEDQUERY
+    md_hash TEXT UNIQUE,                    -- SHA-256 of md; NULL when the card is not enrolled
+    sitereference TEXT NOT NULL,
+    card_id INTEGER NOT NULL REFERENCES cards(id),
+    enrolled TEXT NOT NULL,
+    xid TEXT NOT NULL,
+    baseamount TEXT NOT NULL,
+    currencyiso3a TEXT NOT NULL,
+    termurl TEXT NOT NULL,
+    created TEXT NOT NULL,                  -- virtual time
+    state TEXT NOT NULL,                    -- queried, answered (by the ACS), used (by an AUTH)
+    status TEXT,                            -- the ACS outcome: Y, N, A or U
+    pares_hash TEXT,                        -- SHA-256 of the latest PaRes issued
+    answered TEXT,
+    used TEXT
+);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('{KEY_NAME}', lower(hex(randomblob(32))));
+""")
+
+
+@dataclass(frozen=True)
+class Session:
+    transactionreference: str
+    sitereference: str
+    card_id: int
+    enrolled: str
+    xid: str
+    baseamount: str
+    currencyiso3a: str
+    termurl: str
+    created: datetime
+    state: str
+    status: str | None
+    pares_hash: str | None
+
+    def expired(self, now: datetime) -> bool:
+        return now - self.created > SESSION_LIFETIME
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> "Session":
+        return cls(row["transactionreference"], row["sitereference"], row["card_id"], row["enrolled"],
+                   row["xid"], row["baseamount"], row["currencyiso3a"], row["termurl"],
+                   datetime.strptime(row["created"], TIMESTAMP), row["state"], row["status"],
+                   row["pares_hash"])
+
+
+# -- signed tokens: PaReq and PaRes ------------------------------------------------------------
+
+class BadToken(ValueError):
+    """A PaReq or PaRes that is malformed or whose signature does not match."""
+
+
+def digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _signature(key: str, purpose: str, payload: str) -> str:
+    mac = hmac.new(bytes.fromhex(key), f"{purpose}:{payload}".encode("ascii"), hashlib.sha256)
+    return _b64(mac.digest()[:18])
+
+
+def sign(key: str, purpose: str, data: Mapping[str, str]) -> str:
+    """`data` as `<base64url JSON>.<HMAC>`; `purpose` keeps a PaReq from passing as a PaRes."""
+    payload = _b64(json.dumps(data, separators=(",", ":"), sort_keys=True).encode("utf-8"))
+    return f"{payload}.{_signature(key, purpose, payload)}"
+
+
+def verify(key: str, purpose: str, token: str) -> dict[str, str]:
+    payload, dot, signature = (token or "").partition(".")
+    if not dot or not payload.isascii() or not hmac.compare_digest(
+            signature.encode("ascii", "replace"), _signature(key, purpose, payload).encode("ascii")):
+        raise BadToken(f"the {purpose} signature does not match: the value was changed")
+    try:
+        data = json.loads(_unb64(payload))
+    except (ValueError, UnicodeDecodeError):  # pragma: no cover - a signed payload is always JSON
+        raise BadToken(f"the {purpose} is not readable") from None
+    if not isinstance(data, dict):  # pragma: no cover
+        raise BadToken(f"the {purpose} is not readable")
+    return data
+
+
+def signing_key(store: Store, conn: sqlite3.Connection | None = None) -> str:
+    return store.meta_get(KEY_NAME, conn)
+
+
+def eci_for(status: str, paymenttype: str | None) -> str | None:
+    pair = _ECI.get(status)
+    if pair is None:
+        return None
+    return pair[1] if paymenttype in _MASTERCARD_FAMILY else pair[0]
+
+
+def cavv_for(key: str, xid: str, status: str) -> str:
+    """The issuer's authentication value: 20 bytes, base64 (28 characters), as real CAVVs look."""
+    mac = hmac.new(bytes.fromhex(key), f"cavv:{xid}:{status}".encode("ascii"), hashlib.sha256)
+    return base64.b64encode(mac.digest()[:20]).decode("ascii")
+
+
+def issue_pares(key: str, session: Session, status: str, paymenttype: str | None) -> str:
+    """The ACS's answer for `session`: status, eci, cavv (when authenticated or attempted), signed."""
+    data = {"ref": session.transactionreference, "xid": session.xid, "status": status,
+            "nonce": secrets.token_hex(4)}
+    eci = eci_for(status, paymenttype)
+    if eci:
+        data["eci"] = eci
+    if status in ("Y", "A"):
+        data["cavv"] = cavv_for(key, session.xid, status)
+    return sign(key, "pares", data)
+
+
+# -- sessions ----------------------------------------------------------------------------------
+
+def session_by_md(conn: sqlite3.Connection, md: str | None) -> Session | None:
+    if not md:
+        return None
+    row = conn.execute("SELECT * FROM threeds_sessions WHERE md_hash = ?", (digest(md),)).fetchone()
+    return Session.from_row(row) if row else None
+
+
+def session_by_reference(conn: sqlite3.Connection, reference: str) -> Session | None:
+    row = conn.execute("SELECT * FROM threeds_sessions WHERE transactionreference = ?", (reference,)).fetchone()
+    return Session.from_row(row) if row else None
+
+
+def mark_answered(conn: sqlite3.Connection, session: Session, status: str, pares: str, now: datetime) -> None:
+    conn.execute("UPDATE threeds_sessions SET state = ?, status = ?, pares_hash = ?, answered = ? "
+                 "WHERE transactionreference = ?",
+                 (ANSWERED, status, digest(pares), now.strftime(TIMESTAMP), session.transactionreference))
+
+
+def _mark_used(ctx: Context, session: Session) -> None:
+    ctx.conn.execute("UPDATE threeds_sessions SET state = ?, used = ? WHERE transactionreference = ?",
+                     (USED, ctx.timestamp, session.transactionreference))
+
+
+# -- THREEDQUERY -------------------------------------------------------------------------------
+
+def enrolment(pan: str) -> str:
+    """Y, N or U for a card whose scheme supports 3-D Secure; test cards decide, others are N."""
+    card = acquirer.test_card(pan)
+    return card.enrolled if card and card.enrolled in ("Y", "N", "U") else "N"
+
+
+def _query_card(ctx: Context, request: Mapping[str, Any]) -> Card:
+    if request.get("parenttransactionreference"):
+        row = ctx.find(request["parenttransactionreference"])
+        if row["requesttypedescription"] != "STORE":
+            raise invalid_field("parenttransactionreference")
+        return card_from_parent(ctx, request)
+    if scheme_of(request["pan"]) is None:
+        raise invalid_field("pan")
+    return Card(request["pan"], request["expirydate"], request.get("securitycode"),
+                details={k: request[k] for k in BILLING_FIELDS if k in request})
+
+
+@request_handler("THREEDQUERY")
+def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
+    card = _query_card(ctx, request)
+    scheme = scheme_of(card.pan)
+    if scheme is None or not scheme.threeds_supported:
+        raise Fault(*NOT_SUPPORTED, ["parenttransactionreference" if card.parent else "pan"])
+    if expired(card.expirydate, ctx.now.date()):
+        raise invalid_field("expirydate")
+    enrolled = enrolment(card.pan)
+    issuer, country = acquirer.issuer_of(card.pan)
+    reference = ctx.new_reference()
+    xid = secrets.token_hex(14)
+    record: dict[str, Any] = {
+        "transactionstartedtimestamp": ctx.timestamp, "livestatus": "0", "issuer": issuer,
+        "errorcode": "0", "errormessage": "Ok", **MERCHANT, "baseamount": request["baseamount"],
+        "transactionreference": reference, "paymenttypedescription": scheme.code,
+        "accounttypedescription": "ECOM", "requesttypedescription": "THREEDQUERY",
+        "currencyiso3a": request["currencyiso3a"], "operatorname": ctx.account.username,
+        "maskedpan": mask_pan(card.pan), "issuercountryiso2a": country,
+        "sitereference": request["sitereference"],
+        **({"orderreference": request["orderreference"]} if request.get("orderreference") else {}),
+        **({"parenttransactionreference": card.parent} if card.parent else {}),
+        "enrolled": enrolled, "xid": xid, "threedversion": THREEDVERSION,
+    }
+    md = None
+    if enrolled == "Y":
+        key = signing_key(ctx.store, ctx.conn)
+        md = secrets.token_urlsafe(32)
+        record["pareq"] = sign(key, "pareq", {
+            "ref": reference, "xid": xid, "merchant": MERCHANT["merchantname"],
+            "amount": request["baseamount"], "currency": request["currencyiso3a"],
+            "pan": mask_pan(card.pan), "date": ctx.timestamp, "type": scheme.code, "issuer": issuer})
+        record["acsurl"] = ctx.base_url.rstrip("/") + ACS_PATH
+    card_id = card.card_id or ctx.store.add_card(ctx.conn, card.pan, card.expirydate, scheme.code)
+    details = {**card.details, **{k: request[k] for k in BILLING_FIELDS if k in request}}
+    ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)  # kept without md
+    ctx.conn.execute(
+        "INSERT INTO threeds_sessions (transactionreference, md_hash, sitereference, card_id, enrolled, xid, "
+        "baseamount, currencyiso3a, termurl, created, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (reference, digest(md) if md else None, request["sitereference"], card_id, enrolled, xid,
+         request["baseamount"], request["currencyiso3a"], request["termurl"], ctx.timestamp, QUERIED))
+    return [{**record, "md": md} if md else record]
+
+
+# -- the AUTH after 3-D Secure -----------------------------------------------------------------
+
+def _inherited(row: sqlite3.Row) -> dict[str, str]:
+    kept = record_of(row)
+    return {name: kept[name] for name in INHERITABLE if kept.get(name)}
+
+
+def _check_inherited(request: Mapping[str, Any], session: Session, *, amount_fixed: bool) -> None:
+    """An AUTH may not turn a 3-D Secure (customer present, e-commerce) session into anything else."""
+    if request.get("accounttypedescription") not in (None, "", "ECOM"):
+        raise invalid_field("accounttypedescription")
+    if request.get("currencyiso3a") not in (None, "", session.currencyiso3a):
+        raise invalid_field("currencyiso3a")
+    if amount_fixed and request.get("baseamount") not in (None, "", session.baseamount):
+        raise invalid_field("baseamount")  # the cardholder authenticated this amount
+    if request.get("sitereference") not in (None, "", session.sitereference):
+        raise invalid_field("sitereference")
+
+
+def _card_of_session(ctx: Context, session: Session, request: Mapping[str, Any]) -> Card:
+    row = ctx.find(session.transactionreference)
+    stored = ctx.store.card(ctx.conn, session.card_id)
+    return Card(stored["pan"], stored["expirydate"], request.get("securitycode"), card_id=session.card_id,
+                details=details_of(row), inherited=_inherited(row), parent=session.transactionreference,
+                extra={"sitereference": session.sitereference, "enrolled": session.enrolled,
+                       "xid": session.xid})
+
+
+@card_source("threeds")
+def card_from_threeds(ctx: Context, request: Mapping[str, Any]) -> Card:
+    """Enrolled: `md` finds the session, `pares` must be the ACS's latest answer, unchanged."""
+    session = session_by_md(ctx.conn, request.get("md"))
+    if session is None or session.sitereference not in ctx.sites or session.enrolled != "Y":
+        raise invalid_field("md")
+    if session.state == USED or session.expired(ctx.now):
+        raise invalid_field("md")
+    pares = request.get("pares") or ""
+    try:
+        answer = verify(signing_key(ctx.store, ctx.conn), "pares", pares)
+    except BadToken:
+        raise invalid_field("pares") from None
+    if (answer.get("ref") != session.transactionreference or session.pares_hash is None
+            or not hmac.compare_digest(digest(pares), session.pares_hash)):
+        raise invalid_field("pares")
+    _check_inherited(request, session, amount_fixed=True)
+    card = _card_of_session(ctx, session, request)
+    status = answer["status"]
+    card.extra.update({"status": status, "threedversion": THREEDVERSION,
+                       **{k: answer[k] for k in ("eci", "cavv") if answer.get(k)}})
+    card.threeds_authenticated = status in ("Y", "A")
+    if status == "N" or (card.paymenttype == "MAESTRO" and status != "Y"):
+        card.outcome = dict(UNAUTHENTICATED)  # the bank is not contacted
+    _mark_used(ctx, session)
+    return card
+
+
+@parent_rule("THREEDQUERY")
+def card_from_threedquery(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
+    """Not enrolled or unknown: the AUTH names the THREEDQUERY, once. Enrolled cards need md/pares."""
+    session = session_by_reference(ctx.conn, row["transactionreference"])
+    if session is None or session.enrolled == "Y" or session.state == USED:
+        raise invalid_field("parenttransactionreference")
+    _check_inherited(request, session, amount_fixed=False)
+    card = _card_of_session(ctx, session, request)
+    _mark_used(ctx, session)
+    return card
