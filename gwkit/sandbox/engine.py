@@ -1,0 +1,166 @@
+"""The subscription engine: a daily job on the sandbox clock (after settlement, order 10).
+
+For each day it
+1. starts pending subscriptions whose parent AUTH has settled (`settlestatus` 100), and
+2. makes every payment due on or before that day, oldest first: an AUTH of its own
+   (`accounttypedescription` RECUR, `parenttransactionreference` the SUBSCRIPTION,
+   `subscriptionnumber` the payment's number, `transactionstartedtimestamp` the day at 00:00:00)
+   on the subscription's card, with the test acquirer's usual outcomes. An expired card is
+   declined (70000) rather than refused. A declined payment still counts as its number: the
+   series moves on to the next one, as the real engine does not retry.
+
+Exactly once. Due subscriptions are read and paid inside one write transaction per batch: the
+payment records, the rows of `subscription_payments` (unique per subscription and number) and
+the subscriptions' next number and due date commit together or not at all. Writers are
+serialised by SQLite, and a batch re-reads what is due once it holds the write lock, so two runs
+at the same time (threads or processes) cannot both make a payment, and a run killed halfway
+leaves whole batches behind: the next run (the sandbox re-runs unfinished days at start) makes
+the rest and skips what was made.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import date, datetime, time
+from typing import Any
+
+from .gateway import Context
+from .payments import Card, authorise
+from .registry import daily_job
+from .subscriptions import AUTHORISED, SETTLED, Plan
+
+BATCH_SIZE = 500  # subscriptions per write transaction
+JOB_NAME = "subscriptions"
+
+_DUE = "SELECT * FROM subscriptions WHERE next_due_date <= ? ORDER BY next_due_date, id LIMIT ?"
+
+
+@daily_job(JOB_NAME, order=20)
+def run_subscriptions(job, day: date) -> dict[str, Any]:
+    report = EngineReport()
+    with job.store.write() as conn:
+        report.started = start_settled(conn)
+        (total,) = conn.execute("SELECT COUNT(*) FROM subscriptions WHERE next_due_date <= ?",
+                                (day.isoformat(),)).fetchone()
+    cards = _card_cache(job)
+    done = 0
+    while True:
+        with job.store.write() as conn:
+            rows = conn.execute(_DUE, (day.isoformat(), BATCH_SIZE)).fetchall()
+            if rows:
+                pay_batch(job.sandbox, conn, rows, day, cards, report)
+        if not rows:
+            break
+        done += len(rows)
+        if job.progress is not None:
+            job.progress(f"{JOB_NAME} {day.isoformat()}", done, max(total, done))
+    return report.as_dict()
+
+
+def start_settled(conn: sqlite3.Connection) -> list[str]:
+    """Mark subscriptions whose AUTH has settled; pending ones get their next due date."""
+    rows = conn.execute(
+        "SELECT s.* FROM subscriptions s JOIN transactions t ON t.transactionreference = s.authreference "
+        "WHERE s.parent = ? AND t.settlestatus = '100'", (AUTHORISED,)).fetchall()
+    updates, started = [], []
+    for row in rows:
+        due = Plan.of(row, parent=SETTLED).next_due()
+        updates.append((SETTLED, due, row["id"]))
+        if due is not None and row["next_due_date"] is None:
+            started.append(row["transactionreference"])
+    conn.executemany("UPDATE subscriptions SET parent = ?, next_due_date = ? WHERE id = ?", updates)
+    return started
+
+
+def pay_batch(sandbox, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: date,
+              cards: dict[int, tuple[str, str]], report: "EngineReport") -> None:
+    """Make every payment of `rows` due by `day`, inside the caller's write transaction."""
+    made = _numbers_made(conn, [row["id"] for row in rows])
+    today = day.isoformat()
+    timestamp = f"{today} 00:00:00"
+    midnight = datetime.combine(day, time())
+    contexts: dict[str, Context] = {}
+    claims, moves, numbers = [], [], []
+    for row in rows:
+        ctx = contexts.get(row["sitereference"])
+        if ctx is None:
+            account = sandbox.account_for_site(row["sitereference"]) or sandbox.default_account
+            ctx = contexts[row["sitereference"]] = Context(sandbox, conn, account, midnight)
+        plan = Plan.of(row)
+        request = {"sitereference": row["sitereference"], "baseamount": row["baseamount"],
+                   "currencyiso3a": row["currencyiso3a"], "accounttypedescription": "RECUR",
+                   "orderreference": row["orderreference"]}
+        card = _card(ctx, cards, row)
+        due = row["next_due_date"]
+        while due is not None and due <= today:
+            number = plan.nextnumber
+            if number > made.get(row["id"], 0):  # a number already made is never made again
+                record = authorise(ctx, request, card, extra={"subscriptionnumber": str(number)},
+                                   timestamp=timestamp, check_expiry=False)
+                claims.append((row["id"], number, due, today, record["transactionreference"],
+                               record["errorcode"], row["baseamount"]))
+                report.payment(record, caught_up=due < today)
+            plan = Plan.of(row, nextnumber=number + 1)
+            due = plan.next_due()
+        if plan.finished:
+            report.stopped.append(row["transactionreference"])
+        moves.append((plan.nextnumber, due, row["id"]))
+        numbers.append((str(plan.nextnumber), row["transactionreference"]))
+    conn.executemany("INSERT INTO subscription_payments (subscription_id, number, duedate, madedate, "
+                     "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)", claims)
+    conn.executemany("UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?", moves)
+    # The SUBSCRIPTION record names the next payment; `subscriptionnumber` is a JSON field only.
+    conn.executemany("UPDATE transactions SET record = json_set(record, '$.subscriptionnumber', ?) "
+                     "WHERE transactionreference = ?", numbers)
+
+
+def _numbers_made(conn: sqlite3.Connection, ids: list[int]) -> dict[int, int]:
+    marks = ", ".join("?" * len(ids))
+    return dict(conn.execute(f"SELECT subscription_id, MAX(number) FROM subscription_payments "
+                             f"WHERE subscription_id IN ({marks}) GROUP BY subscription_id", ids).fetchall())
+
+
+def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> Card:
+    """The subscription's card, decrypted once per run; its billing details go with it."""
+    cached = cards.get(row["card_id"])
+    if cached is None:
+        stored = ctx.store.card(ctx.conn, row["card_id"])
+        cached = cards[row["card_id"]] = (stored["pan"], stored["expirydate"])
+    return Card(cached[0], cached[1], card_id=row["card_id"], details=json.loads(row["details"]),
+                parent=row["transactionreference"])
+
+
+def _card_cache(job) -> dict[int, tuple[str, str]]:
+    """Clear card numbers for one run of the daily jobs only: they go when the run's context goes."""
+    cache = getattr(job, "_subscription_cards", None)
+    if cache is None:
+        cache = {}
+        setattr(job, "_subscription_cards", cache)
+    return cache
+
+
+class EngineReport:
+    """What one day's run did, with references; `Sandbox.advance` merges the days."""
+
+    def __init__(self) -> None:
+        self.payments: list[str] = []
+        self.declined: list[str] = []
+        self.caught_up: list[str] = []
+        self.stopped: list[str] = []
+        self.started: list[str] = []
+
+    def payment(self, record: dict[str, Any], *, caught_up: bool) -> None:
+        reference = record["transactionreference"]
+        self.payments.append(reference)
+        if record["errorcode"] != "0":
+            self.declined.append(reference)
+        if caught_up:
+            self.caught_up.append(reference)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"made": len(self.payments), "declined": len(self.declined), "caught_up": len(self.caught_up),
+                "stopped": len(self.stopped), "started": len(self.started),
+                "payments": self.payments, "declined_payments": self.declined,
+                "caught_up_payments": self.caught_up, "stopped_subscriptions": self.stopped,
+                "started_subscriptions": self.started}

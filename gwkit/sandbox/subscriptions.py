@@ -1,0 +1,242 @@
+"""AUTH SUBSCRIPTION (interface 2.3, 2.5, 3.1, 4.2) and TRANSACTIONUPDATE of a SUBSCRIPTION.
+
+The combined request makes the first payment at once (an AUTH through the shared payment path)
+and answers a SUBSCRIPTION record, which is kept in `transactions` like every record, plus one
+row of the engine's own `subscriptions` table. The engine (engine.py) makes the later payments.
+
+Numbers. The AUTH is payment `subscriptionnumber` as sent (1 for a new series, 4 to continue one
+that had 3 payments). The SUBSCRIPTION record answers one higher: the number of the next payment,
+the first automated one, due on `subscriptionbegindate`. Payment `n` is due
+`add_months(begin, (n - first) * frequency)`, always counted from the begin date and clamped to
+the last day of short months, so a schedule anchored on the 31st returns to the 31st. The engine
+pays numbers up to `subscriptionfinalnumber` (0: no end) and raises the record's
+`subscriptionnumber` by one per payment, so it always names the next payment.
+
+When the engine may pay (`next_due_date` is set only then):
+- `transactionactive` 1: at once, once the AUTH succeeded (settled or not);
+- `transactionactive` 2 (pending, the default): once the AUTH has settled (`settlestatus` 100);
+- `transactionactive` 0: never, until changed;
+- never when the AUTH failed (declined, bank error): such a subscription is kept and answered
+  with `transactionactive` as sent, so the caller sees it, but nothing can start it, and a
+  TRANSACTIONUPDATE of it is refused with 60017 (like an update of a cancelled AUTH);
+- never past `subscriptionfinalnumber`.
+Payments whose date passed while the subscription could not run (pending until settlement,
+suspended, stopped at its final number) are caught up by the next daily run: no number is ever
+skipped, each is made once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Mapping
+
+from ..spec.requests import AUTH_SUBSCRIPTION
+from .clock import add_months
+from .gateway import Context
+from .payments import authorise, resolve_card
+from .registry import Fault, invalid_field, request_handler, update_rule
+from .store import register_schema
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS subscriptions (
+    id INTEGER PRIMARY KEY,
+    transactionreference TEXT NOT NULL UNIQUE,  -- the SUBSCRIPTION record
+    authreference TEXT NOT NULL,                -- its parent AUTH, the first payment
+    sitereference TEXT NOT NULL,
+    card_id INTEGER NOT NULL REFERENCES cards(id),
+    details TEXT NOT NULL DEFAULT '{}',         -- billing details the payments inherit
+    orderreference TEXT,
+    currencyiso3a TEXT NOT NULL,
+    baseamount TEXT NOT NULL,                   -- of the payments still to come
+    begindate TEXT NOT NULL,                    -- YYYY-MM-DD, due date of firstnumber
+    frequency INTEGER NOT NULL,                 -- months between payments
+    firstnumber INTEGER NOT NULL,               -- number of the first automated payment
+    finalnumber INTEGER NOT NULL,               -- 0: no end
+    nextnumber INTEGER NOT NULL,                -- the next payment to make
+    active TEXT NOT NULL,                       -- transactionactive 0, 1, 2
+    parent TEXT NOT NULL,                       -- the AUTH: authorised, settled or failed
+    next_due_date TEXT                          -- set only while the engine may pay
+);
+CREATE INDEX IF NOT EXISTS subscriptions_due ON subscriptions (next_due_date)
+    WHERE next_due_date IS NOT NULL;
+CREATE INDEX IF NOT EXISTS subscriptions_unsettled ON subscriptions (authreference)
+    WHERE parent = 'authorised';
+CREATE TABLE IF NOT EXISTS subscription_payments (
+    subscription_id INTEGER NOT NULL REFERENCES subscriptions(id),
+    number INTEGER NOT NULL,
+    duedate TEXT NOT NULL,
+    madedate TEXT NOT NULL,
+    transactionreference TEXT NOT NULL,
+    errorcode TEXT NOT NULL,
+    baseamount TEXT NOT NULL,
+    PRIMARY KEY (subscription_id, number)       -- each payment of a series exists once
+) WITHOUT ROWID;
+"""
+register_schema("subscriptions", SCHEMA)
+
+# Parent AUTH states.
+AUTHORISED, SETTLED, FAILED = "authorised", "settled", "failed"
+DEFAULT_ACTIVE = "2"
+UPDATABLE = ("baseamount", "subscriptionfinalnumber", "transactionactive")
+NOT_UPDATABLE = Fault(60017, "Transaction not updatable")
+
+
+# -- the schedule ---------------------------------------------------------------------------
+
+def due_date(begin: date, frequency: int, firstnumber: int, number: int) -> date | None:
+    """When payment `number` is due; None when that lies beyond the calendar (year 9999)."""
+    try:
+        return add_months(begin, (number - firstnumber) * frequency, anchor_day=begin.day)
+    except (ValueError, OverflowError):
+        return None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What decides whether and when the engine pays a subscription next."""
+
+    begindate: date
+    frequency: int
+    firstnumber: int
+    finalnumber: int
+    nextnumber: int
+    active: str
+    parent: str
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any], **changes: Any) -> "Plan":
+        values = {name: row[name] for name in ("frequency", "firstnumber", "finalnumber", "nextnumber",
+                                               "active", "parent")}
+        values["begindate"] = date.fromisoformat(row["begindate"])
+        values.update(changes)
+        return cls(**values)
+
+    @property
+    def may_run(self) -> bool:
+        if self.parent == FAILED or self.active == "0":
+            return False
+        return self.active == "1" or self.parent == SETTLED
+
+    @property
+    def finished(self) -> bool:
+        return self.finalnumber != 0 and self.nextnumber > self.finalnumber
+
+    def next_due(self) -> str | None:
+        """`next_due_date`: the date of the next payment while the engine may make it."""
+        if not self.may_run or self.finished:
+            return None
+        due = due_date(self.begindate, self.frequency, self.firstnumber, self.nextnumber)
+        return due.isoformat() if due else None
+
+
+# -- AUTH + SUBSCRIPTION ----------------------------------------------------------------------
+
+@request_handler("AUTH+SUBSCRIPTION")
+def handle_auth_subscription(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
+    begin, number, final = _checked_schedule(ctx, request)
+    card = resolve_card(ctx, request, AUTH_SUBSCRIPTION.select(request).name)
+    auth = authorise(ctx, request, card, extra={"credentialsonfile": request["credentialsonfile"]})
+    failed = auth["errorcode"] != "0" or auth.get("settlestatus") == "3"
+    record = subscription_record(ctx, request, auth, number + 1)
+    auth_row = ctx.store.transaction(ctx.conn, auth["transactionreference"])
+    ctx.store.add_transaction(ctx.conn, record, card_id=auth_row["card_id"], details=json.loads(auth_row["details"]))
+    plan = Plan(begin, int(request["subscriptionfrequency"]), number + 1, final, number + 1,
+                record["transactionactive"], FAILED if failed else AUTHORISED)
+    ctx.conn.execute(
+        "INSERT INTO subscriptions (transactionreference, authreference, sitereference, card_id, details, "
+        "orderreference, currencyiso3a, baseamount, begindate, frequency, firstnumber, finalnumber, nextnumber, "
+        "active, parent, next_due_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (record["transactionreference"], auth["transactionreference"], record["sitereference"],
+         auth_row["card_id"], auth_row["details"], record.get("orderreference"), record["currencyiso3a"],
+         record["baseamount"], begin.isoformat(), plan.frequency, plan.firstnumber, final, plan.nextnumber,
+         plan.active, plan.parent, plan.next_due()))
+    return [auth, record]
+
+
+def _checked_schedule(ctx: Context, request: Mapping[str, Any]) -> tuple[date, int, int]:
+    """The begin date, the number sent and the final number, checked against each other."""
+    begin = date.fromisoformat(request["subscriptionbegindate"])
+    if begin < ctx.now.date():  # the schedule starts today at the earliest
+        raise invalid_field("subscriptionbegindate")
+    number, final = int(request["subscriptionnumber"]), int(request["subscriptionfinalnumber"])
+    if final != 0 and final < number:  # the last payment cannot come before this first one
+        raise invalid_field("subscriptionfinalnumber")
+    return begin, number, final
+
+
+def subscription_record(ctx: Context, request: Mapping[str, Any], auth: Mapping[str, Any],
+                        next_number: int) -> dict[str, Any]:
+    """The SUBSCRIPTION record of 2.5, in its field order (plus `sitereference`, as every record)."""
+    begin = request["subscriptionbegindate"]
+    record: dict[str, Any] = {
+        "transactionstartedtimestamp": f"{begin} 00:00:00",  # the scheduled start
+        "parenttransactionreference": auth["transactionreference"],
+        "livestatus": "0", "errorcode": "0", "errormessage": "Ok",
+        **({"orderreference": request["orderreference"]} if request.get("orderreference") else {}),
+        "subscriptionfinalnumber": str(int(request["subscriptionfinalnumber"])),
+        "subscriptionunit": request["subscriptionunit"], "subscriptiontype": request["subscriptiontype"],
+        "subscriptionfrequency": str(int(request["subscriptionfrequency"])),
+        "subscriptionnumber": str(next_number), "subscriptionbegindate": begin,
+        "transactionreference": ctx.new_reference(),
+        "paymenttypedescription": auth.get("paymenttypedescription"),
+        "transactionactive": request.get("transactionactive") or DEFAULT_ACTIVE,
+        "baseamount": auth["baseamount"], "currencyiso3a": auth["currencyiso3a"],
+        "accounttypedescription": "RECUR", "requesttypedescription": "SUBSCRIPTION",
+        "maskedpan": auth["maskedpan"], "operatorname": ctx.account.username,
+        "sitereference": auth["sitereference"],
+    }
+    return record
+
+
+# -- TRANSACTIONUPDATE ------------------------------------------------------------------------
+
+@update_rule("SUBSCRIPTION")
+def update_subscription(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
+    """Amount of the payments to come, final number, active state; nothing else."""
+    refused = [name for name in updates if name not in UPDATABLE]
+    if refused:
+        raise invalid_field(*refused)
+    sub = ctx.conn.execute("SELECT * FROM subscriptions WHERE transactionreference = ?",
+                           (row["transactionreference"],)).fetchone()
+    if sub is None or sub["parent"] == FAILED:
+        raise NOT_UPDATABLE
+    changes = _checked_updates(sub, updates)
+    plan = Plan.of(sub, finalnumber=int(changes.get("subscriptionfinalnumber", sub["finalnumber"])),
+                   active=changes.get("transactionactive", sub["active"]), parent=parent_state(ctx.conn, sub))
+    ctx.conn.execute(
+        "UPDATE subscriptions SET baseamount = ?, finalnumber = ?, active = ?, parent = ?, next_due_date = ? "
+        "WHERE id = ?", (changes.get("baseamount", sub["baseamount"]), plan.finalnumber, plan.active, plan.parent,
+                         plan.next_due(), sub["id"]))
+    return changes
+
+
+def parent_state(conn: sqlite3.Connection, sub: Mapping[str, Any]) -> str:
+    """The parent AUTH's state now (settlement may have happened outside a daily run)."""
+    if sub["parent"] != AUTHORISED:
+        return sub["parent"]
+    (status,) = conn.execute("SELECT settlestatus FROM transactions WHERE transactionreference = ?",
+                             (sub["authreference"],)).fetchone()
+    return SETTLED if status == "100" else AUTHORISED
+
+
+def _checked_updates(sub: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
+    changes: dict[str, str] = {}
+    if "transactionactive" in updates:
+        if updates["transactionactive"] not in ("0", "1", "2"):
+            raise invalid_field("transactionactive")
+        changes["transactionactive"] = updates["transactionactive"]
+    if "baseamount" in updates:
+        amount = updates["baseamount"]
+        if not amount.isdigit() or int(amount) <= 0:
+            raise invalid_field("baseamount")
+        changes["baseamount"] = str(int(amount))
+    if "subscriptionfinalnumber" in updates:
+        value = updates["subscriptionfinalnumber"]
+        last_made = sub["nextnumber"] - 1
+        if not value.isdigit() or (int(value) != 0 and int(value) < last_made):
+            raise invalid_field("subscriptionfinalnumber")  # payments already made cannot be undone
+        changes["subscriptionfinalnumber"] = str(int(value))
+    return changes
