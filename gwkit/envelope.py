@@ -20,8 +20,17 @@ VERSION = "1.00"
 _REFERENCE_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
+# Bytes 0-251 map evenly onto the 36 characters (252 = 7 * 36); 252-255 are dropped, so every
+# character is equally likely. One call into the system's random source per reference.
+_TO_ALPHABET = bytes.maketrans(bytes(range(252)), (_REFERENCE_ALPHABET * 7).encode())
+_UNEVEN = bytes(range(252, 256))
+
+
 def new_request_reference() -> str:
-    return "A" + "".join(secrets.choice(_REFERENCE_ALPHABET) for _ in range(8))
+    while True:
+        chars = secrets.token_bytes(12).translate(_TO_ALPHABET, _UNEVEN)
+        if len(chars) >= 8:
+            return "A" + chars[:8].decode()
 
 
 def to_wire(value: Any, name: str = "value") -> Any:

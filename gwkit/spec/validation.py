@@ -65,6 +65,8 @@ def _check(spec: Field, name: str, value: Any, request: Mapping[str, Any],
     allowed = choices if choices is not None else spec.choices
     if allowed and value not in allowed:
         return [_problem(name, f"must be one of {', '.join(allowed)}", value)]
+    if not spec.rules:
+        return []
     return [_problem(name, rule.text, value) for rule in spec.rules if not rule.check(value, request)]
 
 
@@ -117,24 +119,43 @@ def variants_for(types: list[str], request: Mapping[str, Any]) -> list[tuple[Req
     return [(rt, rt.select(request)) for rt in request_types_of(types)]
 
 
+# The merged field sets of a combination of variants, made once per combination (validation is on
+# the client's hot path). Keyed by the variants' ids; the entry keeps the variants alive.
+_MERGED: dict[tuple[int, ...], tuple[Any, ...]] = {}
+
+
+def _merged(variants: list[tuple[RequestType, Variant]]) -> tuple[Any, ...]:
+    key = tuple(id(variant) for _, variant in variants)
+    merged = _MERGED.get(key)
+    if merged is None:
+        allowed: set[str] = {"requesttypedescriptions"}
+        forbidden: dict[str, tuple[str, str]] = {}
+        choices: dict[str, tuple[str, ...]] = {}
+        required: list[str] = []
+        for rt, variant in variants:
+            allowed.update(variant.allowed)
+            required.extend(f for f in variant.required if f not in required)
+            for name, why in variant.forbidden.items():
+                forbidden.setdefault(name, (rt.key, why))
+            choices.update(variant.choices)
+        merged = _MERGED[key] = (tuple(v for _, v in variants), frozenset(allowed), tuple(required),
+                                 forbidden, choices)
+    return merged
+
+
 def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mapping[str, Any],
                     strict: bool) -> list[Problem]:
     problems: list[Problem] = []
-    allowed: set[str] = {"requesttypedescriptions"}
-    forbidden: dict[str, tuple[str, str]] = {}
-    choices: dict[str, tuple[str, ...]] = {}
-    required: list[str] = []
-    for rt, variant in variants:
-        allowed.update(variant.allowed)
-        required.extend(f for f in variant.required if f not in required)
-        for name, why in variant.forbidden.items():
-            forbidden.setdefault(name, (rt.key, why))
-        choices.update(variant.choices)
+    _, allowed, required, forbidden, choices = _merged(variants)
     for name in required:
         if request.get(name) in (None, ""):
             what = " + ".join(f"{rt.key} ({v.name})" for rt, v in variants)
             problems.append(Problem(name, f"is required in {what} requests"))
     for name, value in request.items():
+        if name in allowed and name in FIELDS:  # the usual case first: a field this request type uses
+            if value is not None and name != "requesttypedescriptions":
+                problems.extend(_check(FIELDS[name], name, value, request, choices.get(name)))
+            continue
         if name in IGNORED_FIELDS or name == "requesttypedescriptions":
             continue
         if name in forbidden and name not in allowed:
@@ -151,14 +172,9 @@ def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mappin
             if strict:
                 problems.append(_problem(name, "is not a field of the interface", value))
             continue
-        if name not in allowed:
-            if strict:
-                keys = ", ".join(rt.key for rt, _ in variants)
-                problems.append(_problem(name, f"is not used by {keys} requests", value))
-            continue
-        if value is None:
-            continue
-        problems.extend(_check(FIELDS[name], name, value, request, choices.get(name)))
+        if strict:  # a field of the interface that this request type does not use
+            keys = ", ".join(rt.key for rt, _ in variants)
+            problems.append(_problem(name, f"is not used by {keys} requests", value))
     return problems
 
 
