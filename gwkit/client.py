@@ -149,9 +149,10 @@ class _Base(_Requests):
                       **more: Any) -> dict[str, Any]:
         """One request object with the client's `sitereference` and `currencyiso3a` filled in
         where the request type (and variant) uses them. Nothing is validated or sent."""
-        names = (types,) if isinstance(types, str) else tuple(types)
-        given = {**fields, **more} if fields and more else (fields or more)
-        return build_request(names, self._defaults_for(names, given), **given)
+        request = build_request(types, fields, **more)
+        if self.sitereference is not None or self.currencyiso3a is not None:
+            self._fill_defaults(request)
+        return request
 
     def build_filter(self, filter: Mapping[str, Any] | None = None, /, **filter_fields: Any) -> Any:
         """A TRANSACTIONQUERY/UPDATE filter in the gateway's shape `{name: [{"value": ...}]}`.
@@ -171,21 +172,18 @@ class _Base(_Requests):
         """The envelope for request objects: alias, version, a `requestreference` per object."""
         return build_envelope(self.alias, requests)
 
-    def _defaults_for(self, types: tuple[str, ...], fields: Mapping[str, Any]) -> dict[str, Any]:
-        """The client's defaults that this request type and variant use and `fields` lacks."""
-        missing = {name: value for name, value in
-                   (("sitereference", self.sitereference), ("currencyiso3a", self.currencyiso3a))
-                   if value is not None and name not in fields}
-        if not missing:
-            return missing
-        request_type = REQUEST_TYPES.get("+".join(types))
+    def _fill_defaults(self, request: dict[str, Any]) -> None:
+        """Add the client's defaults that this request type and variant use and `request` lacks."""
+        request_type = REQUEST_TYPES.get("+".join(request["requesttypedescriptions"]))
         if request_type is None:
-            return {}
-        variant = request_type.select(fields)
+            return
+        variant = request_type.select(request)
         used = self._fields_by_variant.get((request_type.key, variant.name))
         if used is None:
             used = self._fields_by_variant[(request_type.key, variant.name)] = frozenset(variant.allowed)
-        return {name: value for name, value in missing.items() if name in used}
+        for name, value in (("sitereference", self.sitereference), ("currencyiso3a", self.currencyiso3a)):
+            if value is not None and name in used and name not in request:
+                request[name] = to_wire(value, name)
 
     def _single(self, types: tuple[str, ...], fields: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [self.build_request(types, fields)]
@@ -275,7 +273,7 @@ class _Call:
     def answered(self, http_response: httpx.Response) -> _Outcome:
         elapsed = perf_counter() - self._t0
         data, response, error = self._read(http_response, elapsed)
-        reference = data.get("requestreference") if isinstance(data, Mapping) else None
+        reference = data.get("requestreference") if isinstance(data, (dict, Mapping)) else None
         return self._finish(elapsed, http_response.status_code, data, response, error, None, False,
                             reference or self.expected)
 

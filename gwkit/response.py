@@ -142,8 +142,8 @@ class Response(Sequence[Record]):
 
     def __init__(self, raw: Mapping[str, Any], *, request: Mapping[str, Any] | None = None,
                  elapsed: float = 0.0, status_code: int = 200):
-        records = raw.get("response") if isinstance(raw, Mapping) else None
-        if not isinstance(records, list) or not all(isinstance(r, Mapping) for r in records):
+        records = raw.get("response") if isinstance(raw, (dict, Mapping)) else None
+        if not isinstance(records, list) or not all(isinstance(r, (dict, Mapping)) for r in records):
             raise ResponseFormatError("the answer is not a gateway envelope (no 'response' list of records)",
                                       excerpt(raw), status_code)
         if not records:
