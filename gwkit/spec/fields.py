@@ -193,7 +193,10 @@ _FIELD_LIST: list[Field] = [
        label="County / state"),
     _f("billingcountryiso2a", t.ALPHA, 2, min_length=2, rules=(UPPERCASE,), where={REQUEST, BILLING},
        report=CATEGORY, label="Country"),
-    _f("billingpostcode", t.ALPHANUMERIC, 25, rules=(POSTCODE,), where={REQUEST, BILLING}, label="Postcode"),
+    # Typed Alphanumeric, but "validated only for US, GB and CA" (ZIP+4 and many countries use "-"):
+    # elsewhere only the length and the absence of control characters are checked.
+    _f("billingpostcode", t.ALPHANUMERIC_SYMBOLS, 25, rules=(POSTCODE,), where={REQUEST, BILLING},
+       label="Postcode"),
     _f("billingemail", t.EMAIL, 255, where={REQUEST, BILLING}, label="Email"),
     _f("billingtelephonetype", t.CHAR, 1, choices=("H", "M", "W"), where={REQUEST, BILLING},
        label="Telephone type"),

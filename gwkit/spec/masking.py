@@ -36,6 +36,12 @@ def mask_value(name: str, value: Any) -> Any:
         return REDACTED
     if isinstance(value, str):
         return mask_text(value)
+    if isinstance(value, int) and not isinstance(value, bool):  # a card number given as a number
+        text = str(value)
+        masked = mask_text(text)
+        return value if masked == text else masked
+    if isinstance(value, (dict, list)):
+        return mask_data(value)
     return value
 
 

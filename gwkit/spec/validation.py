@@ -35,9 +35,10 @@ class Problem:
 
 
 def _problem(name: str, rule: str, value: Any) -> Problem:
+    value = mask_value(name, value)  # mask first: a cut could leave a partial PAN unrecognised
     if isinstance(value, str) and len(value) > 60:
         value = value[:57] + "..."
-    return Problem(name, rule, mask_value(name, value))
+    return Problem(name, rule, value)
 
 
 def check_value(name: str, value: Any, request: Mapping[str, Any] | None = None,
