@@ -1,0 +1,311 @@
+"""A step-by-step view of 3-D Secure version 1: enrolment check, ACS, term URL, AUTH.
+
+    stepper = ThreeDSecureStepper(gw)      # gw = gwkit.connect() or any gwkit.Client
+    stepper                                # choose a card, press "Send THREEDQUERY", follow the steps
+
+Each step shows what was sent and what came back (masked), what the fields mean and what comes
+next. For an enrolled card the issuer's page (the sandbox's simulated ACS, or a real issuer's)
+opens inside the notebook in an iframe, or in a new tab through the link beside it; when the ACS
+posts the customer back to gwkit's term URL receiver, the stepper moves on by itself and, unless
+told otherwise, sends the AUTH at once, as a merchant's term URL script would.
+
+Without a browser (scripts, tests, notebook runs) `complete_acs(outcome)` plays the customer at
+the sandbox ACS. Tests drive the stepper through its widgets' `.value` and `.click()`.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import ipywidgets as widgets
+
+from ..report.codes import explain
+from ..spec.masking import mask_data, mask_pan
+from ..threeds import (AUTH_WITH_PARENT, AUTHORISED, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow,
+                       TermUrlReceiver)
+from .guard import guarded, show_error
+
+DEFAULT_PAN = "4111110000000211"
+DEFAULT_EXPIRY = "12/2049"
+MAX_SHOWN = 64  # characters of a long value (pareq, PaRes) shown in the tables
+
+OUTCOME_CHOICES = (
+    ("Y: authenticated", "Y"), ("N: not authenticated", "N"), ("A: attempted", "A"),
+    ("U: authentication unavailable", "U"), ("cancel: the cardholder gives up (N)", "cancel"),
+)
+
+FIELD_MEANINGS = {
+    "enrolled": "Is the card in 3-D Secure? Y yes, N no, U could not be determined.",
+    "xid": "The 3-D Secure transaction identifier the service assigned.",
+    "pareq": "The payer authentication request, passed unchanged to the ACS as PaReq.",
+    "md": "The merchant's session reference: posted to the ACS as MD, it comes back with PaRes.",
+    "acsurl": "The card issuer's Access Control Server: the customer's browser is sent there.",
+    "threedversion": "The 3-D Secure protocol version.",
+    "transactionreference": "This record's reference; a non-enrolled card's AUTH names it as parent.",
+    "PaReq": "From 'pareq' of the THREEDQUERY.",
+    "TermUrl": "The merchant's page that receives the customer back (gwkit's term URL receiver).",
+    "MD": "From 'md' of the THREEDQUERY; the merchant finds its session with it.",
+    "PaRes": "The issuer's signed answer; sent unchanged as 'pares' in the AUTH.",
+    "status": "Y authenticated, N not authenticated (A attempted and U unavailable in the sandbox).",
+    "eci": "E-commerce indicator: 05 (Visa) / 02 (Mastercard) authenticated, 06/01 attempted.",
+    "cavv": "The issuer's proof of authentication.",
+    "parenttransactionreference": "The THREEDQUERY this AUTH continues.",
+    "settlestatus": "0 will settle, 3 cancelled: no money moves.",
+    "errorcode": "0 means success; anything else is an error (see the explanation).",
+}
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    name: str  # the flow's step name
+    title: str
+    what: str
+
+
+STEPS = (
+    StepInfo("THREEDQUERY", "1. Enrolment check (THREEDQUERY)",
+             "The merchant asks the gateway whether the card is enrolled in 3-D Secure."),
+    StepInfo("ACS", "2. Redirect to the card issuer (ACS)",
+             "The customer's browser posts PaReq, TermUrl and MD to the issuer's ACS, which asks the "
+             "cardholder to prove who they are."),
+    StepInfo("TERMURL", "3. Back at the term URL",
+             "The ACS posts the browser back to the merchant's term URL with PaRes and MD."),
+    StepInfo("AUTH", "4. Authorisation (AUTH)",
+             "The merchant sends the AUTH: md and pares for an enrolled card, otherwise the THREEDQUERY "
+             "reference as parenttransactionreference."),
+)
+
+_BADGES = {"done": ("#1b7f3b", "done"), "current": ("#1f5fbf", "now"), "waiting": ("#6b7788", "waiting"),
+           "skipped": ("#9aa3ad", "not needed")}
+
+
+def card_choices() -> list[tuple[str, str]]:
+    """Test cards as (masked number and what it does, number), from the sandbox's card list."""
+    try:
+        from ..sandbox.acquirer import test_cards
+    except ImportError:  # pragma: no cover - the sandbox extra is not installed
+        return [(mask_pan(DEFAULT_PAN) + " VISA: enrolled (Y)", DEFAULT_PAN)]
+    return [(f"{mask_pan(c.pan)} {c.paymenttypedescription}: {c.notes}", c.pan) for c in test_cards().values()]
+
+
+def _shown(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+
+
+def _table(title: str, data: Mapping[str, Any]) -> str:
+    rows = "".join(
+        f"<tr><td style='padding-right:1em'><code>{html.escape(k)}</code></td>"
+        f"<td><code>{html.escape(_shown(v))}</code></td></tr>" for k, v in mask_data(dict(data)).items())
+    return f"<div><b>{html.escape(title)}</b><table style='font-size:90%'>{rows}</table></div>"
+
+
+def _meanings(*records: Mapping[str, Any]) -> str:
+    names = [n for n in FIELD_MEANINGS if any(n in r for r in records)]
+    if not names:
+        return ""
+    items = "".join(f"<li><code>{n}</code>: {html.escape(FIELD_MEANINGS[n])}</li>" for n in names)
+    return f"<details><summary>What these fields mean</summary><ul style='font-size:90%'>{items}</ul></details>"
+
+
+class ThreeDSecureStepper(widgets.VBox):
+    """The four steps of 3-D Secure v1 as panels, with the controls to walk through them.
+
+    Controls: `card`, `expirydate`, `securitycode`, `baseamount`, `currency`, `query_button`,
+    `requery_button`, `outcome` and `complete_button` (the sandbox ACS without a browser),
+    `auto_auth`, `auth_button`, `restart_button`. Views: `step_views` (one HTML per step),
+    `acs_view` (the ACS in an iframe, and a link), `message` (errors). `flow` is the current
+    `gwkit.threeds.ThreeDSecureFlow`.
+    """
+
+    def __init__(self, client: Any, *, receiver: TermUrlReceiver | None = None, pan: str = DEFAULT_PAN,
+                 baseamount: str = "1050", iframe_height: str = "480px"):
+        super().__init__()
+        self.client = client
+        self.receiver = receiver
+        self.iframe_height = iframe_height
+        self.flow = self._new_flow()
+        self.card = widgets.Dropdown(options=card_choices(), value=pan, description="Card",
+                                     layout=widgets.Layout(width="44em"))
+        self.expirydate = widgets.Text(DEFAULT_EXPIRY, description="Expiry")
+        self.securitycode = widgets.Password(value="123", description="Security code")
+        self.baseamount = widgets.Text(str(baseamount), description="Amount", placeholder="base units, e.g. 1050")
+        self.currency = widgets.Text(getattr(client, "currencyiso3a", None) or "GBP", description="Currency")
+        self.query_button = widgets.Button(description="Send THREEDQUERY", button_style="primary")
+        self.requery_button = widgets.Button(description="Resend THREEDQUERY")
+        self.outcome = widgets.Dropdown(options=OUTCOME_CHOICES, value="Y", description="ACS outcome")
+        self.complete_button = widgets.Button(description="Complete the ACS here", tooltip=(
+            "Play the customer at the sandbox ACS without a browser"))
+        self.auto_auth = widgets.Checkbox(True, description="Send the AUTH as soon as the customer returns",
+                                          indent=False)
+        self.auth_button = widgets.Button(description="Send AUTH", button_style="primary")
+        self.restart_button = widgets.Button(description="Start again")
+        self.message = widgets.HTML()
+        self.acs_view = widgets.HTML()
+        self.step_views = {step.name: widgets.HTML() for step in STEPS}
+        self.query_button.on_click(guarded(lambda _: self.send_query(), self.message, context="sending THREEDQUERY"))
+        self.requery_button.on_click(guarded(lambda _: self.resend_query(), self.message,
+                                             context="resending THREEDQUERY"))
+        self.complete_button.on_click(guarded(lambda _: self.flow.complete_acs(self.outcome.value), self.message,
+                                              context="completing the ACS"))
+        self.auth_button.on_click(guarded(lambda _: self.send_auth(), self.message, context="sending AUTH"))
+        self.restart_button.on_click(guarded(lambda _: self.restart(), self.message, context="starting again"))
+        inputs = widgets.VBox([self.card, widgets.HBox([self.expirydate, self.securitycode]),
+                               widgets.HBox([self.baseamount, self.currency]),
+                               widgets.HBox([self.query_button, self.requery_button, self.restart_button])])
+        acs_controls = widgets.HBox([self.outcome, self.complete_button])
+        self.children = [inputs, self.step_views["THREEDQUERY"], self.step_views["ACS"], self.acs_view,
+                         acs_controls, self.step_views["TERMURL"], widgets.HBox([self.auth_button, self.auto_auth]),
+                         self.step_views["AUTH"], self.message]
+        self.refresh()
+
+    # -- actions (also what the buttons do) -------------------------------------------------------
+
+    def send_query(self) -> None:
+        self.message.value = ""
+        self.flow.query(pan=self.card.value, expirydate=self.expirydate.value.strip(),
+                        securitycode=self.securitycode.value.strip() or None,
+                        baseamount=self.baseamount.value.strip(), currencyiso3a=self.currency.value.strip())
+
+    def resend_query(self) -> None:
+        self.message.value = ""
+        self.flow.requery()
+
+    def complete_acs(self, outcome: str = "Y") -> None:
+        """Without a browser: choose `outcome` and press "Complete the ACS here"."""
+        self.outcome.value = outcome
+        self.complete_button.click()
+
+    def send_auth(self) -> None:
+        self.message.value = ""
+        self.flow.auth()
+
+    def restart(self) -> None:
+        self.flow.close()
+        self.flow = self._new_flow()
+        self.message.value = ""
+        self.acs_view.value = ""
+        self.refresh()
+
+    # -- showing the flow ----------------------------------------------------------------------
+
+    def _new_flow(self) -> ThreeDSecureFlow:
+        flow = ThreeDSecureFlow(self.client, receiver=self.receiver)
+        flow.on_change(self._flow_changed)
+        return flow
+
+    def _flow_changed(self, flow: ThreeDSecureFlow) -> None:
+        """Called after every step, also from the term URL receiver's thread."""
+        if flow is not self.flow:
+            return
+        try:
+            self.refresh()
+            if flow.next_step == REDIRECT and flow.returned and self.auto_auth.value:
+                flow.auth()
+        except Exception as error:
+            show_error(self.message, error, "continuing after the customer returned")
+            raise
+
+    def refresh(self) -> None:
+        flow = self.flow
+        states = self.step_states()
+        for step in STEPS:
+            self.step_views[step.name].value = self._step_html(step, states[step.name])
+        self.acs_view.value = self._acs_html()
+        step = flow.next_step
+        self.query_button.disabled = flow.query_record is not None
+        self.requery_button.disabled = step != RESEND_OR_AUTH
+        self.complete_button.disabled = not (step == REDIRECT and not flow.returned)
+        self.outcome.disabled = self.complete_button.disabled
+        self.auth_button.disabled = not (step in (AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH)
+                                         or (step == REDIRECT and flow.returned))
+
+    def step_states(self) -> dict[str, str]:
+        """done, current, waiting or skipped, for each step."""
+        flow = self.flow
+        if flow.query_record is None:
+            return {"THREEDQUERY": "current", "ACS": "waiting", "TERMURL": "waiting", "AUTH": "waiting"}
+        enrolled_path = flow.enrolled == "Y" and flow.query_record.get("errorcode") == "0"
+        done = flow.stage == AUTHORISED
+        states = {"THREEDQUERY": "done"}
+        if enrolled_path:
+            states["ACS"] = "done" if flow.returned else "current"
+            states["TERMURL"] = "done" if flow.returned else "waiting"
+            states["AUTH"] = "done" if done else ("current" if flow.returned else "waiting")
+        else:
+            states.update(ACS="skipped", TERMURL="skipped", AUTH="done" if done else "current")
+        return states
+
+    def _latest(self, name: str):
+        return next((s for s in reversed(self.flow.steps) if s.name == name), None)
+
+    def _step_html(self, step: StepInfo, state: str) -> str:
+        colour, label = _BADGES[state]
+        head = (f"<div style='border-left:4px solid {colour};padding:4px 10px;margin:6px 0'>"
+                f"<b>{html.escape(step.title)}</b> <span style='background:{colour};color:white;"
+                f"padding:1px 6px;border-radius:4px;font-size:85%'>{label}</span>"
+                f"<div style='color:#444'>{html.escape(step.what)}</div>")
+        shown = self._latest(step.name)
+        body = ""
+        if shown is not None:
+            body = ("<div style='display:flex;gap:2em;flex-wrap:wrap'>" + _table("Sent", shown.sent)
+                    + _table("Received", shown.received) + "</div>" + _meanings(shown.sent, shown.received))
+            count = sum(1 for s in self.flow.steps if s.name == step.name)
+            if count > 1:
+                body += f"<div><small>Sent {count} times; the latest is shown.</small></div>"
+        nxt = self._next_text(step.name, state)
+        if nxt:
+            body += f"<div style='margin-top:4px'><b>Next:</b> {nxt}</div>"
+        return head + body + "</div>"
+
+    def _next_text(self, name: str, state: str) -> str:
+        flow, step = self.flow, self.flow.next_step
+        if name == "THREEDQUERY" and flow.query_record is not None:
+            record = flow.query_record
+            if record.get("errorcode") != "0":
+                meaning = explain(record.get("errorcode"))
+                return html.escape(f"errorcode {record.get('errorcode')} {record.get('errormessage')}: "
+                                   f"{meaning.meaning} A standard AUTH without 3-D Secure may be sent (step 4).")
+            return html.escape({
+                "Y": "the card is enrolled: send the customer's browser to the ACS (step 2).",
+                "N": "the card is not enrolled: send the AUTH with parenttransactionreference (step 4).",
+                "U": "enrolment could not be determined: resend the THREEDQUERY, or send the AUTH with "
+                     "parenttransactionreference (step 4).",
+            }.get(flow.enrolled or "", ""))
+        if name == "ACS" and state == "current":
+            return ("the cardholder answers on the issuer's page below (or press <i>Complete the ACS here</i> "
+                    "to choose an outcome without a browser).")
+        if name == "TERMURL" and state == "done" and step == REDIRECT:
+            return "PaRes has arrived: send the AUTH with md and pares (step 4)."
+        if name == "AUTH" and flow.auth_record is not None:
+            return html.escape(self._auth_summary(flow.auth_record))
+        return ""
+
+    @staticmethod
+    def _auth_summary(record: Mapping[str, Any]) -> str:
+        code = record.get("errorcode")
+        meaning = explain(code)
+        parts = [f"errorcode {code} {record.get('errormessage', '')}: {meaning.meaning.rstrip('.')}"]
+        if record.get("status"):
+            parts.append(f"3-D Secure status {record['status']}")
+        if record.get("eci"):
+            parts.append(f"eci {record['eci']}")
+        if record.get("cavv"):
+            parts.append("cavv present (liability shift evidence)")
+        if record.get("settlestatus") is not None:
+            parts.append(f"settlestatus {record['settlestatus']}")
+        return "; ".join(parts) + f". {meaning.action}"
+
+    def _acs_html(self) -> str:
+        flow = self.flow
+        if flow.next_step != REDIRECT or flow.start_url is None:
+            return ""
+        if flow.returned:
+            return "<div><i>The customer is back from the ACS; the issuer's page is closed.</i></div>"
+        url = html.escape(flow.start_url, quote=True)
+        return (f"<div><a href='{url}' target='_blank' rel='noopener'>Open the card issuer's page in a new tab</a>"
+                f" (or answer it below)</div><iframe src='{url}' title='Card issuer (ACS)' "
+                f"style='width:100%;height:{self.iframe_height};border:1px solid #c5ccd6;border-radius:6px'>"
+                "</iframe>")
