@@ -1,0 +1,100 @@
+"""The request explorer: type and variant pickers, the form, the response, the session history."""
+
+from __future__ import annotations
+
+import pytest
+
+from gwkit import sandbox as sandbox_module
+from gwkit.connect import Connection, Target
+from gwkit.spec import REQUEST_TYPES
+from gwkit.widgets import RequestExplorer, RequestForm, ResponseView
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory):
+    handle = sandbox_module.start(tmp_path_factory.mktemp("explorer") / "sandbox.db")
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture
+def gw(sandbox):
+    target = Target("sandbox", sandbox.base_url, sandbox.username, sandbox.sitereference, "GBP", "test")
+    with Connection(target, sandbox.password, sandbox=sandbox) as connection:
+        yield connection
+
+
+@pytest.fixture
+def explorer(gw):
+    panel = RequestExplorer(gw)
+    yield panel
+    panel.close()
+
+
+def test_the_pickers_offer_every_request_type_and_its_variants(explorer):
+    assert [value for _label, value in explorer.type_picker.options] == list(REQUEST_TYPES)
+    assert (explorer.form.request_type.key, explorer.form.variant.name) == ("AUTH", "card")
+    assert [v for _l, v in explorer.variant_picker.options] == [v.name for v in REQUEST_TYPES["AUTH"].variants]
+
+    explorer.type_picker.value = "STORE"
+    assert explorer.form.request_type.key == "STORE"
+    assert [v for _l, v in explorer.variant_picker.options] == ["card"]
+    assert explorer.form_box.children == (explorer.form,)
+
+    explorer.type_picker.value = "AUTH"
+    explorer.variant_picker.value = "parent"
+    assert explorer.form.variant.name == "parent"
+    assert "parenttransactionreference" in explorer.form.fields
+    assert "pan" not in explorer.form.fields
+
+
+def test_sending_from_the_form_shows_the_response_and_a_history_entry(explorer):
+    explorer.form.fields["baseamount"].value = "70000"
+    explorer.form.send_button.click()
+    [view] = explorer.response_box.children
+    assert isinstance(view, ResponseView) and "70000 Decline" in view.table.value
+    assert explorer.form.response_box.children == ()  # shown once, in the panel
+    label, index = explorer.history.options[0]
+    assert index == len(explorer.exchanges) - 1
+    assert "AUTH error: 70000 Decline" in label
+
+
+def test_exchanges_made_in_code_join_the_history(explorer, gw):
+    before = len(explorer.history.options)
+    stored = gw.store(accounttypedescription="CARDSTORE", pan="4111111111111111",
+                      expirydate=f"12/{gw.sandbox.now().year + 2}")
+    assert len(explorer.history.options) == before + 1
+    assert stored.record["transactionreference"] in explorer.history.options[0][0]
+
+
+def test_selecting_a_history_entry_shows_that_exchange_again(explorer, gw):
+    first = gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
+                    expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
+    gw.auth(accounttypedescription="ECOM", baseamount=60010, pan="4111111111111111",
+            expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
+    reference = first.record["transactionreference"]
+    index = next(i for label, i in explorer.history.options if reference in label)
+    explorer.history.value = index
+    [view] = explorer.response_box.children
+    assert reference in view.table.value and "gwkit-ok" in view.summary.value
+    assert f"#{index + 1}" in view.summary.value
+
+
+def test_history_starts_with_the_connection_session(gw):
+    gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
+            expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
+    panel = RequestExplorer(gw, request_type="TRANSACTIONQUERY")
+    try:
+        assert len(panel.history.options) == len(gw.exchanges) >= 1
+        assert isinstance(panel.form, RequestForm) and panel.form.request_type.key == "TRANSACTIONQUERY"
+    finally:
+        panel.close()
+
+
+def test_close_stops_listening(gw):
+    panel = RequestExplorer(gw)
+    panel.close()
+    assert panel._exchange_made not in gw.exchange_hooks
+    gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
+            expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
+    assert len(panel.exchanges) == len(gw.exchanges) - 1
