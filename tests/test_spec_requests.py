@@ -1,0 +1,279 @@
+"""Every request type and variant of gwkit/spec/requests.py: required, forbidden and per-type rules.
+
+The cases are generated from `gwkit.spec.REQUEST_TYPES`, so a new request type or variant is
+tested as soon as it is in the table (and SAMPLE must then know its fields).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gwkit import ValidationError
+from gwkit.spec import FIELDS, REQUEST_TYPES, errordata, validate_request
+from gwkit.spec.fields import IGNORED_FIELDS, REQUEST
+from gwkit.spec.requests import FILTER_FIELDS, UPDATABLE_FIELDS
+
+PAN = "4111111111111111"
+MASKED = "411111######1111"
+
+# A valid value for every field a request object may carry.
+SAMPLE = {
+    "sitereference": "test_site12345", "accounttypedescription": "ECOM", "currencyiso3a": "GBP",
+    "baseamount": "1050", "orderreference": "order-1", "pan": PAN, "expirydate": "12/2030",
+    "securitycode": "123", "md": "md-abc123", "pares": "eJxVUt1ugjAUfhXS", "parenttransactionreference": "23-9-80001",
+    "credentialsonfile": "1", "termurl": "https://merchant.example/term", "accept": "text/html,*/*;q=0.8",
+    "useragent": "Mozilla/5.0 (X11; Linux x86_64)", "cachetoken": "eyJjYWNoZXRva2VuIjoieCJ9",
+    "requestreference": "Aabc12345",
+    "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
+    "subscriptionnumber": "1", "subscriptionfinalnumber": "12", "subscriptionbegindate": "2030-01-31",
+    "transactionactive": "2",
+    "billingpremise": "1", "billingstreet": "Test Street", "billingtown": "Bangor", "billingcounty": "Gwynedd",
+    "billingcountryiso2a": "GB", "billingpostcode": "TE45 6ST", "billingemail": "test@example.com",
+    "billingtelephonetype": "M", "billingtelephone": "+44 7700 900000", "billingprefixname": "Dr",
+    "billingfirstname": "Ann", "billingmiddlename": "B", "billinglastname": "Example", "billingsuffixname": "Jr",
+    "expirymonth": "12", "expiryyear": "2030", "paymenttypedescription": "VISA",
+    "filter": {"sitereference": [{"value": "test_site12345"}], "transactionreference": [{"value": "23-9-80001"}]},
+    "updates": {"transactionactive": "0"},
+}
+
+CASES = [(rt, variant) for rt in REQUEST_TYPES.values() for variant in rt.variants]
+IDS = [f"{rt.key}-{variant.name}" for rt, variant in CASES]
+
+
+def sample(name, variant):
+    if name in variant.choices:
+        return variant.choices[name][0]
+    return SAMPLE[name]
+
+
+def minimal(rt, variant):
+    return {"requesttypedescriptions": list(rt.types), **{n: sample(n, variant) for n in variant.required}}
+
+
+def full(rt, variant):
+    return {**minimal(rt, variant), **{n: sample(n, variant) for n in variant.allowed}}
+
+
+def problems_of(request, strict=True):
+    return [(p.field, p.rule) for p in validate_request(request, strict=strict)]
+
+
+def test_sample_knows_every_field_a_request_type_allows_or_forbids():
+    names = {n for _, v in CASES for n in (*v.allowed, *v.forbidden)}
+    assert names <= set(SAMPLE), f"add samples for {sorted(names - set(SAMPLE))}"
+
+
+@pytest.mark.parametrize("rt,variant", CASES, ids=IDS)
+def test_minimal_request_is_valid_and_selects_its_variant(rt, variant):
+    request = minimal(rt, variant)
+    assert rt.select(request) is variant
+    assert problems_of(request) == []
+
+
+@pytest.mark.parametrize("rt,variant", CASES, ids=IDS)
+def test_request_with_every_allowed_field_is_valid(rt, variant):
+    request = full(rt, variant)
+    assert rt.select(request) is variant
+    assert problems_of(request) == []
+
+
+@pytest.mark.parametrize("rt,variant,name", [(rt, v, n) for rt, v in CASES for n in v.required],
+                         ids=lambda x: getattr(x, "key", None) or getattr(x, "name", None) or x)
+def test_each_required_field_is_required(rt, variant, name):
+    request = minimal(rt, variant)
+    del request[name]
+    problems = validate_request(request)
+    assert problems, f"{rt.key} ({variant.name}) accepted a request without {name}"
+    if rt.select(request) is variant:  # removing a selector may switch to another variant
+        assert (name, f"is required in {rt.key} ({variant.name}) requests") in [(p.field, p.rule) for p in problems]
+    assert all(p.field and p.rule for p in problems)
+
+
+@pytest.mark.parametrize("rt,variant,name", [(rt, v, n) for rt, v in CASES for n in v.forbidden],
+                         ids=lambda x: getattr(x, "key", None) or getattr(x, "name", None) or x)
+def test_each_forbidden_field_is_refused(rt, variant, name):
+    request = {**minimal(rt, variant), name: SAMPLE[name]}
+    problems = validate_request(request)
+    assert problems, f"{rt.key} ({variant.name}) accepted {name}"
+    if rt.select(request) is variant:  # adding a selector may switch to another variant
+        rules = [p.rule for p in problems if p.field == name]
+        assert rules == [f"must not be sent in {rt.key} requests: {variant.forbidden[name]}"]
+    assert PAN not in " ".join(str(p) for p in problems)
+
+
+@pytest.mark.parametrize("rt,variant,name", [(rt, v, n) for rt, v in CASES for n in v.choices],
+                         ids=lambda x: getattr(x, "key", None) or getattr(x, "name", None) or x)
+def test_per_type_choices(rt, variant, name):
+    allowed = variant.choices[name]
+    for value in allowed:
+        assert problems_of({**minimal(rt, variant), name: value}) == []
+    outside = [c for c in FIELDS[name].choices if c not in allowed]
+    for value in outside:
+        assert problems_of({**minimal(rt, variant), name: value}) == [(name, f"must be one of {', '.join(allowed)}")]
+
+
+@pytest.mark.parametrize("rt,variant", CASES, ids=IDS)
+def test_fields_the_type_does_not_use_are_reported_when_strict(rt, variant):
+    unused = next(n for n, spec in FIELDS.items() if REQUEST in spec.where and n not in variant.allowed
+                  and n not in variant.forbidden and n != "requesttypedescriptions"
+                  and not any(n in v.selected_by for v in rt.variants))
+    request = {**minimal(rt, variant), unused: SAMPLE.get(unused, "x")}
+    assert [(f, r.split(" requests")[0]) for f, r in problems_of(request)] == [(unused, f"is not used by {rt.key}")]
+    assert problems_of(request, strict=False) == []
+
+
+@pytest.mark.parametrize("rt,variant", CASES, ids=IDS)
+def test_unknown_fields_are_typos_when_strict_and_ignored_otherwise(rt, variant):
+    request = {**minimal(rt, variant), "amount": "10"}
+    assert problems_of(request) == [("amount", "is not a field of the interface")]
+    assert problems_of(request, strict=False) == []
+    for name in IGNORED_FIELDS:  # what real clients add: accepted and ignored
+        assert problems_of({**minimal(rt, variant), name: "1.00"}) == []
+
+
+# -- the rules of the interface, spelled out ------------------------------------------------------
+
+def test_store_never_takes_a_security_code():
+    request = {**minimal(REQUEST_TYPES["STORE"], REQUEST_TYPES["STORE"].variants[0]), "securitycode": "123"}
+    [problem] = validate_request(request)
+    assert problem.field == "securitycode" and "never be sent in a STORE request" in problem.rule
+    assert problem.value == "[redacted]"
+
+
+@pytest.mark.parametrize("key,bad,allowed", [
+    ("THREEDQUERY", "MOTO", "ECOM"), ("AUTH+SUBSCRIPTION", "RECUR", "ECOM, MOTO"), ("STORE", "ECOM", "CARDSTORE"),
+])
+def test_account_type_per_request_type(key, bad, allowed):
+    rt = REQUEST_TYPES[key]
+    request = {**minimal(rt, rt.variants[-1]), "accounttypedescription": bad}
+    assert problems_of(request) == [("accounttypedescription", f"must be one of {allowed}")]
+
+
+def test_subscription_variants_follow_the_interface():
+    rt = REQUEST_TYPES["AUTH+SUBSCRIPTION"]
+    assert rt.types == ("AUTH", "SUBSCRIPTION")
+    assert {v.name for v in rt.variants} == {"threeds", "parent", "card"}
+    for variant in rt.variants:
+        for name in ("sitereference", "accounttypedescription", "currencyiso3a", "baseamount", "orderreference",
+                     "subscriptiontype", "subscriptionunit", "subscriptionfrequency", "subscriptionnumber",
+                     "subscriptionfinalnumber", "subscriptionbegindate", "credentialsonfile"):
+            assert name in variant.required, (variant.name, name)
+        assert "transactionactive" in variant.optional
+    assert {"md", "pares"} <= set(rt.variant("threeds").required)
+    assert "parenttransactionreference" in rt.variant("parent").required
+    assert {"pan", "expirydate"} <= set(rt.variant("card").required)
+
+
+def test_auth_after_3d_secure_needs_md_and_pares_and_inherits_the_rest():
+    request = {"requesttypedescriptions": ["AUTH"], "md": "m"}
+    assert problems_of(request) == [("pares", "is required in AUTH (threeds) requests")]
+    request = {"requesttypedescriptions": ["AUTH"], "md": "m", "pares": "p", "pan": PAN}
+    [problem] = validate_request(request)
+    assert problem.field == "pan" and problem.value == MASKED
+
+
+@pytest.mark.parametrize("types,rule", [
+    ([], "must be a non-empty list of request type names"),
+    ("AUTH", "must be a non-empty list of request type names"),
+    ([1], "must be a non-empty list of request type names"),
+    (["FOO"], "unknown request type(s) FOO"),
+    (["SUBSCRIPTION"], "SUBSCRIPTION must be sent together with AUTH"),
+    (["STORE", "STORE"], "names a request type twice"),
+])
+def test_request_type_list_problems(types, rule):
+    assert problems_of({"requesttypedescriptions": types, "pan": PAN}) == [("requesttypedescriptions", rule)]
+
+
+def test_missing_request_types_and_non_objects():
+    assert problems_of({"pan": PAN})[0][0] == "requesttypedescriptions"
+    assert problems_of(["AUTH"]) == [("request", "each request object must be a JSON object")]
+
+
+def test_several_request_types_in_one_object_need_the_fields_of_each():
+    problems = dict(problems_of({"requesttypedescriptions": ["STORE", "THREEDQUERY"], "pan": PAN,
+                                 "expirydate": "12/2030", "sitereference": "test_site12345"}))
+    assert {"accounttypedescription", "termurl", "currencyiso3a", "baseamount"} <= set(problems)
+
+
+# -- TRANSACTIONQUERY / TRANSACTIONUPDATE in the real filter/updates shape ----------------------
+
+def query(filter_):
+    return {"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": filter_}
+
+
+def test_filter_shape_and_fields():
+    assert problems_of(query({"transactionreference": [{"value": "1-2-3"}, {"value": "1-2-4"}],
+                              "settlestatus": [{"value": "0"}, {"value": "100"}]})) == []
+    assert set(FILTER_FIELDS) >= {"sitereference", "transactionreference", "settlestatus"}
+    assert problems_of(query("1-2-3"))[0][0] == "filter"
+    assert problems_of(query({"transactionreference": "1-2-3"}))[0] == (
+        "filter.transactionreference", 'must be a list such as [{"value": "..."}]')
+    assert problems_of(query({"transactionreference": ["1-2-3"]}))[0] == (
+        "filter.transactionreference", 'each entry must be an object {"value": "..."}')
+    assert problems_of(query({"pan": [{"value": PAN}]}))[0][0] == "filter.pan"
+    assert problems_of(query({"settlestatus": [{"value": "7"}]})) == [
+        ("filter.settlestatus", "must be one of 0, 1, 2, 3, 10, 100")]
+
+
+def test_updates_name_updatable_fields_with_valid_values():
+    def update(updates):
+        return {"requesttypedescriptions": ["TRANSACTIONUPDATE"],
+                "filter": {"transactionreference": [{"value": "1-2-3"}]}, "updates": updates}
+    for name in UPDATABLE_FIELDS:
+        value = {"baseamount": "2000", "settlebaseamount": "2000", "subscriptionfinalnumber": "24"}.get(name, "1")
+        assert problems_of(update({name: value})) == [], name
+    assert problems_of(update({"pan": PAN}))[0][0] == "updates.pan"
+    assert problems_of(update({"transactionactive": "5"})) == [("updates.transactionactive", "must be one of 0, 1, 2")]
+    assert problems_of(update({"baseamount": "0"}))[0][0] == "updates.baseamount"
+    assert problems_of(update("transactionactive=0"))[0][0] == "updates"
+
+
+def test_filter_and_updates_belong_to_query_and_update_only():
+    auth = {**minimal(REQUEST_TYPES["AUTH"], REQUEST_TYPES["AUTH"].variant("card")), "filter": SAMPLE["filter"]}
+    assert problems_of(auth) == [("filter", "is only used by TRANSACTIONQUERY and TRANSACTIONUPDATE")]
+
+
+# -- every problem at once, named and masked ------------------------------------------------------
+
+BAD_AUTH = {
+    "requesttypedescriptions": ["AUTH"],
+    "accounttypedescription": "CARDSTORE",
+    "currencyiso3a": "gbp",
+    "baseamount": "10.50",
+    "pan": "4111111111111112",
+    "expirydate": "13/2030",
+    "securitycode": "12345",
+    "orderreference": "x" * 40 + PAN + "y" * 200,
+    "amount": "1050",
+    "md": "should-not-be-here",
+}
+
+
+def test_every_problem_is_reported_at_once_each_naming_field_and_rule():
+    problems = validate_request({k: v for k, v in BAD_AUTH.items() if k != "md"})
+    fields = [p.field for p in problems]
+    assert fields == ["sitereference", "accounttypedescription", "currencyiso3a", "baseamount", "pan",
+                      "expirydate", "securitycode", "orderreference", "amount"]
+    for problem in problems:
+        assert problem.rule and problem.field in str(problem)
+    assert errordata(problems) == fields
+
+
+def test_problem_values_are_masked_and_the_pan_never_shows():
+    problems = validate_request({**BAD_AUTH, "pan": PAN})
+    text = "\n".join(str(p) for p in problems) + repr(problems)
+    assert PAN not in text
+    assert "4111111111111112" not in str(validate_request(BAD_AUTH))
+    by_field = {p.field: p.value for p in validate_request(BAD_AUTH)}
+    assert by_field["pan"] == "411111######1112"
+    assert by_field["securitycode"] == "[redacted]"
+    assert "411111######" in by_field["orderreference"] and by_field["orderreference"].endswith("...")
+    error = ValidationError(validate_request({**BAD_AUTH, "pan": PAN}), "AUTH")
+    assert PAN not in str(error) and "12345" not in str(error)
+    assert {"pan", "pares"} <= set(error.fields)  # md selects the 3-D Secure variant
+
+
+def test_problems_as_dicts_for_forms_and_the_sandbox():
+    [problem] = validate_request({"requesttypedescriptions": ["STORE"], "sitereference": "test_site12345",
+                                  "accounttypedescription": "CARDSTORE", "pan": PAN, "expirydate": "2030/12"})
+    assert problem.as_dict() == {"field": "expirydate", "rule": "Date MM/YYYY: format MM/YYYY", "value": "2030/12"}
