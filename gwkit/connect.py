@@ -246,11 +246,16 @@ def sandbox_handle(db_path: str | os.PathLike[str] | None = None) -> "SandboxHan
         return handle
 
 
-@atexit.register
-def _stop_sandboxes() -> None:
-    for handle in list(_SANDBOXES.values()):
+def stop_sandboxes() -> None:
+    """Stop every sandbox `connect()` started in this process (also done at interpreter exit)."""
+    with _LOCK:
+        handles = list(_SANDBOXES.values())
+        _SANDBOXES.clear()
+    for handle in handles:
         try:
             handle.stop()
-        except Exception:  # noqa: BLE001 - best effort at interpreter exit
+        except Exception:  # noqa: BLE001 - best effort: one failing stop must not keep the others running
             pass
-    _SANDBOXES.clear()
+
+
+atexit.register(stop_sandboxes)
