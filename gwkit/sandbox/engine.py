@@ -28,7 +28,7 @@ from typing import Any
 from .gateway import Context
 from .payments import Card, authorise
 from .registry import daily_job
-from .subscriptions import AUTHORISED, SETTLED, Plan
+from .subscriptions import SETTLED, Plan
 
 BATCH_SIZE = 500  # subscriptions per write transaction
 JOB_NAME = "subscriptions"
@@ -39,30 +39,43 @@ _DUE = "SELECT * FROM subscriptions WHERE next_due_date <= ? ORDER BY next_due_d
 @daily_job(JOB_NAME, order=20)
 def run_subscriptions(job, day: date) -> dict[str, Any]:
     report = EngineReport()
-    with job.store.write() as conn:
-        report.started = start_settled(conn)
-        (total,) = conn.execute("SELECT COUNT(*) FROM subscriptions WHERE next_due_date <= ?",
-                                (day.isoformat(),)).fetchone()
+    today = day.isoformat()
+    if _settled_parents(job.store.connection()):
+        with job.store.write() as conn:
+            report.started = start_settled(conn)
+    total = _due_count(job.store.connection(), today)  # without a write lock: idle days cost no write
     cards = _card_cache(job)
     done = 0
-    while True:
-        with job.store.write() as conn:
-            rows = conn.execute(_DUE, (day.isoformat(), BATCH_SIZE)).fetchall()
-            if rows:
-                pay_batch(job.sandbox, conn, rows, day, cards, report)
+    while total:
+        with job.store.write() as conn:  # what is due is read again under the lock
+            rows = conn.execute(_DUE, (today, BATCH_SIZE)).fetchall()
+            pay_batch(job.sandbox, conn, rows, day, cards, report)
         if not rows:
             break
         done += len(rows)
         if job.progress is not None:
-            job.progress(f"{JOB_NAME} {day.isoformat()}", done, max(total, done))
+            job.progress(f"{JOB_NAME} {today}", done, max(total, done))
     return report.as_dict()
+
+
+# Subscriptions first, then their AUTH by its unique reference (CROSS JOIN fixes that order);
+# the literal 'authorised' lets SQLite use the partial index.
+_SETTLED_PARENTS = (
+    "FROM subscriptions s CROSS JOIN transactions t ON t.transactionreference = s.authreference "
+    "WHERE s.parent = 'authorised' AND t.settlestatus = '100'")
+
+
+def _settled_parents(conn: sqlite3.Connection) -> bool:
+    return conn.execute(f"SELECT EXISTS (SELECT 1 {_SETTLED_PARENTS})").fetchone()[0] == 1
+
+
+def _due_count(conn: sqlite3.Connection, today: str) -> int:
+    return conn.execute("SELECT COUNT(*) FROM subscriptions WHERE next_due_date <= ?", (today,)).fetchone()[0]
 
 
 def start_settled(conn: sqlite3.Connection) -> list[str]:
     """Mark subscriptions whose AUTH has settled; pending ones get their next due date."""
-    rows = conn.execute(
-        "SELECT s.* FROM subscriptions s JOIN transactions t ON t.transactionreference = s.authreference "
-        "WHERE s.parent = ? AND t.settlestatus = '100'", (AUTHORISED,)).fetchall()
+    rows = conn.execute(f"SELECT s.* {_SETTLED_PARENTS}").fetchall()
     updates, started = [], []
     for row in rows:
         due = Plan.of(row, parent=SETTLED).next_due()
@@ -92,21 +105,20 @@ def pay_batch(sandbox, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: d
                    "currencyiso3a": row["currencyiso3a"], "accounttypedescription": "RECUR",
                    "orderreference": row["orderreference"]}
         card = _card(ctx, cards, row)
-        due = row["next_due_date"]
+        number, due = plan.nextnumber, row["next_due_date"]
         while due is not None and due <= today:
-            number = plan.nextnumber
             if number > made.get(row["id"], 0):  # a number already made is never made again
                 record = authorise(ctx, request, card, extra={"subscriptionnumber": str(number)},
                                    timestamp=timestamp, check_expiry=False)
                 claims.append((row["id"], number, due, today, record["transactionreference"],
                                record["errorcode"], row["baseamount"]))
                 report.payment(record, caught_up=due < today)
-            plan = Plan.of(row, nextnumber=number + 1)
-            due = plan.next_due()
-        if plan.finished:
+            number += 1
+            due = plan.due_of(number)
+        if due is None:
             report.stopped.append(row["transactionreference"])
-        moves.append((plan.nextnumber, due, row["id"]))
-        numbers.append((str(plan.nextnumber), row["transactionreference"]))
+        moves.append((number, due, row["id"]))
+        numbers.append((str(number), row["transactionreference"]))
     conn.executemany("INSERT INTO subscription_payments (subscription_id, number, duedate, madedate, "
                      "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)", claims)
     conn.executemany("UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?", moves)
@@ -127,8 +139,8 @@ def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> 
     if cached is None:
         stored = ctx.store.card(ctx.conn, row["card_id"])
         cached = cards[row["card_id"]] = (stored["pan"], stored["expirydate"])
-    return Card(cached[0], cached[1], card_id=row["card_id"], details=json.loads(row["details"]),
-                parent=row["transactionreference"])
+    details = json.loads(row["details"]) if row["details"] != "{}" else {}
+    return Card(cached[0], cached[1], card_id=row["card_id"], details=details, parent=row["transactionreference"])
 
 
 def _card_cache(job) -> dict[int, tuple[str, str]]:

@@ -126,9 +126,13 @@ class Plan:
 
     def next_due(self) -> str | None:
         """`next_due_date`: the date of the next payment while the engine may make it."""
-        if not self.may_run or self.finished:
+        return self.due_of(self.nextnumber) if self.may_run else None
+
+    def due_of(self, number: int) -> str | None:
+        """The due date of payment `number`, or None past the final number."""
+        if self.finalnumber != 0 and number > self.finalnumber:
             return None
-        due = due_date(self.begindate, self.frequency, self.firstnumber, self.nextnumber)
+        due = due_date(self.begindate, self.frequency, self.firstnumber, number)
         return due.isoformat() if due else None
 
 

@@ -1,0 +1,93 @@
+"""The subscription engine against SQLite's own floor.
+
+10,000 monthly subscriptions are created through the sandbox's real AUTH SUBSCRIPTION handler
+(in-process, no HTTP), then the clock is advanced twelve months: 120,000 payments. The floor is
+the time SQLite takes to insert the same 120,000 payment rows (the records the engine made) into
+an empty `transactions` table of the same schema, in one transaction, measured in the same run.
+
+    .venv/bin/python benchmarks/subscription_engine.py [--subscriptions 10000] [--months 12]
+
+Prints both times and the ratio; the target is the engine within 10x of the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from datetime import date, datetime
+from pathlib import Path
+
+from gwkit.sandbox import Sandbox, gateway
+from gwkit.sandbox.store import Store
+
+ENVELOPE_SIZE = 100  # request objects per envelope while creating the subscriptions
+
+
+def subscription_request(index: int) -> dict[str, str]:
+    return {
+        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": "test_gwkit12345",
+        "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": str(500 + index % 5000),
+        "orderreference": f"bench-{index}", "pan": "4111111111111111", "expirydate": "12/2035",
+        "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "0",
+        # begin dates spread over the month, all after the day the clock starts
+        "subscriptionbegindate": date(2026, 1, 2 + index % 27).isoformat(), "credentialsonfile": "1",
+    }
+
+
+def create_subscriptions(sandbox: Sandbox, count: int) -> None:
+    account = sandbox.default_account
+    for start in range(0, count, ENVELOPE_SIZE):
+        requests = [subscription_request(i) for i in range(start, min(count, start + ENVELOPE_SIZE))]
+        answer = gateway.process(sandbox, {"alias": account.username, "request": requests}, account)
+        failed = [r for r in answer["response"] if r["errorcode"] != "0"]
+        if failed:
+            raise SystemExit(f"creating subscriptions failed: {failed[0]}")
+
+
+def floor_seconds(sandbox: Sandbox, directory: Path) -> tuple[float, int]:
+    """SQLite inserting the engine's payment rows into an empty table, one transaction."""
+    conn = sandbox.store.connection()
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(transactions)") if r[1] != "id"]
+    rows = conn.execute(f"SELECT {', '.join(columns)} FROM transactions WHERE accounttypedescription = 'RECUR' "
+                        "AND requesttypedescription = 'AUTH'").fetchall()
+    floor_store = Store(directory / "floor.db")
+    floor_store.connection().execute("PRAGMA foreign_keys=OFF")  # the cards are not copied
+    sql = f"INSERT INTO transactions ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    started = time.perf_counter()
+    with floor_store.write() as floor:
+        floor.executemany(sql, [tuple(r) for r in rows])
+    elapsed = time.perf_counter() - started
+    floor_store.close()
+    return elapsed, len(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--subscriptions", type=int, default=10_000)
+    parser.add_argument("--months", type=int, default=12)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gwkit-bench-") as tmp:
+        directory = Path(tmp)
+        sandbox = Sandbox(directory / "sandbox.db", clock_start=datetime(2026, 1, 1, 9, 0))
+        started = time.perf_counter()
+        create_subscriptions(sandbox, args.subscriptions)
+        created = time.perf_counter() - started
+        print(f"created {args.subscriptions:,} subscriptions through the handler in {created:.2f} s")
+
+        started = time.perf_counter()
+        report = sandbox.advance(by=f"P{args.months}M")
+        engine = time.perf_counter() - started
+        made = report["subscriptions"]["made"]
+        print(f"engine: advanced {args.months} months, {made:,} payments, {report['days']} daily runs "
+              f"(settlement included) in {engine:.2f} s ({engine / max(made, 1) * 1e6:.0f} us per payment)")
+
+        floor, inserted = floor_seconds(sandbox, directory)
+        print(f"floor:  SQLite inserted the same {inserted:,} payment rows in one transaction in {floor:.2f} s")
+        print(f"ratio:  engine / floor = {engine / floor:.1f}x (target: within 10x)")
+        sandbox.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+"""Subscriptions and their payments as pandas tables, and the numbers finance asks for.
+
+    subs, pays = gwkit.report.subscription_portfolio(gw)   # every subscription of the site, every payment
+    monthly_recurring_revenue(pays)                         # authorised recurring revenue per month
+    revenue_by_state(subs, pays); churn(subs, pays); decline_rates(pays)
+    plot_revenue_by_state(subs, pays)                       # stacked bars, axes labelled
+
+`subscriptions_frame` has one row per subscription (its SUBSCRIPTION record, typed from the spec
+tables, plus `state` and `next_due_date`); `payments_frame` one row per automated payment:
+`number`, `due_date`, `made_on`, amount, `outcome`. Both are built from what TRANSACTIONQUERY
+answers, so they work against the real gateway as against the sandbox.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date
+from typing import Any, Iterable, Mapping
+
+import pandas as pd
+
+from ..subscription import (
+    PENDING, SCHEDULED, STATES, Subscription, due_date, fetch_subscriptions, query_all, subscription_state,
+)
+from .frames import records_frame
+
+SUBSCRIPTION_COLUMNS = [
+    "transactionreference", "orderreference", "transactionactive", "baseamount", "currencyiso3a",
+    "subscriptionfrequency", "subscriptionunit", "subscriptionbegindate", "subscriptionnumber",
+    "subscriptionfinalnumber", "parenttransactionreference", "maskedpan", "paymenttypedescription",
+]
+PAYMENT_COLUMNS = ["subscription", "number", "due_date", "made_on", "baseamount", "baseamount_major",
+                   "currencyiso3a", "outcome", "errorcode", "errormessage", "transactionreference", "settlestatus"]
+AUTHORISED, DECLINED, FAILED = "authorised", "declined", "failed"
+STATE_COLOURS = {SCHEDULED: "#1b7f3b", PENDING: "#1f77b4", "suspended": "#ff7f0e", "stopped": "#7f7f7f",
+                 "declined": "#b00020"}
+
+
+def _as_subscriptions(items: Iterable[Subscription | Mapping[str, Any]]) -> list[Subscription]:
+    return [item if isinstance(item, Subscription) else Subscription(None, item) for item in items]
+
+
+def subscriptions_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
+                        payments: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per subscription: its SUBSCRIPTION record's fields and `state`; with the
+    `payments_frame` of its payments also `next_due_date`, when the next payment falls due while
+    the subscription is scheduled or pending."""
+    subs = _as_subscriptions(subscriptions)
+    frame = records_frame([dict(s.record) for s in subs], columns=SUBSCRIPTION_COLUMNS)
+    states = [s.state for s in subs]
+    frame.insert(1, "state", pd.Categorical(states, categories=list(STATES)))
+    if payments is not None:
+        made = payments.groupby("subscription").size()
+        frame["next_due_date"] = pd.to_datetime(pd.Series(
+            [_next_due(s, state, int(made.get(s.reference, 0))) for s, state in zip(subs, states)], dtype="object"))
+    return frame
+
+
+def _next_due(sub: Subscription, state: str, made: int) -> date | None:
+    if state not in (SCHEDULED, PENDING):
+        return None
+    return due_date(sub.begin_date, sub.frequency, sub.next_number - made, sub.next_number)
+
+
+def payments_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
+                   payments: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per payment of the given subscriptions, by subscription and number.
+
+    `due_date` comes from the subscription's schedule (3.1): the first automated payment's number
+    is the record's `subscriptionnumber` less the payments made, as each payment raises it by one.
+    `outcome` is authorised, declined (70000) or failed (any other error)."""
+    subs = {s.reference: s for s in _as_subscriptions(subscriptions)}
+    by_subscription: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for payment in payments:
+        parent = payment.get("parenttransactionreference")
+        if parent in subs and payment.get("requesttypedescription", "AUTH") == "AUTH":
+            by_subscription[parent].append(payment)
+    rows: list[dict[str, Any]] = []
+    for reference, sub in subs.items():
+        made = sorted(by_subscription.get(reference, []), key=lambda p: int(p.get("subscriptionnumber") or 0))
+        first = sub.next_number - len(made)
+        for payment in made:
+            number = int(payment.get("subscriptionnumber") or 0)
+            rows.append({
+                "subscription": reference, "number": number,
+                "due_date": due_date(sub.begin_date, sub.frequency, first, number) if number >= first else None,
+                "made_on": str(payment.get("transactionstartedtimestamp", ""))[:10] or None,
+                "baseamount": payment.get("baseamount"), "currencyiso3a": payment.get("currencyiso3a"),
+                "outcome": _outcome(payment), "errorcode": payment.get("errorcode"),
+                "errormessage": payment.get("errormessage"),
+                "transactionreference": payment.get("transactionreference"),
+                "settlestatus": payment.get("settlestatus"),
+            })
+    return _typed_payments(rows)
+
+
+def _outcome(payment: Mapping[str, Any]) -> str:
+    code = str(payment.get("errorcode"))
+    if code == "0" and payment.get("settlestatus") != "3":
+        return AUTHORISED
+    return DECLINED if code == "70000" else FAILED
+
+
+def _typed_payments(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = records_frame([{"baseamount": r["baseamount"], "currencyiso3a": r["currencyiso3a"],
+                            "errorcode": r["errorcode"], "settlestatus": r["settlestatus"]} for r in rows],
+                          columns=["baseamount", "currencyiso3a", "errorcode", "settlestatus"])
+    return pd.DataFrame({
+        "subscription": pd.array([r["subscription"] for r in rows], dtype="string"),
+        "number": pd.array([r["number"] for r in rows], dtype="Int64"),
+        "due_date": pd.to_datetime(pd.Series([r["due_date"] for r in rows], dtype="object")),
+        "made_on": pd.to_datetime(pd.Series([r["made_on"] for r in rows], dtype="object")),
+        "baseamount": frame["baseamount"], "baseamount_major": frame["baseamount_major"],
+        "currencyiso3a": frame["currencyiso3a"],
+        "outcome": pd.Categorical([r["outcome"] for r in rows], categories=[AUTHORISED, DECLINED, FAILED]),
+        "errorcode": frame["errorcode"],
+        "errormessage": pd.array([r["errormessage"] for r in rows], dtype="string"),
+        "transactionreference": pd.array([r["transactionreference"] for r in rows], dtype="string"),
+        "settlestatus": frame["settlestatus"],
+    }, columns=PAYMENT_COLUMNS)
+
+
+def subscription_portfolio(client: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(subscriptions, payments) of the client's site, fetched with TRANSACTIONQUERY (paged)."""
+    subs = fetch_subscriptions(client)
+    payments = query_all(client, accounttypedescription="RECUR", requesttypedescription="AUTH")
+    pays = payments_frame(subs, payments)
+    return subscriptions_frame(subs, pays), pays
+
+
+# -- analysis -----------------------------------------------------------------------------------
+
+def _month(series: pd.Series) -> pd.Series:
+    return series.dt.to_period("M")
+
+
+def monthly_recurring_revenue(payments: pd.DataFrame) -> pd.DataFrame:
+    """Per month the payments were made and currency: authorised revenue (major units), the number
+    of payments authorised and declined."""
+    if payments.empty:
+        return pd.DataFrame(columns=["month", "currencyiso3a", "revenue", "authorised", "declined"])
+    data = payments.assign(month=_month(payments["made_on"]),
+                           authorised=(payments["outcome"] == AUTHORISED).astype(int),
+                           declined=(payments["outcome"] != AUTHORISED).astype(int))
+    data["revenue"] = data["baseamount_major"].where(data["authorised"] == 1, 0.0)
+    table = (data.groupby(["month", "currencyiso3a"], observed=True)[["revenue", "authorised", "declined"]]
+             .sum().reset_index())
+    return table
+
+
+def current_mrr(subscriptions: pd.DataFrame) -> pd.Series:
+    """Monthly recurring revenue now, per currency: each scheduled subscription's amount (major units)
+    divided by its frequency in months."""
+    scheduled = subscriptions[subscriptions["state"] == SCHEDULED]
+    monthly = scheduled["baseamount_major"] / scheduled["subscriptionfrequency"].astype("float64")
+    return monthly.groupby(scheduled["currencyiso3a"], observed=True).sum().rename("mrr")
+
+
+def revenue_by_state(subscriptions: pd.DataFrame, payments: pd.DataFrame,
+                     currency: str | None = None) -> pd.DataFrame:
+    """Authorised revenue (major units) per month (rows) and the subscriptions' present state
+    (columns), in one currency (default: the most frequent)."""
+    currency = currency or _main_currency(payments)
+    paid = payments[(payments["outcome"] == AUTHORISED) & (payments["currencyiso3a"] == currency)]
+    states = subscriptions.set_index("transactionreference")["state"]
+    data = paid.assign(month=_month(paid["made_on"]),
+                       state=paid["subscription"].map(states).astype(pd.CategoricalDtype(list(STATES))))
+    table = data.pivot_table(index="month", columns="state", values="baseamount_major", aggfunc="sum",
+                             fill_value=0.0, observed=False)
+    table = table.loc[:, table.sum() > 0] if not table.empty else table
+    table.attrs["currency"] = currency
+    return table
+
+
+def churn(subscriptions: pd.DataFrame, payments: pd.DataFrame) -> pd.DataFrame:
+    """Churn through deactivation, per month: subscriptions that paid that month (`paying`), those of
+    them now inactive (transactionactive 0) whose last payment it was (`churned`), and the rate.
+
+    The gateway records no date of deactivation, so a deactivated subscription counts as churned in
+    the month of its last payment."""
+    if payments.empty:
+        return pd.DataFrame(columns=["paying", "churned", "churn_rate"])
+    paid = payments[payments["outcome"] == AUTHORISED].assign(month=lambda f: _month(f["made_on"]))
+    paying = paid.groupby("month")["subscription"].nunique()
+    inactive = set(subscriptions.loc[subscriptions["transactionactive"] == "0", "transactionreference"])
+    last = paid.groupby("subscription")["month"].max()
+    churned = last[last.index.isin(inactive)].value_counts()
+    table = pd.DataFrame({"paying": paying}).assign(churned=churned).fillna({"churned": 0})
+    table["churned"] = table["churned"].astype(int)
+    table["churn_rate"] = table["churned"] / table["paying"]
+    return table
+
+
+def decline_rates(payments: pd.DataFrame, by: str = "month") -> pd.DataFrame:
+    """Payments, declined (any non-authorised outcome) and the rate, per month made (`by="month"`)
+    or per payment number (`by="number"`)."""
+    if by not in ("month", "number"):
+        raise ValueError("by must be 'month' or 'number'")
+    key = _month(payments["made_on"]) if by == "month" else payments["number"]
+    declined = (payments["outcome"] != AUTHORISED).astype(int)
+    table = pd.DataFrame({"payments": declined.groupby(key).size(), "declined": declined.groupby(key).sum()})
+    table.index.name = by
+    table["decline_rate"] = table["declined"] / table["payments"]
+    return table
+
+
+def _main_currency(payments: pd.DataFrame) -> str:
+    counts = payments["currencyiso3a"].value_counts()
+    if counts.empty or counts.iloc[0] == 0:
+        raise ValueError("no payments with a currency")
+    return str(counts.index[0])
+
+
+# -- charts -------------------------------------------------------------------------------------
+
+def _axes(ax: Any, size: tuple[float, float]) -> Any:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=size)[1]
+
+
+def plot_revenue_by_state(subscriptions: pd.DataFrame, payments: pd.DataFrame, *, currency: str | None = None,
+                          ax: Any = None) -> Any:
+    """Stacked bars: authorised recurring revenue per month, by the subscriptions' state now."""
+    table = revenue_by_state(subscriptions, payments, currency)
+    if table.empty:
+        raise ValueError("no authorised payments to chart")
+    currency = table.attrs["currency"]
+    table.index = table.index.astype(str)
+    colours = [STATE_COLOURS.get(str(c), "#999999") for c in table.columns]
+    ax = table.plot.bar(stacked=True, ax=_axes(ax, (9, 4)), rot=45, color=colours)
+    ax.set_title(f"Recurring revenue by month and subscription state ({currency})")
+    ax.set_xlabel("Month the payment was made")
+    ax.set_ylabel(f"Authorised revenue ({currency}, major units)")
+    ax.legend(title="State now")
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_subscriptions_by_state(subscriptions: pd.DataFrame, *, ax: Any = None) -> Any:
+    """Bars: how many subscriptions are in each state."""
+    counts = subscriptions["state"].value_counts().reindex(list(STATES), fill_value=0)
+    ax = counts.plot.bar(ax=_axes(ax, (6, 3)), rot=0, color=[STATE_COLOURS[s] for s in counts.index])
+    ax.set_title("Subscriptions by state")
+    ax.set_xlabel("State")
+    ax.set_ylabel("Number of subscriptions")
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_decline_rates(payments: pd.DataFrame, *, ax: Any = None) -> Any:
+    """Line: the share of payments declined, per month."""
+    table = decline_rates(payments)
+    series = table["decline_rate"] * 100
+    series.index = series.index.astype(str)
+    ax = series.plot(ax=_axes(ax, (8, 3)), marker="o", color="#b00020")
+    ax.set_title("Declined subscription payments")
+    ax.set_xlabel("Month the payment was made")
+    ax.set_ylabel("Declined (% of payments)")
+    ax.set_ylim(bottom=0)
+    ax.figure.tight_layout()
+    return ax

@@ -1,0 +1,306 @@
+"""`Subscription`: one AUTH SUBSCRIPTION series, handled through the gateway's own requests.
+
+    sub = Subscription.create(gw, baseamount=1050, orderreference="gym-42", pan="4111111111111111",
+                              expirydate="12/2030", securitycode="123", subscriptionfrequency=1,
+                              subscriptionfinalnumber=12, subscriptionbegindate="2026-02-01")
+    sub.auth.ok, sub.state           # the first payment; "pending" until the AUTH settles
+    sub.set_amount(1500)             # later payments only
+    sub.suspend(); sub.activate()    # transactionactive 0, then 1
+    sub.set_final_number(24)         # a stopped subscription resumes
+    sub.payments()                   # the automated payments (TRANSACTIONQUERY on the parent reference)
+    sub.schedule(periods=6)          # the projected next payments as a DataFrame
+
+It works against the real gateway as against the sandbox: it only sends AUTH SUBSCRIPTION,
+TRANSACTIONQUERY and TRANSACTIONUPDATE requests. The schedule rules of interface 3.1 are here as
+pure functions (`due_date`, `payment_dates`), so a schedule can be checked without a gateway.
+"""
+
+from __future__ import annotations
+
+import calendar
+from datetime import date
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from .errors import GatewayError, GwkitError
+from .response import Record, Response
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["Subscription", "SubscriptionError", "due_date", "payment_dates", "query_all", "subscription_state"]
+
+# States a subscription can be in (derived from its records; the gateway only has transactionactive).
+PENDING, SCHEDULED, SUSPENDED, STOPPED, DECLINED = "pending", "scheduled", "suspended", "stopped", "declined"
+STATES = (PENDING, SCHEDULED, SUSPENDED, STOPPED, DECLINED)
+STATE_MEANINGS = {
+    PENDING: "transactionactive 2: waits for the first payment (the AUTH) to settle",
+    SCHEDULED: "payments are made on their due dates",
+    SUSPENDED: "transactionactive 0: no payments until it is set to 1 or 2",
+    STOPPED: "the final payment number was reached; raise subscriptionfinalnumber to resume",
+    DECLINED: "the first payment failed, so no payment is ever made",
+}
+CREATE_DEFAULTS = {"accounttypedescription": "ECOM", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
+                   "subscriptionnumber": "1", "credentialsonfile": "1"}
+MAX_QUERY_RECORDS = 500  # the most records one TRANSACTIONQUERY answers
+
+
+class SubscriptionError(GatewayError):
+    """The gateway refused a subscription request (the message carries its error code and fields)."""
+
+
+# -- the schedule (interface 3.1) -------------------------------------------------------------
+
+def due_date(begin: date, frequency: int, first_number: int, number: int) -> date:
+    """When payment `number` is due: `begin` plus (number - first) * frequency months.
+
+    Counted from the begin date each time (never from the previous payment), and a day past the
+    end of a shorter month falls on its last day: begun on the 31st, the payments fall on the
+    30th of April, the 28th or 29th of February, and the 31st again whenever the month has one.
+    """
+    if number < first_number:
+        raise ValueError(f"payment {number} comes before the first automated payment {first_number}")
+    months = begin.month - 1 + (number - first_number) * frequency
+    year, month = begin.year + months // 12, months % 12 + 1
+    return date(year, month, min(begin.day, calendar.monthrange(year, month)[1]))
+
+
+def payment_dates(begin: date, frequency: int, first_number: int, final_number: int, *,
+                  until: date | None = None, start: int | None = None,
+                  limit: int | None = None) -> list[tuple[int, date]]:
+    """(number, due date) of payments `start` (default the first) up to the final number (0: no end),
+    stopping after `until` and after `limit` payments; one of the three must bound an endless one."""
+    if final_number == 0 and until is None and limit is None:
+        raise ValueError("an endless subscription (final number 0) needs `until` or `limit`")
+    found: list[tuple[int, date]] = []
+    number = first_number if start is None else start
+    while (final_number == 0 or number <= final_number) and (limit is None or len(found) < limit):
+        try:
+            due = due_date(begin, frequency, first_number, number)
+        except (ValueError, OverflowError):  # beyond year 9999
+            break
+        if until is not None and due > until:
+            break
+        found.append((number, due))
+        number += 1
+    return found
+
+
+def subscription_state(record: Mapping[str, Any], auth: Mapping[str, Any] | None) -> str:
+    """The state of a SUBSCRIPTION record, given its parent AUTH record (None: not known)."""
+    if auth is not None and (str(auth.get("errorcode")) != "0" or auth.get("settlestatus") == "3"):
+        return DECLINED
+    active = str(record.get("transactionactive", "2"))
+    if active == "0":
+        return SUSPENDED
+    final, upcoming = int(record.get("subscriptionfinalnumber") or 0), int(record.get("subscriptionnumber") or 1)
+    if final != 0 and upcoming > final:
+        return STOPPED
+    if active == "2" and (auth is None or auth.get("settlestatus") != "100"):
+        return PENDING
+    return SCHEDULED
+
+
+# -- queries beyond 500 records ---------------------------------------------------------------
+
+def query_all(client: Any, **filters: Any) -> list[Record]:
+    """Every record a TRANSACTIONQUERY filter matches, newest first, however many: one answer holds
+    at most 500, so while answers are cut short the query is repeated with `enddate` set to the day
+    of the oldest record received (that day again, as it may have more)."""
+    seen: dict[str, Record] = {}
+    end: date | None = None
+    while True:
+        record = _query(client, filters, end).record
+        records = record.query_records
+        for found in records:
+            seen.setdefault(str(found.get("transactionreference")), found)
+        if _matched(record) <= len(records) or not records:
+            return list(seen.values())
+        oldest = date.fromisoformat(str(records[-1]["transactionstartedtimestamp"])[:10])
+        if oldest == end:
+            raise GwkitError(f"more than {len(records)} records match on {oldest}, more than one query "
+                             "answers: narrow the filter to fetch them all")
+        end = oldest
+
+
+def _matched(record: Record) -> int:
+    """How many records matched: `found` when the gateway says, else a full answer means more."""
+    if record.get("found") not in (None, ""):
+        return int(record["found"])
+    count = len(record.query_records)
+    return count + 1 if count >= MAX_QUERY_RECORDS else count
+
+
+def _query(client: Any, filters: Mapping[str, Any], end: date | None = None) -> Response:
+    response = client.transaction_query(**filters, **({"enddate": end.isoformat()} if end else {}))
+    response.raise_for_errors()
+    return response
+
+
+# -- the helper ------------------------------------------------------------------------------
+
+class Subscription:
+    """One subscription, known by the `transactionreference` of its SUBSCRIPTION record.
+
+    `record` is the SUBSCRIPTION record as last fetched, `auth` its parent AUTH record (the first
+    payment). Every method sends a request through `client` (a `gwkit.Client`) and refreshes them.
+    """
+
+    def __init__(self, client: Any, record: Mapping[str, Any], auth: Mapping[str, Any] | None = None):
+        self.client = client
+        self.record = record if isinstance(record, Record) else Record(record)
+        self.auth = None if auth is None else (auth if isinstance(auth, Record) else Record(auth))
+
+    def __repr__(self) -> str:
+        r = self.record
+        return (f"<Subscription {self.reference} {self.state}: {r.get('baseamount')} {r.get('currencyiso3a')} "
+                f"every {r.get('subscriptionfrequency')} {str(r.get('subscriptionunit', 'MONTH')).lower()}(s) from "
+                f"{r.get('subscriptionbegindate')}, next payment {r.get('subscriptionnumber')} of "
+                f"{r.get('subscriptionfinalnumber')} (0: no end), transactionactive {r.get('transactionactive')}>")
+
+    # creating and finding
+
+    @classmethod
+    def create(cls, client: Any, **fields: Any) -> "Subscription":
+        """Send AUTH SUBSCRIPTION. Raises `SubscriptionError` when the gateway refuses the request;
+        a declined first payment is not an exception: check `auth.ok` and `state`, as the interface says."""
+        response = client.auth_subscription(**{**CREATE_DEFAULTS, **fields})
+        if len(response.records) < 2 or response.records[1].requesttype != "SUBSCRIPTION" \
+                or response.records[1].errorcode != 0:
+            failed = next((r for r in response.records if r.errorcode != 0), response.record)
+            raise SubscriptionError(failed.errorcode, f"AUTH SUBSCRIPTION refused: {failed.errormessage}",
+                                    failed.errordata, response.requestreference, failed.requesttype)
+        return cls(client, response.records[1], response.records[0])
+
+    @classmethod
+    def from_reference(cls, client: Any, reference: str) -> "Subscription":
+        """The subscription whose SUBSCRIPTION record has `reference`."""
+        subscription = cls(client, {"transactionreference": reference})
+        subscription.refresh()
+        return subscription
+
+    @property
+    def reference(self) -> str:
+        return str(self.record["transactionreference"])
+
+    @property
+    def auth_reference(self) -> str | None:
+        return self.record.get("parenttransactionreference")
+
+    def refresh(self) -> "Subscription":
+        """Fetch the SUBSCRIPTION record and its parent AUTH again (one TRANSACTIONQUERY each)."""
+        found = _query(self.client, {"transactionreference": self.reference}).record.query_records
+        record = next((r for r in found if r.get("requesttypedescription") == "SUBSCRIPTION"), None)
+        if record is None:
+            raise SubscriptionError(30000, f"no SUBSCRIPTION record has transactionreference {self.reference}",
+                                    ["transactionreference"])
+        self.record = record
+        if record.get("parenttransactionreference"):
+            parents = _query(self.client, {"transactionreference": record["parenttransactionreference"]}
+                             ).record.query_records
+            self.auth = parents[0] if parents else None
+        return self
+
+    # state
+
+    @property
+    def state(self) -> str:
+        """pending, scheduled, suspended, stopped or declined (see STATE_MEANINGS)."""
+        return subscription_state(self.record, self.auth)
+
+    @property
+    def next_number(self) -> int:
+        """The number of the next payment (the record's `subscriptionnumber`)."""
+        return int(self.record.get("subscriptionnumber") or 1)
+
+    @property
+    def final_number(self) -> int:
+        return int(self.record.get("subscriptionfinalnumber") or 0)
+
+    @property
+    def begin_date(self) -> date:
+        return date.fromisoformat(str(self.record["subscriptionbegindate"]))
+
+    @property
+    def frequency(self) -> int:
+        return int(self.record.get("subscriptionfrequency") or 1)
+
+    # changes (TRANSACTIONUPDATE)
+
+    def update(self, **updates: Any) -> "Subscription":
+        """TRANSACTIONUPDATE of `baseamount`, `subscriptionfinalnumber` and/or `transactionactive`."""
+        response = self.client.transaction_update(transactionreference=self.reference, updates=updates)
+        record = response.record
+        if record.errorcode != 0:
+            raise SubscriptionError(record.errorcode, f"TRANSACTIONUPDATE of {self.reference} refused: "
+                                    f"{record.errormessage}", record.errordata, response.requestreference,
+                                    record.requesttype)
+        return self.refresh()
+
+    def set_amount(self, baseamount: int | str) -> "Subscription":
+        """The amount of every later payment, in base units (the payments made keep theirs)."""
+        return self.update(baseamount=baseamount)
+
+    def set_final_number(self, final_number: int | str) -> "Subscription":
+        """The number of the last payment (0: no end); raising it resumes a stopped subscription."""
+        return self.update(subscriptionfinalnumber=final_number)
+
+    def suspend(self) -> "Subscription":
+        return self.update(transactionactive=0)
+
+    def activate(self, value: int | str = 1) -> "Subscription":
+        """Re-enable: 1 pays at once (missed payments are caught up), 2 waits for the first payment to settle."""
+        return self.update(transactionactive=value)
+
+    # payments
+
+    def payments(self) -> list[Record]:
+        """The automated payments made so far, by number (AUTH records whose parent is this subscription)."""
+        found = query_all(self.client, parenttransactionreference=self.reference, requesttypedescription="AUTH")
+        return sorted(found, key=lambda r: int(r.get("subscriptionnumber") or 0))
+
+    def payments_frame(self) -> "pd.DataFrame":
+        """One row per payment: number, due date, date made, amount, outcome (see gwkit.report)."""
+        from .report.subscriptions import payments_frame
+
+        return payments_frame([self.record], self.payments())
+
+    @property
+    def first_number(self) -> int:
+        """The number of the first automated payment: the next number less the payments made."""
+        return self.next_number - len(self.payments())
+
+    def schedule(self, periods: int = 12, *, until: date | None = None) -> "pd.DataFrame":
+        """The next `periods` payments (or those due by `until`) as the engine would make them now:
+        number, due date, amount, and whether it will be made (`expected`) in the present state."""
+        import pandas as pd
+
+        first = self.first_number
+        dates = payment_dates(self.begin_date, self.frequency, first, self.final_number, start=self.next_number,
+                              until=until, limit=None if until is not None else periods)
+        state = self.state
+        expected = {SCHEDULED: "yes", PENDING: "once the first payment settles",
+                    SUSPENDED: "not while suspended", STOPPED: "no", DECLINED: "never"}[state]
+        frame = pd.DataFrame({
+            "number": pd.array([n for n, _ in dates], dtype="Int64"),
+            "due_date": pd.to_datetime(pd.Series([d for _, d in dates], dtype="object")),
+            "baseamount": pd.array([int(self.record["baseamount"])] * len(dates), dtype="Int64"),
+            "currencyiso3a": [self.record.get("currencyiso3a")] * len(dates),
+            "expected": [expected] * len(dates),
+        })
+        return frame
+
+
+def fetch_subscriptions(client: Any, references: Iterable[str] | None = None) -> list[Subscription]:
+    """Subscriptions of the client's site: those named, or every SUBSCRIPTION record."""
+    if references is not None:
+        return [Subscription.from_reference(client, r) for r in references]
+    records = query_all(client, requesttypedescription="SUBSCRIPTION")
+    auths = {r["transactionreference"]: r for chunk in _chunks([r.get("parenttransactionreference") for r in records], 100)
+             for r in query_all(client, transactionreference=chunk)}
+    return [Subscription(client, r, auths.get(r.get("parenttransactionreference"))) for r in records]
+
+
+def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
+    items = [i for i in items if i]
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
