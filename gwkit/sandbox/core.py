@@ -91,6 +91,41 @@ def _merge(into: dict[str, Any], part: Mapping[str, Any]) -> None:
             into[key] = value
 
 
+class Faults:
+    """Fault injection for tests of clients (`POST /_sandbox/faults`): HTTP only, not persisted.
+
+    `drop_next` answers of `POST /json/` are never sent: the HTTP app closes the connection
+    instead. With `process` the gateway handles the request first (the payment is made and the
+    answer lost, as when a connection fails after the request went out); without it the request
+    is dropped unread.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.drop_next = 0
+        self.process = True
+
+    def set(self, drop_next: int, process: bool = True) -> dict[str, Any]:
+        if not isinstance(drop_next, int) or isinstance(drop_next, bool) or drop_next < 0:
+            raise ValueError("drop_next must be a whole number, 0 or more")
+        with self._lock:
+            self.drop_next, self.process = drop_next, bool(process)
+        return self.state()
+
+    def state(self) -> dict[str, Any]:
+        return {"drop_next": self.drop_next, "process": self.process}
+
+    def take_drop(self) -> bool | None:
+        """None: answer normally; otherwise drop this answer (True: after processing the request)."""
+        if not self.drop_next:
+            return None
+        with self._lock:
+            if not self.drop_next:
+                return None
+            self.drop_next -= 1
+            return self.process
+
+
 class Sandbox:
     """The whole gateway: store, clock, accounts, request handling and daily jobs."""
 
@@ -102,6 +137,7 @@ class Sandbox:
         self.clock = Clock(self.store, clock_start)
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
         self.max_body_bytes = max_body_bytes
+        self.faults = Faults()
         self._advance_lock = threading.Lock()
         for job in DAILY_JOBS:
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.today().isoformat())
@@ -137,8 +173,10 @@ class Sandbox:
         if len(request.body) > self.max_body_bytes:
             return SandboxResponse.json({"error": "request body too large",
                                          "limit_bytes": self.max_body_bytes}, status=413)
-        if request.path in ("/json", "/json/") and request.method == "POST":
-            return self._gateway(request)
+        if request.path in ("/json", "/json/") and request.method in ("POST", "OPTIONS"):
+            from .tokens import cross_origin  # CORS and the https://localhost rule (interface 5.5)
+
+            return cross_origin(request, self._gateway)
         if request.path.startswith("/_sandbox/"):
             from .control import handle_control
 
@@ -149,12 +187,18 @@ class Sandbox:
         return SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"}, status=404)
 
     def _gateway(self, request: SandboxRequest) -> SandboxResponse:
+        account = self.authenticate(request.headers)
+        if account is None and "authorization" in request.headers:
+            return unauthorised()
         try:
             body = json.loads(request.body.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            fault = Fault(10205, "Malformed JSON", [str(exc)[:200]])
-            return SandboxResponse.json(gateway.request_error(fault))
-        account = self.authenticate(request.headers) or self._anonymous_account(body)
+            if account is None:  # only an authenticated caller learns more than 401
+                return unauthorised()
+            # The position only: the message of a JSON error may quote the body (card data).
+            where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+            return SandboxResponse.json(gateway.request_error(Fault(10205, "Malformed JSON", [where])))
+        account = account or self._anonymous_account(body)
         if account is None:
             return unauthorised()
         answer = gateway.process(self, body, account, origin=request.headers.get("origin"),
@@ -224,7 +268,7 @@ class Sandbox:
     def health(self) -> dict[str, Any]:
         (count,) = self.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
         return {"status": "ok", "now": self.clock.now().strftime("%Y-%m-%dT%H:%M:%S"),
-                "transactions": count, "database": str(self.store.path)}
+                "transactions": count, "database": str(self.store.path), "faults": self.faults.state()}
 
     def close(self) -> None:
         self.store.close()
