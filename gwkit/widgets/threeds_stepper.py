@@ -300,10 +300,12 @@ class ThreeDSecureStepper(widgets.VBox):
 
     def _acs_html(self) -> str:
         flow = self.flow
-        if flow.next_step != REDIRECT or flow.start_url is None:
+        if flow.start_url is None:
             return ""
         if flow.returned:
             return "<div><i>The customer is back from the ACS; the issuer's page is closed.</i></div>"
+        if flow.next_step != REDIRECT:
+            return ""
         url = html.escape(flow.start_url, quote=True)
         return (f"<div><a href='{url}' target='_blank' rel='noopener'>Open the card issuer's page in a new tab</a>"
                 f" (or answer it below)</div><iframe src='{url}' title='Card issuer (ACS)' "

@@ -1,0 +1,147 @@
+"""The 3-D Secure stepper driven through its widgets (.value and .click()) against a sandbox on
+127.0.0.1; the ACS is completed headlessly through the stepper's own controls."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+import gwkit  # noqa: E402
+import gwkit.sandbox  # noqa: E402
+from gwkit.errors import ValidationError  # noqa: E402
+from gwkit.threeds import TermUrlReceiver  # noqa: E402
+from gwkit.widgets.threeds_stepper import ThreeDSecureStepper  # noqa: E402
+
+START = datetime(2026, 3, 2, 9, 0, 0)
+ALL_DONE = {"THREEDQUERY": "done", "ACS": "done", "TERMURL": "done", "AUTH": "done"}
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory):
+    handle = gwkit.sandbox.start(tmp_path_factory.mktemp("stepper") / "sandbox.db", clock_start=START)
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture(scope="module")
+def client(gateway):
+    with gwkit.Client(gateway.base_url, gateway.username, gateway.password, sitereference=gateway.sitereference,
+                      currencyiso3a="GBP") as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def receiver():
+    with TermUrlReceiver() as r:
+        yield r
+
+
+@pytest.fixture
+def stepper(client, receiver):
+    s = ThreeDSecureStepper(client, receiver=receiver)
+    yield s
+    s.flow.close()
+
+
+def shown_text(stepper) -> str:
+    return " ".join(v.value for v in stepper.step_views.values()) + stepper.acs_view.value + stepper.message.value
+
+
+def test_starts_at_the_query_with_only_the_query_button_enabled(stepper):
+    assert stepper.step_states() == {"THREEDQUERY": "current", "ACS": "waiting", "TERMURL": "waiting",
+                                     "AUTH": "waiting"}
+    assert not stepper.query_button.disabled
+    assert stepper.requery_button.disabled and stepper.complete_button.disabled and stepper.auth_button.disabled
+    labels = " ".join(label for label, _ in stepper.card.options)  # what the browser is sent
+    assert "411111######0211" in labels and "4111110000000211" not in labels
+
+
+def test_enrolled_card_authenticated_moves_on_by_itself(stepper):
+    stepper.card.value = "4111110000000211"
+    stepper.query_button.click()
+    assert stepper.step_states()["ACS"] == "current"
+    assert "<iframe" in stepper.acs_view.value and stepper.flow.start_url in stepper.acs_view.value
+    assert not stepper.complete_button.disabled and stepper.auth_button.disabled
+    assert "send the customer&#x27;s browser to the ACS" in stepper.step_views["THREEDQUERY"].value
+    stepper.outcome.value = "Y"
+    stepper.complete_button.click()
+    assert stepper.step_states() == ALL_DONE  # the AUTH went as soon as the customer returned
+    record = stepper.flow.auth_record
+    assert (record["errorcode"], record["status"], record["eci"]) == ("0", "Y", "05")
+    auth_view = stepper.step_views["AUTH"].value
+    assert "3-D Secure status Y" in auth_view and "eci 05" in auth_view and "cavv present" in auth_view
+    text = shown_text(stepper)
+    assert "411111######0211" in text and "4111110000000211" not in text
+    assert stepper.flow.md not in text and stepper.flow.pares not in text
+    assert stepper.auth_button.disabled and stepper.complete_button.disabled
+
+
+def test_manual_auth_after_the_return(stepper):
+    stepper.auto_auth.value = False
+    stepper.query_button.click()
+    stepper.complete_acs("N")
+    assert stepper.step_states() == {"THREEDQUERY": "done", "ACS": "done", "TERMURL": "done", "AUTH": "current"}
+    assert "PaRes has arrived" in stepper.step_views["TERMURL"].value
+    assert not stepper.auth_button.disabled
+    stepper.auth_button.click()
+    record = stepper.flow.auth_record
+    assert (record["errorcode"], record["settlestatus"]) == ("60022", "3")
+    assert "errorcode 60022 Unauthenticated" in stepper.step_views["AUTH"].value
+
+
+def test_not_enrolled_card_skips_the_acs(stepper):
+    stepper.card.value = "4000000000000721"
+    stepper.query_button.click()
+    assert stepper.step_states() == {"THREEDQUERY": "done", "ACS": "skipped", "TERMURL": "skipped",
+                                     "AUTH": "current"}
+    assert stepper.acs_view.value == "" and stepper.complete_button.disabled
+    stepper.auth_button.click()
+    assert stepper.flow.auth_record["errorcode"] == "0"
+    assert stepper.flow.auth_record["parenttransactionreference"] == stepper.flow.query_record["transactionreference"]
+
+
+def test_unknown_enrolment_can_be_resent(stepper):
+    stepper.card.value = "4000000000000101"
+    stepper.query_button.click()
+    assert not stepper.requery_button.disabled
+    stepper.requery_button.click()
+    assert "Sent 2 times" in stepper.step_views["THREEDQUERY"].value
+    stepper.auth_button.click()
+    assert (stepper.flow.auth_record["errorcode"], stepper.flow.auth_record["enrolled"]) == ("0", "U")
+
+
+def test_unsupported_scheme_offers_a_standard_auth(stepper):
+    stepper.card.value = "36000000000008"
+    stepper.query_button.click()
+    assert "60031" in stepper.step_views["THREEDQUERY"].value
+    assert "standard AUTH without 3-D Secure" in stepper.step_views["THREEDQUERY"].value
+    stepper.auth_button.click()
+    assert stepper.flow.auth_record["errorcode"] == "0"
+
+
+def test_bank_decline_after_authentication(stepper):
+    stepper.baseamount.value = "70000"
+    stepper.query_button.click()
+    stepper.complete_acs("Y")
+    assert stepper.flow.auth_record["errorcode"] == "70000"
+    assert "errorcode 70000 Decline" in stepper.step_views["AUTH"].value
+
+
+def test_bad_input_fails_loudly_and_is_shown(stepper):
+    stepper.expirydate.value = "2030-12"
+    with pytest.raises(ValidationError, match="expirydate"):
+        stepper.query_button.click()
+    assert "expirydate" in stepper.message.value and stepper.flow.query_record is None
+
+
+def test_start_again(stepper):
+    stepper.query_button.click()
+    first = stepper.flow
+    stepper.restart_button.click()
+    assert stepper.flow is not first and stepper.flow.query_record is None
+    assert stepper.step_states()["THREEDQUERY"] == "current" and not stepper.query_button.disabled
+    assert re.search(r"<iframe", stepper.acs_view.value) is None
