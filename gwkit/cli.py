@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -42,11 +44,18 @@ def run_sandbox(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"gwkit sandbox: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
-    sandbox = Sandbox(args.db or default_db_path(), accounts=accounts)
+    db = args.db or default_db_path()
+    try:
+        sandbox = Sandbox(db, accounts=accounts)
+    except (OSError, sqlite3.Error) as exc:
+        sock.close()
+        print(f"gwkit sandbox: cannot open the database {db}: {exc}", file=sys.stderr)
+        return 1
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(f"gwkit sandbox listening on http://{shown}:{port}", flush=True)
+    print(f"gwkit sandbox listening on http://{shown}:{port}")
     print(f"  gateway endpoint: http://{shown}:{port}/json/")
+    print(f"  control API:      http://{shown}:{port}/_sandbox/ (same credentials)")
     print(f"  database:         {sandbox.store.path}")
     print(f"  clock:            {sandbox.clock.now():%Y-%m-%dT%H:%M:%S}")
     for account in sandbox.accounts.values():
@@ -55,15 +64,25 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"  site references:  {', '.join(account.sitereferences)}")
     print("Press Ctrl-C to stop.", flush=True)
     server = server_for(sandbox, log_level="info")
+    previous_sigterm = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:  # pragma: no cover - uvicorn handles SIGINT itself
+        server.run(sockets=[sock])  # uvicorn stops on SIGINT and SIGTERM, then re-raises the signal
+    except (KeyboardInterrupt, _Stopped):
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
         sandbox.close()
         sock.close()
     print("gwkit sandbox stopped.", flush=True)
     return 0
+
+
+class _Stopped(Exception):
+    """SIGTERM, after uvicorn's graceful shutdown."""
+
+
+def _stop_on_sigterm(signum, frame) -> None:
+    raise _Stopped()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,6 +16,7 @@ import hmac
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DEFAULT_USERNAME = "gwkit_sandbox"
 DEFAULT_PASSWORD = "gwkit-sandbox-password"
@@ -51,15 +52,31 @@ def load_accounts(path: str | Path) -> list[Account]:
     if not isinstance(entries, list) or not entries:
         raise AccountsError(f"{path}: needs at least one [[account]] table")
     accounts = [_account(path, index, entry) for index, entry in enumerate(entries, 1)]
-    names = [a.username for a in accounts]
-    if len(set(names)) != len(names):
-        raise AccountsError(f"{path}: a username is listed twice")
+    usernames: set[str] = set()
+    owners: dict[str, str] = {}  # site reference -> username
+    for account in accounts:
+        if account.username in usernames:
+            raise AccountsError(f"{path}: username {account.username!r} is listed twice")
+        usernames.add(account.username)
+        for site in account.sitereferences:
+            owner = owners.setdefault(site, account.username)
+            if owner != account.username:
+                raise AccountsError(f"{path}: site reference {site!r} is listed for both {owner!r} and "
+                                    f"{account.username!r}; a site belongs to one account")
     return accounts
 
 
-def _account(path, index: int, entry: dict) -> Account:
-    where = f"{path}: account {index}"
+def _account(path, index: int, entry: Any) -> Account:
+    where = f"{path}: [[account]] number {index}"
+    if not isinstance(entry, dict):
+        raise AccountsError(f"{where}: must be a table with username, password and sitereferences")
     username, password, sites = entry.get("username"), entry.get("password"), entry.get("sitereferences")
+    if isinstance(username, str) and username:
+        where += f" ({username!r})"
+    unknown = sorted(set(entry) - {"username", "password", "sitereferences"})
+    if unknown:
+        raise AccountsError(f"{where}: unknown key(s) {', '.join(unknown)}; "
+                            "an account has username, password and sitereferences")
     if not isinstance(username, str) or not username:
         raise AccountsError(f"{where}: username must be a non-empty string")
     if not isinstance(password, str) or not password:
@@ -71,5 +88,5 @@ def _account(path, index: int, entry: dict) -> Account:
     for site in sites:
         problems = check_value("sitereference", site)
         if problems:
-            raise AccountsError(f"{where}: sitereference {site!r}: {problems[0].rule}")
+            raise AccountsError(f"{where}: sitereferences: {site!r} {problems[0].rule}")
     return Account(username, password, tuple(sites))

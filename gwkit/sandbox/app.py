@@ -1,6 +1,13 @@
-"""The sandbox over HTTP: a Starlette app that hands every request to the Sandbox core."""
+"""The sandbox over HTTP: a Starlette app that hands every request to the Sandbox core.
+
+The one thing only HTTP can do is done here too: fault injection's dropped answers
+(`Sandbox.faults`), where the connection is closed instead of answered.
+"""
 
 from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -10,14 +17,18 @@ from starlette.routing import Route
 from .core import Sandbox, SandboxRequest, SandboxResponse
 
 METHODS = ["GET", "POST", "OPTIONS", "PUT", "DELETE", "PATCH", "HEAD"]
+GATEWAY_PATHS = ("/json", "/json/")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-def create_app(sandbox: Sandbox) -> Starlette:
+def create_app(sandbox: Sandbox) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
     async def endpoint(request: Request) -> Response:
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > sandbox.max_body_bytes:
-            answer = SandboxResponse.json({"error": "request body too large",
-                                           "limit_bytes": sandbox.max_body_bytes}, status=413)
+            answer = too_large(sandbox)
         else:
             body = await _read_limited(request, sandbox.max_body_bytes)
             answer = sandbox.handle(SandboxRequest(
@@ -27,7 +38,27 @@ def create_app(sandbox: Sandbox) -> Starlette:
             ))
         return Response(answer.body, status_code=answer.status, headers=answer.headers)
 
-    return Starlette(routes=[Route("/{path:path}", endpoint, methods=METHODS)])
+    starlette = Starlette(routes=[Route("/{path:path}", endpoint, methods=METHODS)])
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        drop = None
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in GATEWAY_PATHS:
+            drop = sandbox.faults.take_drop()
+        if drop is None:
+            await starlette(scope, receive, send)
+        elif drop:  # processed, then the answer lost
+            await starlette(scope, receive, _dropping(send))
+        else:
+            await _drain(receive)
+            await _close_connection(send)
+
+    app.sandbox = sandbox  # type: ignore[attr-defined]
+    return app
+
+
+def too_large(sandbox: Sandbox) -> SandboxResponse:
+    return SandboxResponse.json({"error": "request body too large", "limit_bytes": sandbox.max_body_bytes},
+                                status=413)
 
 
 async def _read_limited(request: Request, limit: int) -> bytes:
@@ -38,3 +69,31 @@ async def _read_limited(request: Request, limit: int) -> bytes:
         if size > limit:
             break  # the core refuses it as too large
     return b"".join(chunks)
+
+
+def _dropping(send: Send) -> Send:
+    closed = False
+
+    async def instead(message: dict[str, Any]) -> None:
+        nonlocal closed
+        if not closed:
+            closed = True
+            await _close_connection(send)
+
+    return instead
+
+
+async def _close_connection(send: Send) -> None:
+    """Close the client's connection without an answer (uvicorn's protocol owns the transport)."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is None:  # pragma: no cover - another ASGI server: the nearest thing, a broken answer
+        raise ConnectionAbortedError("fault injection: answer dropped")
+    transport.close()
+    await asyncio.sleep(0)  # let the server see the disconnection before the app returns
+
+
+async def _drain(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body"):
+            return

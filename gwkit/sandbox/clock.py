@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 from .store import Store
 
@@ -60,6 +61,11 @@ def parse_instant(text: str) -> datetime:
     return value.replace(tzinfo=None, microsecond=0)
 
 
+@lru_cache(maxsize=64)
+def _parse_timestamp(text: str) -> datetime:
+    return datetime.strptime(text, TIMESTAMP)
+
+
 class Clock:
     """Reads and moves the virtual time kept in the store's `meta` table."""
 
@@ -73,7 +79,8 @@ class Clock:
             store.meta_set_default(self.KEY, initial.strftime(TIMESTAMP))
 
     def now(self) -> datetime:
-        return datetime.strptime(self._store.meta_get(self.KEY), TIMESTAMP)
+        # Read on every request (another process may have moved it); parsed once per value.
+        return _parse_timestamp(self._store.meta_get(self.KEY))
 
     def today(self) -> date:
         return self.now().date()

@@ -102,27 +102,31 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
         # Interface 4.3: every e-commerce Maestro transaction must use 3-D Secure. The code is gwkit's
         # choice (not shown): refused, nothing kept, the bank not contacted.
         raise Fault(60022, "Unauthenticated", ["md", "pares"])
+    paymenttype = card.paymenttype
+    if paymenttype is None:  # Luhn-valid, but of no scheme the gateway supports
+        raise invalid_field("pan")
     is_expired = expired(card.expirydate, ctx.now.date())
     if is_expired and check_expiry:
         raise invalid_field("expirydate")
     outcome = card.outcome or (acquirer.decline() if is_expired
                                else acquirer.decide(card.pan, fields["baseamount"], card.securitycode))
     issuer, country = acquirer.issuer_of(card.pan)
+    started = ctx.now if timestamp is None else datetime.strptime(timestamp, "%Y-%m-%d %H:%M:%S")
     timestamp = timestamp or ctx.timestamp
     record: dict[str, Any] = {
         "transactionstartedtimestamp": timestamp, "livestatus": "0", "issuer": issuer,
-        "splitfinalnumber": "1", "dccenabled": "0",
-        "settleduedate": settle_due_date(datetime.strptime(timestamp, "%Y-%m-%d %H:%M:%S")),
+        "splitfinalnumber": "1", "dccenabled": "0", "settleduedate": settle_due_date(started),
         **MERCHANT, "baseamount": fields["baseamount"], "transactionreference": ctx.new_reference(),
-        "paymenttypedescription": card.paymenttype, "accounttypedescription": fields["accounttypedescription"],
+        "paymenttypedescription": paymenttype, "accounttypedescription": fields["accounttypedescription"],
         "requesttypedescription": requesttype, "currencyiso3a": fields["currencyiso3a"],
         "operatorname": ctx.account.username, "maskedpan": mask_pan(card.pan), "issuercountryiso2a": country,
         "sitereference": request.get("sitereference") or ctx.sites[0],
         **({"orderreference": fields["orderreference"]} if fields["orderreference"] else {}),
         **({"parenttransactionreference": card.parent} if card.parent else {}),
+        **({"credentialsonfile": request["credentialsonfile"]} if request.get("credentialsonfile") else {}),
         **outcome, **card.extra, **(extra or {}),
     }
-    card_id = card.card_id or ctx.store.add_card(ctx.conn, card.pan, card.expirydate, card.paymenttype)
+    card_id = card.card_id or ctx.store.add_card(ctx.conn, card.pan, card.expirydate, paymenttype)
     details = {**card.details, **{k: request[k] for k in BILLING_FIELDS if k in request}}
     ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)
     return record

@@ -28,7 +28,9 @@ def default_db_path() -> Path:
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket: clients can connect as soon as this returns, before the server runs."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto must be IPPROTO_TCP, not 0: asyncio only sets TCP_NODELAY on accepted sockets whose
+    # proto says TCP, and without it every keep-alive answer waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(2048)
@@ -36,10 +38,14 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def uvicorn_config(app, log_level: str = "warning") -> uvicorn.Config:
+    """The server settings of every sandbox (and of the benchmark's baseline endpoint)."""
+    return uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False,
+                          timeout_graceful_shutdown=2)
+
+
 def server_for(sandbox: Sandbox, log_level: str = "warning") -> uvicorn.Server:
-    config = uvicorn.Config(create_app(sandbox), log_level=log_level, lifespan="off", access_log=False,
-                            timeout_graceful_shutdown=2)
-    return uvicorn.Server(config)
+    return uvicorn.Server(uvicorn_config(create_app(sandbox), log_level))
 
 
 @dataclass
@@ -85,6 +91,13 @@ class SandboxHandle:
     def reset(self) -> None:
         self.sandbox.reset()
 
+    def health(self) -> dict[str, Any]:
+        return self.sandbox.health()
+
+    def drop_next(self, count: int = 1, process: bool = True) -> dict[str, Any]:
+        """Fault injection: the next `count` gateway answers are not sent (see control.py)."""
+        return self.sandbox.faults.set(count, process)
+
     def transport(self) -> SandboxTransport:
         return SandboxTransport(self.sandbox)
 
@@ -103,12 +116,16 @@ class SandboxHandle:
 
 def start(db_path: str | Path | None = None, *, host: str = "127.0.0.1", port: int = 0,
           accounts: Iterable[Account] | None = None, clock_start: datetime | None = None,
-          sandbox: Sandbox | None = None) -> SandboxHandle:
-    """Start the sandbox on `host`:`port` (0 picks a free port) in a background thread."""
+          sandbox: Sandbox | None = None, log_level: str = "warning") -> SandboxHandle:
+    """Start the sandbox on `host`:`port` (0 picks a free port) in a background thread.
+
+    `db_path` defaults to $GWKIT_SANDBOX_DB or .gwkit/sandbox.db; the server is accepting
+    connections when this returns.
+    """
     sandbox = sandbox or Sandbox(db_path if db_path is not None else default_db_path(), accounts=accounts,
                                  clock_start=clock_start)
     sock = bind(host, port)
-    server = server_for(sandbox)
+    server = server_for(sandbox, log_level)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="gwkit-sandbox", daemon=True)
     thread.start()
     bound_host, bound_port = sock.getsockname()[:2]

@@ -88,6 +88,7 @@ class Store:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._prefix: str | None = None  # of transaction references: set once per database
         self.apply_schemas()
 
     def __repr__(self) -> str:
@@ -190,13 +191,24 @@ class Store:
 
         Call inside a write transaction, which serialises it across threads and processes.
         """
-        prefix = self.meta_get("reference_prefix", conn)
+        prefix = self._reference_prefix(conn)
+        row = conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
+                           "WHERE key = 'reference_counter' RETURNING value").fetchone()
+        if row is None:
+            self.meta_set(conn, "reference_counter", "1")
+            return f"{prefix}-9-1"
+        return f"{prefix}-9-{row[0]}"
+
+    def _reference_prefix(self, conn: sqlite3.Connection) -> str:
+        prefix = self._prefix
         if prefix is None:
-            prefix = str(10 + secrets.randbelow(90))
-            self.meta_set(conn, "reference_prefix", prefix)
-        counter = int(self.meta_get("reference_counter", conn) or "0") + 1
-        self.meta_set(conn, "reference_counter", str(counter))
-        return f"{prefix}-9-{counter}"
+            prefix = self.meta_get("reference_prefix", conn)
+            if prefix is None:
+                prefix = str(10 + secrets.randbelow(90))
+                self.meta_set(conn, "reference_prefix", prefix)
+                return prefix  # cached only once committed: see the next call
+            self._prefix = prefix
+        return prefix
 
     def add_transaction(self, conn: sqlite3.Connection, record: Mapping[str, Any], *,
                         card_id: int | None = None, details: Mapping[str, Any] | None = None) -> None:

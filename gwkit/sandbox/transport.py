@@ -1,4 +1,8 @@
-"""httpx transports that call a Sandbox in-process: no server, no socket, same answers."""
+"""httpx transports that call a Sandbox in-process: no server, no socket, same answers.
+
+Fault injection works here too: a dropped answer raises `httpx.RemoteProtocolError`, as httpx does
+when a server closes the connection without answering.
+"""
 
 from __future__ import annotations
 
@@ -22,12 +26,24 @@ def _to_httpx(answer) -> httpx.Response:
     return httpx.Response(answer.status, headers=answer.headers, content=answer.body)
 
 
+def _answer(sandbox: Sandbox, request: httpx.Request, body: bytes) -> httpx.Response:
+    """The sandbox's answer; a dropped one (fault injection) fails as a lost connection does."""
+    drop = None
+    if request.method == "POST" and request.url.path in ("/json", "/json/"):
+        drop = sandbox.faults.take_drop()
+    if drop is not None:
+        if drop:
+            sandbox.handle(_to_sandbox(request, body))
+        raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
+    return _to_httpx(sandbox.handle(_to_sandbox(request, body)))
+
+
 class SandboxTransport(httpx.BaseTransport):
     def __init__(self, sandbox: Sandbox):
         self.sandbox = sandbox
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        return _to_httpx(self.sandbox.handle(_to_sandbox(request, request.read())))
+        return _answer(self.sandbox, request, request.read())
 
 
 class AsyncSandboxTransport(httpx.AsyncBaseTransport):
@@ -35,4 +51,4 @@ class AsyncSandboxTransport(httpx.AsyncBaseTransport):
         self.sandbox = sandbox
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return _to_httpx(self.sandbox.handle(_to_sandbox(request, await request.aread())))
+        return _answer(self.sandbox, request, await request.aread())

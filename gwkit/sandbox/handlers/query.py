@@ -7,19 +7,20 @@ Card numbers are masked; MD, PaRes and cache tokens are never answered.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 
-from ...spec.fields import SENSITIVE_FIELDS
+from ...spec.fields import BILLING_FIELDS, SENSITIVE_FIELDS
+from ...spec.requests import FILTER_FIELDS
 from ..gateway import Context
 from ..registry import Fault, request_handler
-from ..store import record_of
+from ..store import TRANSACTION_COLUMNS
 
 MAX_RECORDS = 500
-_COLUMN_FILTERS = (
-    "sitereference", "transactionreference", "parenttransactionreference", "orderreference",
-    "requesttypedescription", "accounttypedescription", "currencyiso3a", "paymenttypedescription",
-    "settlestatus", "errorcode", "transactionactive",
-)
+_DATE_FILTERS = ("startdate", "enddate")
+# Every other filter of the spec is a column of `transactions` holding the wire value.
+_COLUMN_FILTERS = tuple(name for name in FILTER_FIELDS if name not in _DATE_FILTERS)
+assert set(_COLUMN_FILTERS) <= set(TRANSACTION_COLUMNS), "a filter of the spec has no column"
 
 
 def filter_values(filter_: Mapping[str, Any] | None) -> dict[str, list[str]]:
@@ -51,7 +52,10 @@ def where_clause(ctx: Context, filters: Mapping[str, list[str]]) -> tuple[str, l
 
 
 def public_record(row) -> dict[str, Any]:
-    record = {k: v for k, v in record_of(row).items() if k not in SENSITIVE_FIELDS}
+    """A kept record as a query answers it: with its billing details, never card data or secrets."""
+    record = {k: v for k, v in json.loads(row["record"]).items() if k not in SENSITIVE_FIELDS}
+    details = json.loads(row["details"]) if row["details"] else {}
+    record.update({k: v for k, v in details.items() if k in BILLING_FIELDS and k not in record})
     record["interface"] = "PASS-JSON-JSON"
     return record
 
@@ -64,7 +68,7 @@ def handle_query(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     where, params = where_clause(ctx, filters)
     (found,) = ctx.conn.execute(f"SELECT COUNT(*) FROM transactions WHERE {where}", params).fetchone()
     rows = ctx.conn.execute(
-        f"SELECT record FROM transactions WHERE {where} "
+        f"SELECT record, details FROM transactions WHERE {where} "
         "ORDER BY transactionstartedtimestamp DESC, id DESC LIMIT ?", [*params, MAX_RECORDS]).fetchall()
     return [{"requesttypedescription": "TRANSACTIONQUERY", "errorcode": "0", "errormessage": "Ok",
              "transactionstartedtimestamp": ctx.timestamp, "operatorname": ctx.account.username,

@@ -1,0 +1,183 @@
+"""AUTH requests per second of the sandbox over loopback HTTP, against a minimal JSON endpoint.
+
+Both servers run in their own process with the same uvicorn settings (`gwkit.sandbox.server.
+uvicorn_config`): the sandbox answering real AUTH requests (validation, test acquirer, card
+encryption, an SQLite write per request), and a minimal Starlette app whose one route parses
+the body and answers a fixed JSON record. The load comes from this process: at each concurrency
+level, that many threads each post over one keep-alive httpx connection until the bounded
+number of requests is done. Rounds alternate which server goes first; the median is reported.
+
+    python benchmarks/sandbox_throughput.py [--requests 2000] [--levels 1,32] [--rounds 3]
+
+Target (issue 3): the sandbox reaches at least half of the minimal endpoint's throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+USERNAME, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"
+AUTH_BODY = json.dumps({
+    "alias": USERNAME, "version": "1.00",
+    "request": [{"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
+                 "currencyiso3a": "GBP", "baseamount": "1050", "orderreference": "bench",
+                 "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}],
+}).encode()
+READY = "READY "
+
+
+# servers (run in child processes)
+
+def minimal_app():
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    answer = {"requestreference": "W10-bench000", "version": "1.00", "secrand": "x1",
+              "response": [{"errorcode": "0", "errormessage": "Ok", "requesttypedescription": "AUTH"}]}
+
+    async def gateway(request: Request) -> JSONResponse:
+        json.loads(await request.body())
+        return JSONResponse(answer)
+
+    return Starlette(routes=[Route("/json/", gateway, methods=["POST"])])
+
+
+def serve(kind: str, db: str | None) -> None:
+    import uvicorn
+
+    from gwkit.sandbox.server import bind, uvicorn_config
+
+    if kind == "sandbox":
+        from gwkit.sandbox.app import create_app
+        from gwkit.sandbox.core import Sandbox
+
+        app = create_app(Sandbox(db))
+    else:
+        app = minimal_app()
+    sock = bind("127.0.0.1", 0)
+    print(f"{READY}http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
+    uvicorn.Server(uvicorn_config(app)).run(sockets=[sock])
+
+
+class Server:
+    """A server child process; its base URL is read from its first line of output."""
+
+    def __init__(self, kind: str, db: str | None = None):
+        args = [sys.executable, __file__, "--serve", kind] + (["--db", db] if db else [])
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        line = self.process.stdout.readline()
+        if not line.startswith(READY):
+            self.process.kill()
+            raise RuntimeError(f"{kind} server did not start: {line!r}")
+        self.base_url = line[len(READY):].strip()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+# load
+
+def run_level(base_url: str, concurrency: int, requests: int) -> float:
+    """Requests per second with `concurrency` threads sharing `requests` posts."""
+    per_thread = [requests // concurrency + (1 if i < requests % concurrency else 0) for i in range(concurrency)]
+    clients = [httpx.Client(base_url=base_url, auth=(USERNAME, PASSWORD), timeout=60, transport=transport(),
+                            headers={"content-type": "application/json"}) for _ in range(concurrency)]
+    for client in clients:  # open every connection before the clock starts
+        check(client.post("/json/", content=AUTH_BODY))
+    barrier = threading.Barrier(concurrency + 1)
+    failures: list[BaseException] = []
+
+    def worker(client: httpx.Client, count: int) -> None:
+        barrier.wait()
+        try:
+            for _ in range(count):
+                check(client.post("/json/", content=AUTH_BODY))
+        except BaseException as exc:  # reported after the run
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(c, n)) for c, n in zip(clients, per_thread)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    for client in clients:
+        client.close()
+    if failures:
+        raise failures[0]
+    return requests / elapsed
+
+
+def transport() -> httpx.HTTPTransport:
+    # httpx writes a request's headers and body separately: without TCP_NODELAY, Nagle's algorithm
+    # holds the body back until the server's delayed ACK, ~40 ms per request on loopback.
+    return httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+
+
+def check(response: httpx.Response) -> None:
+    response.raise_for_status()
+    record = response.json()["response"][0]
+    if record["errorcode"] != "0":
+        raise RuntimeError(f"AUTH failed: {record}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000, help="requests per level and server")
+    parser.add_argument("--levels", default="1,32", help="concurrency levels, comma separated")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--serve", choices=("sandbox", "minimal"), help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve, args.db)
+        return 0
+    levels = [int(level) for level in args.levels.split(",")]
+    with tempfile.TemporaryDirectory(prefix="gwkit-bench-") as tmp:
+        servers = {"minimal": Server("minimal"), "sandbox": Server("sandbox", os.path.join(tmp, "bench.db"))}
+        try:
+            results = {(kind, level): [] for kind in servers for level in levels}
+            for round_ in range(args.rounds):
+                order = list(servers) if round_ % 2 == 0 else list(reversed(servers))
+                for level in levels:
+                    for kind in order:
+                        results[kind, level].append(run_level(servers[kind].base_url, level, args.requests))
+        finally:
+            for server in servers.values():
+                server.stop()
+    print(f"AUTH over loopback HTTP, {args.requests} requests per level, median of {args.rounds} rounds")
+    print(f"{'concurrency':>11} {'minimal req/s':>14} {'sandbox req/s':>14} {'ratio':>7}")
+    worst = None
+    for level in levels:
+        minimal = statistics.median(results["minimal", level])
+        sandbox = statistics.median(results["sandbox", level])
+        ratio = sandbox / minimal
+        worst = ratio if worst is None else min(worst, ratio)
+        print(f"{level:>11} {minimal:>14.0f} {sandbox:>14.0f} {ratio:>7.2f}")
+    verdict = "meets" if worst >= 0.5 else "MISSES"
+    print(f"sandbox/minimal ratio {worst:.2f} at worst: {verdict} the target of 0.50")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

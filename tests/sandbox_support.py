@@ -1,0 +1,123 @@
+"""Shared pieces of the sandbox tests: a sandbox on a real loopback port with a tmp_path database,
+and a thin raw-JSON caller (deliberately not gwkit's client: these tests pin the wire format).
+
+Test modules import the fixtures they use: `from sandbox_support import gateway, sandbox  # noqa`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import gwkit.sandbox
+from gwkit.sandbox.accounts import DEFAULT_PASSWORD, DEFAULT_SITEREFERENCE, DEFAULT_USERNAME
+
+CLOCK = datetime(2026, 1, 15, 10, 0, 0)
+SITE = DEFAULT_SITEREFERENCE
+VISA = "4111111111111111"
+VISA_DECLINED = "4000000000000812"
+MASTERCARD = "5100000000000008"
+EXPIRY = "12/2030"
+
+
+def card_auth(**fields: Any) -> dict[str, Any]:
+    """An AUTH request object with card fields (authorised unless the fields say otherwise)."""
+    return {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
+            "currencyiso3a": "GBP", "baseamount": "1050", "pan": VISA, "expirydate": EXPIRY,
+            "securitycode": "123", **fields}
+
+
+def store_request(**fields: Any) -> dict[str, Any]:
+    return {"requesttypedescriptions": ["STORE"], "sitereference": SITE, "accounttypedescription": "CARDSTORE",
+            "pan": MASTERCARD, "expirydate": EXPIRY, **fields}
+
+
+def parent_auth(parent: str, **fields: Any) -> dict[str, Any]:
+    return {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "parenttransactionreference": parent,
+            "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "2500", **fields}
+
+
+def query_request(**filters: str | list[str]) -> dict[str, Any]:
+    """TRANSACTIONQUERY in the real filter shape; a list gives several values for one filter."""
+    shaped = {name: [{"value": v} for v in (values if isinstance(values, list) else [values])]
+              for name, values in filters.items()}
+    return {"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": shaped}
+
+
+def update_request(references: str | list[str], **updates: str) -> dict[str, Any]:
+    refs = references if isinstance(references, list) else [references]
+    return {"requesttypedescriptions": ["TRANSACTIONUPDATE"],
+            "filter": {"sitereference": [{"value": SITE}], "transactionreference": [{"value": r} for r in refs]},
+            "updates": updates}
+
+
+class Gateway:
+    """Posts raw envelopes to `/json/` over real HTTP and returns the parsed answers."""
+
+    def __init__(self, base_url: str, username: str = DEFAULT_USERNAME, password: str = DEFAULT_PASSWORD):
+        self.username = username
+        self.http = httpx.Client(base_url=base_url, auth=(username, password), timeout=30,
+                                 headers={"accept": "application/json"})
+
+    def envelope(self, *objects: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        response = self.http.post("/json/", json={"alias": self.username, "version": "1.00",
+                                                  "request": list(objects), **extra})
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"].startswith("application/json")
+        return response.json()
+
+    def records(self, *objects: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.envelope(*objects)["response"]
+
+    def one(self, request: dict[str, Any]) -> dict[str, Any]:
+        (record,) = self.records(request)
+        return record
+
+    def query(self, **filters: str | list[str]) -> list[dict[str, Any]]:
+        record = self.one(query_request(**filters))
+        assert record["errorcode"] == "0", record
+        return record["records"]
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def rows(db_path: Path, table: str = "transactions") -> int:
+    with sqlite3.connect(db_path) as conn:
+        (count,) = conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()
+    return count
+
+
+def all_rows(db_path: Path) -> dict[str, int]:
+    """Row counts of every table: what "nothing was stored" is checked against."""
+    with sqlite3.connect(db_path) as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        counts = {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
+        counts["meta:reference_counter"] = (conn.execute(
+            "SELECT value FROM meta WHERE key = 'reference_counter'").fetchone() or [None])[0]
+    return counts
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    return tmp_path / "sandbox.db"
+
+
+@pytest.fixture
+def sandbox(db_path):
+    handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture
+def gateway(sandbox):
+    client = Gateway(sandbox.base_url)
+    yield client
+    client.close()
