@@ -1,0 +1,88 @@
+"""Every notebook runs top to bottom against the sandbox, and is committed without outputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from gwkit.devtools import strip_notebooks
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+CELL_TIMEOUT = 300
+
+
+def test_there_are_notebooks():
+    assert {"01_quickstart.ipynb", "02_request_explorer.ipynb", "07_reporting.ipynb"} <= {p.name for p in NOTEBOOKS}
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
+    # A fresh machine: no gateway configured, databases in a temporary folder, cwd a copy of notebooks/.
+    for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
+                 "GWKIT_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
+    monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    workdir = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
+    notebook = nbformat.read(workdir / path.name, as_version=4)
+    client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
+                            resources={"metadata": {"path": str(workdir)}})
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        pytest.fail(f"{path.name} failed:\n{error}")
+    errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert errors == []
+    assert all(c.execution_count for c in notebook.cells if c.cell_type == "code" and c.source.strip())
+    assert (tmp_path / "journal.db").exists(), "the notebook's exchanges went to the journal under test"
+    assert not (workdir / ".gwkit").exists(), "nothing written beside the notebooks under test"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_is_stripped_in_the_working_tree_and_in_git(path):
+    working = json.loads(path.read_text(encoding="utf-8"))
+    assert strip_notebooks.is_stripped(working), f"run `make strip-notebooks`: {path.name} has outputs"
+    relative = path.relative_to(ROOT).as_posix()
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run([git, "ls-files", "--error-unmatch", relative], cwd=ROOT, capture_output=True)
+    if tracked.returncode != 0:
+        pytest.skip(f"{relative} is not committed yet")
+    committed = subprocess.run([git, "show", f"HEAD:{relative}"], cwd=ROOT, capture_output=True, check=True)
+    assert strip_notebooks.is_stripped(json.loads(committed.stdout)), f"{relative} was committed with outputs"
+
+
+def test_strip_notebooks_removes_outputs_and_counts(tmp_path):
+    notebook = nbformat.v4.new_notebook(metadata={"widgets": {"state": {}}})
+    cell = nbformat.v4.new_code_cell("1 + 1", execution_count=3, metadata={"execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}})
+    cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=3)]
+    notebook.cells = [nbformat.v4.new_markdown_cell("# Title"), cell]
+    path = tmp_path / "n.ipynb"
+    nbformat.write(notebook, path)
+
+    check = subprocess.run([sys.executable, "-m", "gwkit.devtools.strip_notebooks", "--check", str(path)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert check.returncode == 1 and "has outputs" in check.stdout
+    assert strip_notebooks.main([str(path)]) == 0
+    stripped = json.loads(path.read_text())
+    assert stripped["cells"][1]["outputs"] == [] and stripped["cells"][1]["execution_count"] is None
+    assert "execution" not in stripped["cells"][1]["metadata"] and "widgets" not in stripped["metadata"]
+    sources = ["".join(c["source"]) for c in stripped["cells"]]  # nbformat may write sources as line lists
+    assert sources == ["# Title", "1 + 1"]
+    before = path.read_text()
+    assert strip_notebooks.main([str(path)]) == 0 and path.read_text() == before  # idempotent
+    assert strip_notebooks.main(["--check", str(path)]) == 0
+    assert strip_notebooks.main([]) == 2
