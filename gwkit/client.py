@@ -18,13 +18,13 @@ import inspect
 import json
 import time
 from functools import partial
+from logging import DEBUG
 from time import perf_counter
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import httpx
 
 from . import log
-from logging import DEBUG
 from .envelope import build_envelope, build_request, to_wire
 from .errors import (
     AuthenticationError, ConnectError, GwkitError, HTTPStatusError, ResponseFormatError, TimeoutError,
@@ -98,9 +98,13 @@ class _Requests:
 class _Base(_Requests):
     """Configuration and every step that does no I/O."""
 
+    _http_class: type = httpx.Client  # httpx.AsyncClient for AsyncClient
+
     def __init__(self, base_url: str, username: str, password: str, *, sitereference: str | None = None,
                  currencyiso3a: str | None = None, alias: str | None = None,
-                 timeout: float | httpx.Timeout | None = 30.0, validate: bool = True, retries: int = 2,
+                 timeout: float | httpx.Timeout | None = 30.0,
+                 transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
+                 validate: bool = True, retries: int = 2,
                  on_exchange: Iterable[ExchangeHook] | ExchangeHook = ()):
         url = httpx.URL(base_url)
         if url.scheme not in ("http", "https") or not url.host:
@@ -118,13 +122,12 @@ class _Base(_Requests):
         self.currencyiso3a = currencyiso3a
         self.validate = validate
         self.retries = retries
-        self.timeout = timeout
+        self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._hooks: list[ExchangeHook] = [on_exchange] if callable(on_exchange) else list(on_exchange)
-        self._http_options: dict[str, Any] = {
-            "auth": httpx.BasicAuth(username, password), "headers": HEADERS,
-            "timeout": timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout),
-        }
         self._fields_by_variant: dict[tuple[str, str], frozenset[str]] = {}
+        # One pooled httpx client per gwkit client; the password lives only in its auth.
+        self._http = self._http_class(auth=httpx.BasicAuth(username, password), headers=HEADERS,
+                                      timeout=self.timeout, transport=transport)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(base_url={self.base_url!r}, username={self.username!r}, "
@@ -196,10 +199,12 @@ class _Base(_Requests):
             request["updates"] = to_wire(updates, "updates")
         return [request]
 
-    def _raw(self, requests: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[Any]:
+    def _raw(self, requests: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         items = [requests] if isinstance(requests, Mapping) else list(requests)
+        if not all(isinstance(item, Mapping) for item in items):  # cannot be sent, validated or not
+            raise ValidationError([Problem("request", "each request object must be a JSON object")])
         return [{name: to_wire(value, name) for name, value in item.items() if value is not None}
-                if isinstance(item, Mapping) else item for item in items]
+                for item in items]
 
     def _prepare(self, build: Builder, validate: bool | None) -> "_Call":
         objects = build()
@@ -325,16 +330,6 @@ class Client(_Base):
     """A synchronous client; one pooled `httpx.Client` per gwkit client. Use it as a context manager
     or call `close()`. `transport` takes any httpx transport (e.g. `httpx.MockTransport`)."""
 
-    def __init__(self, base_url: str, username: str, password: str, *, sitereference: str | None = None,
-                 currencyiso3a: str | None = None, alias: str | None = None,
-                 timeout: float | httpx.Timeout | None = 30.0, transport: httpx.BaseTransport | None = None,
-                 validate: bool = True, retries: int = 2,
-                 on_exchange: Iterable[ExchangeHook] | ExchangeHook = ()):
-        super().__init__(base_url, username, password, sitereference=sitereference,
-                         currencyiso3a=currencyiso3a, alias=alias, timeout=timeout, validate=validate,
-                         retries=retries, on_exchange=on_exchange)
-        self._http = httpx.Client(transport=transport, **self._http_options)
-
     def _dispatch(self, build: Builder, validate: bool | None) -> Response:
         call = self._prepare(build, validate)
         while True:
@@ -362,17 +357,10 @@ class Client(_Base):
 
 
 class AsyncClient(_Base):
-    """The asynchronous twin of `Client`: the same methods, awaited. Hooks may be coroutines."""
+    """The asynchronous twin of `Client`: the same methods, awaited; `transport` must be an async
+    httpx transport (`httpx.MockTransport` is both). Hooks may be coroutine functions."""
 
-    def __init__(self, base_url: str, username: str, password: str, *, sitereference: str | None = None,
-                 currencyiso3a: str | None = None, alias: str | None = None,
-                 timeout: float | httpx.Timeout | None = 30.0,
-                 transport: httpx.AsyncBaseTransport | None = None, validate: bool = True, retries: int = 2,
-                 on_exchange: Iterable[ExchangeHook] | ExchangeHook = ()):
-        super().__init__(base_url, username, password, sitereference=sitereference,
-                         currencyiso3a=currencyiso3a, alias=alias, timeout=timeout, validate=validate,
-                         retries=retries, on_exchange=on_exchange)
-        self._http = httpx.AsyncClient(transport=transport, **self._http_options)
+    _http_class = httpx.AsyncClient
 
     async def _dispatch(self, build: Builder, validate: bool | None) -> Response:
         call = self._prepare(build, validate)

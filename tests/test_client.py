@@ -275,6 +275,9 @@ def test_problems_of_several_objects_name_the_object(client, gateway):
     assert "request[1].requesttypedescriptions" in caught.value.fields
     with pytest.raises(ValidationError):
         client.send([])
+    for not_an_object in (["AUTH"], "AUTH"):
+        with pytest.raises(ValidationError, match="JSON object"):
+            client.send(not_an_object, validate=False)
     assert gateway.calls == 0
 
 
