@@ -18,6 +18,9 @@ from typing import Any, Mapping
 from .spec.masking import mask_text
 
 logger = logging.getLogger("gwkit")
+# A library stays quiet until the application configures logging (or calls `enable()`): without
+# this, Python's last-resort handler would print every WARNING to stderr, in notebooks too.
+logger.addHandler(logging.NullHandler())
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _enabled_handler: logging.Handler | None = None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import logging
+import subprocess
+import sys
 
 import httpx
 import pytest
@@ -83,6 +85,25 @@ def test_enable_sends_the_log_to_a_handler_and_masks_any_message():
     text = stream.getvalue()
     assert "DEBUG gwkit: request AUTH" in text and MASKED in text and PAN not in text
     assert "stored card 411111######1111" in text
+
+
+QUIET_SCRIPT = """
+import httpx, gwkit
+def dropped(request):
+    raise httpx.ReadError("dropped")
+client = gwkit.Client("http://gateway.test", "u", "p", transport=httpx.MockTransport(dropped))
+try:
+    client.send({"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": {}})
+except gwkit.TransportError:
+    print("raised")
+"""
+
+
+def test_quiet_until_configured():
+    # In a fresh interpreter: pytest's own log capture would hide Python's last-resort handler.
+    result = subprocess.run([sys.executable, "-c", QUIET_SCRIPT], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "raised"
+    assert result.stderr == ""
 
 
 def test_enable_again_replaces_the_handler_and_disable_removes_it():
