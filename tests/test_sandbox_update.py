@@ -1,0 +1,151 @@
+"""TRANSACTIONUPDATE over real HTTP: stored cards, settlement instructions of AUTHs, refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox_support import (  # noqa: F401  (fixtures)
+    SITE, all_rows, card_auth, db_path, gateway, sandbox, store_request, update_request,
+)
+
+
+def only(gateway, reference):
+    (record,) = gateway.query(transactionreference=reference)
+    return record
+
+
+def test_update_answers_ok_in_the_real_shape(gateway):
+    reference = gateway.one(store_request())["transactionreference"]
+    record = gateway.one({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
+                          "filter": {"sitereference": [{"value": SITE}],
+                                     "transactionreference": [{"value": reference}]},
+                          "updates": {"transactionactive": "0"}})
+    assert (record["requesttypedescription"], record["errorcode"], record["errormessage"]) == (
+        "TRANSACTIONUPDATE", "0", "Ok")
+    assert only(gateway, reference)["transactionactive"] == "0"
+
+
+def test_filter_without_sitereference_uses_the_accounts_sites(gateway):
+    reference = gateway.one(store_request())["transactionreference"]
+    record = gateway.one({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
+                          "filter": {"transactionreference": [{"value": reference}]},
+                          "updates": {"transactionactive": "0"}})
+    assert record["errorcode"] == "0"
+
+
+@pytest.mark.parametrize("value", ["0", "1"])
+def test_stored_card_transactionactive(gateway, value):
+    reference = gateway.one(store_request())["transactionreference"]
+    assert gateway.one(update_request(reference, transactionactive=value))["errorcode"] == "0"
+    assert only(gateway, reference)["transactionactive"] == value
+
+
+def test_stored_card_refuses_other_updates(gateway, db_path):
+    reference = gateway.one(store_request())["transactionreference"]
+    before = all_rows(db_path)
+    for updates, invalid in [({"transactionactive": "2"}, "transactionactive"),
+                             ({"baseamount": "100"}, "baseamount")]:
+        record = gateway.one(update_request(reference, **updates))
+        assert (record["errorcode"], record["errordata"]) == ("30000", [invalid])
+    assert only(gateway, reference)["transactionactive"] == "1"
+    assert all_rows(db_path) == before
+
+
+@pytest.mark.parametrize("settlestatus", ["0", "1", "2"])
+def test_auth_settlestatus_while_not_settled(gateway, settlestatus):
+    reference = gateway.one(card_auth())["transactionreference"]
+    assert gateway.one(update_request(reference, settlestatus=settlestatus))["errorcode"] == "0"
+    assert only(gateway, reference)["settlestatus"] == settlestatus
+
+
+def test_auth_settlebaseamount_and_settlement_follow_the_updates(sandbox, gateway):
+    partial = gateway.one(card_auth(baseamount="5000"))["transactionreference"]
+    manual = gateway.one(card_auth())["transactionreference"]
+    suspended = gateway.one(card_auth())["transactionreference"]
+    assert gateway.one(update_request(partial, settlebaseamount="3000"))["errorcode"] == "0"
+    assert gateway.one(update_request(manual, settlestatus="1"))["errorcode"] == "0"
+    assert gateway.one(update_request(suspended, settlestatus="2"))["errorcode"] == "0"
+    report = sandbox.advance(by="P1D")
+    assert sorted(report["settlement"]["settled"]) == sorted([partial, manual])
+    settled = only(gateway, partial)
+    assert (settled["settlestatus"], settled["settlebaseamount"], settled["baseamount"]) == ("100", "3000", "5000")
+    assert only(gateway, manual)["settlestatus"] == "100"
+    assert only(gateway, suspended)["settlestatus"] == "2"
+
+
+def test_settlebaseamount_above_the_amount_is_refused(gateway):
+    reference = gateway.one(card_auth(baseamount="1050"))["transactionreference"]
+    record = gateway.one(update_request(reference, settlebaseamount="1051"))
+    assert (record["errorcode"], record["errordata"]) == ("30000", ["settlebaseamount"])
+    assert "settlebaseamount" not in only(gateway, reference)
+
+
+@pytest.mark.parametrize("updates, invalid", [({"settlestatus": "100"}, "settlestatus"),
+                                              ({"settlestatus": "3"}, "settlestatus"),
+                                              ({"transactionactive": "1"}, "transactionactive")])
+def test_auth_refuses_other_updates(gateway, updates, invalid):
+    reference = gateway.one(card_auth())["transactionreference"]
+    record = gateway.one(update_request(reference, **updates))
+    assert (record["errorcode"], record["errordata"]) == ("30000", [invalid])
+    assert only(gateway, reference)["settlestatus"] == "0"
+
+
+def test_settled_auth_is_not_updatable(sandbox, gateway):
+    reference = gateway.one(card_auth())["transactionreference"]
+    sandbox.advance(by="P1D")
+    assert only(gateway, reference)["settlestatus"] == "100"
+    record = gateway.one(update_request(reference, settlestatus="2"))
+    assert (record["errorcode"], record["errormessage"]) == ("60017", "Transaction not updatable")
+    assert only(gateway, reference)["settlestatus"] == "100"
+
+
+@pytest.mark.parametrize("amount", ["70000", "60010"])
+def test_cancelled_auth_is_not_updatable(gateway, amount):
+    reference = gateway.one(card_auth(baseamount=amount))["transactionreference"]
+    record = gateway.one(update_request(reference, settlebaseamount="100"))
+    assert (record["errorcode"], record["errormessage"]) == ("60017", "Transaction not updatable")
+
+
+@pytest.mark.parametrize("updates", [None, {}])
+def test_no_usable_updates_is_60013(gateway, db_path, updates):
+    reference = gateway.one(store_request())["transactionreference"]
+    request = update_request(reference)
+    if updates is None:
+        del request["updates"]
+    else:
+        request["updates"] = updates
+    before = all_rows(db_path)
+    record = gateway.one(request)
+    assert (record["errorcode"], record["errormessage"]) == ("60013", "No valid updates specified")
+    assert all_rows(db_path) == before
+
+
+def test_update_without_a_transactionreference_is_60019(gateway):
+    record = gateway.one({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
+                          "filter": {"sitereference": [{"value": SITE}]}, "updates": {"transactionactive": "0"}})
+    assert record["errorcode"] == "60019"
+
+
+def test_unknown_reference_is_refused(gateway):
+    record = gateway.one(update_request("12-9-987654", transactionactive="0"))
+    assert (record["errorcode"], record["errordata"]) == ("30000", ["transactionreference"])
+
+
+def test_several_references_change_together_or_not_at_all(gateway):
+    first = gateway.one(store_request())["transactionreference"]
+    second = gateway.one(store_request())["transactionreference"]
+    assert gateway.one(update_request([first, second], transactionactive="0"))["errorcode"] == "0"
+    assert only(gateway, first)["transactionactive"] == only(gateway, second)["transactionactive"] == "0"
+    declined = gateway.one(card_auth(baseamount="70000"))["transactionreference"]
+    record = gateway.one(update_request([first, declined], transactionactive="1"))
+    assert record["errorcode"] != "0"
+    assert only(gateway, first)["transactionactive"] == "0"
+
+
+@pytest.mark.parametrize("updates", [{"transactionactive": ""}, {"transactionactive": 0}, {"pan": "4111111111111111"}])
+def test_malformed_updates_are_30000_naming_updates(gateway, updates):
+    reference = gateway.one(store_request())["transactionreference"]
+    request = {**update_request(reference), "updates": updates}
+    record = gateway.one(request)
+    assert (record["errorcode"], record["errordata"]) == ("30000", ["updates"])
+    assert only(gateway, reference)["transactionactive"] == "1"
