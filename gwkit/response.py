@@ -198,15 +198,7 @@ class Response(Sequence[Record]):
         return len(self.records)
 
     def __repr__(self) -> str:
-        return (f"Response(requestreference={self.requestreference!r}, "
-                f"records={[_summary(r) for r in self.records]!r}, "
-                f"raw={mask_data(dict(self.raw))!r})")
+        return f"Response(requestreference={self.requestreference!r}, records={self.records!r})"
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
-
-
-def _summary(record: Record) -> str:
-    """`AUTH 0 Ok`: never raises, whatever the record holds."""
-    parts = [record.get("requesttypedescription"), record.get("errorcode"), record.get("errormessage")]
-    return " ".join(mask_text(str(p)) for p in parts if p is not None) or "?"

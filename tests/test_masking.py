@@ -90,7 +90,9 @@ def test_record_and_response_reprs():
                      "maskedpan": "411111######1111", "note": f"card {PAN}"})
     assert "tok-123" not in repr(record) and PAN not in repr(record) and "CACHETOKENISE" in repr(record)
     response = Response({"requestreference": "A1", "response": [dict(record)]})
-    assert "tok-123" not in repr(response) and PAN not in repr(response) and "CACHETOKENISE 0" in repr(response)
+    assert "tok-123" not in repr(response) and PAN not in repr(response)
+    assert repr(response).startswith("Response(requestreference='A1', records=[Record({'requesttypedescription': "
+                                     "'CACHETOKENISE', 'errorcode': '0', 'cachetoken': '[redacted]'")
     broken = Response({"response": [{"requesttypedescription": "AUTH"}]})
     assert "AUTH" in repr(broken)  # a repr never raises, even for a record without errorcode
 
