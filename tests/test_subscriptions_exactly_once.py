@@ -1,0 +1,204 @@
+"""Every subscription payment is made exactly once: two engine runs at the same time (threads,
+processes) on one database, and a run killed with SIGKILL halfway, then started again.
+
+Nothing here waits on time: runs start together through a barrier (threads) or a line on stdin
+(processes), and the killed run kills itself after a set number of payments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+
+from gwkit.sandbox import Sandbox, engine, gateway
+from gwkit.subscription import payment_dates
+
+SITE = "test_gwkit12345"
+CLOCK = datetime(2026, 1, 1, 8, 0)
+TARGET = "2026-07-01T08:00:00"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def subscription_request(index: int) -> dict[str, str]:
+    return {"requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE,
+            "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": str(1000 + index),
+            "orderreference": f"once-{index}", "pan": "4111111111111111", "expirydate": "12/2030",
+            "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
+            "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "0",
+            "subscriptionbegindate": f"2026-01-{28 + index % 4:02d}", "credentialsonfile": "1"}
+
+
+def populated(db: Path, count: int) -> list[tuple[str, date]]:
+    """A database with `count` pending monthly subscriptions; their references and begin dates."""
+    sandbox = Sandbox(db, clock_start=CLOCK)
+    account = sandbox.default_account
+    requests = [subscription_request(i) for i in range(count)]
+    answer = gateway.process(sandbox, {"alias": account.username, "request": requests}, account)
+    sandbox.close()
+    subs = [r for r in answer["response"] if r["requesttypedescription"] == "SUBSCRIPTION"]
+    assert len(subs) == count and all(r["errorcode"] == "0" for r in answer["response"])
+    return [(r["transactionreference"], date.fromisoformat(r["subscriptionbegindate"])) for r in subs]
+
+
+def assert_each_payment_made_once(db: Path, subscriptions: list[tuple[str, date]], until: date) -> int:
+    """Every scheduled payment exists exactly once, on its day; nothing else was paid."""
+    sandbox = Sandbox(db)
+    conn = sandbox.store.connection()
+    rows = conn.execute(
+        "SELECT parenttransactionreference, json_extract(record, '$.subscriptionnumber'), "
+        "substr(transactionstartedtimestamp, 1, 10) FROM transactions WHERE accounttypedescription = 'RECUR' "
+        "AND requesttypedescription = 'AUTH'").fetchall()
+    claims = conn.execute("SELECT COUNT(*) FROM subscription_payments").fetchone()[0]
+    sandbox.close()
+    made = sorted((parent, int(number), day) for parent, number, day in rows)
+    expected = sorted((reference, number, due.isoformat()) for reference, begin in subscriptions
+                      for number, due in payment_dates(begin, 1, 2, 0, until=until))
+    assert len(made) == len(set(made)), "a payment was made twice"
+    assert made == expected
+    assert claims == len(expected)
+    return len(made)
+
+
+def committed_payments(db: Path) -> int:
+    """Payments on disk, read without opening a Sandbox (which would run the unfinished days)."""
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM transactions WHERE accounttypedescription = 'RECUR' "
+                            "AND requesttypedescription = 'AUTH'").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def run_script(tmp_path: Path, body: str, *args: str, stdin=None) -> subprocess.Popen:
+    script = tmp_path / "engine_run.py"
+    script.write_text(textwrap.dedent(body))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, str(script), *args], stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+# -- two runs at once ----------------------------------------------------------------------------
+
+def test_two_threads_advancing_the_same_database(tmp_path, monkeypatch):
+    db = tmp_path / "sandbox.db"
+    subscriptions = populated(db, 120)
+    monkeypatch.setattr(engine, "BATCH_SIZE", 7)  # many small batches, so the two runs interleave
+    sandboxes = [Sandbox(db), Sandbox(db)]
+    start = threading.Barrier(2)
+    reports: list[dict] = []
+    errors: list[BaseException] = []
+
+    def run(sandbox: Sandbox) -> None:
+        try:
+            start.wait()
+            reports.append(sandbox.advance(to=TARGET))
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in sandboxes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for sandbox in sandboxes:
+        sandbox.close()
+    assert errors == []
+    total = assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1))
+    assert total == 120 * 6
+    assert sum(r["subscriptions"]["made"] for r in reports) == total  # each payment reported by one run
+
+
+PROCESS_RUN = """
+    import json, sys
+    from gwkit.sandbox import Sandbox, engine
+    engine.BATCH_SIZE = int(sys.argv[3])
+    sandbox = Sandbox(sys.argv[1])
+    print("ready", flush=True)
+    sys.stdin.readline()  # both processes start together
+    report = sandbox.advance(to=sys.argv[2])
+    print(json.dumps({"made": report.get("subscriptions", {}).get("made", 0)}), flush=True)
+"""
+
+
+def test_two_processes_advancing_the_same_database(tmp_path):
+    db = tmp_path / "sandbox.db"
+    subscriptions = populated(db, 150)
+    runs = [run_script(tmp_path, PROCESS_RUN, str(db), TARGET, "5", stdin=subprocess.PIPE) for _ in range(2)]
+    for run in runs:
+        assert run.stdout.readline().strip() == "ready"
+    for run in runs:
+        run.stdin.write("go\n")
+        run.stdin.flush()
+    outputs = [run.communicate(timeout=240) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err for _, err in outputs]
+    made = [json.loads(out.strip().splitlines()[-1])["made"] for out, _ in outputs]
+    total = assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1))
+    assert total == 150 * 6 and sum(made) == total
+
+
+# -- a run killed halfway ----------------------------------------------------------------------
+
+KILLED_RUN = """
+    import os, signal, sys
+    from pathlib import Path
+    from gwkit.sandbox import Sandbox, engine
+    db, target, batch, kill_after, mode, marker = sys.argv[1:7]
+    engine.BATCH_SIZE = int(batch)
+    kill_after = int(kill_after)
+    sandbox = Sandbox(db)
+    made = 0
+
+    def die(count):
+        Path(marker).write_text(str(count))  # closed, so on disk before the kill
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if mode == "inside-a-batch":  # killed between two payments of one write transaction
+        real_authorise = engine.authorise
+
+        def authorise_then_maybe_die(*args, **kwargs):
+            global made
+            record = real_authorise(*args, **kwargs)
+            made += 1
+            if made == kill_after:
+                die(made)
+            return record
+
+        engine.authorise = authorise_then_maybe_die
+        sandbox.advance(to=target)
+    else:  # killed right after a batch committed, from the progress hook
+        def progress(label, done, total):
+            global made
+            made += 1
+            if made == kill_after:
+                die(done)
+
+        sandbox.advance(to=target, progress=progress)
+    print("finished without being killed", flush=True)
+"""
+
+
+@pytest.mark.parametrize("mode, kill_after", [("inside-a-batch", 100), ("after-a-batch", 15)])
+def test_a_run_killed_halfway_is_finished_by_the_next_start(tmp_path, mode, kill_after):
+    db = tmp_path / "sandbox.db"
+    marker = tmp_path / "killed"
+    subscriptions = populated(db, 60)
+    run = run_script(tmp_path, KILLED_RUN, str(db), TARGET, "7", str(kill_after), mode, str(marker))
+    out, err = run.communicate(timeout=240)
+    assert run.returncode == -signal.SIGKILL, (out, err)
+    assert marker.exists()
+    before_restart = committed_payments(db)
+    assert 0 < before_restart < 60 * 6  # really halfway
+    if mode == "inside-a-batch":
+        assert before_restart < kill_after  # the batch in flight was rolled back whole
+    # Starting the sandbox again runs the unfinished days (Sandbox.run_due_jobs at start).
+    assert assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1)) == 60 * 6
