@@ -347,3 +347,16 @@ def test_kept_records_after_reset_are_gone(tmp_path, receiver):
         (count,) = sqlite3.connect(handle.sandbox.store.path).execute(
             "SELECT COUNT(*) FROM threeds_sessions").fetchone()
         assert count == 0
+
+
+def test_sessions_and_the_signing_key_survive_a_restart(tmp_path, receiver):
+    path = tmp_path / "restart.db"
+    with gwkit.sandbox.start(path, clock_start=START) as handle, \
+            gwkit.Client(handle.base_url, handle.username, handle.password, sitereference=handle.sitereference,
+                         currencyiso3a="GBP") as client:
+        f = authenticated(client, receiver, "Y")
+    with gwkit.sandbox.start(path) as handle, \
+            gwkit.Client(handle.base_url, handle.username, handle.password, sitereference=handle.sitereference,
+                         currencyiso3a="GBP") as client:
+        record = client.auth(md=f.md, pares=f.pares).record
+        assert (record["errorcode"], record["status"]) == ("0", "Y")
