@@ -360,3 +360,17 @@ def test_sessions_and_the_signing_key_survive_a_restart(tmp_path, receiver):
                          currencyiso3a="GBP") as client:
         record = client.auth(md=f.md, pares=f.pares).record
         assert (record["errorcode"], record["status"]) == ("0", "Y")
+
+
+def test_signed_values_detect_any_change():
+    from gwkit.sandbox.threeds import BadToken, sign, verify
+
+    key = "00" * 32
+    token = sign(key, "pares", {"ref": "1-9-1", "status": "N"})
+    assert verify(key, "pares", token) == {"ref": "1-9-1", "status": "N"}
+    payload, signature = token.split(".")
+    forged = base64.urlsafe_b64encode(b'{"ref":"1-9-1","status":"Y"}').decode().rstrip("=")
+    for bad_key, purpose, value in [(key, "pares", f"{forged}.{signature}"), ("11" * 32, "pares", token),
+                                    (key, "pareq", token), (key, "pares", payload), (key, "pares", "")]:
+        with pytest.raises(BadToken):
+            verify(bad_key, purpose, value)
