@@ -1,0 +1,112 @@
+"""The HTTP side: Basic auth, alias, headers, unknown pages, and dropped answers (fault injection)."""
+
+from __future__ import annotations
+
+import base64
+
+import httpx
+import pytest
+
+from gwkit.sandbox.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
+from sandbox_support import (  # noqa: F401  (fixtures)
+    SITE, all_rows, card_auth, db_path, gateway, query_request, sandbox,
+)
+
+ENVELOPE = {"alias": DEFAULT_USERNAME, "version": "1.00", "request": [card_auth()]}
+
+
+@pytest.mark.parametrize("authorization", [
+    None, "Basic " + base64.b64encode(f"{DEFAULT_USERNAME}:wrong".encode()).decode(),
+    "Basic " + base64.b64encode(f"nobody:{DEFAULT_PASSWORD}".encode()).decode(),
+    "Basic !!!not-base64!!!", "Bearer abc", "Basic " + base64.b64encode(b"no-colon").decode(),
+])
+def test_missing_or_wrong_credentials_get_401_with_a_json_body(sandbox, db_path, authorization):
+    before = all_rows(db_path)
+    headers = {"authorization": authorization} if authorization else {}
+    response = httpx.post(f"{sandbox.base_url}/json/", json=ENVELOPE, headers=headers)
+    assert response.status_code == 401
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.headers["www-authenticate"].startswith("Basic")
+    body = response.json()
+    assert body["error"] == "unauthorised" and "password" in body["detail"]
+    assert all_rows(db_path) == before
+
+
+def test_malformed_json_without_credentials_is_401(sandbox):
+    response = httpx.post(f"{sandbox.base_url}/json/", content=b"{not json")
+    assert response.status_code == 401 and response.json()["error"] == "unauthorised"
+
+
+def test_alias_must_be_the_authenticated_user(gateway, db_path):
+    before = all_rows(db_path)
+    answer = gateway.envelope(card_auth(), alias="someone_else")
+    assert answer["response"] == [{"requesttypedescription": "ERROR", "errorcode": "30000",
+                                   "errormessage": "Invalid field", "errordata": ["alias"]}]
+    assert all_rows(db_path) == before
+
+
+def test_alias_may_be_left_out(gateway):
+    response = gateway.http.post("/json/", json={"version": "1.00", "request": [card_auth()]})
+    assert response.json()["response"][0]["errorcode"] == "0"
+
+
+def test_fields_of_real_clients_are_accepted_and_ignored(gateway):
+    answer = gateway.envelope(card_auth(requestreference="A7fk2m9qa", versioninfo="Python::3.11::1.0.26::Linux"),
+                              libraryversion="python_1.0.26", acceptcustomeroutput="2.00")
+    assert answer["requestreference"] == "A7fk2m9qa"
+    assert answer["response"][0]["errorcode"] == "0"
+
+
+def test_json_path_without_trailing_slash_and_utf8_json_answers(gateway):
+    response = gateway.http.post("/json", json={"request": [card_auth()]})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json; charset=utf-8"
+
+
+def test_unknown_pages_are_404_json(gateway):
+    response = gateway.http.get("/nothing/here")
+    assert response.status_code == 404 and "no such page" in response.json()["error"]
+
+
+def test_a_dropped_answer_closes_the_connection_after_the_payment_is_made(sandbox, gateway):
+    assert gateway.http.post("/_sandbox/faults", json={"drop_next": 1}).json() == {"drop_next": 1, "process": True}
+    with pytest.raises(httpx.RemoteProtocolError):
+        gateway.envelope(card_auth(orderreference="dropped"))
+    assert gateway.http.get("/_sandbox/faults").json()["drop_next"] == 0
+    (made,) = gateway.query(orderreference="dropped")  # the answer was lost, the payment was not
+    assert made["errorcode"] == "0"
+    assert gateway.one(card_auth(orderreference="answered"))["errorcode"] == "0"
+
+
+def test_a_dropped_request_can_be_left_unprocessed(sandbox, gateway, db_path):
+    before = all_rows(db_path)
+    sandbox.drop_next(2, process=False)
+    for _ in range(2):
+        with pytest.raises(httpx.RemoteProtocolError):
+            gateway.envelope(card_auth(orderreference="never"))
+    assert all_rows(db_path) == before
+    assert gateway.query(orderreference="never") == []
+
+
+def test_faults_do_not_touch_the_control_api(sandbox, gateway):
+    sandbox.drop_next(1)
+    assert gateway.http.get("/_sandbox/clock").status_code == 200
+    assert gateway.http.post("/_sandbox/faults", json={"drop_next": 0}).json()["drop_next"] == 0
+    assert gateway.one(card_auth())["errorcode"] == "0"
+
+
+def test_dropped_answers_in_process_raise_as_httpx_does(sandbox):
+    sandbox.drop_next(1)
+    with httpx.Client(transport=sandbox.transport(), base_url="http://sandbox.test",
+                      auth=(sandbox.username, sandbox.password)) as client:
+        with pytest.raises(httpx.RemoteProtocolError):
+            client.post("/json/", json={"request": [card_auth(orderreference="in-process")]})
+        answer = client.post("/json/", json={"request": [query_request(orderreference="in-process")]}).json()
+    assert len(answer["response"][0]["records"]) == 1
+
+
+@pytest.mark.parametrize("payload", [{"drop_next": -1}, {"drop_next": "1"}, {"drop_next": True}, {},
+                                     {"drop_next": 1, "process": "yes"}, {"drop_next": 1, "other": 2}])
+def test_bad_fault_settings_are_400(gateway, payload):
+    response = gateway.http.post("/_sandbox/faults", json=payload)
+    assert response.status_code == 400 and response.json()["detail"]
