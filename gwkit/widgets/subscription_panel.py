@@ -1,0 +1,248 @@
+"""A subscription from creation through its life cycle, with the sandbox clock at hand.
+
+    panel = SubscriptionPanel(gw)        # gw = gwkit.connect(); the clock controls need the sandbox
+    panel                                # fill the form, "Send AUTH+SUBSCRIPTION", then move the clock
+
+- the create form is the spec-generated `RequestForm("AUTH+SUBSCRIPTION", "card")`; or load an
+  existing subscription by its reference;
+- the state (pending, scheduled, suspended, stopped, declined, and what it means), the payments
+  made (number, due date, date made, amount, outcome) and the next due dates;
+- changes by TRANSACTIONUPDATE: amount of later payments, final number, transactionactive;
+- the clock: a day, a month, a year, or to a date. Long moves go day by day with a progress bar,
+  and the tables follow.
+
+Business logic lives in `gwkit.subscription.Subscription` and the sandbox; the panel only calls them.
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from ..subscription import STATE_MEANINGS, Subscription
+from .form import RequestForm
+from .guard import guarded
+
+STEPS = {"+1 day": "P1D", "+1 month": "P1M", "+1 year": "P1Y"}
+SCHEDULE_ROWS = 6
+STATE_COLOURS = {"scheduled": "#1b7f3b", "pending": "#1f77b4", "suspended": "#ff7f0e", "stopped": "#555",
+                 "declined": "#b00020"}
+
+
+def frame_html(frame: pd.DataFrame, empty: str) -> str:
+    if frame.empty:
+        return f"<i>{html.escape(empty)}</i>"
+    shown = frame.copy()
+    for column in shown.columns:
+        if pd.api.types.is_datetime64_any_dtype(shown[column]):
+            shown[column] = shown[column].dt.strftime("%Y-%m-%d")
+    return shown.to_html(index=False, na_rep="", classes="gwkit-table", border=0)
+
+
+class SubscriptionPanel(widgets.VBox):
+    """`form` creates, `reference`+`load_button` loads; `state`, `payments`, `schedule` show it;
+    `amount`/`final_number`/`active` with their buttons change it; `day_button`, `month_button`,
+    `year_button`, `to_date`+`to_date_button` move the sandbox clock (`progress` shows how far)."""
+
+    def __init__(self, client: Any, *, sandbox: Any = None, subscription: Subscription | None = None):
+        super().__init__()
+        self.client = client
+        self.sandbox = sandbox if sandbox is not None else getattr(client, "sandbox", None)
+        self.subscription: Subscription | None = None
+        self.last_report: dict[str, Any] = {}
+        self.message = widgets.HTML()
+        self.form = RequestForm("AUTH+SUBSCRIPTION", "card", client=client)
+        self.form.on_response(guarded(self._created, self.message, context="reading the new subscription"))
+        self.reference = widgets.Text(description="Reference", placeholder="SUBSCRIPTION transactionreference")
+        self.load_button = widgets.Button(description="Load", icon="search")
+        self.load_button.on_click(guarded(self._load, self.message, context="loading the subscription"))
+        self.state = widgets.HTML("<i>No subscription yet: create one above or load one by its reference.</i>")
+        self.payments = widgets.HTML()
+        self.schedule = widgets.HTML()
+        self._build_changes()
+        self._build_clock()
+        self.children = [
+            widgets.Accordion(children=[self.form], titles=("Create a subscription",), selected_index=0),
+            widgets.HBox([self.reference, self.load_button]),
+            widgets.HTML("<h4 style='margin:6px 0 2px'>Subscription</h4>"), self.state,
+            widgets.HTML("<b>Change (TRANSACTIONUPDATE)</b>"), self.changes,
+            widgets.HTML("<h4 style='margin:6px 0 2px'>Sandbox clock</h4>"), self.clock_box,
+            self.message,
+            widgets.HTML("<h4 style='margin:6px 0 2px'>Payments made</h4>"), self.payments,
+            widgets.HTML("<h4 style='margin:6px 0 2px'>Next due dates</h4>"), self.schedule,
+        ]
+        self.add_class("gwkit-subscription-panel")
+        if subscription is not None:
+            self.show(subscription)
+        self._show_clock()
+
+    # -- layout pieces ---------------------------------------------------------------------------
+    def _build_changes(self) -> None:
+        self.amount = widgets.Text(description="Amount", placeholder="base units, e.g. 1500")
+        self.amount_button = widgets.Button(description="Set amount")
+        self.final_number = widgets.BoundedIntText(description="Final no.", min=0, max=99999)
+        self.final_button = widgets.Button(description="Set final number")
+        self.active = widgets.Dropdown(description="Active", options=[
+            ("0: inactive (suspend)", "0"), ("1: active", "1"), ("2: pending", "2")], value="1")
+        self.active_button = widgets.Button(description="Set active state")
+        for button, action in ((self.amount_button, self._set_amount), (self.final_button, self._set_final),
+                               (self.active_button, self._set_active)):
+            button.on_click(guarded(action, self.message, context=f"{button.description.lower()}"))
+            button.disabled = True
+        self.changes = widgets.VBox([widgets.HBox([self.amount, self.amount_button]),
+                                     widgets.HBox([self.final_number, self.final_button]),
+                                     widgets.HBox([self.active, self.active_button])])
+
+    def _build_clock(self) -> None:
+        self.now = widgets.HTML()
+        self.day_button, self.month_button, self.year_button = (widgets.Button(description=label, icon="forward")
+                                                                for label in STEPS)
+        for button in (self.day_button, self.month_button, self.year_button):
+            button.on_click(guarded(self._step, self.message, context="moving the clock"))
+        self.to_date = widgets.DatePicker(description="To date")
+        self.to_date_button = widgets.Button(description="Go", icon="calendar")
+        self.to_date_button.on_click(guarded(self._go_to_date, self.message, context="moving the clock"))
+        self.progress = widgets.IntProgress(value=0, min=0, max=1, description="Days", bar_style="info")
+        self.progress_text = widgets.HTML()
+        self.report = widgets.HTML()
+        buttons = [self.day_button, self.month_button, self.year_button, self.to_date_button]
+        if self.sandbox is None:
+            for button in buttons:
+                button.disabled = True
+            self.now.value = "<i>The clock controls need the embedded sandbox (a real gateway keeps real time).</i>"
+        self.clock_box = widgets.VBox([self.now, widgets.HBox([self.day_button, self.month_button, self.year_button]),
+                                       widgets.HBox([self.to_date, self.to_date_button]),
+                                       widgets.HBox([self.progress, self.progress_text]), self.report])
+
+    # -- showing -----------------------------------------------------------------------------------
+    def show(self, subscription: Subscription) -> None:
+        """Show `subscription` (refetched) and enable its controls."""
+        self.subscription = subscription.refresh()
+        self.reference.value = subscription.reference
+        for button in (self.amount_button, self.final_button, self.active_button):
+            button.disabled = False
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Fetch the subscription, its payments and schedule again and redraw the tables."""
+        self._show_clock()
+        sub = self.subscription
+        if sub is None:
+            return
+        sub.refresh()
+        record, state = sub.record, sub.state
+        self.amount.value = str(record.get("baseamount", ""))
+        self.final_number.value = sub.final_number
+        self.active.value = str(record.get("transactionactive", "2"))
+        facts = [("Reference", sub.reference), ("First payment (AUTH)", f"{sub.auth_reference} "
+                  f"(errorcode {sub.auth.get('errorcode') if sub.auth else '?'}, settlestatus "
+                  f"{sub.auth.get('settlestatus') if sub.auth else '?'})"),
+                 ("transactionactive", record.get("transactionactive")),
+                 ("Amount", f"{record.get('baseamount')} {record.get('currencyiso3a')} (base units)"),
+                 ("Every", f"{record.get('subscriptionfrequency')} month(s) from {record.get('subscriptionbegindate')}"),
+                 ("Next payment number", record.get("subscriptionnumber")),
+                 ("Final number", f"{record.get('subscriptionfinalnumber')} (0: no end)")]
+        rows = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
+                       f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in facts)
+        colour = STATE_COLOURS.get(state, "#555")
+        self.state.value = (f"<span class='gwkit-state' style='background:{colour};color:white;padding:2px 8px;"
+                            f"border-radius:4px'>{html.escape(state)}</span> "
+                            f"<span>{html.escape(STATE_MEANINGS[state])}</span><table>{rows}</table>")
+        payments = sub.payments_frame()
+        self.payments.value = frame_html(
+            payments[["number", "due_date", "made_on", "baseamount", "currencyiso3a", "outcome", "errorcode",
+                      "transactionreference"]], "No automated payment yet.")
+        self.schedule.value = frame_html(sub.schedule(periods=SCHEDULE_ROWS), "No payment to come.")
+
+    def _show_clock(self) -> None:
+        if self.sandbox is not None:
+            now = self.sandbox.now()
+            self.now.value = f"Sandbox clock: <b class='gwkit-now'>{now:%Y-%m-%d %H:%M:%S}</b>"
+            if self.to_date.value is None:
+                self.to_date.value = (now + timedelta(days=30)).date()
+
+    # -- callbacks -----------------------------------------------------------------------------
+    def _created(self, response: Any) -> None:
+        records = response.records
+        if len(records) == 2 and records[1].requesttype == "SUBSCRIPTION" and records[1].errorcode == 0:
+            self.show(Subscription(self.client, records[1], records[0]))
+            self.message.value = ("<span class='gwkit-ok'>Subscription created. Check the first payment and "
+                                  "<code>transactionactive</code> (interface 4.2).</span>")
+
+    def _load(self, _button: Any = None) -> None:
+        self.show(Subscription.from_reference(self.client, self.reference.value.strip()))
+        self.message.value = ""
+
+    def _set_amount(self, _button: Any = None) -> None:
+        self._require().set_amount(self.amount.value.strip())
+        self._changed("amount of later payments changed")
+
+    def _set_final(self, _button: Any = None) -> None:
+        self._require().set_final_number(self.final_number.value)
+        self._changed("final number changed")
+
+    def _set_active(self, _button: Any = None) -> None:
+        self._require().update(transactionactive=self.active.value)
+        self._changed(f"transactionactive set to {self.active.value}")
+
+    def _changed(self, what: str) -> None:
+        self.refresh()
+        self.message.value = f"<span class='gwkit-ok'>{html.escape(what)}</span>"
+
+    def _require(self) -> Subscription:
+        if self.subscription is None:
+            raise RuntimeError("create or load a subscription first")
+        return self.subscription
+
+    def _step(self, button: Any) -> None:
+        self.advance(by=STEPS[button.description])
+
+    def _go_to_date(self, _button: Any = None) -> None:
+        if self.to_date.value is None:
+            raise ValueError("choose a date to move the clock to")
+        chosen = datetime.combine(self.to_date.value, time())
+        if chosen <= self.sandbox.now():
+            raise ValueError(f"the clock only moves forward: {chosen:%Y-%m-%d} is not after the sandbox's now")
+        self.advance(to=chosen)
+
+    # -- the clock -----------------------------------------------------------------------------
+    def advance(self, by: str | None = None, to: datetime | None = None) -> dict[str, Any]:
+        """Move the sandbox clock `by` a duration or `to` a moment, one day at a time (so the progress
+        bar moves), and show what the daily runs did."""
+        if self.sandbox is None:
+            raise RuntimeError("no sandbox: the clock of a real gateway cannot be moved")
+        start = self.sandbox.now()
+        target = self.sandbox.sandbox.clock.target(by=by, to=to)
+        days = (target.date() - start.date()).days
+        self.progress.max, self.progress.value = max(days, 1), 0
+        totals: dict[str, Any] = {"made": 0, "declined": 0, "caught_up": 0, "stopped_subscriptions": [],
+                                  "started_subscriptions": [], "payments": []}
+        moment = start
+        while moment < target:
+            moment = min(target, moment + timedelta(days=1))
+            report = self.sandbox.advance(to=moment, progress=self._day_progress)
+            self._add(totals, report.get("subscriptions", {}))
+            self.progress.value = min(self.progress.max, (moment.date() - start.date()).days)
+            self.progress_text.value = f"{moment:%Y-%m-%d}"
+        self.progress.bar_style = "success"
+        self.last_report = totals
+        self.report.value = (f"Moved {days} day(s) to {target:%Y-%m-%d %H:%M}: <b>{totals['made']}</b> payment(s) "
+                             f"made, {totals['declined']} declined, {totals['caught_up']} caught up, "
+                             f"{len(totals['started_subscriptions'])} started, "
+                             f"{len(totals['stopped_subscriptions'])} stopped.")
+        self.refresh()
+        return totals
+
+    def _day_progress(self, label: str, done: int, total: int) -> None:
+        self.progress_text.value = f"{html.escape(label)}: {done} of {total} subscriptions"
+
+    @staticmethod
+    def _add(totals: dict[str, Any], report: dict[str, Any]) -> None:
+        for key in ("made", "declined", "caught_up"):
+            totals[key] += int(report.get(key, 0))
+        for key in ("stopped_subscriptions", "started_subscriptions", "payments"):
+            totals[key].extend(report.get(key, []))

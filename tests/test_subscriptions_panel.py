@@ -1,0 +1,107 @@
+"""The subscription panel, driven as a user would: `.value` and `.click()` on its widgets, with
+a sandbox on a real loopback port. A callback error fails the test (tests/conftest.py)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import pytest
+
+import gwkit
+import gwkit.sandbox
+from gwkit.errors import ValidationError
+from gwkit.widgets.subscription_panel import SubscriptionPanel
+
+CLOCK = datetime(2026, 1, 10, 9, 0, 0)
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    handle = gwkit.sandbox.start(tmp_path / "sandbox.db", clock_start=CLOCK)
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture
+def panel(sandbox):
+    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password, sitereference=sandbox.sitereference,
+                      currencyiso3a="GBP") as client:
+        yield SubscriptionPanel(client, sandbox=sandbox)
+
+
+def rows(panel: SubscriptionPanel) -> int:
+    return panel.payments.value.count("<tr>")  # body rows (the header row has a style)
+
+
+def test_create_then_walk_the_life_cycle_with_the_clock(panel, sandbox):
+    assert "No subscription yet" in panel.state.value and panel.amount_button.disabled
+    panel.form.set_values(subscriptionbegindate="2026-01-31", subscriptionfinalnumber="4", baseamount="1050")
+    assert panel.form.problems == []
+    panel.form.send_button.click()
+    sub = panel.subscription
+    assert sub is not None and sub.state == "pending" and ">pending<" in panel.state.value
+    assert panel.reference.value == sub.reference and not panel.amount_button.disabled
+    assert "No automated payment yet" in panel.payments.value
+    assert "2026-01-31" in panel.schedule.value  # the next due dates
+
+    panel.day_button.click()  # the first payment settles; the subscription is scheduled
+    assert sub.state == "scheduled" and "1 started" in panel.report.value
+    assert "2026-01-11" in panel.now.value
+
+    panel.month_button.click()
+    assert rows(panel) == 1 and "2026-01-31" in panel.payments.value and "authorised" in panel.payments.value
+    assert "2026-02-28" in panel.schedule.value
+
+    panel.amount.value = "2000"
+    panel.amount_button.click()
+    assert sub.record["baseamount"] == "2000" and "changed" in panel.message.value
+
+    panel.active.value = "0"
+    panel.active_button.click()
+    assert sub.state == "suspended" and ">suspended<" in panel.state.value
+    panel.to_date.value = date(2026, 4, 5)
+    panel.to_date_button.click()
+    assert rows(panel) == 1 and panel.progress.value == panel.progress.max == 53
+    assert panel.last_report["made"] == 0
+
+    panel.active.value = "1"
+    panel.active_button.click()
+    panel.day_button.click()  # caught up: payments 3 and 4, then the final number stops it
+    assert panel.last_report["caught_up"] == 2 and panel.last_report["stopped_subscriptions"] == [sub.reference]
+    assert rows(panel) == 3 and sub.state == "stopped" and "No payment to come" in panel.schedule.value
+    assert panel.payments.value.count(">2000<") == 2  # the later payments have the new amount
+
+    panel.final_number.value = 6
+    panel.final_button.click()
+    assert sub.state == "scheduled"
+    panel.year_button.click()
+    assert panel.progress.value == panel.progress.max == 365
+    assert rows(panel) == 5 and sub.state == "stopped"
+
+
+def test_load_an_existing_subscription_by_reference(panel, sandbox):
+    created = gwkit.subscription.Subscription.create(
+        panel.client, baseamount=70000, orderreference="declined", pan="4111111111111111", expirydate="12/2030",
+        subscriptionfrequency=1, subscriptionfinalnumber=0, subscriptionbegindate="2026-02-01")
+    panel.reference.value = created.reference
+    panel.load_button.click()
+    assert panel.subscription.reference == created.reference
+    assert ">declined<" in panel.state.value and "never" in panel.schedule.value
+
+
+def test_mistakes_show_a_clear_error(panel, sandbox):
+    panel.form.send_button.click()
+    panel.amount.value = "10.50"
+    with pytest.raises(ValidationError) as error:
+        panel.amount_button.click()
+    assert "baseamount" in str(error.value) and "baseamount" in panel.message.value
+    panel.to_date.value = date(2026, 1, 1)
+    with pytest.raises(ValueError, match="only moves forward"):
+        panel.to_date_button.click()
+
+
+def test_without_a_sandbox_the_clock_controls_are_disabled(sandbox):
+    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password,
+                      sitereference=sandbox.sitereference) as client:
+        panel = SubscriptionPanel(client)
+    assert panel.day_button.disabled and panel.to_date_button.disabled and "real gateway" in panel.now.value
