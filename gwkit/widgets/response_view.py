@@ -101,19 +101,19 @@ class ResponseView(widgets.VBox):
     def _records_html(self) -> str:
         if not self.records:
             return ""
+        names = _ordered_fields(self.records)
+        main = [n for n in names if n in FIRST_FIELDS]
+        more = [n for n in names if n not in FIRST_FIELDS]
         parts = ["<table class='gwkit-records' style='border-collapse:collapse'>",
                  "<tr><th style='text-align:left'>Field</th>"]
         parts += [_status_cell(r) for r in self.records]
         parts.append("</tr>")
-        for name in _ordered_fields(self.records):
-            spec = FIELDS.get(name)
-            label = html.escape(spec.title) if spec else ""
-            parts.append(f"<tr><td style='text-align:left;padding-right:1em'>{label} "
-                         f"<code style='color:#666'>{html.escape(name)}</code></td>")
-            for record in self.records:
-                parts.append(f"<td style='text-align:left;padding-right:1em'>{_cell(name, record)}</td>")
-            parts.append("</tr>")
+        parts += [_field_row(name, self.records) for name in main]
         parts.append("</table>")
+        if more:  # the other fields, one click away, so the essentials stay readable
+            parts.append(f"<details class='gwkit-more-fields'><summary>{len(more)} more field(s)</summary>"
+                         "<table style='border-collapse:collapse'>"
+                         + "".join(_field_row(name, self.records) for name in more) + "</table></details>")
         parts += [_query_table(r) for r in self.records if isinstance(r.get("records"), list)]
         return "".join(parts)
 
@@ -165,6 +165,14 @@ def _records(envelope: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 def _ordered_fields(records: Sequence[Mapping[str, Any]]) -> list[str]:
     present = dict.fromkeys(name for r in records for name in r if name != "records")
     return [n for n in FIRST_FIELDS if n in present] + [n for n in present if n not in FIRST_FIELDS]
+
+
+def _field_row(name: str, records: Sequence[Mapping[str, Any]]) -> str:
+    spec = FIELDS.get(name)
+    label = html.escape(spec.title) if spec else ""
+    cells = "".join(f"<td style='text-align:left;padding-right:1em'>{_cell(name, r)}</td>" for r in records)
+    return (f"<tr><td style='text-align:left;padding-right:1em'>{label} "
+            f"<code style='color:#666'>{html.escape(name)}</code></td>{cells}</tr>")
 
 
 def _status_cell(record: Mapping[str, Any]) -> str:

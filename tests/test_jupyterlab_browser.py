@@ -1,0 +1,169 @@
+"""JupyterLab in headless Chromium: open the quickstart, run all cells, see the rendered output.
+
+A real `jupyter lab` server on loopback with a random token, a copy of notebooks/, the sandbox and
+journal databases in a temporary folder. The screenshot goes to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+# User settings for the test's JupyterLab: start the notebook's kernel without asking, fetch no news.
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": '{"autoStartDefaultKernel": true}',
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
+        '{"fetchNews": "false", "checkForUpdates": false}',
+}
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+SERVER_START_TIMEOUT = 120  # seconds
+UI_TIMEOUT_MS = 180_000
+
+pytestmark = pytest.mark.browser
+
+
+def _require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{CHROMIUM} is missing in CI: install Debian's chromium package")
+    pytest.skip(f"{CHROMIUM} is not installed (this test drives the system Chromium; CI installs it)")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LabServer:
+    """`jupyter lab` as a subprocess; ready once its log says it serves, bounded by a timeout."""
+
+    def __init__(self, root: Path, home: Path):
+        self.port = _free_port()
+        self.token = secrets.token_hex(16)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log: list[str] = []
+        self._ready = threading.Event()
+        settings = home / "lab-settings"
+        for name, content in LAB_SETTINGS.items():
+            (settings / name).parent.mkdir(parents=True, exist_ok=True)
+            (settings / name).write_text(content)
+        env = {**os.environ, "GWKIT_SANDBOX_DB": str(home / "sandbox.db"), "GWKIT_JOURNAL": str(home / "journal.db"),
+               "JUPYTER_CONFIG_DIR": str(home / "jupyter-config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+               "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "JUPYTERLAB_SETTINGS_DIR": str(settings), "IPYTHONDIR": str(home / "ipython"),
+               "MPLBACKEND": "Agg"}
+        for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET"):
+            env.pop(name, None)
+        command = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={self.port}",
+                   f"--IdentityProvider.token={self.token}", "--ServerApp.ip=127.0.0.1", f"--notebook-dir={root}",
+                   "--ServerApp.port_retries=0",
+                   # no network: no update check, no news feed, no PyPI extension manager
+                   "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.news_url=None",
+                   "--LabApp.extension_manager=readonly"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            command.append("--allow-root")  # containers and CI often run as root
+        self.process = subprocess.Popen(
+            command, env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )
+        threading.Thread(target=self._read_log, daemon=True).start()
+
+    def _read_log(self) -> None:
+        for line in self.process.stderr:  # type: ignore[union-attr]
+            self.log.append(line)
+            if f"127.0.0.1:{self.port}/" in line:
+                self._ready.set()
+        self._ready.set()  # the process ended: stop waiting
+
+    def wait_ready(self) -> None:
+        if not self._ready.wait(SERVER_START_TIMEOUT) or self.process.poll() is not None:
+            raise AssertionError("jupyter lab did not start:\n" + "".join(self.log[-40:]))
+        status = httpx.get(f"{self.url}/api/status", params={"token": self.token}, timeout=30)
+        assert status.status_code == 200, status.text
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            try:
+                httpx.post(f"{self.url}/api/shutdown", params={"token": self.token}, timeout=30)
+                self.process.wait(timeout=60)
+            except (httpx.HTTPError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait(timeout=30)
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "jupyterlab-server.log").write_text("".join(self.log))
+
+
+@pytest.fixture
+def lab(tmp_path):
+    _require_chromium()
+    root = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
+    server = LabServer(root, tmp_path)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def test_quickstart_runs_in_jupyterlab_and_renders_the_widgets(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            expect.set_options(timeout=UI_TIMEOUT_MS)
+            page.goto(f"{lab.url}/lab/tree/01_quickstart.ipynb?token={lab.token}")
+            expect(page.locator(".jp-NotebookPanel").first).to_be_visible()
+            # the kernel is connected and idle (status bar), so Run All is not cancelled by its start-up
+            expect(page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible()
+
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+
+            connection = page.locator(".jp-OutputArea-output .gwkit-connection").first
+            expect(connection).to_be_visible()
+            expect(connection).to_contain_text("SANDBOX")
+            expect(connection).to_contain_text("test_gwkit12345")
+            expect(connection).not_to_contain_text("gwkit_sandbox_password")
+
+            view = page.locator(".gwkit-response-view").first
+            expect(view).to_be_visible()
+            expect(view).to_contain_text("Success")
+            expect(view).to_contain_text("411111######1111")
+            expect(view.locator("button", has_text="Query this transaction")).to_be_visible()
+
+            # every cell ran: no busy prompt left, and no error output anywhere
+            page.wait_for_function(
+                "() => document.querySelectorAll('.jp-CodeCell .jp-InputPrompt').length > 0 && "
+                "[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+                ".every(p => /\\[\\d+\\]/.test(p.textContent))")
+            assert page.locator("[data-mime-type='application/vnd.jupyter.error']").count() == 0
+            assert "4111111111111111" not in view.inner_text()
+
+            # the widget works in the browser too: query the payment from its button
+            view.locator("button", has_text="Query this transaction").click()
+            expect(view.locator(".gwkit-query-records").first).to_be_visible()
+
+            ARTIFACTS.mkdir(exist_ok=True)
+            view.evaluate("element => element.scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(ARTIFACTS / "jupyterlab-quickstart.png"))
+        finally:
+            browser.close()
