@@ -18,3 +18,4 @@ __all__ = [
     "journal_records_frame", "query_frame", "records_frame", "report_kind", "settle_status_label", "to_csv",
     "to_major", "to_parquet",
 ]
+from . import subscriptions  # noqa: E402,F401  (subscriptions and their payments: gwkit.report.subscriptions)

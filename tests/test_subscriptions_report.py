@@ -1,0 +1,122 @@
+"""Subscription reports: tables of subscriptions and payments, revenue, churn, decline rates,
+charts, and TRANSACTIONQUERY paging past the gateway's 500 records, against a sandbox on loopback."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import matplotlib
+import pandas as pd
+import pytest
+
+import gwkit
+import gwkit.sandbox
+from gwkit.errors import GwkitError
+from gwkit.report import subscriptions as reports
+from gwkit.subscription import Subscription, query_all
+
+matplotlib.use("Agg")
+CLOCK = datetime(2026, 1, 10, 9, 0, 0)
+VISA = "4111111111111111"
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    handle = gwkit.sandbox.start(tmp_path / "sandbox.db", clock_start=CLOCK)
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture
+def gw(sandbox):
+    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password, sitereference=sandbox.sitereference,
+                      currencyiso3a="GBP") as client:
+        yield client
+
+
+def subscription_request(gw, index: int, **fields) -> dict:
+    return gw.build_request(["AUTH", "SUBSCRIPTION"], {
+        "accounttypedescription": "ECOM", "baseamount": 1000, "orderreference": f"r-{index}", "pan": VISA,
+        "expirydate": "12/2030", "securitycode": "123", "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH", "subscriptionfrequency": 1, "subscriptionnumber": 1,
+        "subscriptionfinalnumber": 0, "subscriptionbegindate": "2026-01-15", "credentialsonfile": 1,
+        "transactionactive": 1, **fields})
+
+
+@pytest.fixture
+def portfolio(gw, sandbox):
+    """Four kinds: 3 endless at 10.00, 1 stopped after two payments at 20.00, 1 suspended in March,
+    1 whose first payment was declined, 1 whose March payment is declined (70000)."""
+    kinds = [{}, {}, {}, {"baseamount": 2000, "subscriptionfinalnumber": 3}, {}, {"baseamount": 70000}, {}]
+    records = gw.send([subscription_request(gw, i, **k) for i, k in enumerate(kinds)]).records
+    subs = [Subscription(gw, records[i + 1], records[i]) for i in range(0, len(records), 2)]
+    sandbox.advance(to="2026-03-01T09:00:00")  # Jan 15, Feb 15 paid
+    subs[4].suspend()
+    subs[6].set_amount(70000)
+    sandbox.advance(to="2026-03-20T09:00:00")
+    subs[6].set_amount(1000)
+    sandbox.advance(to="2026-04-20T09:00:00")
+    return subs
+
+
+def test_payments_and_subscriptions_frames(gw, portfolio):
+    subs, pays = reports.subscription_portfolio(gw)
+    assert len(subs) == 7 and list(subs["state"].value_counts().sort_index().items()) == [
+        ("pending", 0), ("scheduled", 4), ("suspended", 1), ("stopped", 1), ("declined", 1)]
+    assert pays.dtypes["number"] == "Int64" and pd.api.types.is_datetime64_any_dtype(pays["due_date"])
+    assert len(pays) == 3 * 4 + 2 + 2 + 4  # endless x3, stopped, suspended, declined in March
+    row = pays[(pays["subscription"] == portfolio[6].reference) & (pays["number"] == 4)].iloc[0]
+    assert row["outcome"] == "declined" and row["due_date"] == pd.Timestamp("2026-03-15")
+    assert row["made_on"] == pd.Timestamp("2026-03-15") and row["baseamount"] == 70000
+    stopped = subs.set_index("transactionreference").loc[portfolio[3].reference]
+    assert stopped["state"] == "stopped" and pd.isna(stopped["next_due_date"])
+    scheduled = subs.set_index("transactionreference").loc[portfolio[0].reference]
+    assert scheduled["next_due_date"] == pd.Timestamp("2026-05-15") and scheduled["baseamount_major"] == 10.0
+
+
+def test_revenue_churn_and_decline_rates(gw, portfolio):
+    subs, pays = reports.subscription_portfolio(gw)
+    revenue = reports.monthly_recurring_revenue(pays).set_index("month")
+    assert revenue.loc[pd.Period("2026-01"), "revenue"] == 5 * 10 + 20  # 6 running; the 70000 one never started
+    assert revenue.loc[pd.Period("2026-03"), ["revenue", "authorised", "declined"]].tolist() == [30.0, 3, 1]
+    assert revenue.loc[pd.Period("2026-04"), "revenue"] == 40.0
+    assert reports.current_mrr(subs).to_dict() == {"GBP": 40.0}
+    by_state = reports.revenue_by_state(subs, pays)
+    assert by_state.loc[pd.Period("2026-02"), "stopped"] == 20.0 and by_state.loc[pd.Period("2026-02"), "suspended"] == 10.0
+    churn = reports.churn(subs, pays)
+    assert churn.loc[pd.Period("2026-02"), ["paying", "churned"]].tolist() == [6, 1]  # suspended after February
+    assert churn.loc[pd.Period("2026-03"), "churned"] == 0
+    rates = reports.decline_rates(pays)
+    assert rates.loc[pd.Period("2026-03"), ["payments", "declined"]].tolist() == [4, 1]
+    assert rates.loc[pd.Period("2026-03"), "decline_rate"] == pytest.approx(0.25)
+    assert reports.decline_rates(pays, by="number").loc[4, "declined"] == 1
+
+
+def test_charts_have_labelled_axes(gw, portfolio):
+    subs, pays = reports.subscription_portfolio(gw)
+    for ax in (reports.plot_revenue_by_state(subs, pays), reports.plot_subscriptions_by_state(subs),
+               reports.plot_decline_rates(pays)):
+        assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
+    ax = reports.plot_revenue_by_state(subs, pays)
+    assert "GBP" in ax.get_ylabel() and [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "scheduled", "suspended", "stopped"]
+
+
+def test_query_all_pages_past_500_records(gw, sandbox):
+    records = gw.send([subscription_request(gw, i, subscriptionbegindate=f"2026-01-{11 + i % 20}")
+                       for i in range(60)]).records
+    assert all(r["errorcode"] == "0" for r in records)
+    sandbox.advance(to="2026-10-31T09:00:00")  # 10 payments each: 600 records
+    first = gw.transaction_query(accounttypedescription="RECUR", requesttypedescription="AUTH").record
+    assert first["found"] == "600" and len(first.query_records) == 500
+    found = query_all(gw, accounttypedescription="RECUR", requesttypedescription="AUTH")
+    assert len(found) == 600 == len({r["transactionreference"] for r in found})
+
+
+def test_query_all_says_when_one_day_holds_too_many(gw, sandbox):
+    requests = [subscription_request(gw, i) for i in range(501)]
+    for start in range(0, 501, 167):  # under the sandbox's 1 MB request limit
+        gw.send(requests[start:start + 167]).raise_for_errors()
+    sandbox.advance(to="2026-01-16T09:00:00")  # 501 payments on January 15
+    with pytest.raises(GwkitError, match="narrow the filter"):
+        query_all(gw, accounttypedescription="RECUR")
