@@ -84,12 +84,33 @@ def _dropping(send: Send) -> Send:
 
 
 async def _close_connection(send: Send) -> None:
-    """Close the client's connection without an answer (uvicorn's protocol owns the transport)."""
-    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    """Close the client's connection without an answer.
+
+    ASGI has no message for that, so the transport is taken from uvicorn's `send`, a method of
+    its request cycle (found through the wrappers uvicorn adds at log level trace).
+    """
+    transport = _transport_of(send)
     if transport is None:  # pragma: no cover - another ASGI server: the nearest thing, a broken answer
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"1")]})
         raise ConnectionAbortedError("fault injection: answer dropped")
     transport.close()
     await asyncio.sleep(0)  # let the server see the disconnection before the app returns
+
+
+def _transport_of(send: Any, depth: int = 0) -> asyncio.BaseTransport | None:
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if isinstance(transport, asyncio.BaseTransport):
+        return transport
+    for cell in (getattr(send, "__closure__", None) or ()) if depth < 4 else ():
+        try:
+            inner = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if callable(inner):
+            transport = _transport_of(inner, depth + 1)
+            if transport is not None:
+                return transport
+    return None
 
 
 async def _drain(receive: Receive) -> None:
