@@ -19,3 +19,4 @@ __all__ = [
     "to_major", "to_parquet",
 ]
 from . import subscriptions  # noqa: E402,F401  (subscriptions and their payments: gwkit.report.subscriptions)
+from . import cardstore  # noqa: E402,F401  (stored cards: gwkit.report.cardstore)

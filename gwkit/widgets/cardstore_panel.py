@@ -1,0 +1,122 @@
+"""The card store panel: store cards from a form, list them, enable or disable them, use one.
+
+    panel = CardStorePanel(gw)
+    panel.form.fields["pan"].value = "340000000000017"
+    panel.form.send_button.click()     # STORE; the table refreshes
+    panel.frame                        # the stored cards (masked) as a DataFrame
+    panel.card.value = ref             # pick a card, then:
+    panel.disable_button.click()       # or enable_button, pay_button, subscribe_button
+
+The panel holds no card store logic: the form is the spec-generated STORE form, listing and
+actions are `gwkit.cardstore`, the table is `gwkit.report.cardstore.cards_frame`.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from .. import cardstore
+from ..report.cardstore import cards_frame
+from .form import RequestForm
+from .guard import guarded
+from .response_view import ResponseView
+
+TABLE_COLUMNS = {"transactionreference": "Reference", "maskedpan": "Card", "scheme": "Scheme",
+                 "expirydate": "Expiry", "billingname": "Billing name", "billingcountryiso2a": "Country",
+                 "active": "Active", "uses": "Uses", "stored": "Stored"}
+
+
+class CardStorePanel(widgets.VBox):
+    """`form` stores a card, `frame` lists the stored cards, `card` picks one for the buttons,
+    `last_response` is the answer to the last action (also shown below the buttons)."""
+
+    def __init__(self, client: Any, *, sitereference: str | None = None):
+        super().__init__()
+        self.client = client
+        self.sitereference = sitereference
+        self.frame = cards_frame([])
+        self.last_response: Any = None
+        self.form = RequestForm("STORE", client=client)
+        self.form.on_response(lambda _response: self.refresh())
+        self.table = widgets.HTML()
+        self.status = widgets.HTML()
+        self.result = widgets.VBox()
+        self.card = widgets.Dropdown(description="Stored card", options=[], layout=widgets.Layout(width="32em"),
+                                     style={"description_width": "initial"})
+        self.amount = widgets.Text(value="1050", description="Amount (base units)",
+                                   style={"description_width": "initial"}, layout=widgets.Layout(width="16em"))
+        self.finalnumber = widgets.Text(value="12", description="Payments in the subscription",
+                                        style={"description_width": "initial"}, layout=widgets.Layout(width="18em"))
+        self.refresh_button = self._button("Refresh", "refresh", self.refresh, "listing the stored cards")
+        self.enable_button = self._button("Enable", "check", lambda: self._update(True), "enabling the card")
+        self.disable_button = self._button("Disable", "ban", lambda: self._update(False), "disabling the card")
+        self.pay_button = self._button("Pay with it (AUTH)", "credit-card", self.pay, "paying with the card")
+        self.subscribe_button = self._button("Start a subscription", "calendar", self.subscribe,
+                                             "starting a subscription")
+        self.children = [
+            widgets.HTML("<h3 style='margin:4px 0'>Card store</h3>"),
+            widgets.Accordion(children=[self.form], titles=("Store a card (STORE)",), selected_index=0),
+            widgets.HBox([widgets.HTML("<b>Stored cards</b>"), self.refresh_button]), self.table,
+            self.card, widgets.HBox([self.enable_button, self.disable_button]),
+            widgets.HBox([self.amount, self.pay_button]), widgets.HBox([self.finalnumber, self.subscribe_button]),
+            self.status, self.result,
+        ]
+        self.add_class("gwkit-cardstore-panel")
+        self.refresh()
+
+    def _button(self, text: str, icon: str, action: Any, context: str) -> widgets.Button:
+        button = widgets.Button(description=text, icon=icon)
+        button.on_click(guarded(lambda _button: action(), self.status, context=context))
+        return button
+
+    # -- listing -----------------------------------------------------------------------------
+    def refresh(self) -> pd.DataFrame:
+        """List the site's stored cards again (after any change the panel makes)."""
+        self.frame = cards_frame(cardstore.stored_cards(self.client, self.sitereference))
+        self.table.value = self._table_html()
+        chosen = self.card.value
+        self.card.options = [(f"{r.transactionreference}  {r.maskedpan}  {r.scheme}  "
+                              f"{'active' if r.active else 'disabled'}", r.transactionreference)
+                             for r in self.frame.itertuples()]
+        references = [value for _, value in self.card.options]
+        if references:  # keep the choice; else the newest card (the one just stored)
+            self.card.value = chosen if chosen in references else references[0]
+        return self.frame
+
+    def _table_html(self) -> str:
+        if self.frame.empty:
+            return "<i>No stored cards yet: store one with the form above.</i>"
+        shown = self.frame[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)
+        shown["Active"] = shown["Active"].map({True: "yes", False: "no"})
+        return shown.to_html(index=False, na_rep="", classes="gwkit-cardstore-table", border=0)
+
+    # -- actions -----------------------------------------------------------------------------
+    def _chosen(self) -> str:
+        if not self.card.value:
+            raise ValueError("choose a stored card first (store one with the form if there is none)")
+        return self.card.value
+
+    def _update(self, active: bool) -> Any:
+        return self._show(cardstore.set_active(self.client, self._chosen(), active),
+                          f"card {'enabled' if active else 'disabled'}")
+
+    def pay(self) -> Any:
+        return self._show(cardstore.pay_with(self.client, self._chosen(), baseamount=self.amount.value.strip()),
+                          "AUTH sent")
+
+    def subscribe(self) -> Any:
+        return self._show(cardstore.subscribe_with(self.client, self._chosen(), baseamount=self.amount.value.strip(),
+                                                   subscriptionfinalnumber=self.finalnumber.value.strip()),
+                          "AUTH SUBSCRIPTION sent")
+
+    def _show(self, response: Any, what: str) -> Any:
+        self.last_response = response
+        verdict = "ok" if response.ok else "the gateway answered an error"
+        self.status.value = f"<span class='gwkit-{'ok' if response.ok else 'error'}'>{html.escape(what)}: {verdict}</span>"
+        self.result.children = [ResponseView(response, client=self.client)]
+        self.refresh()
+        return response
