@@ -1,0 +1,117 @@
+"""The virtual clock and settlement, through the control API over HTTP and the Python handle."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from gwkit.sandbox import DEFAULT_ACCOUNT, ClockError, Sandbox
+from gwkit.sandbox import gateway as gateway_module
+from sandbox_support import CLOCK, card_auth, db_path, gateway, sandbox  # noqa: F401  (fixtures)
+
+
+def advance(gateway, **payload):
+    response = gateway.http.post("/_sandbox/clock/advance", json=payload)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def status(gateway, reference):
+    (record,) = gateway.query(transactionreference=reference)
+    return record["settlestatus"]
+
+
+def test_authorised_auth_settles_on_its_due_date_declines_stay_cancelled(gateway):
+    paid = gateway.one(card_auth())
+    declined = gateway.one(card_auth(baseamount="70000"))
+    failed = gateway.one(card_auth(baseamount="60010"))
+    assert (paid["settlestatus"], paid["settleduedate"]) == ("0", "2026-01-16")
+    assert declined["settlestatus"] == failed["settlestatus"] == "3"
+
+    report = advance(gateway, by="PT13H")  # 23:00, still the same day
+    assert (report["from"], report["to"], report["days"]) == ("2026-01-15T10:00:00", "2026-01-15T23:00:00", 0)
+    assert status(gateway, paid["transactionreference"]) == "0"
+
+    report = advance(gateway, by="PT1H")  # midnight: the due date has come
+    assert report["days"] == 1
+    assert report["settlement"]["settled"] == [paid["transactionreference"]]
+    assert status(gateway, paid["transactionreference"]) == "100"
+    assert status(gateway, declined["transactionreference"]) == status(gateway, failed["transactionreference"]) == "3"
+
+
+def test_timestamps_and_due_dates_follow_the_clock(gateway):
+    advance(gateway, to="2026-03-31T08:30:00")
+    record = gateway.one(card_auth())
+    assert (record["transactionstartedtimestamp"], record["settleduedate"]) == ("2026-03-31 08:30:00", "2026-04-01")
+
+
+def test_advance_by_a_month_runs_every_day_and_reports_it(gateway):
+    refs = [gateway.one(card_auth())["transactionreference"]]
+    advance(gateway, by="P10D")
+    refs.append(gateway.one(card_auth())["transactionreference"])
+    report = advance(gateway, by="P1M")
+    assert (report["from"], report["to"], report["days"]) == ("2026-01-25T10:00:00", "2026-02-25T10:00:00", 31)
+    assert report["settlement"]["settled"] == [refs[1]]
+    assert gateway.http.get("/_sandbox/clock").json() == {"now": "2026-02-25T10:00:00"}
+
+
+@pytest.mark.parametrize("payload, words", [
+    ({"to": "2026-01-14T10:00:00"}, "only moves forward"),
+    ({"to": "2025-12-31"}, "only moves forward"),
+    ({"by": "-P1D"}, "ISO 8601 duration"),
+    ({"by": "P"}, "ISO 8601 duration"),
+    ({"by": "1D"}, "ISO 8601 duration"),
+    ({"by": "P1X"}, "ISO 8601 duration"),
+    ({"by": 5}, "must be a string"),
+    ({"to": "next tuesday"}, "is not a date"),
+    ({"by": "P1D", "to": "2027-01-01T00:00:00"}, "exactly one"),
+    ({}, "exactly one"),
+    ({"by": "P1D", "step": "P1D"}, "unknown field"),
+])
+def test_bad_or_backward_moves_are_400_and_change_nothing(gateway, payload, words):
+    response = gateway.http.post("/_sandbox/clock/advance", json=payload)
+    assert response.status_code == 400
+    assert response.json()["error"] == "bad request" and words in response.json()["detail"]
+    assert gateway.http.get("/_sandbox/clock").json() == {"now": "2026-01-15T10:00:00"}
+
+
+def test_advance_by_zero_is_allowed(gateway):
+    assert advance(gateway, by="PT0S")["days"] == 0
+
+
+def test_settle_on_demand(gateway):
+    reference = gateway.one(card_auth())["transactionreference"]
+    response = gateway.http.post("/_sandbox/settle", json={})
+    assert response.json() == {"settlement": {"settled": []}}  # due tomorrow, not today
+    response = gateway.http.post("/_sandbox/settle", json={"all": True})
+    assert response.json() == {"settlement": {"settled": [reference]}}
+    assert status(gateway, reference) == "100"
+    assert gateway.http.post("/_sandbox/settle").json() == {"settlement": {"settled": []}}  # no body: {}
+
+
+def test_the_python_handle_mirrors_the_control_api(sandbox, gateway):
+    assert sandbox.now() == CLOCK
+    reference = gateway.one(card_auth())["transactionreference"]
+    report = sandbox.advance(by="P1D")
+    assert report["settlement"]["settled"] == [reference] and report["days"] == 1
+    assert sandbox.advance(to=datetime(2026, 2, 1))["to"] == "2026-02-01T00:00:00"
+    with pytest.raises(ClockError, match="only moves forward"):
+        sandbox.advance(to="2026-01-01T00:00:00")
+    other = gateway.one(card_auth())["transactionreference"]
+    assert sandbox.settle(all_pending=True) == {"settlement": {"settled": [other]}}
+    assert sandbox.health()["now"] == "2026-02-01T00:00:00"
+
+
+def test_a_killed_advance_is_caught_up_at_the_next_start(db_path):
+    first = Sandbox(db_path, clock_start=CLOCK)
+    answer = gateway_module.process(first, {"request": [card_auth()]}, DEFAULT_ACCOUNT)
+    reference = answer["response"][0]["transactionreference"]
+    with first.store.write() as conn:  # the clock moved, then the process died before the daily jobs
+        first.clock.set(conn, datetime(2026, 1, 20, 9, 0, 0))
+    first.close()
+
+    second = Sandbox(db_path)
+    row = second.store.transaction(second.store.connection(), reference)
+    assert row["settlestatus"] == "100"
+    second.close()
