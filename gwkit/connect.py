@@ -173,11 +173,9 @@ def _settings(config: str | os.PathLike[str] | None, arguments: Mapping[str, Any
     """Merged settings {"gateway": {...}, "journal": {...}, "sandbox": {...}} and their source."""
     data, path = _read_config(config)
     gateway = dict(data.get("gateway", {}))
-    if "password_env" in gateway:
-        variable = gateway.pop("password_env")
-        if variable not in os.environ:
-            raise ConfigError(f"{path}: password_env names {variable!r}, but that variable is not set")
-        gateway.setdefault("password", os.environ[variable])
+    password_env = gateway.pop("password_env", None)
+    if password_env and password_env in os.environ:
+        gateway.setdefault("password", os.environ[password_env])
     sources = {path.name} if gateway else set()
     for name, variable in _ENV.items():
         if os.environ.get(variable):
@@ -187,6 +185,8 @@ def _settings(config: str | os.PathLike[str] | None, arguments: Mapping[str, Any
         if value is not None:
             gateway[name] = value
             sources.add("connect() arguments")
+    if password_env and not gateway.get("password"):
+        raise ConfigError(f"{path}: password_env names {password_env!r}, but that variable is not set")
     settings = {"gateway": gateway, "journal": dict(data.get("journal", {})), "sandbox": dict(data.get("sandbox", {}))}
     return settings, " + ".join(sorted(sources)) or "defaults"
 

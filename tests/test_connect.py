@@ -163,3 +163,16 @@ def test_a_live_site_reference_is_flagged(remote):
                  sitereference="live_site1", journal=False)
     assert "not a test_ site" in gw._repr_html_()
     assert gw.target.source == "connect() arguments"
+
+
+def test_password_env_may_be_unset_when_the_password_comes_from_the_environment(remote, tmp_path, monkeypatch):
+    (tmp_path / "gwkit.toml").write_text(f"""
+[gateway]
+base_url = "{remote.base_url}"
+username = "{remote.username}"
+password_env = "NOT_SET_HERE"
+sitereference = "{remote.sitereference}"
+""")
+    monkeypatch.setenv("GWKIT_PASSWORD", remote.password)
+    gw = connect(journal=False)
+    assert gw.target.kind == "gateway" and gw.target.source == "environment + gwkit.toml"
