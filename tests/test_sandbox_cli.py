@@ -1,0 +1,182 @@
+"""`gwkit sandbox` as a real subprocess: what it prints, serving, restarts, Ctrl-C, bad input."""
+
+from __future__ import annotations
+
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+from sandbox_support import VISA, card_auth, query_request
+
+GWKIT = Path(sys.executable).with_name("gwkit")
+STARTUP_TIMEOUT = 60  # seconds: an upper bound for a slow machine, not a wait
+
+
+class Running:
+    """A `gwkit sandbox` process; its output lines are read by a thread into a queue."""
+
+    def __init__(self, *args: str, cwd: Path):
+        self.process = subprocess.Popen([str(GWKIT), "sandbox", *args], cwd=cwd, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def until(self, pattern: str) -> re.Match:
+        """Read lines until one matches; fails (never hangs) if the process ends or takes too long."""
+        while True:
+            try:
+                line = self.lines.get(timeout=STARTUP_TIMEOUT)
+            except queue.Empty:
+                pytest.fail(f"no line matching {pattern!r} within {STARTUP_TIMEOUT}s: {self.output}")
+            if line is None:
+                pytest.fail(f"gwkit sandbox ended before printing {pattern!r}: {self.output}")
+            self.output.append(line)
+            match = re.search(pattern, line)
+            if match:
+                return match
+
+    def banner(self) -> dict[str, str]:
+        """The base URL and the first account printed; every account is in `self.accounts`."""
+        url = self.until(r"listening on (http://\S+)").group(1)
+        start = len(self.output)
+        self.until("Press Ctrl-C to stop")
+        printed = "\n".join(self.output[start:])
+        self.accounts = [{"url": url, "user": user, "password": password, "site": sites.split(", ")[0],
+                          "sites": sites.split(", ")}
+                         for user, password, sites in re.findall(
+                             r"user name:\s+(\S+)\n\s+password:\s+(\S+)\n\s+site references:\s+(.+)", printed)]
+        assert self.accounts, printed
+        return self.accounts[0]
+
+    def stop(self, sig: int = signal.SIGINT) -> tuple[int, str]:
+        self.process.send_signal(sig)
+        code = self.process.wait(timeout=STARTUP_TIMEOUT)
+        while (line := self.lines.get(timeout=STARTUP_TIMEOUT)) is not None:
+            self.output.append(line)
+        return code, "\n".join(self.output)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def run(tmp_path):
+    started: list[Running] = []
+
+    def run_(*args: str) -> Running:
+        started.append(Running(*args, cwd=tmp_path))
+        return started[-1]
+
+    yield run_
+    for running in started:
+        running.kill()
+
+
+def auth(banner: dict[str, str], **fields: str) -> dict:
+    response = httpx.post(f"{banner['url']}/json/", auth=(banner["user"], banner["password"]),
+                          json={"alias": banner["user"], "version": "1.00",
+                                "request": [card_auth(**{"sitereference": banner["site"], **fields})]})
+    assert response.status_code == 200
+    return response.json()["response"][0]
+
+
+def test_serves_prints_credentials_and_stops_cleanly_on_ctrl_c(run, tmp_path):
+    sandbox = run("--port", "0", "--db", str(tmp_path / "cli.db"))
+    banner = sandbox.banner()
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", banner["url"])
+    assert (banner["user"], banner["password"], banner["sites"]) == (
+        "gwkit_sandbox", "gwkit-sandbox-password", ["test_gwkit12345"])
+    assert len(sandbox.accounts) == 1
+    record = auth(banner, orderreference="from-cli")
+    assert record["errorcode"] == "0" and record["maskedpan"] == "411111######1111"
+    code, output = sandbox.stop(signal.SIGINT)
+    assert code == 0
+    assert "gwkit sandbox stopped." in output
+    assert "Traceback" not in output and VISA not in output
+
+
+def test_a_new_user_pays_with_curl_restarts_and_finds_the_payment(run, tmp_path):
+    db = str(tmp_path / "cli.db")
+    first = run("--port", "0", "--db", db)
+    banner = first.banner()
+    body = ('{"alias": "%s", "version": "1.00", "request": [{"requesttypedescriptions": ["AUTH"], '
+            '"sitereference": "%s", "accounttypedescription": "ECOM", "currencyiso3a": "GBP", '
+            '"baseamount": "1050", "orderreference": "curl-order", "pan": "4111111111111111", '
+            '"expirydate": "12/2030", "securitycode": "123"}]}') % (banner["user"], banner["site"])
+    if shutil.which("curl"):
+        out = subprocess.run(["curl", "-sS", "--max-time", "30", "-u", f"{banner['user']}:{banner['password']}",
+                              "-H", "Content-Type: application/json", "-H", "Accept: application/json",
+                              "-d", body, f"{banner['url']}/json/"], capture_output=True, text=True, check=True)
+        answer = out.stdout
+    else:  # pragma: no cover - no curl on this machine: the same bytes with httpx
+        answer = httpx.post(f"{banner['url']}/json/", content=body, auth=(banner["user"], banner["password"])).text
+    reference = httpx.Response(200, content=answer).json()["response"][0]["transactionreference"]
+    assert first.stop(signal.SIGTERM)[0] == 0  # SIGTERM stops cleanly too
+
+    second = run("--port", "0", "--db", db)
+    banner = second.banner()
+    response = httpx.post(f"{banner['url']}/json/", auth=(banner["user"], banner["password"]),
+                          json={"request": [query_request(orderreference="curl-order")]})
+    (found,) = response.json()["response"][0]["records"]
+    assert found["transactionreference"] == reference and found["errorcode"] == "0"
+    assert second.stop()[0] == 0
+
+
+def test_accounts_file_users_are_printed_and_served(run, tmp_path):
+    accounts = tmp_path / "accounts.toml"
+    accounts.write_text('[[account]]\nusername = "alice"\npassword = "a-pass"\n'
+                        'sitereferences = ["test_alice1", "test_alice2"]\n'
+                        '[[account]]\nusername = "bob"\npassword = "b-pass"\nsitereferences = ["test_bob1"]\n')
+    sandbox = run("--port", "0", "--db", str(tmp_path / "cli.db"), "--accounts", str(accounts))
+    alice = sandbox.banner()
+    assert (alice["user"], alice["password"], alice["sites"]) == ("alice", "a-pass", ["test_alice1", "test_alice2"])
+    bob = sandbox.accounts[1]
+    assert (bob["user"], bob["password"], bob["sites"]) == ("bob", "b-pass", ["test_bob1"])
+    assert auth(bob)["errorcode"] == "0"
+    assert auth(alice, sitereference="test_alice2")["errorcode"] == "0"
+    assert auth(bob, sitereference="test_alice1")["errordata"] == ["sitereference"]
+    assert sandbox.stop()[0] == 0
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('[[account]]\nusername = "alice"\npassword = "p"\nsitereferences = ["bad site!"]\n',
+     "[[account]] number 1 ('alice'): sitereferences: 'bad site!'"),
+    ('[[account]]\nusername = "alice"\nsitereferences = ["test_a"]\n', "('alice'): password must be"),
+    ("[[account]\n", "not valid TOML"),
+])
+def test_a_bad_accounts_file_is_a_clear_error_naming_the_entry(tmp_path, text, expected):
+    accounts = tmp_path / "accounts.toml"
+    accounts.write_text(text)
+    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--db", str(tmp_path / "x.db"),
+                             "--accounts", str(accounts)], capture_output=True, text=True, timeout=STARTUP_TIMEOUT)
+    assert result.returncode == 2
+    assert result.stderr.startswith("gwkit sandbox: ") and expected in result.stderr and str(accounts) in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "x.db").exists()
+
+
+def test_a_missing_accounts_file_and_a_busy_port_are_clear_errors(run, tmp_path):
+    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--accounts", str(tmp_path / "none.toml")],
+                            capture_output=True, text=True, timeout=STARTUP_TIMEOUT, cwd=tmp_path)
+    assert result.returncode == 2 and "none.toml" in result.stderr and "Traceback" not in result.stderr
+    sandbox = run("--port", "0", "--db", str(tmp_path / "a.db"))
+    port = sandbox.banner()["url"].rsplit(":", 1)[1]
+    busy = subprocess.run([str(GWKIT), "sandbox", "--port", port, "--db", str(tmp_path / "b.db")],
+                          capture_output=True, text=True, timeout=STARTUP_TIMEOUT, cwd=tmp_path)
+    assert busy.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr
+    assert sandbox.stop()[0] == 0
