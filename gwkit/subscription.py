@@ -262,12 +262,13 @@ class Subscription:
         """One row per payment: number, due date, date made, amount, outcome (see gwkit.report)."""
         from .report.subscriptions import payments_frame
 
-        return payments_frame([self.record], self.payments())
+        return payments_frame([self.refresh()], self.payments())
 
     @property
     def first_number(self) -> int:
-        """The number of the first automated payment: the next number less the payments made."""
-        return self.next_number - len(self.payments())
+        """The number of the first automated payment (numbers run on from it, none skipped)."""
+        made = self.payments()
+        return int(made[0]["subscriptionnumber"]) if made else self.refresh().next_number
 
     def schedule(self, periods: int = 12, *, until: date | None = None) -> "pd.DataFrame":
         """The next `periods` payments (or those due by `until`) as the engine would make them now:
@@ -275,6 +276,7 @@ class Subscription:
         import pandas as pd
 
         first = self.first_number
+        self.refresh()
         dates = payment_dates(self.begin_date, self.frequency, first, self.final_number, start=self.next_number,
                               until=until, limit=None if until is not None else periods)
         state = self.state
@@ -291,11 +293,21 @@ class Subscription:
 
 
 def fetch_subscriptions(client: Any, references: Iterable[str] | None = None) -> list[Subscription]:
-    """Subscriptions of the client's site: those named, or every SUBSCRIPTION record."""
-    if references is not None:
-        return [Subscription.from_reference(client, r) for r in references]
-    records = query_all(client, requesttypedescription="SUBSCRIPTION")
-    auths = {r["transactionreference"]: r for chunk in _chunks([r.get("parenttransactionreference") for r in records], 100)
+    """Subscriptions of the client's site: those named (in that order), or every SUBSCRIPTION record.
+    Records and their parent AUTHs are fetched 100 references to a query."""
+    if references is None:
+        records = query_all(client, requesttypedescription="SUBSCRIPTION")
+    else:
+        wanted = list(references)
+        found = {r["transactionreference"]: r for chunk in _chunks(wanted, 100)
+                 for r in query_all(client, transactionreference=chunk, requesttypedescription="SUBSCRIPTION")}
+        missing = [r for r in wanted if r not in found]
+        if missing:
+            raise SubscriptionError(30000, f"no SUBSCRIPTION record has transactionreference {missing[0]}",
+                                    ["transactionreference"])
+        records = [found[r] for r in wanted]
+    parents = [r.get("parenttransactionreference") for r in records]
+    auths = {r["transactionreference"]: r for chunk in _chunks(parents, 100)
              for r in query_all(client, transactionreference=chunk)}
     return [Subscription(client, r, auths.get(r.get("parenttransactionreference"))) for r in records]
 

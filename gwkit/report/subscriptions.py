@@ -66,8 +66,8 @@ def payments_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
                    payments: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per payment of the given subscriptions, by subscription and number.
 
-    `due_date` comes from the subscription's schedule (3.1): the first automated payment's number
-    is the record's `subscriptionnumber` less the payments made, as each payment raises it by one.
+    `due_date` comes from the subscription's schedule (3.1), counted from the first automated
+    payment's number (the lowest made: the engine never skips one).
     `outcome` is authorised, declined (70000) or failed (any other error)."""
     subs = {s.reference: s for s in _as_subscriptions(subscriptions)}
     by_subscription: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
@@ -78,7 +78,8 @@ def payments_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
     rows: list[dict[str, Any]] = []
     for reference, sub in subs.items():
         made = sorted(by_subscription.get(reference, []), key=lambda p: int(p.get("subscriptionnumber") or 0))
-        first = sub.next_number - len(made)
+        # Numbers run on from the first automated payment, none skipped.
+        first = int(made[0].get("subscriptionnumber") or 0) if made else sub.next_number
         for payment in made:
             number = int(payment.get("subscriptionnumber") or 0)
             rows.append({
@@ -120,9 +121,11 @@ def _typed_payments(rows: list[dict[str, Any]]) -> pd.DataFrame:
     }, columns=PAYMENT_COLUMNS)
 
 
-def subscription_portfolio(client: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(subscriptions, payments) of the client's site, fetched with TRANSACTIONQUERY (paged)."""
-    subs = fetch_subscriptions(client)
+def subscription_portfolio(client: Any, references: Iterable[str] | None = None
+                           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(subscriptions, payments) of the client's site, or of the subscriptions named by their
+    references, fetched with TRANSACTIONQUERY (paged past 500 records)."""
+    subs = fetch_subscriptions(client, references)
     payments = query_all(client, accounttypedescription="RECUR", requesttypedescription="AUTH")
     pays = payments_frame(subs, payments)
     return subscriptions_frame(subs, pays), pays

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import html
 from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import Any, Callable
 
 import ipywidgets as widgets
 import pandas as pd
@@ -216,33 +216,72 @@ class SubscriptionPanel(widgets.VBox):
         if self.sandbox is None:
             raise RuntimeError("no sandbox: the clock of a real gateway cannot be moved")
         start = self.sandbox.now()
-        target = self.sandbox.sandbox.clock.target(by=by, to=to)
-        days = (target.date() - start.date()).days
-        self.progress.max, self.progress.value = max(days, 1), 0
-        totals: dict[str, Any] = {"made": 0, "declined": 0, "caught_up": 0, "stopped_subscriptions": [],
-                                  "started_subscriptions": [], "payments": []}
-        moment = start
-        while moment < target:
-            moment = min(target, moment + timedelta(days=1))
-            report = self.sandbox.advance(to=moment, progress=self._day_progress)
-            self._add(totals, report.get("subscriptions", {}))
-            self.progress.value = min(self.progress.max, (moment.date() - start.date()).days)
+        self.progress.bar_style = "info"
+
+        def on_day(moment: datetime, done: int, days: int) -> None:
+            self.progress.max, self.progress.value = max(days, 1), done
             self.progress_text.value = f"{moment:%Y-%m-%d}"
+
+        totals = advance_by_days(self.sandbox, by=by, to=to, on_day=on_day, progress=self._day_progress)
         self.progress.bar_style = "success"
         self.last_report = totals
-        self.report.value = (f"Moved {days} day(s) to {target:%Y-%m-%d %H:%M}: <b>{totals['made']}</b> payment(s) "
-                             f"made, {totals['declined']} declined, {totals['caught_up']} caught up, "
-                             f"{len(totals['started_subscriptions'])} started, "
-                             f"{len(totals['stopped_subscriptions'])} stopped.")
+        self.report.value = summary_html(start, self.sandbox.now(), totals)
         self.refresh()
         return totals
 
     def _day_progress(self, label: str, done: int, total: int) -> None:
         self.progress_text.value = f"{html.escape(label)}: {done} of {total} subscriptions"
 
-    @staticmethod
-    def _add(totals: dict[str, Any], report: dict[str, Any]) -> None:
-        for key in ("made", "declined", "caught_up"):
-            totals[key] += int(report.get(key, 0))
-        for key in ("stopped_subscriptions", "started_subscriptions", "payments"):
-            totals[key].extend(report.get(key, []))
+
+def advance_by_days(sandbox: Any, *, by: str | None = None, to: datetime | None = None,
+                    on_day: Callable[[datetime, int, int], None] | None = None,
+                    progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    """Move a sandbox's clock (a `SandboxHandle`) one day at a time to where `by`/`to` lands, calling
+    `on_day(moment, days_done, days)` after each; the subscription engine's reports, added up."""
+    start = sandbox.now()
+    target = sandbox.sandbox.clock.target(by=by, to=to)
+    days = (target.date() - start.date()).days
+    totals: dict[str, Any] = {"made": 0, "declined": 0, "caught_up": 0, "stopped_subscriptions": [],
+                              "started_subscriptions": [], "payments": [], "declined_payments": [],
+                              "caught_up_payments": []}
+    moment = start
+    while moment < target:
+        moment = min(target, moment + timedelta(days=1))
+        report = sandbox.advance(to=moment, progress=progress).get("subscriptions", {})
+        for key, value in totals.items():
+            if isinstance(value, list):
+                value.extend(report.get(key, []))
+            else:
+                totals[key] = value + int(report.get(key, 0))
+        if on_day is not None:
+            on_day(moment, (moment.date() - start.date()).days, days)
+    return totals
+
+
+def summary_html(start: datetime, end: datetime, totals: dict[str, Any]) -> str:
+    return (f"Moved {(end.date() - start.date()).days} day(s) to {end:%Y-%m-%d %H:%M}: "
+            f"<b>{totals['made']}</b> payment(s) made, {totals['declined']} declined, "
+            f"{totals['caught_up']} caught up, {len(totals['started_subscriptions'])} started, "
+            f"{len(totals['stopped_subscriptions'])} stopped.")
+
+
+def advance_with_progress(sandbox: Any, *, by: str | None = None, to: datetime | None = None) -> dict[str, Any]:
+    """For notebooks: move the sandbox clock with a progress bar shown while the days run
+    (a year over thousands of subscriptions takes a while); returns the engine's totals."""
+    from IPython.display import display
+
+    bar = widgets.IntProgress(value=0, min=0, max=1, description="Days", bar_style="info")
+    text = widgets.HTML()
+    display(widgets.HBox([bar, text]))
+    start = sandbox.now()
+
+    def on_day(moment: datetime, done: int, days: int) -> None:
+        bar.max, bar.value = max(days, 1), done
+        text.value = f"{moment:%Y-%m-%d}"
+
+    totals = advance_by_days(sandbox, by=by, to=to, on_day=on_day,
+                             progress=lambda label, done, total: setattr(
+                                 text, "value", f"{html.escape(label)}: {done} of {total} subscriptions"))
+    bar.bar_style = "success"
+    text.value = summary_html(start, sandbox.now(), totals)
+    return totals
