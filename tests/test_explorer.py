@@ -98,3 +98,30 @@ def test_close_stops_listening(gw):
     gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
             expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
     assert len(panel.exchanges) == len(gw.exchanges) - 1
+
+
+def test_a_plain_client_works_too():
+    import json
+
+    import httpx
+
+    import gwkit
+
+    def answer(request):
+        body = json.loads(request.content)
+        return httpx.Response(200, json={"requestreference": body["request"][0]["requestreference"], "version": "1.00",
+                                         "response": [{"requesttypedescription": "STORE", "errorcode": "0",
+                                                       "errormessage": "Ok", "transactionreference": "1-9-7"}]})
+
+    with gwkit.Client("http://gateway.test", "u", "p", sitereference="test_s", currencyiso3a="GBP",
+                      transport=httpx.MockTransport(answer)) as client:
+        panel = RequestExplorer(client, request_type="STORE")
+        try:
+            assert panel.history.options == ()
+            panel.form.send_button.click()
+            [view] = panel.response_box.children
+            assert [b.description for b in view.action_buttons] == ["Query this stored card (1-9-7)",
+                                                                   "Use this stored card (1-9-7)"]
+            assert "STORE ok: 0 Ok 1-9-7" in panel.history.options[0][0]
+        finally:
+            panel.close()

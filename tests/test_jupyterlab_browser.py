@@ -66,8 +66,7 @@ class LabServer:
             (settings / name).write_text(content)
         env = {**os.environ, "GWKIT_SANDBOX_DB": str(home / "sandbox.db"), "GWKIT_JOURNAL": str(home / "journal.db"),
                "JUPYTER_CONFIG_DIR": str(home / "jupyter-config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-               "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "JUPYTERLAB_SETTINGS_DIR": str(settings), "IPYTHONDIR": str(home / "ipython"),
-               "MPLBACKEND": "Agg"}
+               "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "JUPYTERLAB_SETTINGS_DIR": str(settings), "IPYTHONDIR": str(home / "ipython")}
         for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET"):
             env.pop(name, None)
         command = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={self.port}",

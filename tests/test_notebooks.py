@@ -33,7 +33,6 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
     monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
     workdir = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
     notebook = nbformat.read(workdir / path.name, as_version=4)

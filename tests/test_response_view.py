@@ -198,3 +198,17 @@ def test_a_large_query_is_cut_with_a_note():
 def test_anything_else_is_refused_clearly():
     with pytest.raises(TypeError, match="ResponseView shows"):
         ResponseView(42)
+
+
+def test_a_combined_auth_subscription_shows_both_records_side_by_side():
+    view = ResponseView(envelope(
+        {"requesttypedescription": "AUTH", "errorcode": "0", "errormessage": "Ok", "transactionreference": "1-2-1",
+         "baseamount": "999", "currencyiso3a": "GBP", "settlestatus": "0"},
+        {"requesttypedescription": "SUBSCRIPTION", "errorcode": "0", "errormessage": "Ok",
+         "transactionreference": "1-2-2", "transactionactive": "2", "subscriptionnumber": "2"}))
+    assert view.table.value.count("gwkit-record-ok") == 2
+    assert "&#10004; AUTH 0 Ok" in view.table.value and "&#10004; SUBSCRIPTION 0 Ok" in view.table.value
+    assert [b.description for b in view.action_buttons] == ["Query this transaction (1-2-1)",
+                                                           "Query this subscription (1-2-2)"]
+    assert "subscriptionnumber" in view.table.value  # the other fields, in the collapsed part
+    assert "gwkit-more-fields" in view.table.value
