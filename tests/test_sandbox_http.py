@@ -110,3 +110,12 @@ def test_dropped_answers_in_process_raise_as_httpx_does(sandbox):
 def test_bad_fault_settings_are_400(gateway, payload):
     response = gateway.http.post("/_sandbox/faults", json=payload)
     assert response.status_code == 400 and response.json()["detail"]
+
+
+@pytest.mark.parametrize("header, expected", [("Ahdr12345", "Ahdr12345"), ("bad reference!", "Aobj12345"),
+                                              (None, "Aobj12345")])
+def test_requestreference_header_is_echoed_before_the_objects_one(gateway, header, expected):
+    headers = {"requestreference": header} if header else {}
+    response = gateway.http.post("/json/", headers=headers,
+                                 json={"request": [card_auth(requestreference="Aobj12345"), card_auth()]})
+    assert response.json()["requestreference"] == expected

@@ -197,11 +197,13 @@ class Sandbox:
                 return unauthorised()
             # The position only: the message of a JSON error may quote the body (card data).
             where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
-            return SandboxResponse.json(gateway.request_error(Fault(10205, "Malformed JSON", [where])))
+            reference = gateway.usable_reference(request.headers.get("requestreference"))
+            return SandboxResponse.json(gateway.request_error(Fault(10205, "Malformed JSON", [where]), reference))
         account = account or self._anonymous_account(body)
         if account is None:
             return unauthorised()
         answer = gateway.process(self, body, account, origin=request.headers.get("origin"),
+                                 requestreference=request.headers.get("requestreference"),
                                  base_url=request.base_url)
         return SandboxResponse.json(answer)
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..spec.requests import SINGLE_TYPES
-from ..spec.validation import errordata, request_types_of, validate_request
+from ..spec.validation import check_value, errordata, request_types_of, validate_request
 from .accounts import Account
 from .registry import REQUEST_HANDLERS, Fault
 
@@ -99,12 +99,16 @@ def request_error(fault: Fault, requestreference: str | None = None) -> dict[str
 
 
 def process(sandbox: "Sandbox", body: Any, account: Account, *, origin: str | None = None,
-            base_url: str = "") -> dict[str, Any]:
-    """Answer a parsed envelope from an authenticated account."""
+            base_url: str = "", requestreference: str | None = None) -> dict[str, Any]:
+    """Answer a parsed envelope from an authenticated account.
+
+    `requestreference` is the HTTP header of that name. The official clients send it, and for an
+    envelope of several request objects it is the only reference they check the answer against.
+    """
     if not isinstance(body, dict):
-        return request_error(Fault(30000, "Invalid field", ["request"]))
+        return request_error(Fault(30000, "Invalid field", ["request"]), usable_reference(requestreference))
     objects = body.get("request")
-    reference = _echoed_reference(objects)
+    reference = usable_reference(requestreference) or _echoed_reference(objects)
     if body.get("alias") not in (None, account.username):
         return request_error(Fault(30000, "Invalid field", ["alias"]), reference)
     if body.get("version", VERSION) != VERSION:
@@ -120,8 +124,15 @@ def process(sandbox: "Sandbox", body: Any, account: Account, *, origin: str | No
 def _echoed_reference(objects: Any) -> str | None:
     if isinstance(objects, list):
         for request in objects:
-            if isinstance(request, dict) and isinstance(request.get("requestreference"), str):
+            if isinstance(request, dict) and usable_reference(request.get("requestreference")):
                 return request["requestreference"]
+    return None
+
+
+def usable_reference(reference: Any) -> str | None:
+    """A request reference worth echoing: the field's own rule (letters, digits, hyphens; 25)."""
+    if isinstance(reference, str) and not check_value("requestreference", reference):
+        return reference
     return None
 
 
