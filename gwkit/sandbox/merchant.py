@@ -106,7 +106,9 @@ def pay(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse":
     if fields.get("cachetoken") and fields.get("complete", "now") != "later":
         auth = complete_payment(sandbox, fields, request.base_url)
     receipt_id = _keep(sandbox, receipt, auth)
-    return SandboxResponse.html(_page("Merchant server", _receipt_html(receipt_id, receipt, auth)))
+    links = ("<p><a href='/demo/merchant'>Back to the shop</a> &middot; "
+             "<a href='/demo/merchant/received?format=html'>Everything the merchant server received</a></p>")
+    return SandboxResponse.html(_page("Merchant server", _receipt_html(receipt_id, receipt, auth) + links))
 
 
 @route("GET", "/demo/merchant/received")
