@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from itertools import chain
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -72,16 +72,9 @@ def records_frame(records: Iterable[Mapping[str, Any]], *, columns: Sequence[str
     records = records if isinstance(records, list) else list(records)
     names = list(columns) if columns is not None else list(dict.fromkeys(chain.from_iterable(records)))
     table = _string_table(records, names)
-    arrays, pandas_names = [], []
-    for name, column in zip(names, table.columns):
-        arrays.append(_typed(name, column, errors))
-        pandas_names.append(name)
-    frame = pa.Table.from_arrays(arrays, names=pandas_names).to_pandas(types_mapper=_PANDAS_TYPES.get)
+    typed = [_typed(name, column, errors) for name, column in zip(names, table.columns)]
+    frame = pa.Table.from_arrays(typed, names=names).to_pandas(types_mapper=_PANDAS_TYPES.get)
     return _add_major_units(frame)
-
-
-def empty_frame(columns: Sequence[str]) -> pd.DataFrame:
-    return records_frame([], columns=columns)
 
 
 def _string_table(records: list[Mapping[str, Any]], names: list[str]) -> pa.Table:
@@ -129,7 +122,9 @@ def _is_whole_number(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.match_substring_regex(column, r"^-?[0-9]{1,18}$")
 
 
-def _cast(name, column, kind, convert, is_valid, errors):
+def _cast(name: str, column: pa.ChunkedArray, kind: str, convert: Callable[[Any], Any],
+          is_valid: Callable[[Any], Any], errors: str) -> pa.ChunkedArray:
+    """`convert(column)`; when a value breaks the format, raise naming it, or read it as missing."""
     try:
         return convert(column)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
