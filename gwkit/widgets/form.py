@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
+from dataclasses import replace
 from datetime import date, timedelta
 from typing import Any, Callable, Mapping
 
@@ -25,6 +26,7 @@ from ..envelope import build_request
 from ..errors import GwkitError
 from ..spec import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, Field, Problem, validate_request
 from ..spec import types as t
+from ..spec import validation
 from ..spec.fields import BILLING_FIELDS
 from ..spec.requests import RequestType, Variant
 from .guard import error_html, guarded
@@ -61,11 +63,13 @@ def default_variant(request_type: RequestType) -> Variant:
 
 
 def field_spec(name: str) -> Field:
-    """The table entry behind an input; filter-only names (startdate, enddate) are dates."""
+    """The table entry behind an input. Filter-only names (startdate, enddate) take the entry the
+    spec's validation checks them with; anything else unknown is plain text."""
     if name in FIELDS:
         return FIELDS[name]
-    if name in ("startdate", "enddate"):
-        return Field(name, t.DATE_ISO, 10, min_length=10, label=name)
+    checked_as = getattr(validation, "_FILTER_ONLY", {}).get(name)
+    if checked_as is not None:
+        return replace(checked_as, name=name, label=name, help="")
     return Field(name, t.STRING, label=name)
 
 
@@ -138,7 +142,7 @@ class RequestForm(widgets.VBox):
         choices = self.variant.choices.get(name, spec.choices)
         key = f"{prefix}.{name}" if prefix else name
         self.inputs[key] = FieldInput(key, spec, required=required, choices=choices, multiple=multiple,
-                                      label=spec.title if not prefix else f"{spec.title} ({name})")
+                                      label=spec.title if not prefix or spec.title == name else f"{spec.title} ({name})")
         return self.inputs[key].row
 
     @staticmethod

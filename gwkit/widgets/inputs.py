@@ -87,6 +87,8 @@ class FieldInput:
                             continuous_update=True)
 
     def _limits_hint(self) -> str:
+        if isinstance(self.widget, (widgets.DatePicker, widgets.Dropdown, widgets.SelectMultiple)):
+            return ""  # the widget itself only allows valid shapes
         return f"<span style='color:#666;font-size:90%'>{html.escape(limits_text(self.spec))}</span>"
 
     # -- values as the wire has them -----------------------------------------------------------
