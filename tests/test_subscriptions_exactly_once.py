@@ -90,22 +90,38 @@ def run_script(tmp_path: Path, body: str, *args: str, stdin=None) -> subprocess.
 # -- two runs at once ----------------------------------------------------------------------------
 
 def test_two_threads_advancing_the_same_database(tmp_path, monkeypatch):
+    """The two runs take turns batch by batch (a hand-over in the progress hook, which is called
+    between write transactions), so both really pay on the same days."""
     db = tmp_path / "sandbox.db"
     subscriptions = populated(db, 120)
-    monkeypatch.setattr(engine, "BATCH_SIZE", 7)  # many small batches, so the two runs interleave
+    monkeypatch.setattr(engine, "BATCH_SIZE", 7)
     sandboxes = [Sandbox(db), Sandbox(db)]
     start = threading.Barrier(2)
-    reports: list[dict] = []
+    turn = threading.Condition()
+    state = {"turn": 0, "finished": [False, False]}
+    reports: list[dict] = [{}, {}]
     errors: list[BaseException] = []
 
-    def run(sandbox: Sandbox) -> None:
+    def hand_over(me: int):
+        def progress(label: str, done: int, total: int) -> None:
+            with turn:
+                state["turn"] = 1 - me
+                turn.notify_all()
+                turn.wait_for(lambda: state["turn"] == me or state["finished"][1 - me], timeout=30)
+        return progress
+
+    def run(me: int) -> None:
         try:
             start.wait()
-            reports.append(sandbox.advance(to=TARGET))
+            reports[me] = sandboxes[me].advance(to=TARGET, progress=hand_over(me))
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)
+        finally:
+            with turn:
+                state["finished"][me] = True
+                turn.notify_all()
 
-    threads = [threading.Thread(target=run, args=(s,)) for s in sandboxes]
+    threads = [threading.Thread(target=run, args=(me,)) for me in (0, 1)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -114,8 +130,9 @@ def test_two_threads_advancing_the_same_database(tmp_path, monkeypatch):
         sandbox.close()
     assert errors == []
     total = assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1))
-    assert total == 120 * 6
-    assert sum(r["subscriptions"]["made"] for r in reports) == total  # each payment reported by one run
+    made = [r.get("subscriptions", {}).get("made", 0) for r in reports]
+    assert total == 120 * 6 and sum(made) == total  # each payment reported by one run
+    assert min(made) > 0, f"the runs did not overlap: {made}"
 
 
 PROCESS_RUN = """
