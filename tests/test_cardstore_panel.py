@@ -170,6 +170,14 @@ def test_panel_stores_lists_disables_and_uses_a_card(gw):
     assert panel.last_response.records[1]["subscriptionfinalnumber"] == "6"
     assert panel.frame.iloc[0]["uses"] == 2
 
+    panel.form.fields["pan"].value = "4111111111111111"
+    panel.form.send_button.click()
+    newest = panel.frame.iloc[0]
+    assert len(panel.frame) == 2 and panel.card.value == newest["transactionreference"] != reference
+    panel.card.value = reference
+    panel.refresh()
+    assert panel.card.value == reference  # a refresh keeps the choice
+
 
 def test_panel_form_refuses_a_security_code(gw):
     panel = CardStorePanel(gw)

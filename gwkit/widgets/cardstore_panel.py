@@ -41,7 +41,7 @@ class CardStorePanel(widgets.VBox):
         self.frame = cards_frame([])
         self.last_response: Any = None
         self.form = RequestForm("STORE", client=client)
-        self.form.on_response(lambda _response: self.refresh())
+        self.form.on_response(self._stored)
         self.table = widgets.HTML()
         self.status = widgets.HTML()
         self.result = widgets.VBox()
@@ -86,6 +86,13 @@ class CardStorePanel(widgets.VBox):
         if references:  # keep the choice; else the newest card (the one just stored)
             self.card.value = chosen if chosen in references else references[0]
         return self.frame
+
+    def _stored(self, response: Any) -> None:
+        """After the form's STORE: list again and pick the card just stored."""
+        self.refresh()
+        reference = response.record.get("transactionreference") if response.ok else None
+        if reference in {value for _, value in self.card.options}:
+            self.card.value = reference
 
     def _table_html(self) -> str:
         if self.frame.empty:
