@@ -1,4 +1,17 @@
-"""STORE (interface 2.8, 3.2, 4.7): keep a card and its billing details; the bank is not contacted."""
+"""STORE (interface 2.8, 3.2, 4.7): keep a card and its billing details; the bank is not contacted.
+
+- The billing rules (US state, postcodes for US/GB/CA, email, telephone) and the refusal of a
+  security code are the spec tables' (gwkit/spec), checked by the gateway before this handler.
+- The card must be of a supported scheme and not expired by the sandbox clock (30000 naming
+  `pan` or `expirydate`); nothing of a refused STORE is kept.
+- The kept record carries `expirydate` (answered by TRANSACTIONQUERY, with the billing details
+  from `details`), never the PAN, which the vault encrypts in `cards`.
+- A stored card lends its card and billing details to any request naming it as
+  `parenttransactionreference` (AUTH, THREEDQUERY, AUTH SUBSCRIPTION) while `transactionactive`
+  is 1; a disabled one is refused with 30000 naming `parenttransactionreference`. Subscriptions
+  already started from it go on: they have their own `transactionactive`.
+- TRANSACTIONUPDATE changes `transactionactive` (0 or 1) and nothing else.
+"""
 
 from __future__ import annotations
 
