@@ -292,13 +292,14 @@ def test_threedquery_with_a_stored_card(http):
     assert (auth["errorcode"], auth["maskedpan"]) == ("0", "400000######0721")
 
 
-def test_auth_subscription_with_a_stored_card_pays_on_schedule(gateway, http):
+def test_auth_subscription_with_a_stored_card_pays_on_schedule_even_once_disabled(gateway, http):
     reference = store(http, pan="4111111111111111", billinglastname="Subscriber")["transactionreference"]
     auth, subscription = send(http, subscription_from(reference, transactionactive="1"))
     assert (auth["errorcode"], auth["parenttransactionreference"], auth["maskedpan"]) == \
         ("0", reference, "411111######1111")
     assert (subscription["errorcode"], subscription["requesttypedescription"], subscription["transactionactive"]) == \
         ("0", "SUBSCRIPTION", "1")
+    update(http, reference, transactionactive="0")  # the stored card only: the series has its own state
     gateway.advance(to="2026-04-02T12:00:00")
     (answer,) = send(http, {"requesttypedescriptions": ["TRANSACTIONQUERY"],
                             "filter": {"parenttransactionreference": [{"value": subscription["transactionreference"]}],
