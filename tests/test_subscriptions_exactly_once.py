@@ -29,20 +29,21 @@ TARGET = "2026-07-01T08:00:00"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def subscription_request(index: int) -> dict[str, str]:
+def subscription_request(index: int, active: str = "2") -> dict[str, str]:
     return {"requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE,
             "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": str(1000 + index),
             "orderreference": f"once-{index}", "pan": "4111111111111111", "expirydate": "12/2030",
             "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
             "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "0",
-            "subscriptionbegindate": f"2026-01-{28 + index % 4:02d}", "credentialsonfile": "1"}
+            "subscriptionbegindate": f"2026-01-{28 + index % 4:02d}", "credentialsonfile": "1",
+            "transactionactive": active}
 
 
-def populated(db: Path, count: int) -> list[tuple[str, date]]:
-    """A database with `count` pending monthly subscriptions; their references and begin dates."""
+def populated(db: Path, count: int, active: str = "2") -> list[tuple[str, date]]:
+    """A database with `count` monthly subscriptions (pending unless `active`); references, begin dates."""
     sandbox = Sandbox(db, clock_start=CLOCK)
     account = sandbox.default_account
-    requests = [subscription_request(i) for i in range(count)]
+    requests = [subscription_request(i, active) for i in range(count)]
     answer = gateway.process(sandbox, {"alias": account.username, "request": requests}, account)
     sandbox.close()
     subs = [r for r in answer["response"] if r["requesttypedescription"] == "SUBSCRIPTION"]
@@ -89,37 +90,64 @@ def run_script(tmp_path: Path, body: str, *args: str, stdin=None) -> subprocess.
 
 # -- two runs at once ----------------------------------------------------------------------------
 
-def test_two_threads_advancing_the_same_database(tmp_path, monkeypatch):
-    """The two runs take turns batch by batch (a hand-over in the progress hook, which is called
-    between write transactions), so both really pay on the same days."""
+def test_two_threads_running_freely_on_the_same_database(tmp_path, monkeypatch):
+    """Both runs start together and race: many small batches, each re-read under the write lock."""
     db = tmp_path / "sandbox.db"
     subscriptions = populated(db, 120)
-    monkeypatch.setattr(engine, "BATCH_SIZE", 7)
+    monkeypatch.setattr(engine, "BATCH_SIZE", 3)
     sandboxes = [Sandbox(db), Sandbox(db)]
     start = threading.Barrier(2)
-    turn = threading.Condition()
-    state = {"turn": 0, "finished": [False, False]}
     reports: list[dict] = [{}, {}]
     errors: list[BaseException] = []
-
-    def hand_over(me: int):
-        def progress(label: str, done: int, total: int) -> None:
-            with turn:
-                state["turn"] = 1 - me
-                turn.notify_all()
-                turn.wait_for(lambda: state["turn"] == me or state["finished"][1 - me], timeout=30)
-        return progress
 
     def run(me: int) -> None:
         try:
             start.wait()
-            reports[me] = sandboxes[me].advance(to=TARGET, progress=hand_over(me))
+            reports[me] = sandboxes[me].advance(to=TARGET)
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)
-        finally:
-            with turn:
-                state["finished"][me] = True
-                turn.notify_all()
+
+    threads = [threading.Thread(target=run, args=(me,)) for me in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for sandbox in sandboxes:
+        sandbox.close()
+    assert errors == []
+    total = assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1))
+    assert total == 120 * 6
+    assert sum(r.get("subscriptions", {}).get("made", 0) for r in reports) == total
+
+
+def test_two_threads_reaching_the_same_due_batch_at_once(tmp_path, monkeypatch):
+    """Deterministic overlap: each run's first engine transaction waits at a barrier until the other
+    run is at the same point, so both ask for the same due batch at the same moment."""
+    db = tmp_path / "sandbox.db"
+    subscriptions = populated(db, 120, active="1")  # no start-after-settlement step: the first engine write pays
+    monkeypatch.setattr(engine, "BATCH_SIZE", 3)
+    sandboxes = [Sandbox(db), Sandbox(db)]
+    rendezvous = threading.Barrier(2, timeout=60)
+    reports: list[dict] = [{}, {}]
+    errors: list[BaseException] = []
+
+    for sandbox in sandboxes:
+        real_write = sandbox.store.write
+        waited = threading.Event()
+
+        def write(real_write=real_write, waited=waited):
+            if not waited.is_set() and sys._getframe(1).f_code.co_name == "run_subscriptions":
+                waited.set()
+                rendezvous.wait()  # both runs are about to read the same first due batch
+            return real_write()
+
+        sandbox.store.write = write
+
+    def run(me: int) -> None:
+        try:
+            reports[me] = sandboxes[me].advance(to=TARGET)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
 
     threads = [threading.Thread(target=run, args=(me,)) for me in (0, 1)]
     for thread in threads:
@@ -131,8 +159,8 @@ def test_two_threads_advancing_the_same_database(tmp_path, monkeypatch):
     assert errors == []
     total = assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1))
     made = [r.get("subscriptions", {}).get("made", 0) for r in reports]
-    assert total == 120 * 6 and sum(made) == total  # each payment reported by one run
-    assert min(made) > 0, f"the runs did not overlap: {made}"
+    assert total == 120 * 6 and sum(made) == total
+    assert min(made) > 0, f"the runs did not share the work: {made}"
 
 
 PROCESS_RUN = """
