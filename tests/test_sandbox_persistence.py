@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import stat
 from datetime import datetime, timedelta
 
@@ -130,3 +131,35 @@ def test_no_card_data_in_any_log(db_path, captured_logs):
     assert any(r.startswith("uvicorn") for r in records) and any(r.startswith("httpx") for r in records)
     for secret in (*CARDS, "4111111111111112", AMEX_CODE):
         assert secret not in text
+
+
+def test_a_card_paid_again_is_found_again_not_stored_twice(db_path):
+    handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
+    gateway = Gateway(handle.base_url)
+    try:
+        first = gateway.one(card_auth(orderreference="again"))
+        second = gateway.one(card_auth(orderreference="again", securitycode="321"))
+        other_expiry = gateway.one(card_auth(orderreference="again", expirydate="11/2031"))
+        gateway.one(store_request(pan="4111111111111111"))  # a stored card is a row of its own
+        assert len({first["transactionreference"], second["transactionreference"]}) == 2
+    finally:
+        gateway.close()
+        handle.stop()
+    with sqlite3.connect(db_path) as conn:
+        card_ids = [r[0] for r in conn.execute("SELECT card_id FROM transactions ORDER BY id")]
+        (cards,) = conn.execute("SELECT COUNT(*) FROM cards").fetchone()
+    assert card_ids[0] == card_ids[1] != card_ids[2] and cards == 3
+    assert other_expiry["errorcode"] == "0"
+
+
+def test_a_database_of_an_earlier_schema_is_upgraded(db_path):
+    with sqlite3.connect(db_path) as conn:  # the cards table before card_index existed
+        conn.execute("CREATE TABLE cards (id INTEGER PRIMARY KEY, pan_encrypted BLOB NOT NULL, "
+                     "maskedpan TEXT NOT NULL, expirydate TEXT NOT NULL, paymenttypedescription TEXT)")
+    handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
+    gateway = Gateway(handle.base_url)
+    try:
+        assert gateway.one(card_auth())["errorcode"] == "0"
+    finally:
+        gateway.close()
+        handle.stop()

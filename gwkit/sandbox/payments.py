@@ -126,7 +126,7 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
         **({"credentialsonfile": request["credentialsonfile"]} if request.get("credentialsonfile") else {}),
         **outcome, **card.extra, **(extra or {}),
     }
-    card_id = card.card_id or ctx.store.add_card(ctx.conn, card.pan, card.expirydate, paymenttype)
+    card_id = card.card_id or ctx.store.card_for(ctx.conn, card.pan, card.expirydate, paymenttype)
     details = {**card.details, **{k: request[k] for k in BILLING_FIELDS if k in request}}
     ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)
     return record

@@ -1,12 +1,15 @@
 """Encryption of card numbers at rest.
 
 The key is a Fernet key kept in a file beside the database (`<db>.key`, mode 0600), created on
-first start. Only the vault ever sees a PAN in clear; the database holds ciphertext and the
-masked form.
+first start. Only the vault ever sees a PAN in clear; the database holds ciphertext, the
+masked form, and for cards paid with card fields a keyed digest (HMAC-SHA256 under a key derived
+from the same key) by which a repeated card is found again instead of being encrypted anew.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 from pathlib import Path
 
@@ -16,6 +19,7 @@ from cryptography.fernet import Fernet
 class Vault:
     def __init__(self, key: bytes):
         self._fernet = Fernet(key)
+        self._index_key = hmac.new(key, b"gwkit card index", hashlib.sha256).digest()
 
     @classmethod
     def beside(cls, db_path: Path) -> "Vault":
@@ -34,6 +38,10 @@ class Vault:
     @classmethod
     def ephemeral(cls) -> "Vault":
         return cls(Fernet.generate_key())
+
+    def index(self, pan: str, expirydate: str) -> bytes:
+        """A keyed digest that finds a card again without storing its number in clear."""
+        return hmac.new(self._index_key, f"{pan}|{expirydate}".encode("ascii"), hashlib.sha256).digest()
 
     def encrypt(self, pan: str) -> bytes:
         return self._fernet.encrypt(pan.encode("ascii"))
