@@ -6,8 +6,9 @@ For each day it
    (`accounttypedescription` RECUR, `parenttransactionreference` the SUBSCRIPTION,
    `subscriptionnumber` the payment's number, `transactionstartedtimestamp` the day at 00:00:00)
    on the subscription's card, with the test acquirer's usual outcomes. An expired card is
-   declined (70000) rather than refused. A declined payment still counts as its number: the
-   series moves on to the next one, as the real engine does not retry.
+   declined (70000) rather than refused. A payment that fails (declined, bank error) still counts
+   as its number and is not retried: the series moves on to the next one (gwkit's choice; the
+   interface does not say).
 
 Exactly once. Due subscriptions are read and paid inside one write transaction per batch: the
 payment records, the rows of `subscription_payments` (unique per subscription and number) and
@@ -91,7 +92,6 @@ def pay_batch(sandbox, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: d
     """Make every payment of `rows` due by `day`, inside the caller's write transaction."""
     made = _numbers_made(conn, [row["id"] for row in rows])
     today = day.isoformat()
-    timestamp = f"{today} 00:00:00"
     midnight = datetime.combine(day, time())
     contexts: dict[str, Context] = {}
     claims, moves, numbers = [], [], []
@@ -109,7 +109,7 @@ def pay_batch(sandbox, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: d
         while due is not None and due <= today:
             if number > made.get(row["id"], 0):  # a number already made is never made again
                 record = authorise(ctx, request, card, extra={"subscriptionnumber": str(number)},
-                                   timestamp=timestamp, check_expiry=False)
+                                   check_expiry=False)  # made at ctx.now: the day, 00:00:00
                 claims.append((row["id"], number, due, today, record["transactionreference"],
                                record["errorcode"], row["baseamount"]))
                 report.payment(record, caught_up=due < today)
@@ -144,7 +144,9 @@ def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> 
 
 
 def _card_cache(job) -> dict[int, tuple[str, str]]:
-    """Clear card numbers for one run of the daily jobs only: they go when the run's context goes."""
+    """Card numbers decrypted once per run of the daily jobs (not per payment). Kept on the run's
+    JobContext, so they go with it when `run_due_jobs` returns, and a reset database never meets
+    a stale card id."""
     cache = getattr(job, "_subscription_cards", None)
     if cache is None:
         cache = {}

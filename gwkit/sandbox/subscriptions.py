@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 from datetime import date
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from ..spec.requests import AUTH_SUBSCRIPTION
 from .clock import add_months
@@ -94,9 +93,9 @@ def due_date(begin: date, frequency: int, firstnumber: int, number: int) -> date
         return None
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What decides whether and when the engine pays a subscription next."""
+class Plan(NamedTuple):
+    """What decides whether and when the engine pays a subscription next (a tuple: the engine
+    makes one per subscription and payment)."""
 
     begindate: date
     frequency: int
@@ -108,21 +107,15 @@ class Plan:
 
     @classmethod
     def of(cls, row: Mapping[str, Any], **changes: Any) -> "Plan":
-        values = {name: row[name] for name in ("frequency", "firstnumber", "finalnumber", "nextnumber",
-                                               "active", "parent")}
-        values["begindate"] = date.fromisoformat(row["begindate"])
-        values.update(changes)
-        return cls(**values)
+        plan = cls(date.fromisoformat(row["begindate"]), row["frequency"], row["firstnumber"], row["finalnumber"],
+                   row["nextnumber"], row["active"], row["parent"])
+        return plan._replace(**changes) if changes else plan
 
     @property
     def may_run(self) -> bool:
         if self.parent == FAILED or self.active == "0":
             return False
         return self.active == "1" or self.parent == SETTLED
-
-    @property
-    def finished(self) -> bool:
-        return self.finalnumber != 0 and self.nextnumber > self.finalnumber
 
     def next_due(self) -> str | None:
         """`next_due_date`: the date of the next payment while the engine may make it."""
