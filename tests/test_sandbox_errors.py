@@ -142,3 +142,12 @@ def test_a_sandbox_bug_is_99999_keeps_nothing_and_logs_no_card_data(gateway, db_
         "STORE", "99999", "Unknown error")
     assert all_rows(db_path) == before
     assert "RuntimeError" in caplog.text and "5100000000000008" not in caplog.text
+
+
+@pytest.mark.parametrize("request_object, errordata", [
+    ({"sitereference": SITE}, ["requesttypedescriptions"]),
+    ({"requesttypedescription": "AUTH"}, ["requesttypedescriptions"]),
+    ({"requesttypedescriptions": [1, None]}, ["1", "null"]),
+])
+def test_60018_names_what_was_sent_or_the_missing_field(gateway, request_object, errordata):
+    assert gateway.one(request_object)["errordata"] == errordata

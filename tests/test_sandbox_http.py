@@ -119,3 +119,9 @@ def test_requestreference_header_is_echoed_before_the_objects_one(gateway, heade
     response = gateway.http.post("/json/", headers=headers,
                                  json={"request": [card_auth(requestreference="Aobj12345"), card_auth()]})
     assert response.json()["requestreference"] == expected
+
+
+def test_other_methods_on_the_gateway_endpoint_are_405_json(gateway):
+    response = gateway.http.get("/json/")
+    assert response.status_code == 405 and response.headers["allow"] == "POST, OPTIONS"
+    assert "POST" in response.json()["detail"]

@@ -177,6 +177,10 @@ class Sandbox:
             from .tokens import cross_origin  # CORS and the https://localhost rule (interface 5.5)
 
             return cross_origin(request, self._gateway)
+        if request.path in ("/json", "/json/"):
+            return SandboxResponse.json({"error": f"method not allowed: {request.method} {request.path}",
+                                         "detail": "the gateway endpoint takes POST"}, status=405,
+                                        headers={"allow": "POST, OPTIONS"})
         if request.path.startswith("/_sandbox/"):
             from .control import handle_control
 

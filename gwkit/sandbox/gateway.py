@@ -144,9 +144,11 @@ def _answer_object(sandbox: "Sandbox", request: Any, account: Account, origin: s
     if (not isinstance(types, list) or not types or not all(isinstance(t, str) for t in types)
             or any(t not in SINGLE_TYPES for t in types)
             or ("SUBSCRIPTION" in types and "AUTH" not in types)):
-        sent = types if isinstance(types, list) else [types]
-        return [error_record("ERROR", Fault(60018, "Invalid requesttype", [json.dumps(t) if not isinstance(t, str)
-                                                                           else t for t in sent]))]
+        if types is None:  # nothing sent: name the field instead
+            shown = ["requesttypedescriptions"]
+        else:
+            shown = [t if isinstance(t, str) else json.dumps(t) for t in (types if isinstance(types, list) else [types])]
+        return [error_record("ERROR", Fault(60018, "Invalid requesttype", shown))]
     problems = validate_request(request, strict=False)
     if problems:
         fault = Fault(30000, "Invalid field", errordata(problems))
