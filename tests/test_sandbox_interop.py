@@ -8,10 +8,9 @@ Connection: close), puts `requestreference` and `versioninfo` in each request ob
 from __future__ import annotations
 
 import pytest
+import securetrading  # a dev dependency (with six, which it imports without declaring)
 
 from sandbox_support import SITE, db_path, sandbox  # noqa: F401  (fixtures)
-
-securetrading = pytest.importorskip("securetrading")
 
 
 @pytest.fixture
