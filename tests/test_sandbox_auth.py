@@ -134,7 +134,8 @@ def test_any_future_expiry_is_accepted(gateway, expiry):
 def test_refused_cards_store_nothing(gateway, db_path, fields, invalid):
     before = all_rows(db_path)
     record = gateway.one(card_auth(**fields))
-    assert (record["errorcode"], record["errormessage"], record["errordata"]) == ("30000", "Invalid field", invalid)
+    assert (record["errorcode"], record["errormessage"]) == ("30000", "Invalid field")
+    assert record["errordata"] == invalid
     assert "transactionreference" not in record
     assert all_rows(db_path) == before
 

@@ -37,13 +37,15 @@ def test_authorised_auth_settles_on_its_due_date_declines_stay_cancelled(gateway
     assert report["days"] == 1
     assert report["settlement"]["settled"] == [paid["transactionreference"]]
     assert status(gateway, paid["transactionreference"]) == "100"
-    assert status(gateway, declined["transactionreference"]) == status(gateway, failed["transactionreference"]) == "3"
+    assert status(gateway, declined["transactionreference"]) == "3"
+    assert status(gateway, failed["transactionreference"]) == "3"
 
 
 def test_timestamps_and_due_dates_follow_the_clock(gateway):
     advance(gateway, to="2026-03-31T08:30:00")
     record = gateway.one(card_auth())
-    assert (record["transactionstartedtimestamp"], record["settleduedate"]) == ("2026-03-31 08:30:00", "2026-04-01")
+    assert record["transactionstartedtimestamp"] == "2026-03-31 08:30:00"
+    assert record["settleduedate"] == "2026-04-01"
 
 
 def test_advance_by_a_month_runs_every_day_and_reports_it(gateway):

@@ -28,7 +28,7 @@ def test_mixed_requests_from_many_threads(sandbox, db_path):
                 stored = gateway.one(store_request(orderreference=order))
                 child = gateway.one(parent_auth(stored["transactionreference"], orderreference=order))
                 assert auth["errorcode"] == stored["errorcode"] == child["errorcode"] == "0"
-                mine += [auth["transactionreference"], stored["transactionreference"], child["transactionreference"]]
+                mine += [r["transactionreference"] for r in (auth, stored, child)]
                 seen = {r["transactionreference"] for r in gateway.query(orderreference=order)}
                 assert seen == set(mine)  # each client reads its own writes, and nobody else's
             made[number] = mine
@@ -64,6 +64,7 @@ def test_mixed_requests_from_many_threads(sandbox, db_path):
         (answer,) = gateway.records(query_request(orderreference=[f"thread-{n}" for n in range(THREADS)]))
         assert sorted(r["transactionreference"] for r in answer["records"]) == sorted(sent)
         assert sandbox.now().isoformat() == "2026-01-16T10:00:00"
-        assert {r["settlestatus"] for r in answer["records"] if r["requesttypedescription"] == "AUTH"} <= {"0", "100"}
+        auths = [r for r in answer["records"] if r["requesttypedescription"] == "AUTH"]
+        assert {r["settlestatus"] for r in auths} <= {"0", "100"}
     finally:
         gateway.close()

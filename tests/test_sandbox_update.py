@@ -142,7 +142,8 @@ def test_several_references_change_together_or_not_at_all(gateway):
     assert only(gateway, first)["transactionactive"] == "0"
 
 
-@pytest.mark.parametrize("updates", [{"transactionactive": ""}, {"transactionactive": 0}, {"pan": "4111111111111111"}])
+@pytest.mark.parametrize("updates", [{"transactionactive": ""}, {"transactionactive": 0},
+                                     {"pan": "4111111111111111"}])
 def test_malformed_updates_are_30000_naming_updates(gateway, updates):
     reference = gateway.one(store_request())["transactionreference"]
     request = {**update_request(reference), "updates": updates}

@@ -37,9 +37,9 @@ def handle_control(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxRes
         return unauthorised()
     handler = _ROUTES.get(route)
     if handler is None:
+        endpoints = [f"{m} {p}" for m, p in [*_ROUTES, ("GET", "/_sandbox/health")]]
         return SandboxResponse.json({"error": f"no such control endpoint: {request.method} {request.path}",
-                                     "endpoints": [f"{m} {p}" for m, p in [*_ROUTES, ("GET", "/_sandbox/health")]]},
-                                    status=404)
+                                     "endpoints": endpoints}, status=404)
     try:
         payload = request.json() if request.method == "POST" else {}
     except (UnicodeDecodeError, json.JSONDecodeError):

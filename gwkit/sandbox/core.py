@@ -200,7 +200,10 @@ class Sandbox:
             if account is None:  # only an authenticated caller learns more than 401
                 return unauthorised()
             # The position only: the message of a JSON error may quote the body (card data).
-            where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+            if isinstance(exc, json.JSONDecodeError):
+                where = f"line {exc.lineno} column {exc.colno}"
+            else:
+                where = "not UTF-8"
             reference = gateway.usable_reference(request.headers.get("requestreference"))
             return SandboxResponse.json(gateway.request_error(Fault(10205, "Malformed JSON", [where]), reference))
         account = account or self._anonymous_account(body)

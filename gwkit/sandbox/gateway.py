@@ -144,11 +144,7 @@ def _answer_object(sandbox: "Sandbox", request: Any, account: Account, origin: s
     if (not isinstance(types, list) or not types or not all(isinstance(t, str) for t in types)
             or any(t not in SINGLE_TYPES for t in types)
             or ("SUBSCRIPTION" in types and "AUTH" not in types)):
-        if types is None:  # nothing sent: name the field instead
-            shown = ["requesttypedescriptions"]
-        else:
-            shown = [t if isinstance(t, str) else json.dumps(t) for t in (types if isinstance(types, list) else [types])]
-        return [error_record("ERROR", Fault(60018, "Invalid requesttype", shown))]
+        return [error_record("ERROR", Fault(60018, "Invalid requesttype", _as_sent(types)))]
     problems = validate_request(request, strict=False)
     if problems:
         fault = Fault(30000, "Invalid field", errordata(problems))
@@ -164,6 +160,14 @@ def _answer_object(sandbox: "Sandbox", request: Any, account: Account, origin: s
         log.error("request object failed with %s; answered 99999\n%s", type(exc).__name__,
                   "".join(traceback.format_tb(exc.__traceback__)))
         return [error_record(t, Fault(99999, "Unknown error", [type(exc).__name__])) for t in types]
+
+
+def _as_sent(types: Any) -> list[str]:
+    """`errordata` of a 60018: the request types as sent, or the field's name when none was."""
+    if types is None:
+        return ["requesttypedescriptions"]
+    sent = types if isinstance(types, list) else [types]
+    return [t if isinstance(t, str) else json.dumps(t) for t in sent]
 
 
 def _run_handlers(sandbox: "Sandbox", request: dict[str, Any], account: Account, origin: str | None,
