@@ -90,36 +90,31 @@ def start_settled(conn: sqlite3.Connection) -> list[str]:
 def pay_batch(sandbox, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: date,
               cards: dict[int, tuple[str, str]], report: "EngineReport") -> None:
     """Make every payment of `rows` due by `day`, inside the caller's write transaction."""
-    made = _numbers_made(conn, [row["id"] for row in rows])
     today = day.isoformat()
-    midnight = datetime.combine(day, time())
-    contexts: dict[str, Context] = {}
-    claims, moves, numbers = [], [], []
+    due: list[tuple[sqlite3.Row, int, str]] = []  # (subscription, number, due date), oldest first
+    moves, numbers = [], []
     for row in rows:
-        ctx = contexts.get(row["sitereference"])
-        if ctx is None:
-            account = sandbox.account_for_site(row["sitereference"]) or sandbox.default_account
-            ctx = contexts[row["sitereference"]] = Context(sandbox, conn, account, midnight)
         plan = Plan.of(row)
-        request = {"sitereference": row["sitereference"], "baseamount": row["baseamount"],
-                   "currencyiso3a": row["currencyiso3a"], "accounttypedescription": "RECUR",
-                   "orderreference": row["orderreference"]}
-        card = _card(ctx, cards, row)
-        number, due = plan.nextnumber, row["next_due_date"]
-        while due is not None and due <= today:
-            if number > made.get(row["id"], 0):  # a number already made is never made again
-                record = authorise(ctx, request, card, extra={"subscriptionnumber": str(number)},
-                                   check_expiry=False)  # made at ctx.now: the day, 00:00:00
-                claims.append((row["id"], number, due, today, record["transactionreference"],
-                               record["errorcode"], row["baseamount"]))
-                report.payment(record, caught_up=due < today)
+        number, when = plan.nextnumber, row["next_due_date"]
+        while when is not None and when <= today:
+            due.append((row, number, when))
             number += 1
-            due = plan.due_of(number)
-        if due is None:
+            when = plan.due_of(number)
+        if when is None:
             report.stopped.append(row["transactionreference"])
-        moves.append((number, due, row["id"]))
+        moves.append((number, when, row["id"]))
         numbers.append((str(number), row["transactionreference"]))
-    conn.executemany("INSERT INTO subscription_payments (subscription_id, number, duedate, madedate, "
+    made = _already_made(conn, [(number, row["id"]) for row, number, _ in due])
+    claims = []
+    payer = _Payer(sandbox, conn, datetime.combine(day, time()), cards)
+    for row, number, when in due:
+        if (number, row["id"]) in made:  # a payment made is never made again
+            continue
+        record = payer.pay(row, number)
+        claims.append((number, row["id"], when, today, record["transactionreference"], record["errorcode"],
+                       row["baseamount"]))
+        report.payment(record, caught_up=when < today)
+    conn.executemany("INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
                      "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)", claims)
     conn.executemany("UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?", moves)
     # The SUBSCRIPTION record names the next payment; `subscriptionnumber` is a JSON field only.
@@ -127,10 +122,43 @@ def pay_batch(sandbox, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: d
                      "WHERE transactionreference = ?", numbers)
 
 
-def _numbers_made(conn: sqlite3.Connection, ids: list[int]) -> dict[int, int]:
-    marks = ", ".join("?" * len(ids))
-    return dict(conn.execute(f"SELECT subscription_id, MAX(number) FROM subscription_payments "
-                             f"WHERE subscription_id IN ({marks}) GROUP BY subscription_id", ids).fetchall())
+def _already_made(conn: sqlite3.Connection, wanted: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Which (number, subscription id) of `wanted` already have a payment (none, unless a bug)."""
+    found: set[tuple[int, int]] = set()
+    for start in range(0, len(wanted), 5000):  # within SQLite's limit on parameters
+        chunk = wanted[start:start + 5000]
+        pairs = ", ".join("(?, ?)" for _ in chunk)
+        found.update(conn.execute(f"SELECT number, subscription_id FROM subscription_payments "
+                                  f"WHERE (number, subscription_id) IN (VALUES {pairs})",
+                                  [value for pair in chunk for value in pair]).fetchall())
+    return found
+
+
+class _Payer:
+    """Makes the payments of one batch: a gateway context per site, the request and card per subscription."""
+
+    def __init__(self, sandbox, conn: sqlite3.Connection, now: datetime, cards: dict[int, tuple[str, str]]):
+        self.sandbox, self.conn, self.now, self.cards = sandbox, conn, now, cards
+        self._contexts: dict[str, Context] = {}
+        self._subscription: tuple[int, dict[str, str], Card] | None = None
+
+    def pay(self, row: sqlite3.Row, number: int) -> dict[str, Any]:
+        ctx = self._context(row["sitereference"])
+        if self._subscription is None or self._subscription[0] != row["id"]:
+            request = {"sitereference": row["sitereference"], "baseamount": row["baseamount"],
+                       "currencyiso3a": row["currencyiso3a"], "accounttypedescription": "RECUR",
+                       "orderreference": row["orderreference"]}
+            self._subscription = (row["id"], request, _card(ctx, self.cards, row))
+        _, request, card = self._subscription
+        # Made at ctx.now, the day at 00:00:00; an expired card is declined by the bank, not refused.
+        return authorise(ctx, request, card, extra={"subscriptionnumber": str(number)}, check_expiry=False)
+
+    def _context(self, site: str) -> Context:
+        ctx = self._contexts.get(site)
+        if ctx is None:
+            account = self.sandbox.account_for_site(site) or self.sandbox.default_account
+            ctx = self._contexts[site] = Context(self.sandbox, self.conn, account, self.now)
+        return ctx
 
 
 def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> Card:

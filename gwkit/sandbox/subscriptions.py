@@ -64,14 +64,14 @@ CREATE INDEX IF NOT EXISTS subscriptions_due ON subscriptions (next_due_date)
 CREATE INDEX IF NOT EXISTS subscriptions_unsettled ON subscriptions (authreference)
     WHERE parent = 'authorised';
 CREATE TABLE IF NOT EXISTS subscription_payments (
+    number INTEGER NOT NULL,                    -- first in the key: a day's payments land close together
     subscription_id INTEGER NOT NULL REFERENCES subscriptions(id),
-    number INTEGER NOT NULL,
     duedate TEXT NOT NULL,
     madedate TEXT NOT NULL,
     transactionreference TEXT NOT NULL,
     errorcode TEXT NOT NULL,
     baseamount TEXT NOT NULL,
-    PRIMARY KEY (subscription_id, number)       -- each payment of a series exists once
+    PRIMARY KEY (number, subscription_id)       -- each payment of a series exists once
 ) WITHOUT ROWID;
 """
 register_schema("subscriptions", SCHEMA)
