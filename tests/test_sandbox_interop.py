@@ -92,3 +92,14 @@ def test_wrong_credentials_are_the_clients_bad_credentials_error(sandbox):
     config.username, config.password, config.datacenterurl = sandbox.username, "wrong", sandbox.base_url
     (record,) = securetrading.Api(config).process({"requesttypedescriptions": ["AUTH"], **CARD})["responses"]
     assert record["errorcode"] == "6"  # the official client's own code for HTTP 401
+
+
+def test_the_official_client_resends_after_a_lost_answer_and_pays_twice(sandbox, official):
+    """Why gwkit's own client never re-sends: the sandbox's fault injection shows the double payment."""
+    official.config.http_retry_sleep = 0  # its retry loop sleeps between attempts
+    sandbox.drop_next(1)  # the first attempt is processed, then its connection is closed unanswered
+    record = ok(official.process({"requesttypedescriptions": ["AUTH"], "orderreference": "lost-answer", **CARD}))
+    query = ok(official.process({"requesttypedescriptions": ["TRANSACTIONQUERY"],
+                                 "filter": {"orderreference": [{"value": "lost-answer"}]}}))
+    assert len(query["records"]) == 2  # one payment asked for, two made
+    assert record["transactionreference"] == query["records"][0]["transactionreference"]
