@@ -106,6 +106,7 @@ class Store:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA wal_autocheckpoint=16384")  # daily runs write many pages: checkpoint per 64 MB
             self._local.conn = conn
             with self._lock:
                 self._connections.append(conn)
