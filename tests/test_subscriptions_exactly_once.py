@@ -29,22 +29,24 @@ TARGET = "2026-07-01T08:00:00"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def subscription_request(index: int, active: str = "2") -> dict[str, str]:
+def subscription_request(index: int) -> dict[str, str]:
     return {"requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE,
             "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": str(1000 + index),
             "orderreference": f"once-{index}", "pan": "4111111111111111", "expirydate": "12/2030",
             "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
             "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "0",
-            "subscriptionbegindate": f"2026-01-{28 + index % 4:02d}", "credentialsonfile": "1",
-            "transactionactive": active}
+            "subscriptionbegindate": f"2026-01-{28 + index % 4:02d}", "credentialsonfile": "1"}
 
 
-def populated(db: Path, count: int, active: str = "2") -> list[tuple[str, date]]:
-    """A database with `count` monthly subscriptions (pending unless `active`); references, begin dates."""
+def populated(db: Path, count: int, *, settled: bool = False) -> list[tuple[str, date]]:
+    """A database with `count` pending monthly subscriptions (their references and begin dates);
+    with `settled`, the clock has moved on until their first payments settled and they started."""
     sandbox = Sandbox(db, clock_start=CLOCK)
     account = sandbox.default_account
-    requests = [subscription_request(i, active) for i in range(count)]
+    requests = [subscription_request(i) for i in range(count)]
     answer = gateway.process(sandbox, {"alias": account.username, "request": requests}, account)
+    if settled:
+        assert len(sandbox.advance(by="P2D")["subscriptions"]["started_subscriptions"]) == count
     sandbox.close()
     subs = [r for r in answer["response"] if r["requesttypedescription"] == "SUBSCRIPTION"]
     assert len(subs) == count and all(r["errorcode"] == "0" for r in answer["response"])
@@ -124,7 +126,7 @@ def test_two_threads_reaching_the_same_due_batch_at_once(tmp_path, monkeypatch):
     """Deterministic overlap: each run's first engine transaction waits at a barrier until the other
     run is at the same point, so both ask for the same due batch at the same moment."""
     db = tmp_path / "sandbox.db"
-    subscriptions = populated(db, 120, active="1")  # no start-after-settlement step: the first engine write pays
+    subscriptions = populated(db, 120, settled=True)  # so the first engine write of each run pays
     monkeypatch.setattr(engine, "BATCH_SIZE", 3)
     sandboxes = [Sandbox(db), Sandbox(db)]
     rendezvous = threading.Barrier(2, timeout=60)
@@ -159,8 +161,8 @@ def test_two_threads_reaching_the_same_due_batch_at_once(tmp_path, monkeypatch):
     assert errors == []
     total = assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1))
     made = [r.get("subscriptions", {}).get("made", 0) for r in reports]
+    # Which run pays what after the rendezvous is up to SQLite's lock: the split is not asserted.
     assert total == 120 * 6 and sum(made) == total
-    assert min(made) > 0, f"the runs did not share the work: {made}"
 
 
 PROCESS_RUN = """
