@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 import pandas as pd
 
 from gwkit.report import records_frame
-from gwkit.report.currency import exponent
+from gwkit.spec.currency import exponent
 from gwkit.report.frames import report_kind
 from gwkit.spec.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sandbox_support import (  # noqa: F401  (fixtures)
@@ -142,11 +144,14 @@ def test_several_references_change_together_or_not_at_all(gateway):
     assert only(gateway, first)["transactionactive"] == "0"
 
 
-@pytest.mark.parametrize("updates", [{"transactionactive": ""}, {"transactionactive": 0},
-                                     {"pan": "4111111111111111"}])
-def test_malformed_updates_are_30000_naming_updates(gateway, updates):
+@pytest.mark.parametrize("updates, named", [({"transactionactive": ""}, "transactionactive"),
+                                            ({"transactionactive": 0}, "transactionactive"),
+                                            ({"pan": "4111111111111111"}, "pan"),
+                                            ("transactionactive=0", "updates")])
+def test_malformed_updates_are_30000_naming_the_field(gateway, updates, named):
     reference = gateway.one(store_request())["transactionreference"]
     request = {**update_request(reference), "updates": updates}
     record = gateway.one(request)
-    assert (record["errorcode"], record["errordata"]) == ("30000", ["updates"])
+    assert (record["errorcode"], record["errordata"]) == ("30000", [named])
+    assert "4111111111111111" not in json.dumps(record)
     assert only(gateway, reference)["transactionactive"] == "1"

@@ -277,3 +277,20 @@ def test_problems_as_dicts_for_forms_and_the_sandbox():
     [problem] = validate_request({"requesttypedescriptions": ["STORE"], "sitereference": "test_site12345",
                                   "accounttypedescription": "CARDSTORE", "pan": PAN, "expirydate": "2030/12"})
     assert problem.as_dict() == {"field": "expirydate", "rule": "Date MM/YYYY: format MM/YYYY", "value": "2030/12"}
+
+
+def test_several_request_types_in_one_object_accept_a_value_any_of_them_takes():
+    request = {"requesttypedescriptions": ["STORE", "AUTH"], "sitereference": "test_site12345",
+               "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050",
+               "pan": "4111111111111111", "expirydate": "12/2030"}
+    assert validate_request(request) == []
+    problems = validate_request({**request, "accounttypedescription": "RECURX"})
+    assert [p.field for p in problems] == ["accounttypedescription"]
+    assert "CARDSTORE" in problems[0].rule and "ECOM" in problems[0].rule
+
+
+def test_errordata_names_the_field_of_a_bad_update_and_filter_for_a_bad_filter():
+    problems = validate_request({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
+                                 "filter": {"nosuchfilter": [{"value": "1"}]},
+                                 "updates": {"baseamount": "0"}})
+    assert errordata(problems) == ["filter", "baseamount"]

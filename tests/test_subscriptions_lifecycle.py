@@ -284,9 +284,9 @@ def test_payment_records_are_auths_of_their_own_found_by_parent_reference(gw, sa
 @pytest.mark.parametrize("updates, errordata", [
     ({"settlestatus": "1"}, ["settlestatus"]),
     ({"settlebaseamount": "100"}, ["settlebaseamount"]),
-    ({"subscriptionfrequency": "2"}, ["updates"]),  # not updatable at all: the spec validation names `updates`
-    ({"transactionactive": "3"}, ["updates"]),
-    ({"baseamount": "0"}, ["updates"]),
+    ({"subscriptionfrequency": "2"}, ["subscriptionfrequency"]),  # not updatable at all
+    ({"transactionactive": "3"}, ["transactionactive"]),
+    ({"baseamount": "0"}, ["baseamount"]),
 ])
 def test_other_updates_are_refused_with_30000_and_nothing_changes(gw, updates, errordata):
     sub = subscribe(gw)

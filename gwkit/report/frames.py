@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from ..spec import FIELDS
 from ..spec.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT
 from ..spec.masking import mask_value
-from .currency import DEFAULT_EXPONENT, exponent
+from ..spec.currency import DEFAULT_EXPONENT, exponent
 
 CURRENCY_COLUMN = "currencyiso3a"
 MAJOR_SUFFIX = "_major"

@@ -17,6 +17,7 @@ import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..spec.currency import to_major
 from .registry import route
 from .threeds import (ACS_PATH, USED, BadToken, Session, issue_pares, mark_answered, session_by_md,
                       signing_key, verify)
@@ -56,10 +57,6 @@ class AcsError(ValueError):
 
 
 def _amount(baseamount: str, currency: str) -> str:
-    try:  # the currency table lives with the reports; the sandbox works without them
-        from ..report.currency import to_major
-    except ImportError:  # pragma: no cover - the [lab] extra is not installed
-        return f"{currency} {baseamount} (base units)"
     return f"{currency} {to_major(baseamount, currency)}"
 
 

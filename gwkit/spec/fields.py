@@ -258,6 +258,14 @@ SUBSCRIPTION_FIELDS: tuple[str, ...] = (
     "subscriptiontype", "subscriptionunit", "subscriptionfrequency", "subscriptionnumber",
     "subscriptionfinalnumber", "subscriptionbegindate",
 )
+# Names a TRANSACTIONQUERY filter takes that are not fields of a record: a date range on
+# `transactionstartedtimestamp`, both days included.
+FILTER_ONLY_FIELDS: dict[str, Field] = {
+    "startdate": _f("startdate", t.DATE_ISO, 10, min_length=10, where={"filter"}, report=DATE,
+                    label="From date", help="Transactions started on or after this day."),
+    "enddate": _f("enddate", t.DATE_ISO, 10, min_length=10, where={"filter"}, report=DATE,
+                  label="To date", help="Transactions started on or before this day."),
+}
 SENSITIVE_FIELDS: dict[str, str] = {f.name: f.sensitive for f in _FIELD_LIST if f.sensitive}
 # Fields the gateway and its official clients send that carry no business meaning; accepted and ignored.
 IGNORED_FIELDS = frozenset({"versioninfo", "acceptcustomeroutput", "libraryversion"})

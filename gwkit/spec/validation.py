@@ -10,14 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .fields import FIELDS, IGNORED_FIELDS, Field
+from .fields import FIELDS, FILTER_ONLY_FIELDS, IGNORED_FIELDS, Field
 from .masking import mask_value
 from .requests import (
     FILTER_FIELDS, REQUEST_TYPES, SINGLE_TYPES, UPDATABLE_FIELDS, RequestType, Variant, request_type_key,
 )
 
-# Fields a filter may name that are not fields of a record.
-_FILTER_ONLY = {"startdate": FIELDS["subscriptionbegindate"], "enddate": FIELDS["subscriptionbegindate"]}
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,7 @@ def _problem(name: str, rule: str, value: Any) -> Problem:
 def check_value(name: str, value: Any, request: Mapping[str, Any] | None = None,
                 choices: Iterable[str] | None = None) -> list[Problem]:
     """Problems with one field's value: type, length, allowed values and the field's own rules."""
-    spec = FIELDS.get(name) or _FILTER_ONLY.get(name)
+    spec = FIELDS.get(name) or FILTER_ONLY_FIELDS.get(name)
     if spec is None:
         return [Problem(name, "is not a field of the interface")]
     return _check(spec, name, value, request or {}, tuple(choices) if choices is not None else None)
@@ -138,7 +136,8 @@ def _merged(variants: list[tuple[RequestType, Variant]]) -> tuple[Any, ...]:
             required.extend(f for f in variant.required if f not in required)
             for name, why in variant.forbidden.items():
                 forbidden.setdefault(name, (rt.key, why))
-            choices.update(variant.choices)
+            for name, values in variant.choices.items():  # several types: a value any of them takes
+                choices[name] = tuple(dict.fromkeys(choices.get(name, ()) + values))
         merged = _MERGED[key] = (tuple(v for _, v in variants), frozenset(allowed), tuple(required),
                                  forbidden, choices)
     return merged
@@ -216,10 +215,17 @@ def _check_updates(value: Any) -> list[Problem]:
 
 
 def errordata(problems: Iterable[Problem]) -> list[str]:
-    """The gateway's `errordata`: the offending field names, each once, in order."""
+    """The gateway's `errordata`: the offending field names, each once, in order.
+
+    A problem in the filter is reported as `filter`; one in the updates names the field to update.
+    """
     names: list[str] = []
     for problem in problems:
-        name = problem.field.split(".", 1)[0] if problem.field.startswith(("filter.", "updates.")) else problem.field
+        name = problem.field
+        if name.startswith("filter."):
+            name = "filter"
+        elif name.startswith("updates."):
+            name = name[len("updates."):]
         if name not in names:
             names.append(name)
     return names

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
-from dataclasses import replace
 from datetime import date, timedelta
 from typing import Any, Callable, Mapping
 
@@ -26,8 +25,7 @@ from ..envelope import build_request
 from ..errors import GwkitError
 from ..spec import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, Field, Problem, validate_request
 from ..spec import types as t
-from ..spec import validation
-from ..spec.fields import BILLING_FIELDS
+from ..spec.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
 from ..spec.requests import RequestType, Variant
 from .guard import error_html, guarded
 from .inputs import FieldInput
@@ -67,10 +65,7 @@ def field_spec(name: str) -> Field:
     spec's validation checks them with; anything else unknown is plain text."""
     if name in FIELDS:
         return FIELDS[name]
-    checked_as = getattr(validation, "_FILTER_ONLY", {}).get(name)
-    if checked_as is not None:
-        return replace(checked_as, name=name, label=name, help="")
-    return Field(name, t.STRING, label=name)
+    return FILTER_ONLY_FIELDS.get(name) or Field(name, t.STRING, label=name)
 
 
 class RequestForm(widgets.VBox):

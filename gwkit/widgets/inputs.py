@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 import ipywidgets as widgets
 
-from ..report.currency import to_major
+from ..spec.currency import to_major
 from ..spec import types as t
 from ..spec.fields import AMOUNT, REDACT, Field
 

@@ -14,7 +14,7 @@ import ipywidgets as widgets
 
 from ..errors import GwkitError
 from ..report.codes import explain
-from ..report.currency import to_major
+from ..spec.currency import to_major
 from ..spec import FIELDS
 from ..spec.fields import AMOUNT
 from ..spec.masking import mask_data
