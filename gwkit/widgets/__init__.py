@@ -1,15 +1,21 @@
-"""Notebook widgets: forms generated from the spec tables, a response view, the request explorer.
+"""Notebook widgets: forms generated from the spec tables, a response view, the request explorer,
+the 3-D Secure stepper, and the subscription and card store panels.
 
 Widgets hold no business logic: a form builds a request object, the client sends it, a view
 renders the records. Every callback is `guarded`: an error shows in the widget.
 """
 
 from .actions import Action, follow_ups
+from .cardstore_panel import CardStorePanel
 from .explorer import RequestExplorer
 from .form import RequestForm
 from .guard import guarded, show_error
 from .inputs import FieldInput
 from .response_view import ResponseView
+from .subscription_panel import SubscriptionPanel
+from .threeds_stepper import ThreeDSecureStepper
 
-__all__ = ["Action", "FieldInput", "RequestExplorer", "RequestForm", "ResponseView", "follow_ups", "guarded",
-           "show_error"]
+__all__ = [
+    "Action", "CardStorePanel", "FieldInput", "RequestExplorer", "RequestForm", "ResponseView",
+    "SubscriptionPanel", "ThreeDSecureStepper", "follow_ups", "guarded", "show_error",
+]
