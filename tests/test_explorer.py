@@ -4,24 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gwkit import sandbox as sandbox_module
-from gwkit.connect import Connection, Target
 from gwkit.spec import REQUEST_TYPES
 from gwkit.widgets import RequestExplorer, RequestForm, ResponseView
-
-
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory):
-    handle = sandbox_module.start(tmp_path_factory.mktemp("explorer") / "sandbox.db")
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture
-def gw(sandbox):
-    target = Target("sandbox", sandbox.base_url, sandbox.username, sandbox.sitereference, "GBP", "test")
-    with Connection(target, sandbox.password, sandbox=sandbox) as connection:
-        yield connection
+from kit_support import gw, sandbox  # noqa: F401  (fixtures)
 
 
 @pytest.fixture

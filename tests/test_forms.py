@@ -11,29 +11,14 @@ import ipywidgets as widgets
 import pytest
 
 import gwkit
-from gwkit import sandbox as sandbox_module
-from gwkit.connect import Connection, Target
 from gwkit.spec import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, Field, check_value
 from gwkit.spec import types as t
 from gwkit.spec.fields import BILLING_FIELDS
 from gwkit.widgets import RequestForm, ResponseView, guarded
 from gwkit.widgets.guard import RAISE_ENV
+from kit_support import gw, sandbox  # noqa: F401  (fixtures)
 
 ALL_VARIANTS = [(key, v.name) for key, rt in REQUEST_TYPES.items() for v in rt.variants]
-
-
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory):
-    handle = sandbox_module.start(tmp_path_factory.mktemp("forms") / "sandbox.db")
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture
-def gw(sandbox):
-    target = Target("sandbox", sandbox.base_url, sandbox.username, sandbox.sitereference, "GBP", "test")
-    with Connection(target, sandbox.password, sandbox=sandbox) as connection:
-        yield connection
 
 
 class FakeGateway:

@@ -19,6 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from browser_support import launch, require_chromium
+
 # User settings for the test's JupyterLab: start the notebook's kernel without asking, fetch no news.
 LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": '{"autoStartDefaultKernel": true}',
@@ -27,22 +29,11 @@ LAB_SETTINGS = {
 }
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 SERVER_START_TIMEOUT = 120  # seconds
 UI_TIMEOUT_MS = 180_000
 
 pytestmark = pytest.mark.browser
-
-
-def _require_chromium() -> None:
-    if CHROMIUM.exists():
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"{CHROMIUM} is missing in CI: install Debian's chromium package")
-    pytest.skip(f"{CHROMIUM} is not installed (this test drives the system Chromium; CI installs it)")
 
 
 def _free_port() -> int:
@@ -109,7 +100,7 @@ class LabServer:
 
 @pytest.fixture
 def lab(tmp_path):
-    _require_chromium()
+    require_chromium()
     root = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
     server = LabServer(root, tmp_path)
@@ -124,7 +115,7 @@ def test_quickstart_runs_in_jupyterlab_and_renders_the_widgets(lab):
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(UI_TIMEOUT_MS)

@@ -17,15 +17,13 @@ import httpx
 import pytest
 
 playwright_api = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 from gwkit import sandbox as sandbox_module  # noqa: E402
+from browser_support import browser  # noqa: F401,E402  (fixture)
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 SITE = "test_gwkit12345"
 CREDENTIALS = ("gwkit_sandbox", "gwkit-sandbox-password")
 VISA = "4111111111111111"
@@ -68,14 +66,6 @@ def gateway(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def clean(gateway):
     gateway.reset()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ engine's daily runs on the virtual clock, TRANSACTIONUPDATE and TRANSACTIONQUERY
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 import httpx
@@ -16,9 +16,8 @@ import pytest
 import gwkit
 import gwkit.sandbox
 from gwkit.subscription import Subscription, SubscriptionError, payment_dates
+from subscriptions_support import CLOCK, VISA, gw, sandbox  # noqa: F401  (fixtures)
 
-CLOCK = datetime(2026, 1, 10, 9, 0, 0)
-VISA = "4111111111111111"
 SUBSCRIPTION_FIELDS_25 = (
     "transactionstartedtimestamp", "parenttransactionreference", "livestatus", "errorcode", "errormessage",
     "orderreference", "subscriptionfinalnumber", "subscriptionunit", "subscriptiontype", "subscriptionfrequency",
@@ -26,20 +25,6 @@ SUBSCRIPTION_FIELDS_25 = (
     "transactionactive", "baseamount", "currencyiso3a", "accounttypedescription", "requesttypedescription",
     "maskedpan", "operatorname",
 )
-
-
-@pytest.fixture
-def sandbox(tmp_path):
-    handle = gwkit.sandbox.start(tmp_path / "sandbox.db", clock_start=CLOCK)
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture
-def gw(sandbox):
-    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password, sitereference=sandbox.sitereference,
-                      currencyiso3a="GBP") as client:
-        yield client
 
 
 def advance(sandbox, client: gwkit.Client, **where: str) -> dict[str, Any]:

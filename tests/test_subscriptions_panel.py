@@ -3,7 +3,7 @@ a sandbox on a real loopback port. A callback error fails the test (tests/confte
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 
 import pytest
 
@@ -11,15 +11,8 @@ import gwkit
 import gwkit.sandbox
 from gwkit.errors import ValidationError
 from gwkit.widgets.subscription_panel import SubscriptionPanel
+from subscriptions_support import CLOCK, sandbox  # noqa: F401  (fixtures)
 
-CLOCK = datetime(2026, 1, 10, 9, 0, 0)
-
-
-@pytest.fixture
-def sandbox(tmp_path):
-    handle = gwkit.sandbox.start(tmp_path / "sandbox.db", clock_start=CLOCK)
-    yield handle
-    handle.stop()
 
 
 @pytest.fixture

@@ -3,35 +3,17 @@ charts, and TRANSACTIONQUERY paging past the gateway's 500 records, against a sa
 
 from __future__ import annotations
 
-from datetime import datetime
 
 import matplotlib
 import pandas as pd
 import pytest
 
-import gwkit
-import gwkit.sandbox
 from gwkit.errors import GwkitError
 from gwkit.report import subscriptions as reports
 from gwkit.subscription import Subscription, query_all
+from subscriptions_support import CLOCK, VISA, gw, sandbox  # noqa: F401  (fixtures)
 
 matplotlib.use("Agg")
-CLOCK = datetime(2026, 1, 10, 9, 0, 0)
-VISA = "4111111111111111"
-
-
-@pytest.fixture
-def sandbox(tmp_path):
-    handle = gwkit.sandbox.start(tmp_path / "sandbox.db", clock_start=CLOCK)
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture
-def gw(sandbox):
-    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password, sitereference=sandbox.sitereference,
-                      currencyiso3a="GBP") as client:
-        yield client
 
 
 def subscription_request(gw, index: int, **fields) -> dict:

@@ -5,54 +5,20 @@ Nothing waits on wall-clock time: Playwright's auto-waiting and the flow's retur
 
 from __future__ import annotations
 
-from datetime import datetime
 
 import pytest
 
 pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
-import gwkit  # noqa: E402
-import gwkit.sandbox  # noqa: E402
-from gwkit.threeds import TermUrlReceiver, ThreeDSecureFlow  # noqa: E402
+from gwkit.threeds import ThreeDSecureFlow  # noqa: E402
 from gwkit.widgets.threeds_stepper import ThreeDSecureStepper  # noqa: E402
+from browser_support import browser  # noqa: F401,E402  (fixture)
+from threeds_support import CARD, client, gateway, receiver  # noqa: F401,E402  (fixtures)
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-START = datetime(2026, 3, 2, 9, 0, 0)
-CARD = {"pan": "4111110000000211", "expirydate": "12/2030", "securitycode": "123", "baseamount": "1050"}
 RETURN_WAIT = 30  # seconds: an upper bound for the event, never a sleep
-
-
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    handle = gwkit.sandbox.start(tmp_path_factory.mktemp("browser") / "sandbox.db", clock_start=START)
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture(scope="module")
-def client(gateway):
-    with gwkit.Client(gateway.base_url, gateway.username, gateway.password, sitereference=gateway.sitereference,
-                      currencyiso3a="GBP") as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def receiver():
-    with TermUrlReceiver() as r:
-        yield r
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -4,36 +4,12 @@ thread), masking, and the AUTH SUBSCRIPTION variants through 3-D Secure."""
 from __future__ import annotations
 
 import threading
-from datetime import datetime
 
 import pytest
 
-import gwkit
-import gwkit.sandbox
-from gwkit.threeds import REDIRECT, TermUrlReceiver, ThreeDSecureError, ThreeDSecureFlow
+from gwkit.threeds import REDIRECT, ThreeDSecureError, ThreeDSecureFlow
+from threeds_support import CARD, client, gateway, receiver  # noqa: F401,E402  (fixtures)
 
-START = datetime(2026, 3, 2, 9, 0, 0)
-CARD = {"pan": "4111110000000211", "expirydate": "12/2030", "securitycode": "123", "baseamount": "1050"}
-
-
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    handle = gwkit.sandbox.start(tmp_path_factory.mktemp("flow") / "sandbox.db", clock_start=START)
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture(scope="module")
-def client(gateway):
-    with gwkit.Client(gateway.base_url, gateway.username, gateway.password, sitereference=gateway.sitereference,
-                      currencyiso3a="GBP") as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def receiver():
-    with TermUrlReceiver() as r:
-        yield r
 
 
 @pytest.fixture

@@ -9,16 +9,15 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
-from datetime import datetime
 
 import pytest
 
 import gwkit
 import gwkit.sandbox
 from gwkit.spec.cards import luhn_complete
-from gwkit.threeds import AUTH_WITH_PARENT, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, TermUrlReceiver, ThreeDSecureFlow
+from gwkit.threeds import AUTH_WITH_PARENT, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow
+from threeds_support import START, client, gateway, receiver  # noqa: F401,E402  (fixtures)
 
-START = datetime(2026, 3, 2, 9, 0, 0)
 Y_CARD, N_CARD, U_CARD = "4111110000000211", "4000000000000721", "4000000000000101"
 Y_DECLINED_CARD = "4000000000000119"
 MASTERCARD_Y, MAESTRO_Y = "5100000000000008", "6759000000000018"
@@ -28,26 +27,6 @@ EXPIRY = "12/2030"
 
 def card(pan: str = Y_CARD, **more):
     return {"pan": pan, "expirydate": EXPIRY, "securitycode": "123", "baseamount": "1050", **more}
-
-
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    handle = gwkit.sandbox.start(tmp_path_factory.mktemp("threeds") / "sandbox.db", clock_start=START)
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture(scope="module")
-def client(gateway):
-    with gwkit.Client(gateway.base_url, gateway.username, gateway.password, sitereference=gateway.sitereference,
-                      currencyiso3a="GBP") as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def receiver():
-    with TermUrlReceiver() as r:
-        yield r
 
 
 @pytest.fixture

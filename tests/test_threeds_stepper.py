@@ -4,40 +4,16 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
 import pytest
 
 pytest.importorskip("ipywidgets")
 
-import gwkit  # noqa: E402
-import gwkit.sandbox  # noqa: E402
 from gwkit.errors import ValidationError  # noqa: E402
-from gwkit.threeds import TermUrlReceiver  # noqa: E402
 from gwkit.widgets.threeds_stepper import ThreeDSecureStepper  # noqa: E402
+from threeds_support import client, gateway, receiver  # noqa: F401,E402  (fixtures)
 
-START = datetime(2026, 3, 2, 9, 0, 0)
 ALL_DONE = {"THREEDQUERY": "done", "ACS": "done", "TERMURL": "done", "AUTH": "done"}
-
-
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    handle = gwkit.sandbox.start(tmp_path_factory.mktemp("stepper") / "sandbox.db", clock_start=START)
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture(scope="module")
-def client(gateway):
-    with gwkit.Client(gateway.base_url, gateway.username, gateway.password, sitereference=gateway.sitereference,
-                      currencyiso3a="GBP") as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def receiver():
-    with TermUrlReceiver() as r:
-        yield r
 
 
 @pytest.fixture
