@@ -5,11 +5,13 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo $(CURDIR)/.tools/bin/uv)
 PYTHON ?= python3
 SYNC_STAMP := .venv/.gwkit-synced
+# JupyterLab refuses to run as root unless told to (containers and CI machines run as root).
+LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: lab test sandbox bench env clean strip-notebooks
 
 lab: $(SYNC_STAMP)
-	$(UV) run --no-sync jupyter lab --notebook-dir=notebooks
+	$(UV) run --no-sync jupyter lab --notebook-dir=notebooks $(LAB_ROOT_FLAG)
 
 test: $(SYNC_STAMP)
 	$(UV) run --no-sync pytest $(PYTEST_ARGS)
