@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..cardstore import COLUMNS
 from ..spec.cards import SCHEMES
+from .charts import _axes
 
 _TYPES = {"maskedpan": "string", "paymenttypedescription": "category", "billingname": "string",
           "billingcountryiso2a": "category", "uses": "Int64", "sitereference": "category",
@@ -41,14 +42,6 @@ def _month(expirydate: Any) -> pd.Period | Any:
     if not isinstance(expirydate, str) or len(expirydate) != 7:
         return pd.NaT
     return pd.Period(year=int(expirydate[3:]), month=int(expirydate[:2]), freq="M")
-
-
-def _axes(ax: Any, size: tuple[float, float]) -> Any:
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(figsize=size)[1]
 
 
 def cards_by_scheme_and_country_table(frame: pd.DataFrame) -> pd.DataFrame:

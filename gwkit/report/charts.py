@@ -22,11 +22,20 @@ STATUS_COLOURS = {"100": "#1b7f3b", "0": "#1f77b4", "1": "#6baed6", "10": "#9eca
 
 
 def _axes(ax: Any, size: tuple[float, float]) -> Any:
+    """`ax`, or the axes of a new figure of `size` (inches); every chart of gwkit.report draws here."""
     if ax is not None:
         return ax
     import matplotlib.pyplot as plt
 
     return plt.subplots(figsize=size)[1]
+
+
+def _main_currency(currencies: pd.Series, nothing: str) -> str:
+    """The most frequent currency; ValueError(`nothing`) when there is none."""
+    counts = currencies.value_counts()
+    if counts.empty or counts.iloc[0] == 0:
+        raise ValueError(nothing)
+    return str(counts.index[0])
 
 
 def _payments(frame: pd.DataFrame, currency: str | None) -> tuple[pd.DataFrame, str]:
@@ -39,10 +48,7 @@ def _payments(frame: pd.DataFrame, currency: str | None) -> tuple[pd.DataFrame, 
     if "requesttypedescription" in rows.columns:
         rows = rows[rows["requesttypedescription"] == "AUTH"]
     if currency is None:
-        counts = rows["currencyiso3a"].value_counts()
-        if counts.empty or counts.iloc[0] == 0:
-            raise ValueError("no AUTH records with an amount to chart")
-        currency = str(counts.index[0])
+        currency = _main_currency(rows["currencyiso3a"], "no AUTH records with an amount to chart")
     return rows[rows["currencyiso3a"] == currency], currency
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 from ..subscription import (
     PENDING, SCHEDULED, STATES, Subscription, due_date, fetch_subscriptions, query_all, subscription_state,
 )
+from .charts import _axes, _main_currency
 from .frames import records_frame
 
 SUBSCRIPTION_COLUMNS = [
@@ -163,7 +164,7 @@ def revenue_by_state(subscriptions: pd.DataFrame, payments: pd.DataFrame,
                      currency: str | None = None) -> pd.DataFrame:
     """Authorised revenue (major units) per month (rows) and the subscriptions' present state
     (columns), in one currency (default: the most frequent)."""
-    currency = currency or _main_currency(payments)
+    currency = currency or _main_currency(payments["currencyiso3a"], "no payments with a currency")
     paid = payments[(payments["outcome"] == AUTHORISED) & (payments["currencyiso3a"] == currency)]
     states = subscriptions.set_index("transactionreference")["state"]
     data = paid.assign(month=_month(paid["made_on"]),
@@ -207,22 +208,7 @@ def decline_rates(payments: pd.DataFrame, by: str = "month") -> pd.DataFrame:
     return table
 
 
-def _main_currency(payments: pd.DataFrame) -> str:
-    counts = payments["currencyiso3a"].value_counts()
-    if counts.empty or counts.iloc[0] == 0:
-        raise ValueError("no payments with a currency")
-    return str(counts.index[0])
-
-
 # -- charts -------------------------------------------------------------------------------------
-
-def _axes(ax: Any, size: tuple[float, float]) -> Any:
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(figsize=size)[1]
-
 
 def plot_revenue_by_state(subscriptions: pd.DataFrame, payments: pd.DataFrame, *, currency: str | None = None,
                           ax: Any = None) -> Any:
