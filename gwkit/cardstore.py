@@ -15,16 +15,17 @@ are the transactions naming it as `parenttransactionreference`.
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date
 from typing import Any, Iterable
 
 from .errors import GwkitError
+from .subscription import MAX_QUERY_RECORDS, due_date
 
 # What a listing shows of each stored card: masked, never the card number.
 COLUMNS = ("transactionreference", "maskedpan", "paymenttypedescription", "expirydate", "billingname",
            "billingcountryiso2a", "transactionactive", "uses", "transactionstartedtimestamp", "sitereference",
            "orderreference", "issuer", "issuercountryiso2a")
-QUERY_LIMIT = 500  # the most records one TRANSACTIONQUERY answers
+QUERY_LIMIT = MAX_QUERY_RECORDS  # the most records one TRANSACTIONQUERY answers
 _CHUNK = 100  # references per usage query
 
 
@@ -35,10 +36,8 @@ class CardStoreError(GwkitError):
 def stored_cards(client: Any, sitereference: str | None = None) -> list[dict[str, Any]]:
     """The site's stored cards, newest first, each with its billing name and country and how often
     it was used. Values are the gateway's strings, except `uses` (an int)."""
-    filters: dict[str, Any] = {"requesttypedescription": "STORE", "errorcode": "0"}
-    if sitereference:
-        filters["sitereference"] = sitereference
-    answer = client.transaction_query(**filters).raise_for_errors()
+    answer = client.transaction_query(requesttypedescription="STORE", errorcode="0",
+                                      **_site(sitereference)).raise_for_errors()
     records = answer.query_records
     _check_complete(answer, len(records), "stored cards")
     uses = usage_counts(client, [r["transactionreference"] for r in records], sitereference)
@@ -51,10 +50,7 @@ def usage_counts(client: Any, references: Iterable[str], sitereference: str | No
     counts = dict.fromkeys(references, 0)
     for start in range(0, len(references), _CHUNK):
         chunk = references[start:start + _CHUNK]
-        filters: dict[str, Any] = {"parenttransactionreference": chunk}
-        if sitereference:
-            filters["sitereference"] = sitereference
-        answer = client.transaction_query(**filters).raise_for_errors()
+        answer = client.transaction_query(parenttransactionreference=chunk, **_site(sitereference)).raise_for_errors()
         children = answer.query_records
         if _found(answer) > len(children):  # more than one answer holds: count per card
             for reference in chunk:
@@ -96,7 +92,7 @@ def subscribe_with(client: Any, reference: str, *, today: date | None = None, **
     defaults = {"accounttypedescription": "ECOM", "baseamount": "1050", "orderreference": f"sub-{reference}",
                 "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
                 "subscriptionnumber": "1", "subscriptionfinalnumber": "12",
-                "subscriptionbegindate": _month_later(today).isoformat(), "credentialsonfile": "1"}
+                "subscriptionbegindate": due_date(today, 1, 0, 1).isoformat(), "credentialsonfile": "1"}
     return client.auth_subscription(parenttransactionreference=reference, **{**defaults, **fields})
 
 
@@ -129,9 +125,3 @@ def _site(sitereference: str | None) -> dict[str, str]:
 def _today(client: Any) -> date:
     sandbox = getattr(client, "sandbox", None)
     return sandbox.now().date() if sandbox is not None else date.today()
-
-
-def _month_later(day: date) -> date:
-    following = date(day.year + day.month // 12, day.month % 12 + 1, 1)
-    last = (date(following.year + following.month // 12, following.month % 12 + 1, 1) - timedelta(days=1)).day
-    return following.replace(day=min(day.day, last))
