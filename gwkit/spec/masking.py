@@ -30,8 +30,8 @@ def mask_value(name: str, value: Any) -> Any:
     if value is None or value == "":
         return value
     kind = SENSITIVE_FIELDS.get(name)
-    if kind == MASK_PAN:
-        return mask_pan(str(value))
+    if kind == MASK_PAN:  # a filter keeps its shape: {"pan": [{"value": "411111######1111"}]}
+        return mask_data(value) if isinstance(value, (dict, list)) else mask_pan(str(value))
     if kind or name in _SECRET_NAMES:
         return REDACTED
     if isinstance(value, str):
@@ -48,8 +48,8 @@ def mask_value(name: str, value: Any) -> Any:
 def mask_data(data: Any) -> Any:
     """A deep copy of a request, response or envelope with every sensitive value masked."""
     if isinstance(data, dict):
-        return {k: mask_value(k, v) if not isinstance(v, (dict, list)) else mask_data(v)
-                for k, v in data.items()}
+        # mask_value first: a sensitive name hides its value whatever its shape ({"securitycode": ["123"]}).
+        return {k: mask_value(k, v) for k, v in data.items()}
     if isinstance(data, list):
         return [mask_data(item) for item in data]
     if isinstance(data, str):
