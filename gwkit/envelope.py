@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any, Iterable, Mapping
 
 from .errors import ValidationError
+from .spec.masking import mask_value
 from .spec.validation import Problem
 
 VERSION = "1.00"
@@ -47,8 +48,9 @@ def to_wire(value: Any, name: str = "value") -> Any:
         return {str(k): to_wire(v, f"{name}.{k}") for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_wire(v, name) for v in value]
-    raise ValidationError([Problem(name, f"cannot be sent as a string: {type(value).__name__} "
-                                         "(amounts are integers in base units)", repr(value))])
+    rule = f"cannot be sent as a string: {type(value).__name__} (amounts are integers in base units)"
+    shown = mask_value(name.rpartition(".")[2], repr(value))  # "updates.securitycode" hides it too
+    raise ValidationError([Problem(name, rule, shown)])
 
 
 def build_request(types: str | Iterable[str], fields: Mapping[str, Any] | None = None, /,
