@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import calendar
 from datetime import date
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from .errors import GatewayError, GwkitError
 from .response import Record, Response
@@ -270,13 +270,19 @@ class Subscription:
         made = self.payments()
         return int(made[0]["subscriptionnumber"]) if made else self.refresh().next_number
 
-    def schedule(self, periods: int = 12, *, until: date | None = None) -> "pd.DataFrame":
+    def schedule(self, periods: int = 12, *, until: date | None = None,
+                 payments: Sequence[Mapping[str, Any]] | None = None) -> "pd.DataFrame":
         """The next `periods` payments (or those due by `until`) as the engine would make them now:
-        number, due date, amount, and whether it will be made (`expected`) in the present state."""
+        number, due date, amount, and whether it will be made (`expected`) in the present state.
+
+        The subscription and its payments are fetched first, unless `payments` (as `payments()`
+        answered them) are given: then the record as last fetched is used, with no query."""
         import pandas as pd
 
-        first = self.first_number
-        self.refresh()
+        if payments is None:
+            self.refresh()
+            payments = self.payments()
+        first = min((int(p.get("subscriptionnumber") or 0) for p in payments), default=self.next_number)
         dates = payment_dates(self.begin_date, self.frequency, first, self.final_number, start=self.next_number,
                               until=until, limit=None if until is not None else periods)
         state = self.state

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import ipywidgets as widgets
 import pandas as pd
 
+from ..report.subscriptions import payments_frame
 from ..subscription import STATE_MEANINGS, Subscription
 from .form import RequestForm
 from .guard import guarded
@@ -125,15 +126,20 @@ class SubscriptionPanel(widgets.VBox):
         self.reference.value = subscription.reference
         for button in (self.amount_button, self.final_button, self.active_button):
             button.disabled = False
-        self.refresh()
+        self._show_clock()
+        self._draw()
 
     def refresh(self) -> None:
         """Fetch the subscription, its payments and schedule again and redraw the tables."""
         self._show_clock()
-        sub = self.subscription
-        if sub is None:
+        if self.subscription is None:
             return
-        sub.refresh()
+        self.subscription.refresh()
+        self._draw()
+
+    def _draw(self) -> None:
+        """Draw the subscription as last fetched; its payments are fetched once, for both tables."""
+        sub = self.subscription
         record, state = sub.record, sub.state
         self.amount.value = str(record.get("baseamount", ""))
         self.final_number.value = sub.final_number
@@ -152,11 +158,11 @@ class SubscriptionPanel(widgets.VBox):
         self.state.value = (f"<span class='gwkit-state' style='background:{colour};color:white;padding:2px 8px;"
                             f"border-radius:4px'>{html.escape(state)}</span> "
                             f"<span>{html.escape(STATE_MEANINGS[state])}</span><table>{rows}</table>")
-        payments = sub.payments_frame()
+        made = sub.payments()
         self.payments.value = frame_html(
-            payments[["number", "due_date", "made_on", "baseamount", "currencyiso3a", "outcome", "errorcode",
-                      "transactionreference"]], "No automated payment yet.")
-        self.schedule.value = frame_html(sub.schedule(periods=SCHEDULE_ROWS), "No payment to come.")
+            payments_frame([sub], made)[["number", "due_date", "made_on", "baseamount", "currencyiso3a", "outcome",
+                                         "errorcode", "transactionreference"]], "No automated payment yet.")
+        self.schedule.value = frame_html(sub.schedule(periods=SCHEDULE_ROWS, payments=made), "No payment to come.")
 
     def _show_clock(self) -> None:
         if self.sandbox is not None:
@@ -190,7 +196,7 @@ class SubscriptionPanel(widgets.VBox):
         self._changed(f"transactionactive set to {self.active.value}")
 
     def _changed(self, what: str) -> None:
-        self.refresh()
+        self._draw()  # the change's TRANSACTIONUPDATE has just refetched the subscription
         self.message.value = f"<span class='gwkit-ok'>{html.escape(what)}</span>"
 
     def _require(self) -> Subscription:
