@@ -23,15 +23,13 @@ from typing import Any, Callable
 import ipywidgets as widgets
 import pandas as pd
 
-from ..report.subscriptions import payments_frame
+from ..report.subscriptions import STATE_COLOURS, payments_frame
 from ..subscription import STATE_MEANINGS, Subscription
 from .form import RequestForm
 from .guard import guarded
 
 STEPS = {"+1 day": "P1D", "+1 month": "P1M", "+1 year": "P1Y"}
 SCHEDULE_ROWS = 6
-STATE_COLOURS = {"scheduled": "#1b7f3b", "pending": "#1f77b4", "suspended": "#ff7f0e", "stopped": "#555",
-                 "declined": "#b00020"}
 
 
 def frame_html(frame: pd.DataFrame, empty: str) -> str:
@@ -107,7 +105,7 @@ class SubscriptionPanel(widgets.VBox):
         self.to_date = widgets.DatePicker(description="To date")
         self.to_date_button = widgets.Button(description="Go", icon="calendar")
         self.to_date_button.on_click(guarded(self._go_to_date, self.message, context="moving the clock"))
-        self.progress = widgets.IntProgress(value=0, min=0, max=1, description="Days", bar_style="info")
+        self.progress = _days_bar()
         self.progress_text = widgets.HTML()
         self.report = widgets.HTML()
         buttons = [self.day_button, self.month_button, self.year_button, self.to_date_button]
@@ -223,20 +221,13 @@ class SubscriptionPanel(widgets.VBox):
             raise RuntimeError("no sandbox: the clock of a real gateway cannot be moved")
         start = self.sandbox.now()
         self.progress.bar_style = "info"
-
-        def on_day(moment: datetime, done: int, days: int) -> None:
-            self.progress.max, self.progress.value = max(days, 1), done
-            self.progress_text.value = f"{moment:%Y-%m-%d}"
-
-        totals = advance_by_days(self.sandbox, by=by, to=to, on_day=on_day, progress=self._day_progress)
+        on_day, progress = _progress_callbacks(self.progress, self.progress_text)
+        totals = advance_by_days(self.sandbox, by=by, to=to, on_day=on_day, progress=progress)
         self.progress.bar_style = "success"
         self.last_report = totals
         self.report.value = summary_html(start, self.sandbox.now(), totals)
         self.refresh()
         return totals
-
-    def _day_progress(self, label: str, done: int, total: int) -> None:
-        self.progress_text.value = f"{html.escape(label)}: {done} of {total} subscriptions"
 
 
 def advance_by_days(sandbox: Any, *, by: str | None = None, to: datetime | None = None,
@@ -264,6 +255,24 @@ def advance_by_days(sandbox: Any, *, by: str | None = None, to: datetime | None 
     return totals
 
 
+def _days_bar() -> widgets.IntProgress:
+    return widgets.IntProgress(value=0, min=0, max=1, description="Days", bar_style="info")
+
+
+def _progress_callbacks(bar: widgets.IntProgress, text: widgets.HTML
+                        ) -> tuple[Callable[[datetime, int, int], None], Callable[[str, int, int], None]]:
+    """(on_day, progress) for `advance_by_days`: the bar counts days, the text says where the run is."""
+
+    def on_day(moment: datetime, done: int, days: int) -> None:
+        bar.max, bar.value = max(days, 1), done
+        text.value = f"{moment:%Y-%m-%d}"
+
+    def progress(label: str, done: int, total: int) -> None:
+        text.value = f"{html.escape(label)}: {done} of {total} subscriptions"
+
+    return on_day, progress
+
+
 def summary_html(start: datetime, end: datetime, totals: dict[str, Any]) -> str:
     return (f"Moved {(end.date() - start.date()).days} day(s) to {end:%Y-%m-%d %H:%M}: "
             f"<b>{totals['made']}</b> payment(s) made, {totals['declined']} declined, "
@@ -276,18 +285,11 @@ def advance_with_progress(sandbox: Any, *, by: str | None = None, to: datetime |
     (a year over thousands of subscriptions takes a while); returns the engine's totals."""
     from IPython.display import display
 
-    bar = widgets.IntProgress(value=0, min=0, max=1, description="Days", bar_style="info")
-    text = widgets.HTML()
+    bar, text = _days_bar(), widgets.HTML()
     display(widgets.HBox([bar, text]))
     start = sandbox.now()
-
-    def on_day(moment: datetime, done: int, days: int) -> None:
-        bar.max, bar.value = max(days, 1), done
-        text.value = f"{moment:%Y-%m-%d}"
-
-    totals = advance_by_days(sandbox, by=by, to=to, on_day=on_day,
-                             progress=lambda label, done, total: setattr(
-                                 text, "value", f"{html.escape(label)}: {done} of {total} subscriptions"))
+    on_day, progress = _progress_callbacks(bar, text)
+    totals = advance_by_days(sandbox, by=by, to=to, on_day=on_day, progress=progress)
     bar.bar_style = "success"
     text.value = summary_html(start, sandbox.now(), totals)
     return totals
