@@ -40,10 +40,10 @@ class CardStorePanel(widgets.VBox):
         self.sitereference = sitereference
         self.frame = cards_frame([])
         self.last_response: Any = None
-        self.form = RequestForm("STORE", client=client)
-        self.form.on_response(self._stored)
-        self.table = widgets.HTML()
         self.status = widgets.HTML()
+        self.form = RequestForm("STORE", client=client)
+        self.form.on_response(guarded(self._stored, self.status, context="listing the stored cards"))
+        self.table = widgets.HTML()
         self.result = widgets.VBox()
         self.card = widgets.Dropdown(description="Stored card", options=[], layout=widgets.Layout(width="32em"),
                                      style={"description_width": "initial"})
