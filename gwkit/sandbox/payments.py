@@ -50,6 +50,11 @@ class Card:
         return scheme.code if scheme else None
 
 
+def billing_details(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The billing fields a request carries: kept in `details`, lent to children."""
+    return {k: request[k] for k in BILLING_FIELDS if k in request}
+
+
 def expired(expirydate: str, today: date) -> bool:
     month, year = int(expirydate[:2]), int(expirydate[3:])
     return (year, month) < (today.year, today.month)
@@ -65,12 +70,16 @@ def resolve_card(ctx: Context, request: Mapping[str, Any], variant: str) -> Card
 @card_source("card")
 def card_from_fields(ctx: Context, request: Mapping[str, Any]) -> Card:
     return Card(request["pan"], request["expirydate"], request.get("securitycode"),
-                details={k: request[k] for k in BILLING_FIELDS if k in request})
+                details=billing_details(request))
 
 
 @card_source("parent")
 def card_from_parent(ctx: Context, request: Mapping[str, Any]) -> Card:
-    row = ctx.find(request.get("parenttransactionreference"))
+    return lent_card(ctx, ctx.find(request.get("parenttransactionreference")), request)
+
+
+def lent_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
+    """The card a parent record lends, by the parent rule of its request type."""
     rule = PARENT_RULES.get(row["requesttypedescription"], inherit_card)
     return rule(ctx, row, request)
 
@@ -79,9 +88,14 @@ def inherit_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> 
     """The default parent rule: a successful record that holds a card lends it."""
     if row["card_id"] is None or row["errorcode"] != "0":
         raise invalid_field("parenttransactionreference")
-    stored = ctx.store.card(ctx.conn, row["card_id"])
-    return Card(stored["pan"], stored["expirydate"], request.get("securitycode"), card_id=row["card_id"],
-                details=details_of(row), parent=row["transactionreference"])
+    return load_card(ctx, row["card_id"], request.get("securitycode"), details=details_of(row),
+                     parent=row["transactionreference"])
+
+
+def load_card(ctx: Context, card_id: int, securitycode: str | None = None, **fields: Any) -> Card:
+    """A card the sandbox holds (row `card_id` of `cards`), decrypted for a payment."""
+    stored = ctx.store.card(ctx.conn, card_id)
+    return Card(stored["pan"], stored["expirydate"], securitycode, card_id=card_id, **fields)
 
 
 def settle_due_date(now: datetime) -> str:
@@ -127,6 +141,6 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
         **outcome, **card.extra, **(extra or {}),
     }
     card_id = card.card_id or ctx.store.card_for(ctx.conn, card.pan, card.expirydate, paymenttype)
-    details = {**card.details, **{k: request[k] for k in BILLING_FIELDS if k in request}}
+    details = {**card.details, **billing_details(request)}
     ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)
     return record

@@ -33,11 +33,11 @@ from datetime import datetime, timedelta
 from typing import Any, Mapping
 
 from ..spec.cards import scheme_of
-from ..spec.fields import BILLING_FIELDS
 from ..spec.masking import mask_pan
 from . import acquirer
 from .gateway import Context
-from .payments import INHERITABLE, MERCHANT, Card, card_from_parent, expired
+from .payments import (INHERITABLE, MERCHANT, Card, billing_details, card_from_fields, expired, lent_card,
+                       load_card)
 from .registry import Fault, card_source, invalid_field, parent_rule, request_handler
 from .store import Store, details_of, record_of, register_schema
 
@@ -213,11 +213,10 @@ def _query_card(ctx: Context, request: Mapping[str, Any]) -> Card:
         row = ctx.find(request["parenttransactionreference"])
         if row["requesttypedescription"] != "STORE":
             raise invalid_field("parenttransactionreference")
-        return card_from_parent(ctx, request)
+        return lent_card(ctx, row, request)
     if scheme_of(request["pan"]) is None:
         raise invalid_field("pan")
-    return Card(request["pan"], request["expirydate"], request.get("securitycode"),
-                details={k: request[k] for k in BILLING_FIELDS if k in request})
+    return card_from_fields(ctx, request)
 
 
 @request_handler("THREEDQUERY")
@@ -254,7 +253,7 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
             "pan": mask_pan(card.pan), "date": ctx.timestamp, "type": scheme.code, "issuer": issuer})
         record["acsurl"] = ctx.base_url.rstrip("/") + ACS_PATH
     card_id = card.card_id or ctx.store.add_card(ctx.conn, card.pan, card.expirydate, scheme.code)
-    details = {**card.details, **{k: request[k] for k in BILLING_FIELDS if k in request}}
+    details = {**card.details, **billing_details(request)}
     ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)  # kept without md
     ctx.conn.execute(
         "INSERT INTO threeds_sessions (transactionreference, md_hash, sitereference, card_id, enrolled, xid, "
@@ -285,11 +284,10 @@ def _check_inherited(request: Mapping[str, Any], session: Session, *, amount_fix
 
 def _card_of_session(ctx: Context, session: Session, request: Mapping[str, Any]) -> Card:
     row = ctx.find(session.transactionreference)
-    stored = ctx.store.card(ctx.conn, session.card_id)
-    return Card(stored["pan"], stored["expirydate"], request.get("securitycode"), card_id=session.card_id,
-                details=details_of(row), inherited=_inherited(row), parent=session.transactionreference,
-                extra={"sitereference": session.sitereference, "enrolled": session.enrolled,
-                       "xid": session.xid})
+    return load_card(ctx, session.card_id, request.get("securitycode"), details=details_of(row),
+                     inherited=_inherited(row), parent=session.transactionreference,
+                     extra={"sitereference": session.sitereference, "enrolled": session.enrolled,
+                            "xid": session.xid})
 
 
 @card_source("threeds")

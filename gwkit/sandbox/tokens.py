@@ -34,7 +34,7 @@ from ..spec.cards import scheme_of
 from ..spec.fields import FIELDS
 from ..spec.masking import mask_pan
 from .gateway import Context
-from .payments import Card
+from .payments import Card, load_card
 from .registry import card_source, daily_job, invalid_field, request_handler, route
 from .store import register_schema
 
@@ -115,8 +115,7 @@ def card_from_token(ctx: Context, request: Mapping[str, Any]) -> Card:
     if row is None or securitycode is False:
         raise invalid_field("cachetoken")
     ctx.conn.execute("UPDATE cachetokens SET used = ? WHERE token_hash = ?", (ctx.timestamp, row["token_hash"]))
-    stored = ctx.store.card(ctx.conn, row["card_id"])
-    return Card(stored["pan"], stored["expirydate"], securitycode, card_id=row["card_id"])
+    return load_card(ctx, row["card_id"], securitycode)
 
 
 def _sealed_securitycode(ctx: Context, token: str) -> str | None | bool:

@@ -19,12 +19,11 @@ import sqlite3
 from typing import Any, Mapping
 
 from ...spec.cards import scheme_of
-from ...spec.fields import BILLING_FIELDS
 from ...spec.masking import mask_pan
 from .. import acquirer
 from ..gateway import Context
-from ..payments import MERCHANT, Card, expired, inherit_card
-from ..registry import invalid_field, parent_rule, request_handler, update_rule, Fault
+from ..payments import MERCHANT, Card, billing_details, expired, inherit_card
+from ..registry import invalid_field, parent_rule, request_handler, update_rule
 
 
 @request_handler("STORE")
@@ -46,7 +45,7 @@ def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
         "livestatus": "0", "issuer": issuer, "sitereference": request["sitereference"],
     }
     card_id = ctx.store.add_card(ctx.conn, pan, request["expirydate"], scheme.code)
-    details = {k: request[k] for k in BILLING_FIELDS if k in request}
+    details = billing_details(request)
     ctx.store.add_transaction(ctx.conn, {**record, "expirydate": request["expirydate"]},
                               card_id=card_id, details=details)
     return [record]
@@ -56,7 +55,7 @@ def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
 def stored_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
     """A stored card lends its card and billing details while it is enabled."""
     if row["transactionactive"] != "1":
-        raise Fault(30000, "Invalid field", ["parenttransactionreference"])
+        raise invalid_field("parenttransactionreference")
     return inherit_card(ctx, row, request)
 
 
