@@ -104,8 +104,7 @@ def settle_due_date(now: datetime) -> str:
 
 
 def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requesttype: str = "AUTH",
-              extra: Mapping[str, str] | None = None, timestamp: str | None = None,
-              check_expiry: bool = True) -> dict[str, Any]:
+              extra: Mapping[str, str] | None = None, check_expiry: bool = True) -> dict[str, Any]:
     """Make the payment, keep its record, and return the record."""
     fields = {name: request.get(name) or card.inherited.get(name) for name in INHERITABLE}
     missing = [n for n in ("baseamount", "currencyiso3a", "accounttypedescription") if not fields[n]]
@@ -125,11 +124,9 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
     outcome = card.outcome or (acquirer.decline() if is_expired
                                else acquirer.decide(card.pan, fields["baseamount"], card.securitycode))
     issuer, country = acquirer.issuer_of(card.pan)
-    started = ctx.now if timestamp is None else datetime.strptime(timestamp, "%Y-%m-%d %H:%M:%S")
-    timestamp = timestamp or ctx.timestamp
     record: dict[str, Any] = {
-        "transactionstartedtimestamp": timestamp, "livestatus": "0", "issuer": issuer,
-        "splitfinalnumber": "1", "dccenabled": "0", "settleduedate": settle_due_date(started),
+        "transactionstartedtimestamp": ctx.timestamp, "livestatus": "0", "issuer": issuer,
+        "splitfinalnumber": "1", "dccenabled": "0", "settleduedate": settle_due_date(ctx.now),
         **MERCHANT, "baseamount": fields["baseamount"], "transactionreference": ctx.new_reference(),
         "paymenttypedescription": paymenttype, "accounttypedescription": fields["accounttypedescription"],
         "requesttypedescription": requesttype, "currencyiso3a": fields["currencyiso3a"],
