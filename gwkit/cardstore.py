@@ -19,7 +19,7 @@ from datetime import date
 from typing import Any, Iterable
 
 from .errors import GwkitError
-from .subscription import MAX_QUERY_RECORDS, due_date
+from .subscription import MAX_QUERY_RECORDS, _matched, due_date
 
 # What a listing shows of each stored card: masked, never the card number.
 COLUMNS = ("transactionreference", "maskedpan", "paymenttypedescription", "expirydate", "billingname",
@@ -39,7 +39,7 @@ def stored_cards(client: Any, sitereference: str | None = None) -> list[dict[str
     answer = client.transaction_query(requesttypedescription="STORE", errorcode="0",
                                       **_site(sitereference)).raise_for_errors()
     records = answer.query_records
-    _check_complete(answer, len(records), "stored cards")
+    _check_complete(answer, "stored cards")
     uses = usage_counts(client, [r["transactionreference"] for r in records], sitereference)
     return [_row(record, uses.get(record["transactionreference"], 0)) for record in records]
 
@@ -52,7 +52,7 @@ def usage_counts(client: Any, references: Iterable[str], sitereference: str | No
         chunk = references[start:start + _CHUNK]
         answer = client.transaction_query(parenttransactionreference=chunk, **_site(sitereference)).raise_for_errors()
         children = answer.query_records
-        if _found(answer) > len(children):  # more than one answer holds: count per card
+        if _matched(answer.record) > len(children):  # more than one answer holds: count per card
             for reference in chunk:
                 counts[reference] = _found(client.transaction_query(
                     parenttransactionreference=reference, **_site(sitereference)).raise_for_errors())
@@ -108,13 +108,18 @@ def _row(record: Any, uses: int) -> dict[str, Any]:
 
 
 def _found(answer: Any) -> int:
+    """How many records matched: `found` when the gateway says, else those the answer holds."""
     value = answer.record.get("found")
     return int(value) if value not in (None, "") else len(answer.query_records)
 
 
-def _check_complete(answer: Any, returned: int, what: str) -> None:
-    if _found(answer) > returned:
-        raise CardStoreError(f"the site has {_found(answer)} {what}, more than one TRANSACTIONQUERY answers "
+def _check_complete(answer: Any, what: str) -> None:
+    """Raise when the answer holds fewer records than matched (a full answer without `found`, as
+    the real gateway sends, may have more)."""
+    returned, matched = len(answer.query_records), _matched(answer.record)
+    if matched > returned:
+        count = answer.record.get("found") or f"at least {returned}"
+        raise CardStoreError(f"the site has {count} {what}, more than one TRANSACTIONQUERY answers "
                              f"({QUERY_LIMIT}); narrow the listing with startdate/enddate filters")
 
 
