@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..spec.requests import SINGLE_TYPES
 from ..spec.validation import check_value, errordata, request_types_of, validate_request
 from .accounts import Account
+from .clock import TIMESTAMP
 from .registry import REQUEST_HANDLERS, Fault
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,7 +54,7 @@ class Context:
 
     @property
     def timestamp(self) -> str:
-        return self.now.strftime("%Y-%m-%d %H:%M:%S")
+        return self.now.strftime(TIMESTAMP)
 
     def new_reference(self) -> str:
         return self.store.next_reference(self.conn)

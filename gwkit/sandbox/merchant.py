@@ -148,7 +148,7 @@ def _keep(sandbox: "Sandbox", receipt: dict[str, Any], auth: dict[str, Any] | No
         cursor = conn.execute(
             "INSERT INTO demo_merchant_receipts (received, content_type, body, fields, card_data, auth) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (sandbox.clock.now().strftime("%Y-%m-%d %H:%M:%S"), receipt["content_type"], receipt["body"],
+            (sandbox.clock.timestamp(), receipt["content_type"], receipt["body"],
              json.dumps(receipt["fields"]), json.dumps(receipt["card_data"]),
              json.dumps(auth) if auth is not None else None))
         return int(cursor.lastrowid)

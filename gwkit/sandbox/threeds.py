@@ -35,6 +35,7 @@ from typing import Any, Mapping
 from ..spec.cards import scheme_of
 from ..spec.masking import mask_pan
 from . import acquirer
+from .clock import TIMESTAMP
 from .gateway import Context
 from .payments import (INHERITABLE, MERCHANT, Card, billing_details, card_from_fields, expired, lent_card,
                        load_card)
@@ -45,7 +46,6 @@ THREEDVERSION = "1.0.2"
 SESSION_LIFETIME = timedelta(hours=2)  # interface 4.4: wait no more than two hours
 ACS_PATH = "/acs/v1"
 KEY_NAME = "threeds:hmac_key"
-TIMESTAMP = "%Y-%m-%d %H:%M:%S"
 
 QUERIED, ANSWERED, USED = "queried", "answered", "used"
 UNAUTHENTICATED = {"errorcode": "60022", "errormessage": "Unauthenticated", "settlestatus": "3"}

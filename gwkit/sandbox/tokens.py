@@ -33,6 +33,7 @@ from ..spec import cards
 from ..spec.cards import scheme_of
 from ..spec.fields import FIELDS
 from ..spec.masking import mask_pan
+from .clock import TIMESTAMP
 from .gateway import Context
 from .payments import Card, load_card
 from .registry import card_source, daily_job, invalid_field, request_handler, route
@@ -42,7 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .core import Sandbox, SandboxRequest, SandboxResponse
 
 TOKEN_LIFETIME = timedelta(minutes=15)
-TIMESTAMP = "%Y-%m-%d %H:%M:%S"
 REJECTED_ORIGINS = frozenset({"https://localhost", "https://localhost:443"})
 STJS_PATH = Path(__file__).parent / "static" / "st.js"
 
