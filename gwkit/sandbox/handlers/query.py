@@ -33,9 +33,14 @@ def filter_values(filter_: Mapping[str, Any] | None) -> dict[str, list[str]]:
     return usable
 
 
+def requested_sites(ctx: Context, filters: Mapping[str, list[str]]) -> list[str]:
+    """The account's sites a filter names; all of them when it names none."""
+    return [s for s in filters.get("sitereference", ctx.sites) if s in ctx.sites]
+
+
 def where_clause(ctx: Context, filters: Mapping[str, list[str]]) -> tuple[str, list[Any]]:
     """SQL conditions for a filter, always restricted to the account's own sites."""
-    sites = [s for s in filters.get("sitereference", ctx.sites) if s in ctx.sites] or [""]
+    sites = requested_sites(ctx, filters) or [""]
     clauses = [f"sitereference IN ({', '.join('?' * len(sites))})"]
     params: list[Any] = list(sites)
     for name in _COLUMN_FILTERS:

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from ..gateway import Context
 from ..registry import UPDATE_RULES, Fault, invalid_field, request_handler, update_rule
-from .query import filter_values
+from .query import filter_values, requested_sites
 
 NOT_UPDATABLE = Fault(60017, "Transaction not updatable")
 
@@ -26,7 +26,7 @@ def handle_update(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]
     updates = {k: v for k, v in (request.get("updates") or {}).items() if v not in (None, "")}
     if not updates:
         raise Fault(60013, "No valid updates specified", ["updates"])
-    sites = [s for s in filters.get("sitereference", ctx.sites) if s in ctx.sites]
+    sites = requested_sites(ctx, filters)
     for reference in references:
         row = ctx.store.transaction(ctx.conn, reference, sites)
         if row is None:
