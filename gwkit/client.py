@@ -33,8 +33,7 @@ from .errors import (
 from .exchange import Exchange, ExchangeHook, error_text
 from .response import MaskedDict, Response, excerpt
 from .spec.masking import REDACTED, mask_data
-from .spec.requests import REQUEST_TYPES
-from .spec.validation import Problem, validate_request
+from .spec.validation import Problem, allowed_fields, validate_request, variants_for
 
 __all__ = ["AsyncClient", "Client"]
 
@@ -124,7 +123,6 @@ class _Base(_Requests):
         self.retries = retries
         self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._hooks: list[ExchangeHook] = [on_exchange] if callable(on_exchange) else list(on_exchange)
-        self._fields_by_variant: dict[tuple[str, str], frozenset[str]] = {}
         # One pooled httpx client per gwkit client; the password lives only in its auth.
         self._http = self._http_class(auth=httpx.BasicAuth(username, password), headers=HEADERS,
                                       timeout=self.timeout, transport=transport)
@@ -176,14 +174,11 @@ class _Base(_Requests):
         return build_envelope(self.alias, requests)
 
     def _fill_defaults(self, request: dict[str, Any]) -> None:
-        """Add the client's defaults that this request type and variant use and `request` lacks."""
-        request_type = REQUEST_TYPES.get("+".join(request["requesttypedescriptions"]))
-        if request_type is None:
+        """Add the client's defaults that this request's types and variants use and `request` lacks."""
+        try:
+            used = allowed_fields(variants_for(request["requesttypedescriptions"], request))
+        except (KeyError, TypeError):  # not request type names: validation says so
             return
-        variant = request_type.select(request)
-        used = self._fields_by_variant.get((request_type.key, variant.name))
-        if used is None:
-            used = self._fields_by_variant[(request_type.key, variant.name)] = frozenset(variant.allowed)
         for name, value in (("sitereference", self.sitereference), ("currencyiso3a", self.currencyiso3a)):
             if value is not None and name in used and name not in request:
                 request[name] = to_wire(value, name)

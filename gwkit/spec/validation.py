@@ -143,6 +143,11 @@ def _merged(variants: list[tuple[RequestType, Variant]]) -> tuple[Any, ...]:
     return merged
 
 
+def allowed_fields(variants: list[tuple[RequestType, Variant]]) -> frozenset[str]:
+    """Every field the variants of one request object use together (`variants_for`'s answer)."""
+    return _merged(variants)[1]
+
+
 def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mapping[str, Any],
                     strict: bool) -> list[Problem]:
     problems: list[Problem] = []
