@@ -210,9 +210,10 @@ class _Base(_Requests):
     # -- I/O-free pieces of the exchange -------------------------------------------------------
     def _new_exchange(self, call: "_Call", elapsed: float, status_code: int | None, data: Any,
                       error: GwkitError | None, reference: str | None) -> Exchange:
+        # The envelope and the answer go in as they are: an Exchange masks them when it is made.
         return Exchange.at(
             call.started, elapsed=elapsed, target=self.base_url, alias=self.alias,
-            request=call.masked_request(), response=data if isinstance(data, Mapping) else None,
+            request=call.envelope, response=data if isinstance(data, Mapping) else None,
             status_code=status_code, error=error_text(error) if error is not None else None,
             request_types=tuple(_type_key(o) for o in call.envelope["request"]),
             requestreference=reference, attempt=call.attempt, url=self.url,
