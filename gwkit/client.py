@@ -287,10 +287,8 @@ class _Call:
     def _read(self, http_response: httpx.Response, elapsed: float) -> tuple[Any, Response | None, GwkitError | None]:
         url, status = self.client.url, http_response.status_code
         if status == 401:
-            error = AuthenticationError(f"HTTP 401 from {url}: the gateway rejected the web services "
-                                        f"user name {self.client.username!r} or its password")
-            error.status_code = 401  # type: ignore[attr-defined]
-            return None, None, error
+            return None, None, AuthenticationError(f"HTTP 401 from {url}: the gateway rejected the web "
+                                                   f"services user name {self.client.username!r} or its password")
         if not 200 <= status < 300:
             return None, None, HTTPStatusError(f"unexpected HTTP status {status} from {url}",
                                                excerpt(http_response.content), status)

@@ -63,6 +63,8 @@ class TransportError(GwkitError):
 class AuthenticationError(TransportError):
     """The gateway answered HTTP 401: the user name or password was rejected."""
 
+    status_code = 401
+
 
 class ResponseFormatError(TransportError):
     """The gateway's answer is not a readable JSON envelope; `excerpt` shows its start."""
