@@ -14,10 +14,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .core import Sandbox, SandboxRequest, SandboxResponse
+from .core import GATEWAY_PATHS, Sandbox, SandboxRequest, too_large
 
 METHODS = ["GET", "POST", "OPTIONS", "PUT", "DELETE", "PATCH", "HEAD"]
-GATEWAY_PATHS = ("/json", "/json/")
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -28,7 +27,7 @@ def create_app(sandbox: Sandbox) -> Callable[[Scope, Receive, Send], Awaitable[N
     async def endpoint(request: Request) -> Response:
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > sandbox.max_body_bytes:
-            answer = too_large(sandbox)
+            answer = too_large(sandbox.max_body_bytes)
         else:
             body = await _read_limited(request, sandbox.max_body_bytes)
             answer = sandbox.handle(SandboxRequest(
@@ -54,11 +53,6 @@ def create_app(sandbox: Sandbox) -> Callable[[Scope, Receive, Send], Awaitable[N
 
     app.sandbox = sandbox  # type: ignore[attr-defined]
     return app
-
-
-def too_large(sandbox: Sandbox) -> SandboxResponse:
-    return SandboxResponse.json({"error": "request body too large", "limit_bytes": sandbox.max_body_bytes},
-                                status=413)
 
 
 async def _read_limited(request: Request, limit: int) -> bytes:

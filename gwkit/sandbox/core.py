@@ -24,6 +24,7 @@ from .registry import DAILY_JOBS, Fault, find_route
 from .store import Store
 
 MAX_BODY_BYTES = 1_048_576
+GATEWAY_PATHS = ("/json", "/json/")
 JSON_HEADERS = {"content-type": "application/json; charset=utf-8"}
 
 
@@ -171,13 +172,12 @@ class Sandbox:
 
     def handle(self, request: SandboxRequest) -> SandboxResponse:
         if len(request.body) > self.max_body_bytes:
-            return SandboxResponse.json({"error": "request body too large",
-                                         "limit_bytes": self.max_body_bytes}, status=413)
-        if request.path in ("/json", "/json/") and request.method in ("POST", "OPTIONS"):
-            from .tokens import cross_origin  # CORS and the https://localhost rule (interface 5.5)
+            return too_large(self.max_body_bytes)
+        if request.path in GATEWAY_PATHS:
+            if request.method in ("POST", "OPTIONS"):
+                from .tokens import cross_origin  # CORS and the https://localhost rule (interface 5.5)
 
-            return cross_origin(request, self._gateway)
-        if request.path in ("/json", "/json/"):
+                return cross_origin(request, self._gateway)
             return SandboxResponse.json({"error": f"method not allowed: {request.method} {request.path}",
                                          "detail": "the gateway endpoint takes POST"}, status=405,
                                         headers={"allow": "POST, OPTIONS"})
@@ -281,6 +281,10 @@ class Sandbox:
 
     def close(self) -> None:
         self.store.close()
+
+
+def too_large(limit_bytes: int) -> SandboxResponse:
+    return SandboxResponse.json({"error": "request body too large", "limit_bytes": limit_bytes}, status=413)
 
 
 def unauthorised(detail: str = "missing or wrong web services user name or password") -> SandboxResponse:

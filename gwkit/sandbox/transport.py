@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import httpx
 
-from .core import Sandbox, SandboxRequest
+from .core import GATEWAY_PATHS, Sandbox, SandboxRequest
 
 
 def _to_sandbox(request: httpx.Request, body: bytes) -> SandboxRequest:
@@ -29,7 +29,7 @@ def _to_httpx(answer) -> httpx.Response:
 def _answer(sandbox: Sandbox, request: httpx.Request, body: bytes) -> httpx.Response:
     """The sandbox's answer; a dropped one (fault injection) fails as a lost connection does."""
     drop = None
-    if request.method == "POST" and request.url.path in ("/json", "/json/"):
+    if request.method == "POST" and request.url.path in GATEWAY_PATHS:
         drop = sandbox.faults.take_drop()
     if drop is not None:
         if drop:
