@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from .client import Client
 from .errors import GwkitError
-from .journal import Journal
+from .journal import DEFAULT_PATH as DEFAULT_JOURNAL_PATH, ENV_VAR as JOURNAL_ENV_VAR, Journal
 from .spec.masking import REDACTED
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -223,8 +223,8 @@ def _journal(choice: bool | str | os.PathLike[str] | Journal | None,
     configured = settings["journal"]
     if choice is False or (choice is None and configured.get("enabled") is False):
         return None
-    path = (choice if isinstance(choice, (str, os.PathLike)) else None) \
-        or os.environ.get("GWKIT_JOURNAL") or configured.get("path") or Path(".gwkit") / "journal.db"
+    explicit = choice if isinstance(choice, (str, os.PathLike)) else None
+    path = explicit or os.environ.get(JOURNAL_ENV_VAR) or configured.get("path") or DEFAULT_JOURNAL_PATH
     key = Path(path).resolve()
     with _LOCK:
         if key not in _JOURNALS:

@@ -106,8 +106,7 @@ class JournalEntry:
 
     @property
     def records(self) -> list[dict[str, Any]]:
-        records = (self.response or {}).get("response")
-        return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
+        return _records_of(self.response)
 
     @property
     def summary(self) -> str:
