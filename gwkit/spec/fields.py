@@ -8,7 +8,7 @@ sandbox, the notebook forms and the reports all read this table.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from . import types as t

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 from .fields import FIELDS, FILTER_ONLY_FIELDS, IGNORED_FIELDS, Field
 from .masking import mask_value
 from .requests import (
-    FILTER_FIELDS, REQUEST_TYPES, SINGLE_TYPES, UPDATABLE_FIELDS, RequestType, Variant, request_type_key,
+    FILTER_FIELDS, REQUEST_TYPES, SINGLE_TYPES, UPDATABLE_FIELDS, RequestType, Variant, request_type_for,
 )
 
 
@@ -102,7 +102,7 @@ def _check_types(types: Any) -> list[Problem]:
 
 def request_types_of(types: list[str]) -> list[RequestType]:
     """The table entries a list of request types is made of (AUTH and SUBSCRIPTION combine)."""
-    combined = REQUEST_TYPES.get(request_type_key(types))
+    combined = request_type_for(types)
     if combined:
         return [combined]
     found: list[RequestType] = []
