@@ -215,7 +215,7 @@ class _Base(_Requests):
             call.started, elapsed=elapsed, target=self.base_url, alias=self.alias,
             request=call.envelope, response=data if isinstance(data, Mapping) else None,
             status_code=status_code, error=error_text(error) if error is not None else None,
-            request_types=tuple(_type_key(o) for o in call.envelope["request"]),
+            request_types=call.request_types,
             requestreference=reference, attempt=call.attempt, url=self.url,
         )
 
@@ -251,13 +251,17 @@ class _Call:
         self.started = 0.0
         self._t0 = 0.0
         self._masked: dict[str, Any] | None = None
-        self._types: str | None = None
+        self._types: tuple[str, ...] | None = None
+
+    @property
+    def request_types(self) -> tuple[str, ...]:
+        if self._types is None:
+            self._types = tuple(_type_key(o) for o in self.envelope["request"])
+        return self._types
 
     @property
     def types(self) -> str:
-        if self._types is None:
-            self._types = ", ".join(_type_key(o) for o in self.envelope["request"])
-        return self._types
+        return ", ".join(self.request_types)
 
     def masked_request(self) -> dict[str, Any]:
         if self._masked is None:
