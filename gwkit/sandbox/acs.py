@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..spec.currency import to_major
+from .pages import html_document
 from .registry import route
 from .threeds import (ACS_PATH, USED, BadToken, Session, issue_pares, mark_answered, session_by_md,
                       signing_key, verify)
@@ -87,21 +88,19 @@ def _checked(sandbox: "Sandbox", conn, form: dict[str, str]) -> tuple[Session, d
     return session, pareq
 
 
+_STYLE = ("body{font-family:system-ui,sans-serif;max-width:32em;margin:2em auto;padding:0 1em;"
+          "color:#1d2733}.box{border:1px solid #c5ccd6;border-radius:8px;padding:1em 1.25em}"
+          "dt{color:#5b6675;font-size:90%}dd{margin:0 0 .6em 0;font-weight:600}"
+          "button{font-size:100%;margin:.25em .25em .25em 0;padding:.45em .9em;border-radius:6px;"
+          "border:1px solid #6b7788;background:#f4f6f9;cursor:pointer}button.primary{background:#1f5fbf;"
+          "color:white;border-color:#1f5fbf}.error{border-left:4px solid #b00020;background:#fdecee;"
+          "padding:.75em 1em}small{color:#5b6675}")
+
+
 def _page(title: str, body: str, status: int = 200) -> "SandboxResponse":
     from .core import SandboxResponse
 
-    text = (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            "<style>body{font-family:system-ui,sans-serif;max-width:32em;margin:2em auto;padding:0 1em;"
-            "color:#1d2733}.box{border:1px solid #c5ccd6;border-radius:8px;padding:1em 1.25em}"
-            "dt{color:#5b6675;font-size:90%}dd{margin:0 0 .6em 0;font-weight:600}"
-            "button{font-size:100%;margin:.25em .25em .25em 0;padding:.45em .9em;border-radius:6px;"
-            "border:1px solid #6b7788;background:#f4f6f9;cursor:pointer}button.primary{background:#1f5fbf;"
-            "color:white;border-color:#1f5fbf}.error{border-left:4px solid #b00020;background:#fdecee;"
-            "padding:.75em 1em}small{color:#5b6675}</style></head>"
-            f"<body>{body}</body></html>")
-    return SandboxResponse(status, {"content-type": "text/html; charset=utf-8", "cache-control": "no-store"},
-                           text.encode("utf-8"))
+    return SandboxResponse.html(html_document(title, body, _STYLE), status, headers={"cache-control": "no-store"})
 
 
 def _error_page(message: str, status: int = 400) -> "SandboxResponse":

@@ -57,8 +57,8 @@ class SandboxResponse:
         return cls(status, {**JSON_HEADERS, **(headers or {})}, json.dumps(data).encode("utf-8"))
 
     @classmethod
-    def html(cls, text: str, status: int = 200) -> "SandboxResponse":
-        return cls(status, {"content-type": "text/html; charset=utf-8"}, text.encode("utf-8"))
+    def html(cls, text: str, status: int = 200, headers: Mapping[str, str] | None = None) -> "SandboxResponse":
+        return cls(status, {"content-type": "text/html; charset=utf-8", **(headers or {})}, text.encode("utf-8"))
 
     def json_body(self) -> Any:
         return json.loads(self.body)

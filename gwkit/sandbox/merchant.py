@@ -26,6 +26,7 @@ from ..spec.cards import luhn_ok
 from ..spec.fields import BILLING_FIELDS
 from ..spec.masking import REDACTED, mask_data, mask_pan, mask_text
 from . import gateway
+from .pages import html_document
 from .registry import route
 from .store import register_schema
 
@@ -172,8 +173,7 @@ td code { word-break: break-all; }
 
 
 def _page(title: str, content: str) -> str:
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{content}</body></html>")
+    return html_document(title, f"<h1>{html.escape(title)}</h1>{content}", _STYLE)
 
 
 def _payment_form(base_url: str, site: str, locale: str, named: bool) -> str:
