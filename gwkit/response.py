@@ -14,17 +14,13 @@ import re
 from typing import Any, Iterator, Mapping, Sequence
 
 from .errors import GatewayError, ResponseFormatError
-from .spec.fields import MASK_PAN, SENSITIVE_FIELDS
-from .spec.masking import REDACTED, mask_data, mask_text
+from .spec.masking import REDACTED, SECRET_NAMES, mask_data, mask_text
 
 EXCERPT_LENGTH = 200
 CANCELLED = "3"  # settlestatus of declined and unauthenticated transactions
 
 # `"securitycode": "123"` in text that is not (or not all) JSON, e.g. a cut-off body.
-_SECRET_JSON_VALUE = re.compile(
-    r'"(%s)"(\s*:\s*)"[^"]*"?' % "|".join(sorted(name for name, kind in SENSITIVE_FIELDS.items()
-                                                  if kind != MASK_PAN) + ["password"])
-)
+_SECRET_JSON_VALUE = re.compile(r'"(%s)"(\s*:\s*)"[^"]*"?' % "|".join(sorted(SECRET_NAMES)))
 
 
 class MaskedDict(dict):

@@ -10,10 +10,13 @@ import re
 from typing import Any
 
 from .cards import luhn_ok
-from .fields import MASK_PAN, SENSITIVE_FIELDS
+from .fields import MASK_PAN, REDACT, SENSITIVE_FIELDS
 
 REDACTED = "[redacted]"
-_SECRET_NAMES = {"password", "authorization", "securitycode", "pares", "md", "cachetoken", "PaRes", "MD"}
+# Names whose values are never shown: the secret fields, credentials, and the ACS's spelling of two.
+SECRET_NAMES = frozenset({"password", "authorization", "PaRes", "MD"}).union(
+    name for name, kind in SENSITIVE_FIELDS.items() if kind == REDACT
+)
 _PAN_LIKE = re.compile(r"(?<!\d)\d{12,19}(?!\d)")
 
 
@@ -32,7 +35,7 @@ def mask_value(name: str, value: Any) -> Any:
     kind = SENSITIVE_FIELDS.get(name)
     if kind == MASK_PAN:  # a filter keeps its shape: {"pan": [{"value": "411111######1111"}]}
         return mask_data(value) if isinstance(value, (dict, list)) else mask_pan(str(value))
-    if kind or name in _SECRET_NAMES:
+    if name in SECRET_NAMES:
         return REDACTED
     if isinstance(value, str):
         return mask_text(value)
