@@ -52,11 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     dirty = []
     for path in paths:
         notebook = json.loads(path.read_text(encoding="utf-8"))
-        if is_stripped(notebook):
+        stripped = strip(notebook)
+        if stripped == notebook:
             continue
         dirty.append(path)
         if not check:
-            path.write_text(dumps(strip(notebook)), encoding="utf-8")
+            path.write_text(dumps(stripped), encoding="utf-8")
     for path in dirty:
         print(f"{'has outputs' if check else 'stripped'}: {path}")
     return 1 if check and dirty else 0
