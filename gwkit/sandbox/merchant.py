@@ -71,10 +71,23 @@ def received_pairs(content_type: str, raw: bytes) -> tuple[str, list[tuple[str, 
 def receipt_of(content_type: str, body: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
     """A receipt of one POST: exact when no card data arrived, with the card data masked when some did."""
     found = card_data_in(pairs, body)
-    if found:
+    if found and pairs:
         pairs = [(name, _masked(name, value)) for name, value in pairs]
-        body = urlencode(pairs) if pairs else mask_text(body)
+        body = urlencode(pairs)
+    elif not pairs:
+        body = _masked_body(body)
     return {"content_type": content_type, "body": body, "fields": pairs, "card_data": found}
+
+
+def _masked_body(body: str) -> str:
+    """A body that is not a form: card numbers masked and, in JSON, security codes and other
+    secrets redacted (a `securitycode` may come without a card number)."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return mask_text(body)
+    masked = mask_data(data)
+    return body if masked == data else json.dumps(masked)
 
 
 def _masked(name: str, value: str) -> str:
