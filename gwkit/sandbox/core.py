@@ -66,10 +66,12 @@ class SandboxResponse:
 
 @dataclass
 class JobContext:
-    """What a daily job gets: the sandbox, and a way to report progress on long runs."""
+    """What a daily job gets: the sandbox, a way to report progress on long runs, and a cache
+    that lasts one run of the daily jobs (the days of one `advance`), so a reset never meets it."""
 
     sandbox: "Sandbox"
     progress: Callable[[str, int, int], None] | None = None
+    cache: dict[str, Any] = field(default_factory=dict)
 
     @property
     def store(self) -> Store:

@@ -45,7 +45,7 @@ def run_subscriptions(job, day: date) -> dict[str, Any]:
         with job.store.write() as conn:
             report.started = start_settled(conn)
     total = _due_count(job.store.connection(), today)  # without a write lock: idle days cost no write
-    cards = _card_cache(job)
+    cards = job.cache.setdefault("subscription_cards", {})  # decrypted once per run, not per payment
     done = 0
     while total:
         with job.store.write() as conn:  # what is due is read again under the lock
@@ -169,17 +169,6 @@ def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> 
         cached = cards[row["card_id"]] = (stored["pan"], stored["expirydate"])
     details = json.loads(row["details"]) if row["details"] != "{}" else {}
     return Card(cached[0], cached[1], card_id=row["card_id"], details=details, parent=row["transactionreference"])
-
-
-def _card_cache(job) -> dict[int, tuple[str, str]]:
-    """Card numbers decrypted once per run of the daily jobs (not per payment). Kept on the run's
-    JobContext, so they go with it when `run_due_jobs` returns, and a reset database never meets
-    a stale card id."""
-    cache = getattr(job, "_subscription_cards", None)
-    if cache is None:
-        cache = {}
-        setattr(job, "_subscription_cards", cache)
-    return cache
 
 
 class EngineReport:
