@@ -31,7 +31,7 @@ from .errors import (
     TransportError, ValidationError,
 )
 from .exchange import Exchange, ExchangeHook, error_text
-from .response import MaskedDict, Response, excerpt
+from .response import Response, excerpt
 from .spec.masking import REDACTED, mask_data
 from .spec.validation import Problem, allowed_fields, validate_request, variants_for
 
@@ -302,7 +302,7 @@ class _Call:
             return None, None, ResponseFormatError(f"the answer from {url} (HTTP {status}) is not JSON",
                                                    excerpt(http_response.content), status)
         try:
-            response = Response(data, request=MaskedDict(self.envelope), elapsed=elapsed, status_code=status)
+            response = Response(data, request=self.envelope, elapsed=elapsed, status_code=status)
         except ResponseFormatError as error:
             return data, None, error
         if self.expected is not None and response.requestreference != self.expected:

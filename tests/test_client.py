@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 import gwkit
+from gwkit.spec import mask_data
 from gwkit import (
     AuthenticationError, ConnectError, Exchange, GatewayError, GwkitError, HTTPStatusError, Record, Response,
     ResponseFormatError, TransportError, ValidationError,
@@ -305,7 +306,7 @@ def test_response_and_record(gateway):
     assert [r.requesttype for r in response] == ["AUTH", "SUBSCRIPTION"]
     assert response.record is response.records[0] and response.ok
     assert response.raw["response"][0] == AUTH_RECORD
-    assert response.request == gateway.envelope()
+    assert response.request == mask_data(gateway.envelope())
     assert response.elapsed >= 0 and response.status_code == 200
     record = response.record
     assert record["maskedpan"] == MASKED and record.get("missing") is None and "baseamount" in record
@@ -314,9 +315,11 @@ def test_response_and_record(gateway):
     assert response.raise_for_errors() is response
 
 
-def test_the_request_kept_on_the_response_is_masked_in_repr(client):
+def test_the_request_kept_on_the_response_is_masked(client):
     response = client.auth(**CARD)
-    assert response.request["request"][0]["pan"] == PAN  # the envelope as sent
+    sent = response.request["request"][0]
+    assert sent["pan"] == MASKED and sent["securitycode"] == "[redacted]"  # no card data kept on a response
+    assert sent["expirydate"] == CARD["expirydate"]
     for text in (repr(response.request), str(response.request), repr(response), repr(response.record)):
         assert PAN not in text and f'"{SECURITYCODE}"' not in text and f"'{SECURITYCODE}'" not in text
     assert MASKED in repr(response.request)
