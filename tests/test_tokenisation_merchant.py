@@ -92,8 +92,35 @@ def test_card_data_that_arrives_is_flagged_and_kept_masked(http, gateway):
 def test_a_json_body_with_a_card_number_is_masked_too(http):
     http.post("/demo/merchant/pay", json={"pan": VISA})
     [receipt] = receipts(http)
+    assert receipt["card_data"] == ["field 'pan'", "a card number in 'pan'"]
+    assert VISA not in receipt["body"] and "411111######1111" in receipt["body"]
+
+
+def test_a_card_number_in_other_text_is_found_and_masked(http):
+    http.post("/demo/merchant/pay", content=f"note: card {VISA}".encode(), headers={"content-type": "text/plain"})
+    [receipt] = receipts(http)
     assert receipt["card_data"] == ["a card number in the body"]
     assert VISA not in receipt["body"] and "411111######1111" in receipt["body"]
+
+
+def test_a_json_body_with_only_a_security_code_is_reported_and_redacted(http, gateway):
+    http.post("/demo/merchant/pay", json={"order": {"securitycode": "737"}, "orderreference": "o-1"})
+    [receipt] = receipts(http)
+    assert receipt["card_data"] == ["field 'securitycode'"]
+    assert "737" not in receipt["body"] and "[redacted]" in receipt["body"]
+    rows = gateway.sandbox.store.connection().execute("SELECT body, fields FROM demo_merchant_receipts").fetchall()
+    assert all("737" not in row["body"] + row["fields"] for row in rows)
+
+
+def test_a_multipart_form_is_read_field_by_field_and_its_card_data_masked(http, gateway):
+    http.post("/demo/merchant/pay", data={"orderreference": "o-2", "complete": "later"},
+              files={"pan": (None, VISA), "securitycode": (None, "737")})
+    [receipt] = receipts(http)
+    assert receipt["content_type"].startswith("multipart/form-data")
+    assert receipt["card_data"] == ["field 'pan'", "field 'securitycode'", "a card number in 'pan'"]
+    assert receipt["fields"]["orderreference"] == "o-2" and receipt["fields"]["securitycode"] == "[redacted]"
+    rows = gateway.sandbox.store.connection().execute("SELECT body, fields FROM demo_merchant_receipts").fetchall()
+    assert all(VISA not in row["body"] + row["fields"] and "737" not in row["body"] + row["fields"] for row in rows)
 
 
 def test_received_as_html_and_cleared_by_reset(http, gateway):

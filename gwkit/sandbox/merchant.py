@@ -19,6 +19,8 @@ from __future__ import annotations
 import html
 import json
 import re
+from email.parser import BytesParser
+from email.policy import HTTP
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -51,25 +53,69 @@ CREATE TABLE IF NOT EXISTS demo_merchant_receipts (
 
 
 def card_data_in(pairs: list[tuple[str, str]], body: str) -> list[str]:
-    """What card data a merchant server received: card field names and card-number-like values."""
+    """What card data a merchant server received: card field names and card-number-like values.
+
+    A body that is not a form is looked at too: the names and values inside JSON, and any card
+    number anywhere in the text."""
+    if not pairs:
+        pairs = _json_leaves(body)
     found = [f"field {name!r}" for name, _ in pairs if name.lower() in CARD_FIELD_NAMES]
     for name, value in pairs:
         if any(luhn_ok(run) for run in _PAN_LIKE.findall(value)):
             found.append(f"a card number in {name!r}")
-    if not pairs and any(luhn_ok(run) for run in _PAN_LIKE.findall(body)):
+    if not found and any(luhn_ok(run) for run in _PAN_LIKE.findall(body)):
         found.append("a card number in the body")
     return found
 
 
+def _json_leaves(body: str) -> list[tuple[str, str]]:
+    """(name, value) of every scalar inside a JSON body, named by its nearest key; [] for other bodies."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return []
+    leaves: list[tuple[str, str]] = []
+
+    def walk(value: Any, name: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, str(key))
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, name)
+        elif value is not None:
+            leaves.append((name, str(value)))
+
+    walk(data, "body")
+    return leaves
+
+
 def received_pairs(content_type: str, raw: bytes) -> tuple[str, list[tuple[str, str]]]:
-    """The body as text and its form fields in the order received (none unless URL-encoded)."""
+    """The body as text and its form fields in the order received (URL-encoded or multipart forms)."""
     body = raw.decode("utf-8", errors="replace")
-    pairs = parse_qsl(body, keep_blank_values=True) if "x-www-form-urlencoded" in content_type else []
-    return body, pairs
+    if "x-www-form-urlencoded" in content_type:
+        return body, parse_qsl(body, keep_blank_values=True)
+    if "multipart/form-data" in content_type:
+        return body, _multipart_pairs(content_type, raw)
+    return body, []
+
+
+def _multipart_pairs(content_type: str, raw: bytes) -> list[tuple[str, str]]:
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    if not message.is_multipart():
+        return []
+    pairs = []
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if name is not None:
+            pairs.append((name, part.get_payload(decode=True).decode("utf-8", errors="replace")))
+    return pairs
 
 
 def receipt_of(content_type: str, body: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    """A receipt of one POST: exact when no card data arrived, with the card data masked when some did."""
+    """A receipt of one POST: exact when no card data arrived, with the card data masked when some did.
+
+    A form that carried card data is kept as its masked fields, URL-encoded."""
     found = card_data_in(pairs, body)
     if found and pairs:
         pairs = [(name, _masked(name, value)) for name, value in pairs]
