@@ -10,6 +10,7 @@ every module.
   `cachetoken`, `threeds`) gets its card.
 - `parent_rule(requesttype)`: checks and inheritance when a request names a parent record of
   that type through `parenttransactionreference`.
+- `update_rule(requesttype)`: what TRANSACTIONUPDATE may change on records of that type.
 - `route(method, path)`: an extra HTTP page of the sandbox (ACS pages, st.js, demo merchant).
 - `daily_job(name, order)`: work the sandbox does once per day of its clock (settlement,
   the subscription engine).
