@@ -92,24 +92,20 @@ def run_script(tmp_path: Path, body: str, *args: str, stdin=None) -> subprocess.
 
 # -- two runs at once ----------------------------------------------------------------------------
 
-def test_two_threads_running_freely_on_the_same_database(tmp_path, monkeypatch):
-    """Both runs start together and race: many small batches, each re-read under the write lock."""
-    db = tmp_path / "sandbox.db"
-    subscriptions = populated(db, 120)
-    monkeypatch.setattr(engine, "BATCH_SIZE", 3)
-    sandboxes = [Sandbox(db), Sandbox(db)]
-    start = threading.Barrier(2)
-    reports: list[dict] = [{}, {}]
+def advance_both(sandboxes: list[Sandbox], before=lambda: None) -> list[dict]:
+    """Advance every sandbox to TARGET, each in its own thread; their reports, once all are done
+    and closed. Any exception in a thread fails the test."""
+    reports: list[dict] = [{} for _ in sandboxes]
     errors: list[BaseException] = []
 
     def run(me: int) -> None:
         try:
-            start.wait()
+            before()
             reports[me] = sandboxes[me].advance(to=TARGET)
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)
 
-    threads = [threading.Thread(target=run, args=(me,)) for me in (0, 1)]
+    threads = [threading.Thread(target=run, args=(me,)) for me in range(len(sandboxes))]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -117,6 +113,17 @@ def test_two_threads_running_freely_on_the_same_database(tmp_path, monkeypatch):
     for sandbox in sandboxes:
         sandbox.close()
     assert errors == []
+    return reports
+
+
+def test_two_threads_running_freely_on_the_same_database(tmp_path, monkeypatch):
+    """Both runs start together and race: many small batches, each re-read under the write lock."""
+    db = tmp_path / "sandbox.db"
+    subscriptions = populated(db, 120)
+    monkeypatch.setattr(engine, "BATCH_SIZE", 3)
+    sandboxes = [Sandbox(db), Sandbox(db)]
+    start = threading.Barrier(2)
+    reports = advance_both(sandboxes, before=start.wait)
     total = assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1))
     assert total == 120 * 6
     assert sum(r.get("subscriptions", {}).get("made", 0) for r in reports) == total
@@ -130,9 +137,6 @@ def test_two_threads_reaching_the_same_due_batch_at_once(tmp_path, monkeypatch):
     monkeypatch.setattr(engine, "BATCH_SIZE", 3)
     sandboxes = [Sandbox(db), Sandbox(db)]
     rendezvous = threading.Barrier(2, timeout=60)
-    reports: list[dict] = [{}, {}]
-    errors: list[BaseException] = []
-
     for sandbox in sandboxes:
         real_write = sandbox.store.write
         waited = threading.Event()
@@ -145,20 +149,7 @@ def test_two_threads_reaching_the_same_due_batch_at_once(tmp_path, monkeypatch):
 
         sandbox.store.write = write
 
-    def run(me: int) -> None:
-        try:
-            reports[me] = sandboxes[me].advance(to=TARGET)
-        except BaseException as error:  # noqa: BLE001 - reported below
-            errors.append(error)
-
-    threads = [threading.Thread(target=run, args=(me,)) for me in (0, 1)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for sandbox in sandboxes:
-        sandbox.close()
-    assert errors == []
+    reports = advance_both(sandboxes)
     total = assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1))
     made = [r.get("subscriptions", {}).get("made", 0) for r in reports]
     # Which run pays what after the rendezvous is up to SQLite's lock: the split is not asserted.
