@@ -11,7 +11,7 @@ from .errors import (
 from .exchange import Exchange
 from .journal import Journal
 from .response import Record, Response
-from .spec import FIELDS, REQUEST_TYPES, Problem, mask_data, mask_pan, validate_request
+from .interface import FIELDS, REQUEST_TYPES, Problem, mask_data, mask_pan, validate_request
 from .subscription import Subscription, SubscriptionError
 from .threeds import TermUrlReceiver, ThreeDSecureError, ThreeDSecureFlow
 

@@ -32,8 +32,8 @@ from .errors import (
 )
 from .exchange import Exchange, ExchangeHook, error_text
 from .response import Response, excerpt
-from .spec.masking import REDACTED, mask_data
-from .spec.validation import Problem, allowed_fields, validate_request, variants_for
+from .interface.masking import REDACTED, mask_data
+from .interface.validation import Problem, allowed_fields, validate_request, variants_for
 
 __all__ = ["AsyncClient", "Client"]
 

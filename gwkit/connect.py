@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from .client import Client
 from .errors import GwkitError
 from .journal import DEFAULT_PATH as DEFAULT_JOURNAL_PATH, ENV_VAR as JOURNAL_ENV_VAR, Journal
-from .spec.masking import REDACTED
+from .interface.masking import REDACTED
 
 if TYPE_CHECKING:  # pragma: no cover
     from .sandbox import SandboxHandle

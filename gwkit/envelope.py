@@ -14,8 +14,8 @@ from decimal import Decimal
 from typing import Any, Iterable, Mapping
 
 from .errors import ValidationError
-from .spec.masking import mask_value
-from .spec.validation import Problem
+from .interface.masking import mask_value
+from .interface.validation import Problem
 
 VERSION = "1.00"
 _REFERENCE_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"

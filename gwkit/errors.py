@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .spec.validation import Problem
+    from .interface.validation import Problem
 
 
 class GwkitError(Exception):

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 from .errors import ResponseFormatError
 from .response import Record
-from .spec.masking import mask_data, mask_text
+from .interface.masking import mask_data, mask_text
 
 ExchangeHook = Callable[["Exchange"], Any]
 

@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from .spec.masking import mask_data, mask_text
+from .interface.masking import mask_data, mask_text
 
 ENV_VAR = "GWKIT_JOURNAL"
 DEFAULT_PATH = Path(".gwkit") / "journal.db"

@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any, Mapping
 
-from .spec.masking import mask_text
+from .interface.masking import mask_text
 
 logger = logging.getLogger("gwkit")
 # A library stays quiet until the application configures logging (or calls `enable()`): without

@@ -14,7 +14,7 @@ import re
 from typing import Any, Iterator, Mapping, Sequence
 
 from .errors import GatewayError, ResponseFormatError
-from .spec.masking import REDACTED, SECRET_NAMES, mask_data, mask_text
+from .interface.masking import REDACTED, SECRET_NAMES, mask_data, mask_text
 
 EXCERPT_LENGTH = 200
 CANCELLED = "3"  # settlestatus of declined and unauthenticated transactions

@@ -36,7 +36,7 @@ import httpx
 
 from .errors import GwkitError
 from .response import Record
-from .spec.masking import REDACTED, mask_data
+from .interface.masking import REDACTED, mask_data
 
 __all__ = ["OUTCOMES", "ThreeDSecureError", "ThreeDSecureFlow", "TermUrlReceiver", "default_receiver"]
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 import gwkit
-from gwkit.spec import mask_data
+from gwkit.interface import mask_data
 from gwkit import (
     AuthenticationError, ConnectError, Exchange, GatewayError, GwkitError, HTTPStatusError, Record, Response,
     ResponseFormatError, TransportError, ValidationError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gwkit.spec import REQUEST_TYPES
+from gwkit.interface import REQUEST_TYPES
 from gwkit.widgets import RequestExplorer, RequestForm, ResponseView
 from kit_support import gw, sandbox  # noqa: F401  (fixtures)
 

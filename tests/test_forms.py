@@ -11,9 +11,9 @@ import ipywidgets as widgets
 import pytest
 
 import gwkit
-from gwkit.spec import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, Field, check_value
-from gwkit.spec import types as t
-from gwkit.spec.fields import BILLING_FIELDS
+from gwkit.interface import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, Field, check_value
+from gwkit.interface import types as t
+from gwkit.interface.fields import BILLING_FIELDS
 from gwkit.widgets import RequestForm, ResponseView, guarded
 from gwkit.widgets.guard import RAISE_ENV
 from kit_support import gw, sandbox  # noqa: F401  (fixtures)

@@ -9,7 +9,7 @@ import pytest
 import gwkit
 from gwkit import Exchange, Record, Response, mask_data, mask_pan
 from gwkit.response import MaskedDict, excerpt
-from gwkit.spec import mask_text, mask_value
+from gwkit.interface import mask_text, mask_value
 
 PAN = "4111111111111111"
 AMEX = "378282246310005"

@@ -17,8 +17,8 @@ from gwkit import sandbox as sandbox_module  # noqa: E402
 from gwkit.connect import Connection, Target  # noqa: E402
 from gwkit.journal import Journal  # noqa: E402
 from gwkit.report import ReportError, records_frame  # noqa: E402
-from gwkit.spec import FIELDS  # noqa: E402
-from gwkit.spec.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT  # noqa: E402
+from gwkit.interface import FIELDS  # noqa: E402
+from gwkit.interface.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT  # noqa: E402
 
 SAMPLE = {AMOUNT: "1050", INTEGER: "12", DATE: "2026-03-04", DATETIME: "2026-03-04 05:06:07", CATEGORY: "X",
           TEXT: "free text"}

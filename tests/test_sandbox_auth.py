@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gwkit.spec.cards import scheme_of
+from gwkit.interface.cards import scheme_of
 from sandbox_support import (  # noqa: F401  (fixtures)
     CLOCK, VISA, VISA_DECLINED, all_rows, card_auth, db_path, gateway, parent_auth, sandbox,
     store_request, update_request,

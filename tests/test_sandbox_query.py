@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gwkit.spec.requests import FILTER_FIELDS
+from gwkit.interface.requests import FILTER_FIELDS
 from sandbox_support import (  # noqa: F401  (fixtures)
     SITE, all_rows, card_auth, db_path, gateway, parent_auth, query_request, sandbox, store_request,
     update_request,

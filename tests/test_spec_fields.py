@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from gwkit.spec import FIELDS, check_value
-from gwkit.spec import fields as f
-from gwkit.spec import types as t
-from gwkit.spec.cards import SCHEMES, luhn_complete, luhn_ok, scheme_of
+from gwkit.interface import FIELDS, check_value
+from gwkit.interface import fields as f
+from gwkit.interface import types as t
+from gwkit.interface.cards import SCHEMES, luhn_complete, luhn_ok, scheme_of
 
 VISA = "4111111111111111"
 AMEX = "378282246310005"

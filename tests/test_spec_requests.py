@@ -1,6 +1,6 @@
 """Every request type and variant of gwkit/spec/requests.py: required, forbidden and per-type rules.
 
-The cases are generated from `gwkit.spec.REQUEST_TYPES`, so a new request type or variant is
+The cases are generated from `gwkit.interface.REQUEST_TYPES`, so a new request type or variant is
 tested as soon as it is in the table (and SAMPLE must then know its fields).
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from gwkit import ValidationError
-from gwkit.spec import FIELDS, REQUEST_TYPES, errordata, validate_request
-from gwkit.spec.fields import IGNORED_FIELDS, REQUEST
-from gwkit.spec.requests import FILTER_FIELDS, UPDATABLE_FIELDS
+from gwkit.interface import FIELDS, REQUEST_TYPES, errordata, validate_request
+from gwkit.interface.fields import IGNORED_FIELDS, REQUEST
+from gwkit.interface.requests import FILTER_FIELDS, UPDATABLE_FIELDS
 
 PAN = "4111111111111111"
 MASKED = "411111######1111"

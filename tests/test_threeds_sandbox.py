@@ -14,7 +14,7 @@ import pytest
 
 import gwkit
 import gwkit.sandbox
-from gwkit.spec.cards import luhn_complete
+from gwkit.interface.cards import luhn_complete
 from gwkit.threeds import AUTH_WITH_PARENT, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow
 from threeds_support import START, client, gateway, receiver  # noqa: F401,E402  (fixtures)
 

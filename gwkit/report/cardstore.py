@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from ..cardstore import COLUMNS
-from ..spec.cards import SCHEMES
+from ..interface.cards import SCHEMES
 from .charts import _axes
 
 _TYPES = {"maskedpan": "string", "paymenttypedescription": "category", "billingname": "string",

@@ -1,6 +1,6 @@
 """Gateway records (dicts of strings) -> pandas DataFrames typed from the spec tables.
 
-Each field's `report` kind in `gwkit.spec.FIELDS` decides its column type:
+Each field's `report` kind in `gwkit.interface.FIELDS` decides its column type:
 
     AMOUNT    Int64 in base units, plus `<name>_major` (float64, by the currency's exponent)
     DATETIME  datetime64 (the gateway's `YYYY-MM-DD HH:MM:SS`)
@@ -26,10 +26,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..spec import FIELDS
-from ..spec.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT
-from ..spec.masking import mask_value
-from ..spec.currency import DEFAULT_EXPONENT, exponent
+from ..interface import FIELDS
+from ..interface.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT
+from ..interface.masking import mask_value
+from ..interface.currency import DEFAULT_EXPONENT, exponent
 
 CURRENCY_COLUMN = "currencyiso3a"
 MAJOR_SUFFIX = "_major"

@@ -83,7 +83,7 @@ def _account(path, index: int, entry: Any) -> Account:
         raise AccountsError(f"{where}: password must be a non-empty string")
     if not isinstance(sites, list) or not sites or not all(isinstance(s, str) and s for s in sites):
         raise AccountsError(f"{where}: sitereferences must be a non-empty list of strings")
-    from ..spec.validation import check_value
+    from ..interface.validation import check_value
 
     for site in sites:
         problems = check_value("sitereference", site)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..spec.cards import scheme_of
+from ..interface.cards import scheme_of
 
 DECLINE_AMOUNT = "70000"
 BANK_ERROR_AMOUNT = "60010"

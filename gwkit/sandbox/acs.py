@@ -17,7 +17,7 @@ import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..spec.currency import to_major
+from ..interface.currency import to_major
 from .pages import html_document
 from .registry import route
 from .threeds import (ACS_PATH, USED, BadToken, Session, issue_pares, mark_answered, session_by_md,

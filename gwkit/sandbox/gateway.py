@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..spec.requests import SINGLE_TYPES
-from ..spec.validation import check_value, errordata, request_types_of, validate_request
+from ..interface.requests import SINGLE_TYPES
+from ..interface.validation import check_value, errordata, request_types_of, validate_request
 from .accounts import Account
 from .clock import TIMESTAMP
 from .registry import REQUEST_HANDLERS, Fault

@@ -24,9 +24,9 @@ from email.policy import HTTP
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode
 
-from ..spec.cards import luhn_ok
-from ..spec.fields import BILLING_FIELDS
-from ..spec.masking import REDACTED, mask_data, mask_pan, mask_text
+from ..interface.cards import luhn_ok
+from ..interface.fields import BILLING_FIELDS
+from ..interface.masking import REDACTED, mask_data, mask_pan, mask_text
 from . import gateway
 from .pages import html_document
 from .registry import route

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, Mapping
 
-from ..spec.cards import scheme_of
-from ..spec.fields import BILLING_FIELDS
-from ..spec.masking import mask_pan
+from ..interface.cards import scheme_of
+from ..interface.fields import BILLING_FIELDS
+from ..interface.masking import mask_pan
 from . import acquirer
 from .gateway import Context
 from .registry import CARD_SOURCES, PARENT_RULES, Fault, card_source, invalid_field

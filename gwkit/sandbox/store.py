@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..spec.masking import mask_pan
+from ..interface.masking import mask_pan
 from .vault import Vault
 
 # Columns of `transactions` that mirror wire fields of the record, for filters and updates.

@@ -32,7 +32,7 @@ import sqlite3
 from datetime import date
 from typing import Any, Mapping, NamedTuple
 
-from ..spec.requests import AUTH_SUBSCRIPTION
+from ..interface.requests import AUTH_SUBSCRIPTION
 from .clock import add_months
 from .gateway import Context
 from .payments import authorise, resolve_card
@@ -221,7 +221,7 @@ def parent_state(conn: sqlite3.Connection, sub: Mapping[str, Any]) -> str:
 
 def _checked_updates(sub: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
     """The changes to make. Each value has passed the spec's rules already (the gateway validates
-    `updates` with gwkit.spec); what is left is the subscription's own rule on the final number."""
+    `updates` with gwkit.interface); what is left is the subscription's own rule on the final number."""
     changes = {name: str(int(value)) if name != "transactionactive" else value for name, value in updates.items()}
     final = changes.get("subscriptionfinalnumber")
     if final is not None and int(final) != 0 and int(final) < sub["nextnumber"] - 1:

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Mapping
 
-from ..spec.cards import scheme_of
-from ..spec.masking import mask_pan
+from ..interface.cards import scheme_of
+from ..interface.masking import mask_pan
 from . import acquirer
 from .clock import TIMESTAMP
 from .gateway import Context

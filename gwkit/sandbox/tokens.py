@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from cryptography.fernet import InvalidToken
 
-from ..spec import cards
-from ..spec.cards import scheme_of
-from ..spec.fields import FIELDS
-from ..spec.masking import mask_pan
+from ..interface import cards
+from ..interface.cards import scheme_of
+from ..interface.fields import FIELDS
+from ..interface.masking import mask_pan
 from .clock import TIMESTAMP
 from .gateway import Context
 from .payments import Card, load_card
@@ -202,7 +202,7 @@ _RULES_SLOT = re.compile(r"/\*gwkit:rules\*/.*?/\*gwkit:end\*/", re.DOTALL)
 
 
 def stjs_rules() -> dict[str, Any]:
-    """The card rules st.js checks in the browser, from the spec tables (gwkit.spec)."""
+    """The card rules st.js checks in the browser, from the spec tables (gwkit.interface)."""
     lengths = [scheme.securitycode_length for scheme in cards.SCHEMES.values()]
     usual = max(set(lengths), key=lengths.count)
     prefixes = cards._PREFIXES  # prefix -> scheme code; the longest matching prefix wins

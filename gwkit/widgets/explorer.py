@@ -14,7 +14,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..spec import REQUEST_TYPES
+from ..interface import REQUEST_TYPES
 from .form import RequestForm, default_variant
 from .guard import guarded
 from .response_view import ResponseView, record_ok

@@ -23,10 +23,10 @@ import ipywidgets as widgets
 
 from ..envelope import build_request
 from ..errors import GwkitError
-from ..spec import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, Field, Problem, validate_request
-from ..spec import types as t
-from ..spec.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
-from ..spec.requests import RequestType, Variant
+from ..interface import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, Field, Problem, validate_request
+from ..interface import types as t
+from ..interface.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
+from ..interface.requests import RequestType, Variant
 from .guard import error_html, guarded
 from .inputs import FieldInput
 from .response_view import ResponseView, record_ok

@@ -16,7 +16,7 @@ from typing import Any, Callable, TypeVar
 
 import ipywidgets as widgets
 
-from ..spec.masking import mask_text
+from ..interface.masking import mask_text
 
 RAISE_ENV = "GWKIT_RAISE_CALLBACK_ERRORS"
 F = TypeVar("F", bound=Callable[..., Any])

@@ -6,7 +6,7 @@
     anything else                                       -> Text, placeholder from type and limits
     report kind AMOUNT                                  -> plus the major-unit value beside it
 
-There is no code for any particular field: a field added to `gwkit.spec.FIELDS` gets its input
+There is no code for any particular field: a field added to `gwkit.interface.FIELDS` gets its input
 from its type class, limits, choices, label, help and report kind.
 """
 
@@ -18,9 +18,9 @@ from typing import Any, Callable, Sequence
 
 import ipywidgets as widgets
 
-from ..spec.currency import to_major
-from ..spec import types as t
-from ..spec.fields import AMOUNT, REDACT, Field
+from ..interface.currency import to_major
+from ..interface import types as t
+from ..interface.fields import AMOUNT, REDACT, Field
 
 LABEL_WIDTH = "16em"
 INPUT_WIDTH = "22em"

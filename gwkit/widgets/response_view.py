@@ -14,10 +14,10 @@ import ipywidgets as widgets
 
 from ..errors import GwkitError
 from ..report.codes import explain
-from ..spec.currency import to_major
-from ..spec import FIELDS
-from ..spec.fields import AMOUNT
-from ..spec.masking import mask_data
+from ..interface.currency import to_major
+from ..interface import FIELDS
+from ..interface.fields import AMOUNT
+from ..interface.masking import mask_data
 from .actions import QUERY, Action, follow_ups
 from .guard import error_html, guarded
 

@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import ipywidgets as widgets
 
 from ..report.codes import explain
-from ..spec.masking import mask_data, mask_pan
+from ..interface.masking import mask_data, mask_pan
 from ..threeds import (AUTH_WITH_PARENT, AUTHORISED, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow,
                        TermUrlReceiver)
 from .guard import guarded, show_error

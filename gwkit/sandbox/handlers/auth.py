@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...spec.requests import AUTH
+from ...interface.requests import AUTH
 from ..gateway import Context
 from ..payments import authorise, resolve_card
 from ..registry import request_handler

@@ -18,8 +18,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Mapping
 
-from ...spec.cards import scheme_of
-from ...spec.masking import mask_pan
+from ...interface.cards import scheme_of
+from ...interface.masking import mask_pan
 from .. import acquirer
 from ..gateway import Context
 from ..payments import MERCHANT, Card, billing_details, expired, inherit_card

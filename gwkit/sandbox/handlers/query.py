@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ...spec.fields import BILLING_FIELDS, SENSITIVE_FIELDS
-from ...spec.requests import FILTER_FIELDS
+from ...interface.fields import BILLING_FIELDS, SENSITIVE_FIELDS
+from ...interface.requests import FILTER_FIELDS
 from ..gateway import Context
 from ..registry import Fault, request_handler
 from ..store import TRANSACTION_COLUMNS
