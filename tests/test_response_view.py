@@ -10,7 +10,7 @@ import pytest
 from gwkit import sandbox as sandbox_module
 from gwkit.connect import Connection, Target
 from gwkit.journal import Journal
-from gwkit.report.codes import ERROR_CODES
+from gwkit.interface.codes import ERROR_CODES
 from gwkit.widgets import RequestForm, ResponseView, follow_ups
 from gwkit.widgets.actions import AUTH_AFTER, QUERY, USE_CARD
 

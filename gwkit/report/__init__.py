@@ -6,7 +6,7 @@
 """
 
 from .charts import amounts_by_day, amounts_by_day_table, decline_reasons, decline_reasons_table
-from .codes import ERROR_CODES, SETTLE_STATUSES, ErrorCode, explain, settle_status_label
+from ..interface.codes import ERROR_CODES, SETTLE_STATUSES, ErrorCode, explain, settle_status_label
 from ..interface.currency import exponent, to_major
 from .export import export, to_csv, to_parquet
 from .frames import ReportError, records_frame, report_kind

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 import ipywidgets as widgets
 
 from ..errors import GwkitError
-from ..report.codes import explain
+from ..interface.codes import explain
 from ..interface.currency import to_major
 from ..interface import FIELDS
 from ..interface.fields import AMOUNT

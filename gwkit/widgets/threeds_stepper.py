@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 import ipywidgets as widgets
 
-from ..report.codes import explain
+from ..interface.codes import explain
 from ..interface.masking import mask_data, mask_pan
 from ..threeds import (AUTH_WITH_PARENT, AUTHORISED, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow,
                        TermUrlReceiver)
