@@ -7,43 +7,13 @@ have their documented outcome; any other valid card is authorised.
 
 from __future__ import annotations
 
-import csv
 import secrets
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
 from ..interface.cards import scheme_of
+from ..interface.testcards import TestCard, test_card, test_cards  # noqa: F401  (re-exported)
 
 DECLINE_AMOUNT = "70000"
 BANK_ERROR_AMOUNT = "60010"
-
-
-@dataclass(frozen=True)
-class TestCard:
-    pan: str
-    paymenttypedescription: str
-    outcome: str  # authorised | declined
-    enrolled: str  # Y, N, U, or "" where the scheme has no 3-D Secure
-    issuer: str
-    issuercountryiso2a: str
-    source: str
-    notes: str
-
-
-def _test_cards_path() -> Path:
-    in_repo = Path(__file__).resolve().parents[2] / "data" / "test_cards.csv"
-    return in_repo if in_repo.exists() else Path(__file__).resolve().parents[1] / "_data" / "test_cards.csv"
-
-
-@lru_cache(maxsize=1)
-def test_cards() -> dict[str, TestCard]:
-    with open(_test_cards_path(), newline="", encoding="utf-8") as handle:
-        return {row["pan"]: TestCard(**row) for row in csv.DictReader(handle)}
-
-
-def test_card(pan: str) -> TestCard | None:
-    return test_cards().get(pan)
 
 
 def issuer_of(pan: str) -> tuple[str, str]:

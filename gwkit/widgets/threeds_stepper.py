@@ -23,6 +23,7 @@ import ipywidgets as widgets
 
 from ..interface.codes import explain
 from ..interface.masking import mask_data, mask_pan
+from ..interface.testcards import test_cards
 from ..threeds import (AUTH_WITH_PARENT, AUTHORISED, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow,
                        TermUrlReceiver)
 from .guard import guarded, show_error
@@ -83,10 +84,6 @@ _BADGES = {"done": ("#1b7f3b", "done"), "current": ("#1f5fbf", "now"), "waiting"
 
 def card_choices() -> list[tuple[str, str]]:
     """Test cards as (masked number and what it does, number), from the sandbox's card list."""
-    try:
-        from ..sandbox.acquirer import test_cards
-    except ImportError:  # pragma: no cover - the sandbox extra is not installed
-        return [(mask_pan(DEFAULT_PAN) + " VISA: enrolled (Y)", DEFAULT_PAN)]
     return [(f"{mask_pan(c.pan)} {c.paymenttypedescription}: {c.notes}", c.pan) for c in test_cards().values()]
 
 
