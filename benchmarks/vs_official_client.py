@@ -1,0 +1,115 @@
+"""The official `securetrading` client against gwkit's Client and AsyncClient: the same AUTHs, one sandbox.
+
+One `gwkit sandbox` process (the CLI, on a free loopback port, a fresh database) serves all three
+in the same run. Each side makes the same number of AUTHs (default 1,000):
+
+- official: `securetrading.Api.process`, sequential (it opens a new connection per request);
+- gwkit Client: `Client.auth`, sequential, one keep-alive connection;
+- gwkit AsyncClient: `AsyncClient.auth` at its natural concurrency (`--concurrency`, default 16
+  requests in flight over its connection pool).
+
+    python benchmarks/vs_official_client.py [--requests 1000] [--concurrency 16]
+
+Prints the three times and `ratio <name> <value>` lines (official time / gwkit time: higher is
+better for gwkit). Goals (issue 16): >= 2x sequential, >= 5x with AsyncClient.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import securetrading  # a dev dependency
+
+import gwkit
+
+ROOT = Path(__file__).resolve().parents[1]
+USERNAME, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"
+CARD = {"accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050",
+        "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
+
+
+class SandboxProcess:
+    """`gwkit sandbox --port 0` in a child process; its URL is read from what it prints."""
+
+    def __init__(self, db: Path):
+        command = [sys.executable, "-m", "gwkit.cli", "sandbox", "--port", "0", "--db", str(db)]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                        cwd=ROOT)
+        for line in self.process.stdout:
+            if "listening on" in line:
+                self.base_url = line.rsplit(" ", 1)[-1].strip()
+                return
+        raise RuntimeError("the sandbox did not start")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def official(base_url: str, n: int) -> float:
+    config = securetrading.Config()
+    config.username, config.password, config.datacenterurl = USERNAME, PASSWORD, base_url
+    api = securetrading.Api(config)
+    started = time.perf_counter()
+    for i in range(n):
+        response = api.process({"requesttypedescriptions": ["AUTH"], "sitereference": SITE,
+                                "orderreference": f"official-{i}", **CARD})
+        assert response["responses"][0]["errorcode"] == "0", response
+    return time.perf_counter() - started
+
+
+def gwkit_sequential(base_url: str, n: int) -> float:
+    with gwkit.Client(base_url, USERNAME, PASSWORD, sitereference=SITE) as client:
+        started = time.perf_counter()
+        for i in range(n):
+            assert client.auth(orderreference=f"gwkit-{i}", **CARD).record.ok
+        return time.perf_counter() - started
+
+
+async def _gwkit_async(base_url: str, n: int, concurrency: int) -> float:
+    gate = asyncio.Semaphore(concurrency)
+    async with gwkit.AsyncClient(base_url, USERNAME, PASSWORD, sitereference=SITE) as client:
+        async def one(i: int) -> None:
+            async with gate:
+                assert (await client.auth(orderreference=f"async-{i}", **CARD)).record.ok
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(n)))
+        return time.perf_counter() - started
+
+
+def gwkit_async(base_url: str, n: int, concurrency: int) -> float:
+    return asyncio.run(_gwkit_async(base_url, n, concurrency))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        server = SandboxProcess(Path(folder) / "bench.db")
+        try:
+            gwkit_sequential(server.base_url, 20)  # warm up the server and the imports
+            times = {
+                "official": official(server.base_url, args.requests),
+                "gwkit_client": gwkit_sequential(server.base_url, args.requests),
+                "gwkit_async": gwkit_async(server.base_url, args.requests, args.concurrency),
+            }
+        finally:
+            server.stop()
+    print(f"{args.requests} AUTHs each against one sandbox over loopback")
+    for name, seconds in times.items():
+        print(f"{name:<13} {seconds:7.2f} s  {args.requests / seconds:7.0f} AUTH/s")
+    print(f"ratio official_vs_gwkit_client {times['official'] / times['gwkit_client']:.2f}")
+    print(f"ratio official_vs_gwkit_async {times['official'] / times['gwkit_async']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
