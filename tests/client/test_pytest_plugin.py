@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 pytest_plugins = ["pytester"]
 
 USER_TESTS = '''
@@ -54,3 +56,11 @@ def test_x(gwkit_sandbox):
     result = pytester.runpytest_subprocess("-p", "gwkit.pytest_plugin", "-q", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*gwkit_faults takes keyword arguments only*"])
     assert result.ret != 0
+
+
+def test_the_documented_example_test_file_passes(pytester):
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "exploratory-testing.md").read_text(encoding="utf-8")
+    example = docs.split("A complete example test file")[1].split("```python")[1].split("```")[0]
+    pytester.makepyfile(test_checkout=example)
+    result = pytester.runpytest_subprocess("-p", "gwkit.pytest_plugin", "-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
