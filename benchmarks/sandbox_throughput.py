@@ -1,6 +1,6 @@
 """AUTH requests per second of the sandbox over loopback HTTP, against a minimal JSON endpoint.
 
-Both servers run in their own process with the same uvicorn settings (`gwkit.sandbox.server.
+Both servers run in their own process with the same uvicorn settings (`gwkit.sandbox.web.server.
 uvicorn_config`): the sandbox answering real AUTH requests (validation, test acquirer, card
 encryption, an SQLite write per request), and a minimal Starlette app whose one route parses
 the body and answers a fixed JSON record. The load comes from this process: at each concurrency
@@ -62,11 +62,11 @@ def minimal_app():
 def serve(kind: str, db: str | None) -> None:
     import uvicorn
 
-    from gwkit.sandbox.server import bind, uvicorn_config
+    from gwkit.sandbox.web.server import bind, uvicorn_config
 
     if kind == "sandbox":
-        from gwkit.sandbox.app import create_app
-        from gwkit.sandbox.core import Sandbox
+        from gwkit.sandbox import Sandbox
+        from gwkit.sandbox.web.app import create_app
 
         app = create_app(Sandbox(db))
     else:

@@ -20,9 +20,10 @@ import time
 from datetime import date, datetime
 from pathlib import Path
 
-from gwkit.sandbox import Sandbox, gateway, registry
-from gwkit.sandbox.engine import JOB_NAME
-from gwkit.sandbox.store import Store
+from gwkit.sandbox import Sandbox
+from gwkit.sandbox.gateway.context import DailyJob
+from gwkit.sandbox.gateway.engine import JOB_NAME
+from gwkit.sandbox.gateway.store import Store
 
 ENVELOPE_SIZE = 100  # request objects per envelope while creating the subscriptions
 
@@ -43,16 +44,17 @@ def create_subscriptions(sandbox: Sandbox, count: int) -> None:
     account = sandbox.default_account
     for start in range(0, count, ENVELOPE_SIZE):
         requests = [subscription_request(i) for i in range(start, min(count, start + ENVELOPE_SIZE))]
-        answer = gateway.process(sandbox, {"alias": account.username, "request": requests}, account)
+        answer = sandbox.gateway.process({"alias": account.username, "request": requests}, account)
         failed = [r for r in answer["response"] if r["errorcode"] != "0"]
         if failed:
             raise SystemExit(f"creating subscriptions failed: {failed[0]}")
 
 
-def timed_jobs() -> dict[str, list[float]]:
+def timed_jobs(sandbox: Sandbox) -> dict[str, list[float]]:
     """Wrap each daily job to add up its wall-clock and CPU seconds."""
     spent: dict[str, list[float]] = {}
-    for index, job in enumerate(registry.DAILY_JOBS):
+    jobs = sandbox.gateway.daily_jobs
+    for index, job in enumerate(jobs):
         spent[job.name] = [0.0, 0.0]
 
         def run(context, day, _run=job.run, _spent=spent[job.name]):
@@ -63,7 +65,7 @@ def timed_jobs() -> dict[str, list[float]]:
                 _spent[0] += time.perf_counter() - wall
                 _spent[1] += time.process_time() - cpu
 
-        registry.DAILY_JOBS[index] = registry.DailyJob(job.name, job.order, run)
+        jobs[index] = DailyJob(job.name, job.order, run)
     return spent
 
 
@@ -98,7 +100,7 @@ def main() -> None:
         print(f"created {args.subscriptions:,} subscriptions through the handler in "
               f"{time.perf_counter() - started:.2f} s")
 
-        spent = timed_jobs()
+        spent = timed_jobs(sandbox)
         started = time.perf_counter()
         report = sandbox.advance(by=f"P{args.months}M")
         advance = time.perf_counter() - started

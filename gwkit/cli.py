@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_sandbox(args: argparse.Namespace) -> int:
     from .sandbox import AccountsError, Sandbox, default_db_path, load_accounts
-    from .sandbox.server import bind, server_for
+    from .sandbox.web.server import bind, server_for
 
     try:
         accounts = load_accounts(args.accounts) if args.accounts else None

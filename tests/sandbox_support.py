@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 import gwkit.sandbox
-from gwkit.sandbox.accounts import DEFAULT_PASSWORD, DEFAULT_SITEREFERENCE, DEFAULT_USERNAME
+from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_SITEREFERENCE, DEFAULT_USERNAME
 
 CLOCK = datetime(2026, 1, 15, 10, 0, 0)
 SITE = DEFAULT_SITEREFERENCE

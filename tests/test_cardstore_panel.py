@@ -60,7 +60,7 @@ def test_usage_counts_beyond_one_answer(gw, monkeypatch):
     reference = store(gw)
     for _ in range(3):
         cardstore.pay_with(gw, reference)
-    monkeypatch.setattr("gwkit.sandbox.handlers.query.MAX_RECORDS", 2)  # the answer holds fewer than found
+    monkeypatch.setattr("gwkit.sandbox.gateway.query.MAX_RECORDS", 2)  # the answer holds fewer than found
     assert cardstore.usage_counts(gw, [reference]) == {reference: 3}
 
 

@@ -7,7 +7,6 @@ from datetime import datetime
 import pytest
 
 from gwkit.sandbox import DEFAULT_ACCOUNT, ClockError, Sandbox
-from gwkit.sandbox import gateway as gateway_module
 from sandbox_support import CLOCK, card_auth, db_path, gateway, sandbox  # noqa: F401  (fixtures)
 
 
@@ -107,7 +106,7 @@ def test_the_python_handle_mirrors_the_control_api(sandbox, gateway):
 
 def test_a_killed_advance_is_caught_up_at_the_next_start(db_path):
     first = Sandbox(db_path, clock_start=CLOCK)
-    answer = gateway_module.process(first, {"request": [card_auth()]}, DEFAULT_ACCOUNT)
+    answer = first.gateway.process({"request": [card_auth()]}, DEFAULT_ACCOUNT)
     reference = answer["response"][0]["transactionreference"]
     with first.store.write() as conn:  # the clock moved, then the process died before the daily jobs
         first.clock.set(conn, datetime(2026, 1, 20, 9, 0, 0))

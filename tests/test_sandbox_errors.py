@@ -7,7 +7,6 @@ import logging
 
 import pytest
 
-from gwkit.sandbox import registry
 from sandbox_support import (  # noqa: F401  (fixtures)
     SITE, all_rows, card_auth, db_path, gateway, query_request, sandbox, store_request,
 )
@@ -129,12 +128,12 @@ def test_objects_of_one_envelope_are_answered_in_order_and_independently(gateway
     assert all_rows(db_path)["transactions"] == before + 2
 
 
-def test_a_sandbox_bug_is_99999_keeps_nothing_and_logs_no_card_data(gateway, db_path, monkeypatch, caplog):
+def test_a_sandbox_bug_is_99999_keeps_nothing_and_logs_no_card_data(gateway, sandbox, db_path, monkeypatch, caplog):
     def broken(ctx, request):
         ctx.store.add_card(ctx.conn, request["pan"], request["expirydate"], "MASTERCARD")
         raise RuntimeError(f"boom with {request['pan']} and {request.get('securitycode')}")
 
-    monkeypatch.setitem(registry.REQUEST_HANDLERS, "STORE", broken)
+    monkeypatch.setitem(sandbox.sandbox.gateway.tables.request_handlers, "STORE", broken)
     before = all_rows(db_path)
     with caplog.at_level(logging.DEBUG):
         record = gateway.one(store_request(pan="5100000000000008"))

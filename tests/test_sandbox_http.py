@@ -7,7 +7,7 @@ import base64
 import httpx
 import pytest
 
-from gwkit.sandbox.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
+from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
 from sandbox_support import (  # noqa: F401  (fixtures)
     SITE, all_rows, card_auth, db_path, gateway, query_request, sandbox,
 )

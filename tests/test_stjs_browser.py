@@ -355,7 +355,7 @@ def test_https_localhost_origin_is_rejected_in_the_browser(gateway, browser):
 
 
 def test_served_stjs_carries_the_spec_rules(gateway):
-    from gwkit.sandbox.tokens import stjs_rules
+    from gwkit.sandbox.web.stjs import stjs_rules
 
     source = httpx.get(f"{gateway.base_url}/js/st.js").text
     served = json.loads(source.split("/*gwkit:rules*/")[1].split("/*gwkit:end*/")[0])

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from gwkit.sandbox import Sandbox, engine, gateway
+from gwkit.sandbox import Sandbox
+from gwkit.sandbox.gateway import engine
 from gwkit.subscription import payment_dates
 
 SITE = "test_gwkit12345"
@@ -44,7 +45,7 @@ def populated(db: Path, count: int, *, settled: bool = False) -> list[tuple[str,
     sandbox = Sandbox(db, clock_start=CLOCK)
     account = sandbox.default_account
     requests = [subscription_request(i) for i in range(count)]
-    answer = gateway.process(sandbox, {"alias": account.username, "request": requests}, account)
+    answer = sandbox.gateway.process({"alias": account.username, "request": requests}, account)
     if settled:
         assert len(sandbox.advance(by="P2D")["subscriptions"]["started_subscriptions"]) == count
     sandbox.close()
@@ -158,7 +159,8 @@ def test_two_threads_reaching_the_same_due_batch_at_once(tmp_path, monkeypatch):
 
 PROCESS_RUN = """
     import json, sys
-    from gwkit.sandbox import Sandbox, engine
+    from gwkit.sandbox import Sandbox
+    from gwkit.sandbox.gateway import engine
     engine.BATCH_SIZE = int(sys.argv[3])
     sandbox = Sandbox(sys.argv[1])
     print("ready", flush=True)
@@ -189,7 +191,8 @@ def test_two_processes_advancing_the_same_database(tmp_path):
 KILLED_RUN = """
     import os, signal, sys
     from pathlib import Path
-    from gwkit.sandbox import Sandbox, engine
+    from gwkit.sandbox import Sandbox
+    from gwkit.sandbox.gateway import engine
     db, target, batch, kill_after, mode, marker = sys.argv[1:7]
     engine.BATCH_SIZE = int(batch)
     kill_after = int(kill_after)

@@ -342,7 +342,7 @@ def test_sessions_and_the_signing_key_survive_a_restart(tmp_path, receiver):
 
 
 def test_signed_values_detect_any_change():
-    from gwkit.sandbox.threeds import BadToken, sign, verify
+    from gwkit.sandbox.gateway.threeds import BadToken, sign, verify
 
     key = "00" * 32
     token = sign(key, "pares", {"ref": "1-9-1", "status": "N"})

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from gwkit import sandbox as sandbox_module
-from gwkit.sandbox.accounts import Account
-from gwkit.sandbox.tokens import token_rows
+from gwkit.sandbox.gateway.accounts import Account
+from gwkit.sandbox.gateway.cachetokens import token_rows
 
 SITE = "test_gwkit12345"
 OTHER_SITE = "test_gwkitother1"
@@ -134,7 +134,7 @@ def test_expiry_after_advancing_pt15m1s(gateway, http):
     token = new_token(http)
     gateway.advance(by="PT15M1S")
     assert refusal(auth(http, token)) == REFUSED
-    [row] = token_rows(gateway.sandbox)
+    [row] = token_rows(gateway.sandbox.store, gateway.sandbox.clock)
     assert row["state"] == "expired" and row["maskedpan"] == "411111######1111"
 
 
@@ -154,7 +154,7 @@ def test_a_used_token_keeps_the_card_of_its_payment(gateway, http):
     (card_id,) = db.execute("SELECT card_id FROM transactions WHERE transactionreference = ?",
                             (reference,)).fetchone()
     assert db.execute("SELECT COUNT(*) FROM cards WHERE id = ?", (card_id,)).fetchone()[0] == 1
-    assert token_rows(gateway.sandbox)[0]["state"] == "used"
+    assert token_rows(gateway.sandbox.store, gateway.sandbox.clock)[0]["state"] == "used"
 
 
 def test_a_token_belongs_to_its_site_and_account(http):
@@ -276,7 +276,7 @@ def test_https_localhost_is_rejected(gateway, http, origin):
     preflight = http.options("/json/", headers={"origin": origin, "access-control-request-method": "POST"})
     assert preflight.status_code == 403
     assert not any(name.startswith("access-control-") for name in preflight.headers)
-    assert token_rows(gateway.sandbox) == []
+    assert token_rows(gateway.sandbox.store, gateway.sandbox.clock) == []
 
 
 @pytest.mark.parametrize("origin", ["http://localhost", "https://localhost:8443", "https://localhost.example"])

@@ -5,13 +5,16 @@
     >>> handle.base_url, handle.username, handle.sitereference
     >>> handle.advance(by="P1M")          # move the virtual clock; returns what ran meanwhile
     >>> handle.stop()
+
+Layers: `http` (request and response values), `gateway` (the gateway without HTTP), `web` (HTTP).
 """
 
-from .accounts import DEFAULT_ACCOUNT, Account, AccountsError, load_accounts
-from .clock import ClockError
-from .core import Sandbox, SandboxRequest, SandboxResponse
-from .server import SandboxHandle, default_db_path, start
-from .transport import AsyncSandboxTransport, SandboxTransport
+from .gateway.accounts import DEFAULT_ACCOUNT, Account, AccountsError, load_accounts
+from .gateway.clock import ClockError
+from .http import SandboxRequest, SandboxResponse
+from .web.sandbox import Sandbox
+from .web.server import SandboxHandle, default_db_path, start
+from .web.transport import AsyncSandboxTransport, SandboxTransport
 
 __all__ = [
     "DEFAULT_ACCOUNT", "Account", "AccountsError", "AsyncSandboxTransport", "ClockError", "Sandbox",

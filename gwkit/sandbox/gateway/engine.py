@@ -26,9 +26,9 @@ import sqlite3
 from datetime import date, datetime, time
 from typing import Any
 
-from .gateway import Context
+from .accounts import account_for_site
+from .context import Context, DailyJob, JobContext
 from .payments import Card, authorise
-from .registry import daily_job
 from .subscriptions import SETTLED, Plan
 
 BATCH_SIZE = 500  # subscriptions per write transaction
@@ -37,8 +37,7 @@ JOB_NAME = "subscriptions"
 _DUE = "SELECT * FROM subscriptions WHERE next_due_date <= ? ORDER BY next_due_date, id LIMIT ?"
 
 
-@daily_job(JOB_NAME, order=20)
-def run_subscriptions(job, day: date) -> dict[str, Any]:
+def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
     report = EngineReport()
     today = day.isoformat()
     if _settled_parents(job.store.connection()):
@@ -50,7 +49,7 @@ def run_subscriptions(job, day: date) -> dict[str, Any]:
     while total:
         with job.store.write() as conn:  # what is due is read again under the lock
             rows = conn.execute(_DUE, (today, BATCH_SIZE)).fetchall()
-            pay_batch(job.sandbox, conn, rows, day, cards, report)
+            pay_batch(job, conn, rows, day, cards, report)
         if not rows:
             break
         done += len(rows)
@@ -87,7 +86,7 @@ def start_settled(conn: sqlite3.Connection) -> list[str]:
     return started
 
 
-def pay_batch(sandbox, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: date,
+def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: date,
               cards: dict[int, tuple[str, str]], report: "EngineReport") -> None:
     """Make every payment of `rows` due by `day`, inside the caller's write transaction."""
     today = day.isoformat()
@@ -106,7 +105,7 @@ def pay_batch(sandbox, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: d
         numbers.append((str(number), row["transactionreference"]))
     made = _already_made(conn, [(number, row["id"]) for row, number, _ in due])
     claims = []
-    payer = _Payer(sandbox, conn, datetime.combine(day, time()), cards)
+    payer = _Payer(job, conn, datetime.combine(day, time()), cards)
     for row, number, when in due:
         if (number, row["id"]) in made:  # a payment made is never made again
             continue
@@ -137,8 +136,8 @@ def _already_made(conn: sqlite3.Connection, wanted: list[tuple[int, int]]) -> se
 class _Payer:
     """Makes the payments of one batch: a gateway context per site, the request and card per subscription."""
 
-    def __init__(self, sandbox, conn: sqlite3.Connection, now: datetime, cards: dict[int, tuple[str, str]]):
-        self.sandbox, self.conn, self.now, self.cards = sandbox, conn, now, cards
+    def __init__(self, job: JobContext, conn: sqlite3.Connection, now: datetime, cards: dict[int, tuple[str, str]]):
+        self.job, self.conn, self.now, self.cards = job, conn, now, cards
         self._contexts: dict[str, Context] = {}
         self._subscription: tuple[int, dict[str, str], Card] | None = None
 
@@ -156,8 +155,9 @@ class _Payer:
     def _context(self, site: str) -> Context:
         ctx = self._contexts.get(site)
         if ctx is None:
-            account = self.sandbox.account_for_site(site) or self.sandbox.default_account
-            ctx = self._contexts[site] = Context(self.sandbox, self.conn, account, self.now)
+            accounts = self.job.accounts.values()
+            account = account_for_site(accounts, site) or next(iter(accounts))
+            ctx = self._contexts[site] = Context(self.job.store, self.job.tables, self.conn, account, self.now)
         return ctx
 
 
@@ -172,7 +172,7 @@ def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> 
 
 
 class EngineReport:
-    """What one day's run did, with references; `Sandbox.advance` merges the days."""
+    """What one day's run did, with references; `Gateway.advance` merges the days."""
 
     def __init__(self) -> None:
         self.payments: list[str] = []
@@ -195,3 +195,6 @@ class EngineReport:
                 "payments": self.payments, "declined_payments": self.declined,
                 "caught_up_payments": self.caught_up, "stopped_subscriptions": self.stopped,
                 "started_subscriptions": self.started}
+
+
+DAILY_JOBS = (DailyJob(JOB_NAME, 20, run_subscriptions),)

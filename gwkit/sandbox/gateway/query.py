@@ -12,9 +12,9 @@ from typing import Any, Mapping
 
 from ...interface.fields import BILLING_FIELDS, SENSITIVE_FIELDS
 from ...interface.requests import FILTER_FIELDS
-from ..gateway import Context
-from ..registry import Fault, request_handler
-from ..store import TRANSACTION_COLUMNS
+from .context import Context
+from .fault import Fault
+from .store import TRANSACTION_COLUMNS
 
 MAX_RECORDS = 500
 _DATE_FILTERS = ("startdate", "enddate")
@@ -65,11 +65,10 @@ def public_record(row) -> dict[str, Any]:
     return record
 
 
-@request_handler("TRANSACTIONQUERY")
 def handle_query(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     filters = filter_values(request.get("filter"))
     if not filters:
-        raise Fault(60019, "No searchable filter specified", ["filter"])
+        raise Fault(60019, ["filter"])
     where, params = where_clause(ctx, filters)
     (found,) = ctx.conn.execute(f"SELECT COUNT(*) FROM transactions WHERE {where}", params).fetchone()
     rows = ctx.conn.execute(
@@ -78,3 +77,6 @@ def handle_query(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"requesttypedescription": "TRANSACTIONQUERY", "errorcode": "0", "errormessage": "Ok",
              "transactionstartedtimestamp": ctx.timestamp, "operatorname": ctx.account.username,
              "found": str(found), "records": [public_record(row) for row in rows]}]
+
+
+REQUEST_HANDLERS = {"TRANSACTIONQUERY": handle_query}

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import secrets
 
-from ..interface.cards import scheme_of
-from ..interface.testcards import TestCard, test_card, test_cards  # noqa: F401  (re-exported)
+from ...interface.cards import scheme_of
+from ...interface.codes import message_of
+from ...interface.testcards import test_card
 
 DECLINE_AMOUNT = "70000"
 BANK_ERROR_AMOUNT = "60010"
@@ -38,7 +39,7 @@ def decide(pan: str, baseamount: str, securitycode: str | None) -> dict[str, str
                 "securityresponsepostcode": "0", "securityresponseaddress": "0"}
     card = test_card(pan)
     if baseamount == BANK_ERROR_AMOUNT:
-        return {"errorcode": "60010", "errormessage": "Bank System Error", "acquirerresponsecode": "91",
+        return {"errorcode": "60010", "errormessage": message_of(60010), "acquirerresponsecode": "91",
                 "authcode": "", "settlestatus": "3", **security}
     if baseamount == DECLINE_AMOUNT or (card and card.outcome == "declined"):
         return decline(security)
@@ -47,5 +48,5 @@ def decide(pan: str, baseamount: str, securitycode: str | None) -> dict[str, str
 
 
 def decline(security: dict[str, str] | None = None) -> dict[str, str]:
-    return {"errorcode": "70000", "errormessage": "Decline", "acquirerresponsecode": "05",
+    return {"errorcode": "70000", "errormessage": message_of(70000), "acquirerresponsecode": "05",
             "authcode": "DECLINED", "settlestatus": "3", **(security or {})}

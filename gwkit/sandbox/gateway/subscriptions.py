@@ -32,12 +32,11 @@ import sqlite3
 from datetime import date
 from typing import Any, Mapping, NamedTuple
 
-from ..interface.requests import AUTH_SUBSCRIPTION
-from .clock import add_months
-from .gateway import Context
+from ...interface.requests import AUTH_SUBSCRIPTION
+from ...interface.schedule import due_date
+from .context import Context
+from .fault import Fault, invalid_field
 from .payments import authorise, resolve_card
-from .registry import Fault, invalid_field, request_handler, update_rule
-from .store import register_schema
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS subscriptions (
@@ -74,23 +73,12 @@ CREATE TABLE IF NOT EXISTS subscription_payments (
     PRIMARY KEY (number, subscription_id)       -- each payment of a series exists once
 ) WITHOUT ROWID;
 """
-register_schema("subscriptions", SCHEMA)
 
 # Parent AUTH states.
 AUTHORISED, SETTLED, FAILED = "authorised", "settled", "failed"
 DEFAULT_ACTIVE = "2"
 UPDATABLE = ("baseamount", "subscriptionfinalnumber", "transactionactive")
-NOT_UPDATABLE = Fault(60017, "Transaction not updatable")
-
-
-# -- the schedule ---------------------------------------------------------------------------
-
-def due_date(begin: date, frequency: int, firstnumber: int, number: int) -> date | None:
-    """When payment `number` is due; None when that lies beyond the calendar (year 9999)."""
-    try:
-        return add_months(begin, (number - firstnumber) * frequency, anchor_day=begin.day)
-    except (ValueError, OverflowError):
-        return None
+NOT_UPDATABLE = Fault(60017)
 
 
 class Plan(NamedTuple):
@@ -122,16 +110,17 @@ class Plan(NamedTuple):
         return self.due_of(self.nextnumber) if self.may_run else None
 
     def due_of(self, number: int) -> str | None:
-        """The due date of payment `number`, or None past the final number."""
+        """The due date of payment `number`, or None past the final number or the calendar (year 9999)."""
         if self.finalnumber != 0 and number > self.finalnumber:
             return None
-        due = due_date(self.begindate, self.frequency, self.firstnumber, number)
-        return due.isoformat() if due else None
+        try:
+            return due_date(self.begindate, self.frequency, self.firstnumber, number).isoformat()
+        except OverflowError:
+            return None
 
 
 # -- AUTH + SUBSCRIPTION ----------------------------------------------------------------------
 
-@request_handler("AUTH+SUBSCRIPTION")
 def handle_auth_subscription(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     begin, number, final = _checked_schedule(ctx, request)
     card = resolve_card(ctx, request, AUTH_SUBSCRIPTION.select(request).name)
@@ -190,7 +179,6 @@ def subscription_record(ctx: Context, request: Mapping[str, Any], auth: Mapping[
 
 # -- TRANSACTIONUPDATE ------------------------------------------------------------------------
 
-@update_rule("SUBSCRIPTION")
 def update_subscription(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
     """Amount of the payments to come, final number, active state; nothing else."""
     refused = [name for name in updates if name not in UPDATABLE]
@@ -227,3 +215,7 @@ def _checked_updates(sub: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, 
     if final is not None and int(final) != 0 and int(final) < sub["nextnumber"] - 1:
         raise invalid_field("subscriptionfinalnumber")  # below payments already made: they cannot be undone
     return changes
+
+
+REQUEST_HANDLERS = {"AUTH+SUBSCRIPTION": handle_auth_subscription}
+UPDATE_RULES = {"SUBSCRIPTION": update_subscription}

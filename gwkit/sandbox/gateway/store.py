@@ -5,8 +5,8 @@ fields (values kept as the strings that went over the wire) and the whole record
 TRANSACTIONQUERY answers exactly what was answered before, with later updates applied. Card
 numbers live in `cards`, encrypted by the vault; a security code is never stored.
 
-Other parts of the sandbox (3-D Secure sessions, subscriptions, tokens) add their own tables with
-`register_schema`, applied when a store opens.
+Other parts of the sandbox (3-D Secure sessions, subscriptions, tokens, the demo merchant) bring
+their own tables as SQL (`schemas`), applied, idempotently, whenever a store opens.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..interface.masking import mask_pan
+from ...interface.masking import mask_pan
 from .vault import Vault
 
 # Columns of `transactions` that mirror wire fields of the record, for filters and updates.
@@ -68,28 +68,21 @@ CREATE INDEX IF NOT EXISTS transactions_order ON transactions (orderreference);
 CREATE INDEX IF NOT EXISTS transactions_settle ON transactions (settlestatus, settleduedate);
 """
 
-_SCHEMAS: dict[str, str] = {"core": CORE_SCHEMA}
-
-
-def register_schema(name: str, sql: str) -> None:
-    """Add tables of a sandbox part; applied (idempotently) whenever a store opens."""
-    _SCHEMAS[name] = sql
-
-
 class Store:
     """A SQLite database shared by threads (one connection each) and by processes (WAL)."""
 
-    def __init__(self, path: str | Path | None = None, *, vault: Vault | None = None):
+    def __init__(self, path: str | Path | None = None, *, schemas: Iterable[str] = ()):
         if path is None:
             self._tempdir = tempfile.TemporaryDirectory(prefix="gwkit-sandbox-")
             path = Path(self._tempdir.name) / "sandbox.db"
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.vault = vault or Vault.beside(self.path)
+        self.vault = Vault.beside(self.path)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._prefix: str | None = None  # of transaction references: set once per database
+        self._schemas = tuple(schemas)
         self.apply_schemas()
 
     def __repr__(self) -> str:
@@ -135,7 +128,7 @@ class Store:
 
     def apply_schemas(self) -> None:
         conn = self.connection()
-        for sql in list(_SCHEMAS.values()):
+        for sql in (CORE_SCHEMA, *self._schemas):
             conn.executescript(sql)
         if "card_index" not in {row["name"] for row in conn.execute("PRAGMA table_info(cards)")}:
             conn.execute("ALTER TABLE cards ADD COLUMN card_index BLOB")  # a database of an earlier gwkit

@@ -7,7 +7,7 @@ An enrolled card opens a session, kept in `threeds_sessions`: the THREEDQUERY re
 (`queried` -> `answered` by the ACS -> `used` by one AUTH). The merchant only ever holds `md`,
 which the sandbox keeps as a SHA-256 hash.
 
-The ACS (acs.py) answers with a PaRes signed here with an HMAC key kept in the store's `meta`
+The ACS (web/acs.py) answers with a PaRes signed here with an HMAC key kept in the store's `meta`
 table, so a changed PaRes is refused. The AUTH that follows finds its card through the card source
 `threeds` (md + pares) or, for `N` and `U`, through the THREEDQUERY parent rule.
 
@@ -32,15 +32,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Mapping
 
-from ..interface.cards import scheme_of
-from ..interface.masking import mask_pan
+from ...interface.cards import scheme_of
+from ...interface.codes import message_of
+from ...interface.masking import mask_pan
+from ...interface.testcards import test_card
+from ...interface.wire import TIMESTAMP
 from . import acquirer
-from .clock import TIMESTAMP
-from .gateway import Context
+from .context import Context
+from .fault import Fault, invalid_field
 from .payments import (INHERITABLE, MERCHANT, Card, billing_details, card_from_fields, expired, lent_card,
                        load_card)
-from .registry import Fault, card_source, invalid_field, parent_rule, request_handler
-from .store import Store, details_of, record_of, register_schema
+from .store import Store, details_of, record_of
 
 THREEDVERSION = "1.0.2"
 SESSION_LIFETIME = timedelta(hours=2)  # interface 4.4: wait no more than two hours
@@ -48,14 +50,14 @@ ACS_PATH = "/acs/v1"
 KEY_NAME = "threeds:hmac_key"
 
 QUERIED, ANSWERED, USED = "queried", "answered", "used"
-UNAUTHENTICATED = {"errorcode": "60022", "errormessage": "Unauthenticated", "settlestatus": "3"}
-NOT_SUPPORTED = (60031, "Invalid acquirer for 3-D Secure")
+UNAUTHENTICATED = {"errorcode": "60022", "errormessage": message_of(60022), "settlestatus": "3"}
+NOT_SUPPORTED = 60031  # the card's scheme has no 3-D Secure
 
 # eci by PaRes status: (Visa and other schemes, Mastercard family).
 _ECI = {"Y": ("05", "02"), "A": ("06", "01"), "U": ("07", "00")}
 _MASTERCARD_FAMILY = frozenset({"MASTERCARD", "MASTERCARDDEBIT", "MAESTRO"})
 
-register_schema("threeds", f"""
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS threeds_sessions (
     transactionreference TEXT PRIMARY KEY,  -- the THREEDQUERY
     md_hash TEXT UNIQUE,                    -- SHA-256 of md; NULL when the card is not enrolled
@@ -74,7 +76,7 @@ CREATE TABLE IF NOT EXISTS threeds_sessions (
     used TEXT
 );
 INSERT OR IGNORE INTO meta (key, value) VALUES ('{KEY_NAME}', lower(hex(randomblob(32))));
-""")
+"""
 
 
 @dataclass(frozen=True)
@@ -204,7 +206,7 @@ def _mark_used(ctx: Context, session: Session) -> None:
 
 def enrolment(pan: str) -> str:
     """Y, N or U for a card whose scheme supports 3-D Secure; test cards decide, others are N."""
-    card = acquirer.test_card(pan)
+    card = test_card(pan)
     return card.enrolled if card and card.enrolled in ("Y", "N", "U") else "N"
 
 
@@ -219,12 +221,11 @@ def _query_card(ctx: Context, request: Mapping[str, Any]) -> Card:
     return card_from_fields(ctx, request)
 
 
-@request_handler("THREEDQUERY")
 def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     card = _query_card(ctx, request)
     scheme = scheme_of(card.pan)
     if scheme is None or not scheme.threeds_supported:
-        raise Fault(*NOT_SUPPORTED, ["parenttransactionreference" if card.parent else "pan"])
+        raise Fault(NOT_SUPPORTED, ["parenttransactionreference" if card.parent else "pan"])
     if expired(card.expirydate, ctx.now.date()):
         raise invalid_field("expirydate")
     enrolled = enrolment(card.pan)
@@ -290,7 +291,6 @@ def _card_of_session(ctx: Context, session: Session, request: Mapping[str, Any])
                             "xid": session.xid})
 
 
-@card_source("threeds")
 def card_from_threeds(ctx: Context, request: Mapping[str, Any]) -> Card:
     """Enrolled: `md` finds the session, `pares` must be the ACS's latest answer, unchanged."""
     session = session_by_md(ctx.conn, request.get("md"))
@@ -318,7 +318,6 @@ def card_from_threeds(ctx: Context, request: Mapping[str, Any]) -> Card:
     return card
 
 
-@parent_rule("THREEDQUERY")
 def card_from_threedquery(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
     """Not enrolled or unknown: the AUTH names the THREEDQUERY, once. Enrolled cards need md/pares."""
     session = session_by_reference(ctx.conn, row["transactionreference"])
@@ -328,3 +327,8 @@ def card_from_threedquery(ctx: Context, row: sqlite3.Row, request: Mapping[str, 
     card = _card_of_session(ctx, session, request)
     _mark_used(ctx, session)
     return card
+
+
+REQUEST_HANDLERS = {"THREEDQUERY": handle_threedquery}
+CARD_SOURCES = {"threeds": card_from_threeds}
+PARENT_RULES = {"THREEDQUERY": card_from_threedquery}

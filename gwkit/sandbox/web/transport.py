@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import httpx
 
-from .core import GATEWAY_PATHS, Sandbox, SandboxRequest
+from ..http import SandboxRequest, SandboxResponse
+from .sandbox import Sandbox
 
 
 def _to_sandbox(request: httpx.Request, body: bytes) -> SandboxRequest:
@@ -22,15 +23,13 @@ def _to_sandbox(request: httpx.Request, body: bytes) -> SandboxRequest:
     )
 
 
-def _to_httpx(answer) -> httpx.Response:
+def _to_httpx(answer: SandboxResponse) -> httpx.Response:
     return httpx.Response(answer.status, headers=answer.headers, content=answer.body)
 
 
 def _answer(sandbox: Sandbox, request: httpx.Request, body: bytes) -> httpx.Response:
     """The sandbox's answer; a dropped one (fault injection) fails as a lost connection does."""
-    drop = None
-    if request.method == "POST" and request.url.path in GATEWAY_PATHS:
-        drop = sandbox.faults.take_drop()
+    drop = sandbox.faults.dropped(request.method, request.url.path)
     if drop is not None:
         if drop:
             sandbox.handle(_to_sandbox(request, body))

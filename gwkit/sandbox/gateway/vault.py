@@ -35,10 +35,6 @@ class Vault:
         except FileExistsError:  # pragma: no cover - another process created it first
             return cls(key_path.read_bytes().strip())
 
-    @classmethod
-    def ephemeral(cls) -> "Vault":
-        return cls(Fernet.generate_key())
-
     def index(self, pan: str, expirydate: str) -> bytes:
         """A keyed digest that finds a card again without storing its number in clear."""
         return hmac.new(self._index_key, f"{pan}|{expirydate}".encode("ascii"), hashlib.sha256).digest()

@@ -13,9 +13,9 @@ from typing import Any, Iterable
 
 import uvicorn
 
-from .accounts import Account
+from ..gateway.accounts import Account
 from .app import create_app
-from .core import Sandbox
+from .sandbox import Sandbox
 from .transport import SandboxTransport
 
 DEFAULT_DB = Path(".gwkit") / "sandbox.db"
@@ -95,7 +95,7 @@ class SandboxHandle:
         return self.sandbox.health()
 
     def drop_next(self, count: int = 1, process: bool = True) -> dict[str, Any]:
-        """Fault injection: the next `count` gateway answers are not sent (see control.py)."""
+        """Fault injection: the next `count` gateway answers are not sent (see faults.py)."""
         return self.sandbox.faults.set(count, process)
 
     def transport(self) -> SandboxTransport:

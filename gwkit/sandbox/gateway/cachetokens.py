@@ -1,4 +1,4 @@
-"""Browser tokenisation (interface 4.6, 4.9, 5.5, 5.6): CACHETOKENISE, cache tokens, CORS, st.js.
+"""Browser tokenisation (interface 4.6, 4.9, 5.6): CACHETOKENISE and the AUTH with a cache token.
 
 A cache token stands for card details for 15 minutes of the sandbox clock, for one AUTH:
 
@@ -14,39 +14,30 @@ A cache token stands for card details for 15 minutes of the sandbox clock, for o
   an answered one, authorised or declined, does.
 - Expired tokens that were never used lose their card row (at each CACHETOKENISE and daily).
 
-Cross-origin calls to `/json/` get CORS headers echoing the origin, except from `https://localhost`
-(5.5), which is answered 403 with a JSON body and no CORS headers, for preflights and POSTs alike.
+CORS (interface 5.5) and st.js are HTTP matters: see web/cors.py and web/stjs.py.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import Any, Mapping
 
 from cryptography.fernet import InvalidToken
 
-from ..interface import cards
-from ..interface.cards import scheme_of
-from ..interface.fields import FIELDS
-from ..interface.masking import mask_pan
-from .clock import TIMESTAMP
-from .gateway import Context
+from ...interface.cards import scheme_of
+from ...interface.masking import mask_pan
+from ...interface.wire import TIMESTAMP
+from .clock import Clock
+from .context import Context, DailyJob, JobContext
+from .fault import invalid_field
 from .payments import Card, load_card
-from .registry import card_source, daily_job, invalid_field, request_handler, route
-from .store import register_schema
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .core import Sandbox, SandboxRequest, SandboxResponse
+from .store import Store
 
 TOKEN_LIFETIME = timedelta(minutes=15)
-REJECTED_ORIGINS = frozenset({"https://localhost", "https://localhost:443"})
-STJS_PATH = Path(__file__).parent / "static" / "st.js"
 
-register_schema("cachetokens", """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS cachetokens (
     token_hash TEXT PRIMARY KEY,             -- SHA-256 of the token; the token itself is never kept
     sitereference TEXT NOT NULL,
@@ -62,7 +53,7 @@ CREATE TABLE IF NOT EXISTS cachetokens (
 DROP INDEX IF EXISTS cachetokens_expires;
 CREATE INDEX IF NOT EXISTS cachetokens_unpurged ON cachetokens (expires)
     WHERE used IS NULL AND card_id IS NOT NULL;
-""")
+"""
 
 
 def token_hash(token: str) -> str:
@@ -71,7 +62,6 @@ def token_hash(token: str) -> str:
 
 # CACHETOKENISE ---------------------------------------------------------------------------------
 
-@request_handler("CACHETOKENISE")
 def handle_cachetokenise(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     """Card fields in, a token out; no card data is answered (as the real service: the token only)."""
     purge_expired(ctx.conn, ctx.now)
@@ -107,7 +97,6 @@ def checked_expiry(month: str, year: str, now: datetime) -> str:
 
 # AUTH with a cachetoken ------------------------------------------------------------------------
 
-@card_source("cachetoken")
 def card_from_token(ctx: Context, request: Mapping[str, Any]) -> Card:
     """The card a live token of the request's site stands for; the token is used up by the AUTH."""
     token = request["cachetoken"]
@@ -143,18 +132,17 @@ def purge_expired(conn, now: datetime) -> int:
     return len(rows)
 
 
-@daily_job("cachetoken-expiry", order=90)
-def expire_tokens(job, day) -> dict[str, Any]:
+def expire_tokens(job: JobContext, day) -> dict[str, Any]:
     with job.store.write() as conn:
         purged = purge_expired(conn, job.clock.now())
     return {"expired_tokens": purged}
 
 
-def token_rows(sandbox: "Sandbox", sitereference: str | None = None) -> list[dict[str, Any]]:
+def token_rows(store: Store, clock: Clock, sitereference: str | None = None) -> list[dict[str, Any]]:
     """The tokens issued (masked card, times, state), newest first: for notebooks and reports."""
-    now = sandbox.clock.timestamp()
+    now = clock.timestamp()
     sql = "SELECT * FROM cachetokens" + (" WHERE sitereference = ?" if sitereference else "")
-    rows = sandbox.store.connection().execute(sql + " ORDER BY created DESC",
+    rows = store.connection().execute(sql + " ORDER BY created DESC",
                                               (sitereference,) if sitereference else ()).fetchall()
     return [{"sitereference": r["sitereference"], "maskedpan": r["maskedpan"],
              "paymenttypedescription": r["paymenttypedescription"], "created": r["created"],
@@ -162,69 +150,6 @@ def token_rows(sandbox: "Sandbox", sitereference: str | None = None) -> list[dic
              "state": "used" if r["used"] else ("expired" if r["expires"] <= now else "live")} for r in rows]
 
 
-# CORS for the gateway endpoint (interface 5.5) -------------------------------------------------
-
-def origin_rejected(origin: str) -> bool:
-    return origin.strip().rstrip("/").lower() in REJECTED_ORIGINS
-
-
-def cross_origin(request: "SandboxRequest", gateway: Callable[["SandboxRequest"], "SandboxResponse"]
-                 ) -> "SandboxResponse":
-    """`/json/` with CORS: preflights answered, answers to browsers given their CORS headers."""
-    from .core import SandboxResponse
-
-    origin = request.headers.get("origin")
-    if origin is not None and origin_rejected(origin):
-        return SandboxResponse.json({
-            "error": "origin rejected", "origin": origin,
-            "detail": "interface 5.5: cross-origin requests from https://localhost are rejected; "
-                      "serve the page from a domain the gateway can reach"}, status=403)
-    response = SandboxResponse(204, {}, b"") if request.method == "OPTIONS" else gateway(request)
-    if origin is not None:
-        response.headers.update(cors_headers(origin, request))
-    return response
-
-
-def cors_headers(origin: str, request: "SandboxRequest") -> dict[str, str]:
-    headers = {"access-control-allow-origin": origin, "vary": "Origin"}
-    if request.method == "OPTIONS":
-        headers.update({"access-control-allow-methods": "POST, OPTIONS",
-                        "access-control-allow-headers": "Content-Type, Accept",
-                        "access-control-max-age": "600"})
-        if request.headers.get("access-control-request-private-network") == "true":
-            headers["access-control-allow-private-network"] = "true"
-    return headers
-
-
-# /js/st.js -------------------------------------------------------------------------------------
-
-_RULES_SLOT = re.compile(r"/\*gwkit:rules\*/.*?/\*gwkit:end\*/", re.DOTALL)
-
-
-def stjs_rules() -> dict[str, Any]:
-    """The card rules st.js checks in the browser, from the spec tables (gwkit.interface)."""
-    lengths = [scheme.securitycode_length for scheme in cards.SCHEMES.values()]
-    usual = max(set(lengths), key=lengths.count)
-    prefixes = cards._PREFIXES  # prefix -> scheme code; the longest matching prefix wins
-    unusual = {p for p, code in prefixes.items() if cards.SCHEMES[code].securitycode_length != usual}
-    # Longer prefixes inside an unusual range must be listed too, or they would lose to it.
-    listed = {p for p in prefixes if any(p.startswith(u) for u in unusual)}
-    return {"panMinLength": FIELDS["pan"].min_length, "panMaxLength": FIELDS["pan"].max_length,
-            "securitycodeLength": usual,
-            "securitycodeLengthByPrefix": {p: cards.SCHEMES[prefixes[p]].securitycode_length
-                                           for p in sorted(listed)}}
-
-
-def stjs_source() -> str:
-    rules = json.dumps(stjs_rules())
-    return _RULES_SLOT.sub(lambda _m: f"/*gwkit:rules*/{rules}/*gwkit:end*/",
-                           STJS_PATH.read_text(encoding="utf-8"), count=1)
-
-
-@route("GET", "/js/st.js")
-def serve_stjs(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse":
-    from .core import SandboxResponse
-
-    return SandboxResponse(200, {"content-type": "application/javascript; charset=utf-8",
-                                 "cache-control": "no-cache", "access-control-allow-origin": "*"},
-                           stjs_source().encode("utf-8"))
+REQUEST_HANDLERS = {"CACHETOKENISE": handle_cachetokenise}
+CARD_SOURCES = {"cachetoken": card_from_token}
+DAILY_JOBS = (DailyJob("cachetoken-expiry", 90, expire_tokens),)

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from ...interface.requests import AUTH
-from ..gateway import Context
-from ..payments import authorise, resolve_card
-from ..registry import request_handler
+from .context import Context
+from .payments import authorise, resolve_card
 
 
-@request_handler("AUTH")
 def handle_auth(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     card = resolve_card(ctx, request, AUTH.select(request).name)
     return [authorise(ctx, request, card)]
+
+
+REQUEST_HANDLERS = {"AUTH": handle_auth}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from ..registry import daily_job
+from .context import DailyJob, JobContext
 
 
 def settle_due(conn, day: date) -> list[str]:
@@ -25,8 +25,10 @@ def settle_due(conn, day: date) -> list[str]:
     return references
 
 
-@daily_job("settlement", order=10)
-def settlement_run(job, day: date) -> dict[str, Any]:
+def settlement_run(job: JobContext, day: date) -> dict[str, Any]:
     with job.store.write() as conn:
         settled = settle_due(conn, day)
     return {"settled": settled}
+
+
+DAILY_JOBS = (DailyJob("settlement", 10, settlement_run),)

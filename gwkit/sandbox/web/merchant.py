@@ -18,28 +18,24 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from ..interface.cards import luhn_ok
-from ..interface.fields import BILLING_FIELDS
-from ..interface.masking import REDACTED, mask_data, mask_pan, mask_text
-from . import gateway
+from ...interface.cards import luhn_ok
+from ...interface.fields import BILLING_FIELDS
+from ...interface.masking import REDACTED, mask_data, mask_pan, mask_text
+from ...interface.wire import PAN_PATTERN, VERSION
+from ..gateway.core import Gateway
+from ..http import SandboxRequest, SandboxResponse
 from .pages import html_document
-from .registry import route
-from .store import register_schema
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .core import Sandbox, SandboxRequest, SandboxResponse
+from .served import Served
 
 CARD_FIELD_NAMES = frozenset({"pan", "expirymonth", "expiryyear", "securitycode", "expirydate"})
 ORDER_FIELDS = ("baseamount", "currencyiso3a", "orderreference") + BILLING_FIELDS
-_PAN_LIKE = re.compile(r"(?<!\d)\d{12,19}(?!\d)")
 
-register_schema("demo_merchant", """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS demo_merchant_receipts (
     id INTEGER PRIMARY KEY,
     received TEXT NOT NULL,        -- sandbox clock
@@ -49,7 +45,7 @@ CREATE TABLE IF NOT EXISTS demo_merchant_receipts (
     card_data TEXT NOT NULL,       -- JSON list of the card data found, [] when none arrived
     auth TEXT                      -- JSON AUTH record when the merchant completed the payment
 );
-""")
+"""
 
 
 def card_data_in(pairs: list[tuple[str, str]], body: str) -> list[str]:
@@ -61,9 +57,9 @@ def card_data_in(pairs: list[tuple[str, str]], body: str) -> list[str]:
         pairs = _json_leaves(body)
     found = [f"field {name!r}" for name, _ in pairs if name.lower() in CARD_FIELD_NAMES]
     for name, value in pairs:
-        if any(luhn_ok(run) for run in _PAN_LIKE.findall(value)):
+        if any(luhn_ok(run) for run in PAN_PATTERN.findall(value)):
             found.append(f"a card number in {name!r}")
-    if not found and any(luhn_ok(run) for run in _PAN_LIKE.findall(body)):
+    if not found and any(luhn_ok(run) for run in PAN_PATTERN.findall(body)):
         found.append("a card number in the body")
     return found
 
@@ -144,38 +140,29 @@ def _masked(name: str, value: str) -> str:
 
 # pages -----------------------------------------------------------------------------------------
 
-@route("GET", "/demo/merchant")
-def payment_page(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse":
-    from .core import SandboxResponse
-
+def payment_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     locale = request.query.get("locale", "en_gb")
-    site = request.query.get("sitereference") or sandbox.default_account.sitereferences[0]
+    site = request.query.get("sitereference") or sandbox.gateway.default_account.sitereferences[0]
     named = request.query.get("named_card_inputs") == "1"
     return SandboxResponse.html(_page("Demo shop: pay by card", _payment_form(request.base_url, site, locale, named)))
 
 
-@route("POST", "/demo/merchant/pay")
-def pay(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse":
-    from .core import SandboxResponse
-
+def pay(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     content_type = request.headers.get("content-type", "")
     body, pairs = received_pairs(content_type, request.body)
     receipt = receipt_of(content_type, body, pairs)
     fields = dict(pairs)
     auth = None
     if fields.get("cachetoken") and fields.get("complete", "now") != "later":
-        auth = complete_payment(sandbox, fields, request.base_url)
-    receipt_id = _keep(sandbox, receipt, auth)
+        auth = complete_payment(sandbox.gateway, fields, request.base_url)
+    receipt_id = _keep(sandbox.gateway, receipt, auth)
     links = ("<p><a href='/demo/merchant'>Back to the shop</a> &middot; "
              "<a href='/demo/merchant/received?format=html'>Everything the merchant server received</a></p>")
     return SandboxResponse.html(_page("Merchant server", _receipt_html(receipt_id, receipt, auth) + links))
 
 
-@route("GET", "/demo/merchant/received")
-def received(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse":
-    from .core import SandboxResponse
-
-    receipts = receipts_of(sandbox)
+def received(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
+    receipts = receipts_of(sandbox.gateway)
     wants_html = request.query.get("format") == "html" or (
         request.query.get("format") != "json" and "text/html" in request.headers.get("accept", ""))
     if not wants_html:
@@ -184,31 +171,31 @@ def received(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse"
     return SandboxResponse.html(_page("What the merchant server received", "".join(parts)))
 
 
-def complete_payment(sandbox: "Sandbox", fields: dict[str, str], base_url: str) -> dict[str, Any]:
+def complete_payment(gateway: Gateway, fields: dict[str, str], base_url: str) -> dict[str, Any]:
     """The merchant server's AUTH with the token, sent with the site's web services account."""
-    site = fields.get("sitereference") or sandbox.default_account.sitereferences[0]
-    account = sandbox.account_for_site(site) or sandbox.default_account
+    site = fields.get("sitereference") or gateway.default_account.sitereferences[0]
+    account = gateway.account_for_site(site) or gateway.default_account
     auth = {"requesttypedescriptions": ["AUTH"], "sitereference": site, "accounttypedescription": "ECOM",
             "cachetoken": fields["cachetoken"], **{k: fields[k] for k in ORDER_FIELDS if fields.get(k)}}
-    answer = gateway.process(sandbox, {"alias": account.username, "version": "1.00", "request": [auth]},
+    answer = gateway.process({"alias": account.username, "version": VERSION, "request": [auth]},
                              account, base_url=base_url)
     return mask_data(answer["response"][0])
 
 
-def receipts_of(sandbox: "Sandbox") -> list[dict[str, Any]]:
-    rows = sandbox.store.connection().execute("SELECT * FROM demo_merchant_receipts ORDER BY id").fetchall()
+def receipts_of(gateway: Gateway) -> list[dict[str, Any]]:
+    rows = gateway.store.connection().execute("SELECT * FROM demo_merchant_receipts ORDER BY id").fetchall()
     return [{"id": r["id"], "received": r["received"], "content_type": r["content_type"], "body": r["body"],
              "fields": dict(json.loads(r["fields"])), "field_names": [n for n, _ in json.loads(r["fields"])],
              "card_data": json.loads(r["card_data"]), "auth": json.loads(r["auth"]) if r["auth"] else None}
             for r in rows]
 
 
-def _keep(sandbox: "Sandbox", receipt: dict[str, Any], auth: dict[str, Any] | None) -> int:
-    with sandbox.store.write() as conn:
+def _keep(gateway: Gateway, receipt: dict[str, Any], auth: dict[str, Any] | None) -> int:
+    with gateway.store.write() as conn:
         cursor = conn.execute(
             "INSERT INTO demo_merchant_receipts (received, content_type, body, fields, card_data, auth) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (sandbox.clock.timestamp(), receipt["content_type"], receipt["body"],
+            (gateway.clock.timestamp(), receipt["content_type"], receipt["body"],
              json.dumps(receipt["fields"]), json.dumps(receipt["card_data"]),
              json.dumps(auth) if auth is not None else None))
         return int(cursor.lastrowid)

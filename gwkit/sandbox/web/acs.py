@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ..interface.currency import to_major
+from ...interface.currency import to_major
+from ..gateway.core import Gateway
+from ..gateway.threeds import (ACS_PATH, USED, BadToken, Session, issue_pares, mark_answered, session_by_md,
+                               signing_key, verify)
+from ..http import SandboxRequest, SandboxResponse
 from .pages import html_document
-from .registry import route
-from .threeds import (ACS_PATH, USED, BadToken, Session, issue_pares, mark_answered, session_by_md,
-                      signing_key, verify)
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .core import Sandbox, SandboxRequest, SandboxResponse
+from .served import Served
 
 FORM_FIELDS = ("PaReq", "TermUrl", "MD")
 COMPLETE_PATH = ACS_PATH + "/complete"
@@ -61,7 +59,7 @@ def _amount(baseamount: str, currency: str) -> str:
     return f"{currency} {to_major(baseamount, currency)}"
 
 
-def _checked(sandbox: "Sandbox", conn, form: dict[str, str]) -> tuple[Session, dict[str, str]]:
+def _checked(gateway: Gateway, conn, form: dict[str, str]) -> tuple[Session, dict[str, str]]:
     """The session a post is for, with its PaReq's content; AcsError when anything is wrong."""
     missing = [name for name in FORM_FIELDS if not form.get(name)]
     if missing:
@@ -69,7 +67,7 @@ def _checked(sandbox: "Sandbox", conn, form: dict[str, str]) -> tuple[Session, d
         hint = f" Received {', '.join(near)}: the names are case-sensitive." if near else ""
         raise AcsError(f"The ACS needs the form fields PaReq, TermUrl and MD. Missing: {', '.join(missing)}.{hint}")
     try:
-        pareq = verify(signing_key(sandbox.store, conn), "pareq", form["PaReq"])
+        pareq = verify(signing_key(gateway.store, conn), "pareq", form["PaReq"])
     except BadToken:
         raise AcsError("PaReq is not the value the THREEDQUERY answered as 'pareq': it was changed.") from None
     session = session_by_md(conn, form["MD"])
@@ -82,7 +80,7 @@ def _checked(sandbox: "Sandbox", conn, form: dict[str, str]) -> tuple[Session, d
         raise AcsError("TermUrl is not the 'termurl' sent in the THREEDQUERY.")
     if session.state == USED:
         raise AcsError("This authentication has already completed a payment (an md is used once).")
-    if session.expired(sandbox.clock.now()):
+    if session.expired(gateway.clock.now()):
         raise AcsError("This authentication started more than two hours ago on the sandbox clock; "
                        "send a new THREEDQUERY.")
     return session, pareq
@@ -97,13 +95,11 @@ _STYLE = ("body{font-family:system-ui,sans-serif;max-width:32em;margin:2em auto;
           "padding:.75em 1em}small{color:#5b6675}")
 
 
-def _page(title: str, body: str, status: int = 200) -> "SandboxResponse":
-    from .core import SandboxResponse
-
+def _page(title: str, body: str, status: int = 200) -> SandboxResponse:
     return SandboxResponse.html(html_document(title, body, _STYLE), status, headers={"cache-control": "no-store"})
 
 
-def _error_page(message: str, status: int = 400) -> "SandboxResponse":
+def _error_page(message: str, status: int = 400) -> SandboxResponse:
     return _page("3-D Secure: request refused", "<h1>3-D Secure: request refused</h1>"
                  f"<p class='error' id='acs-error'>{html.escape(message)}</p>"
                  "<p><small>gwkit sandbox ACS (simulated issuer). Nothing was changed.</small></p>", status)
@@ -114,23 +110,22 @@ def _hidden(form: dict[str, str]) -> str:
                    for name in FORM_FIELDS)
 
 
-@route("GET", ACS_PATH)
-def acs_get(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse":
+def acs_get(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     return _error_page("The ACS is reached by the cardholder's browser with an HTTP POST of PaReq, TermUrl "
                        "and MD (interface 4.4), not by opening its address.", 405)
 
 
-@route("POST", ACS_PATH)
-def acs_page(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse":
+def acs_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
+    gateway = sandbox.gateway
     form = request.form()
     try:
-        with sandbox.store.read() as conn:
-            session, pareq = _checked(sandbox, conn, form)
+        with gateway.store.read() as conn:
+            session, pareq = _checked(gateway, conn, form)
     except AcsError as error:
         return _error_page(str(error))
     programme = _PROGRAMMES.get(pareq.get("type", ""), "3-D Secure")
     facts = (("Merchant", pareq.get("merchant", "")), ("Amount", _amount(session.baseamount, session.currencyiso3a)),
-             ("Card", pareq.get("pan", "")), ("Date", sandbox.clock.now().strftime("%d %B %Y %H:%M")))
+             ("Card", pareq.get("pan", "")), ("Date", gateway.clock.now().strftime("%d %B %Y %H:%M")))
     rows = "".join(f"<dt>{k}</dt><dd id='acs-{k.lower()}'>{html.escape(v)}</dd>" for k, v in facts)
     buttons = "".join(
         f"<button type='submit' name='outcome' value='{o.value}' id='outcome-{o.value}' "
@@ -146,17 +141,17 @@ def acs_page(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse"
     return _page(f"{programme}: confirm your purchase", body)
 
 
-@route("POST", COMPLETE_PATH)
-def acs_complete(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse":
+def acs_complete(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
+    gateway = sandbox.gateway
     form = request.form()
     outcome = OUTCOME_BY_VALUE.get(form.get("outcome", ""))
     if outcome is None:
         return _error_page(f"Choose an outcome: one of {', '.join(OUTCOME_BY_VALUE)}.")
     try:
-        with sandbox.store.write() as conn:  # checked and answered at once: a used session stays used
-            session, pareq = _checked(sandbox, conn, form)
-            pares = issue_pares(signing_key(sandbox.store, conn), session, outcome.status, pareq.get("type"))
-            mark_answered(conn, session, outcome.status, pares, sandbox.clock.now())
+        with gateway.store.write() as conn:  # checked and answered at once: a used session stays used
+            session, pareq = _checked(gateway, conn, form)
+            pares = issue_pares(signing_key(gateway.store, conn), session, outcome.status, pareq.get("type"))
+            mark_answered(conn, session, outcome.status, pares, gateway.clock.now())
     except AcsError as error:
         return _error_page(str(error))
     action = html.escape(session.termurl, quote=True)

@@ -17,23 +17,19 @@ one of them.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .clock import ClockError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .core import Sandbox, SandboxRequest, SandboxResponse
-
-ISO = "%Y-%m-%dT%H:%M:%S"
+from ..gateway.clock import ISO, ClockError
+from ..http import SandboxRequest, SandboxResponse
+from .auth import authenticate, unauthorised
+from .served import Served
 
 
-def handle_control(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxResponse":
-    from .core import SandboxResponse, unauthorised
-
+def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     route = (request.method, request.path.rstrip("/"))
     if route == ("GET", "/_sandbox/health"):
         return SandboxResponse.json(sandbox.health())
-    if sandbox.authenticate(request.headers) is None:
+    if authenticate(sandbox.gateway.accounts, request.headers) is None:
         return unauthorised()
     handler = _ROUTES.get(route)
     if handler is None:
@@ -52,34 +48,34 @@ def handle_control(sandbox: "Sandbox", request: "SandboxRequest") -> "SandboxRes
         return _bad_request(str(exc))
 
 
-def _clock(sandbox: "Sandbox", payload: dict[str, Any]) -> dict[str, Any]:
-    return {"now": sandbox.clock.now().strftime(ISO)}
+def _clock(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"now": sandbox.gateway.clock.now().strftime(ISO)}
 
 
-def _advance(sandbox: "Sandbox", payload: dict[str, Any]) -> dict[str, Any]:
+def _advance(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(payload) - {"by", "to"})
     if unknown:
         raise ClockError(f"unknown field(s) {', '.join(unknown)}: give 'by' (an ISO 8601 duration) or 'to'")
     for name in ("by", "to"):
         if name in payload and not isinstance(payload[name], str):
             raise ClockError(f"{name} must be a string")
-    return sandbox.advance(by=payload.get("by"), to=payload.get("to"))
+    return sandbox.gateway.advance(by=payload.get("by"), to=payload.get("to"))
 
 
-def _settle(sandbox: "Sandbox", payload: dict[str, Any]) -> dict[str, Any]:
-    return sandbox.settle(all_pending=payload.get("all") is True)
+def _settle(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
+    return sandbox.gateway.settle(all_pending=payload.get("all") is True)
 
 
-def _reset(sandbox: "Sandbox", payload: dict[str, Any]) -> dict[str, Any]:
-    sandbox.reset()
-    return {"reset": True, "now": sandbox.clock.now().strftime(ISO)}
+def _reset(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
+    sandbox.gateway.reset()
+    return {"reset": True, "now": sandbox.gateway.clock.now().strftime(ISO)}
 
 
-def _faults(sandbox: "Sandbox", payload: dict[str, Any]) -> dict[str, Any]:
+def _faults(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
     return sandbox.faults.state()
 
 
-def _set_faults(sandbox: "Sandbox", payload: dict[str, Any]) -> dict[str, Any]:
+def _set_faults(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(payload) - {"drop_next", "process"})
     if unknown or "drop_next" not in payload:
         raise ValueError('give {"drop_next": N} and optionally "process": true or false')
@@ -99,7 +95,5 @@ _ROUTES = {
 }
 
 
-def _bad_request(message: str) -> "SandboxResponse":
-    from .core import SandboxResponse
-
+def _bad_request(message: str) -> SandboxResponse:
     return SandboxResponse.json({"error": "bad request", "detail": message}, status=400)

@@ -11,9 +11,11 @@ import re
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
+from ...interface.schedule import add_months
+from ...interface.wire import TIMESTAMP
 from .store import Store
 
-TIMESTAMP = "%Y-%m-%d %H:%M:%S"
+ISO = "%Y-%m-%dT%H:%M:%S"  # how the control API and advance reports write an instant
 _DURATION = re.compile(
     r"P(?:(?P<years>\d+)Y)?(?:(?P<months>\d+)M)?(?:(?P<weeks>\d+)W)?(?:(?P<days>\d+)D)?"
     r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+)S)?)?"
@@ -22,19 +24,6 @@ _DURATION = re.compile(
 
 class ClockError(ValueError):
     """A clock move that cannot be made: a bad duration or date, or a move backwards."""
-
-
-def add_months(day: date | datetime, months: int, anchor_day: int | None = None):
-    """`day` moved by whole months; a day past the month's end falls on its last day."""
-    month_index = day.month - 1 + months
-    year, month = day.year + month_index // 12, month_index % 12 + 1
-    wanted = anchor_day or day.day
-    return day.replace(year=year, month=month, day=min(wanted, days_in_month(year, month)))
-
-
-def days_in_month(year: int, month: int) -> int:
-    following = date(year + month // 12, month % 12 + 1, 1)
-    return (following - timedelta(days=1)).day
 
 
 def parse_duration(text: str) -> dict[str, int]:
@@ -47,7 +36,10 @@ def parse_duration(text: str) -> dict[str, int]:
 
 def apply_duration(start: datetime, text: str) -> datetime:
     parts = parse_duration(text)
-    moved = add_months(start, 12 * parts.get("years", 0) + parts.get("months", 0))
+    try:
+        moved = add_months(start, 12 * parts.get("years", 0) + parts.get("months", 0))
+    except OverflowError as exc:  # past year 9999: refused like any other bad move
+        raise ClockError(str(exc)) from None
     return moved + timedelta(weeks=parts.get("weeks", 0), days=parts.get("days", 0),
                              hours=parts.get("hours", 0), minutes=parts.get("minutes", 0),
                              seconds=parts.get("seconds", 0))
@@ -96,8 +88,7 @@ class Clock:
         target = apply_duration(now, by) if by is not None else (
             to.replace(microsecond=0, tzinfo=None) if isinstance(to, datetime) else parse_instant(to))
         if target < now:
-            raise ClockError(f"the clock only moves forward: {target:%Y-%m-%dT%H:%M:%S} is before "
-                             f"{now:%Y-%m-%dT%H:%M:%S}")
+            raise ClockError(f"the clock only moves forward: {target.strftime(ISO)} is before {now.strftime(ISO)}")
         return target
 
     def set(self, conn, moment: datetime) -> None:

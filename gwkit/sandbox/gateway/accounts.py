@@ -16,7 +16,9 @@ import hmac
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
+
+from ...interface.validation import check_value
 
 DEFAULT_USERNAME = "gwkit_sandbox"
 DEFAULT_PASSWORD = "gwkit-sandbox-password"
@@ -37,6 +39,11 @@ class Account:
 
 
 DEFAULT_ACCOUNT = Account(DEFAULT_USERNAME, DEFAULT_PASSWORD, (DEFAULT_SITEREFERENCE,))
+
+
+def account_for_site(accounts: Iterable[Account], sitereference: str) -> Account | None:
+    """The account a site belongs to (a site belongs to one account)."""
+    return next((a for a in accounts if sitereference in a.sitereferences), None)
 
 
 class AccountsError(ValueError):
@@ -83,8 +90,6 @@ def _account(path, index: int, entry: Any) -> Account:
         raise AccountsError(f"{where}: password must be a non-empty string")
     if not isinstance(sites, list) or not sites or not all(isinstance(s, str) and s for s in sites):
         raise AccountsError(f"{where}: sitereferences must be a non-empty list of strings")
-    from ..interface.validation import check_value
-
     for site in sites:
         problems = check_value("sitereference", site)
         if problems:

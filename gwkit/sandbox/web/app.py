@@ -1,8 +1,5 @@
-"""The sandbox over HTTP: a Starlette app that hands every request to the Sandbox core.
-
-The one thing only HTTP can do is done here too: fault injection's dropped answers
-(`Sandbox.faults`), where the connection is closed instead of answered.
-"""
+"""The Starlette app: hands every request to the Sandbox, and closes the connection of a dropped
+answer (fault injection, `Faults.dropped`), the one thing only a real server can do."""
 
 from __future__ import annotations
 
@@ -14,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .core import GATEWAY_PATHS, Sandbox, SandboxRequest, too_large
+from ..http import SandboxRequest
+from .sandbox import Sandbox, too_large
 
 METHODS = ["GET", "POST", "OPTIONS", "PUT", "DELETE", "PATCH", "HEAD"]
 
@@ -40,9 +38,7 @@ def create_app(sandbox: Sandbox) -> Callable[[Scope, Receive, Send], Awaitable[N
     starlette = Starlette(routes=[Route("/{path:path}", endpoint, methods=METHODS)])
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        drop = None
-        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in GATEWAY_PATHS:
-            drop = sandbox.faults.take_drop()
+        drop = sandbox.faults.dropped(scope["method"], scope["path"]) if scope["type"] == "http" else None
         if drop is None:
             await starlette(scope, receive, send)
         elif drop:  # processed, then the answer lost
@@ -61,7 +57,7 @@ async def _read_limited(request: Request, limit: int) -> bytes:
         size += len(chunk)
         chunks.append(chunk)
         if size > limit:
-            break  # the core refuses it as too large
+            break  # the Sandbox refuses it as too large
     return b"".join(chunks)
 
 

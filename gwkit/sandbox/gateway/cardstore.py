@@ -20,13 +20,12 @@ from typing import Any, Mapping
 
 from ...interface.cards import scheme_of
 from ...interface.masking import mask_pan
-from .. import acquirer
-from ..gateway import Context
-from ..payments import MERCHANT, Card, billing_details, expired, inherit_card
-from ..registry import invalid_field, parent_rule, request_handler, update_rule
+from . import acquirer
+from .context import Context
+from .fault import invalid_field
+from .payments import MERCHANT, Card, billing_details, expired, inherit_card
 
 
-@request_handler("STORE")
 def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     pan = request["pan"]
     scheme = scheme_of(pan)
@@ -51,7 +50,6 @@ def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     return [record]
 
 
-@parent_rule("STORE")
 def stored_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
     """A stored card lends its card and billing details while it is enabled."""
     if row["transactionactive"] != "1":
@@ -59,7 +57,6 @@ def stored_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> C
     return inherit_card(ctx, row, request)
 
 
-@update_rule("STORE")
 def update_stored_card(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
     refused = [name for name in updates if name != "transactionactive"]
     if refused:
@@ -67,3 +64,8 @@ def update_stored_card(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str
     if updates["transactionactive"] not in ("0", "1"):
         raise invalid_field("transactionactive")
     return {"transactionactive": updates["transactionactive"]}
+
+
+REQUEST_HANDLERS = {"STORE": handle_store}
+PARENT_RULES = {"STORE": stored_card}
+UPDATE_RULES = {"STORE": update_stored_card}

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, Mapping
 
-from ..interface.cards import scheme_of
-from ..interface.fields import BILLING_FIELDS
-from ..interface.masking import mask_pan
+from ...interface.cards import scheme_of
+from ...interface.fields import BILLING_FIELDS
+from ...interface.masking import mask_pan
 from . import acquirer
-from .gateway import Context
-from .registry import CARD_SOURCES, PARENT_RULES, Fault, card_source, invalid_field
+from .context import Context
+from .fault import Fault, invalid_field
 from .store import details_of
 
 MERCHANT = {"merchantname": "gwkit sandbox merchant", "merchantnumber": "00000000",
@@ -61,26 +61,24 @@ def expired(expirydate: str, today: date) -> bool:
 
 
 def resolve_card(ctx: Context, request: Mapping[str, Any], variant: str) -> Card:
-    source = CARD_SOURCES.get(variant)
+    source = ctx.tables.card_sources.get(variant)
     if source is None:
-        raise Fault(60018, "Invalid requesttype", [variant])
+        raise Fault(60018, [variant])
     return source(ctx, request)
 
 
-@card_source("card")
 def card_from_fields(ctx: Context, request: Mapping[str, Any]) -> Card:
     return Card(request["pan"], request["expirydate"], request.get("securitycode"),
                 details=billing_details(request))
 
 
-@card_source("parent")
 def card_from_parent(ctx: Context, request: Mapping[str, Any]) -> Card:
     return lent_card(ctx, ctx.find(request.get("parenttransactionreference")), request)
 
 
 def lent_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
     """The card a parent record lends, by the parent rule of its request type."""
-    rule = PARENT_RULES.get(row["requesttypedescription"], inherit_card)
+    rule = ctx.tables.parent_rules.get(row["requesttypedescription"], inherit_card)
     return rule(ctx, row, request)
 
 
@@ -114,7 +112,7 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
             and not card.threeds_authenticated and card.outcome is None):
         # Interface 4.3: every e-commerce Maestro transaction must use 3-D Secure. The code is gwkit's
         # choice (not shown): refused, nothing kept, the bank not contacted.
-        raise Fault(60022, "Unauthenticated", ["md", "pares"])
+        raise Fault(60022, ["md", "pares"])
     paymenttype = card.paymenttype
     if paymenttype is None:  # Luhn-valid, but of no scheme the gateway supports
         raise invalid_field("pan")
@@ -141,3 +139,6 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
     details = {**card.details, **billing_details(request)}
     ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)
     return record
+
+
+CARD_SOURCES = {"card": card_from_fields, "parent": card_from_parent}

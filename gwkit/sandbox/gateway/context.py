@@ -1,0 +1,102 @@
+"""What handlers and daily jobs see: the gateway's tables, one request's Context, a JobContext."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from types import ModuleType
+from typing import Any, Callable, Iterable, Mapping
+
+from ...interface.wire import TIMESTAMP
+from .accounts import Account
+from .clock import Clock
+from .fault import Fault
+from .store import Store
+
+Record = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DailyJob:
+    """Work done once per day of the sandbox clock, in `order` (settlement 10, subscriptions 20)."""
+
+    name: str
+    order: int
+    run: Callable[["JobContext", date], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What the handler modules offer, merged: each module lists its own in plain constants.
+
+    - REQUEST_HANDLERS: request type key (`AUTH`, `AUTH+SUBSCRIPTION`, ...) -> fn(ctx, request) -> records
+    - CARD_SOURCES: AUTH variant (`card`, `parent`, `cachetoken`, `threeds`) -> fn(ctx, request) -> Card
+    - PARENT_RULES: request type of a parent record -> fn(ctx, row, request) -> Card
+    - UPDATE_RULES: request type of an updated record -> fn(ctx, row, updates) -> changes
+    - DAILY_JOBS: DailyJob, run in their order; SCHEMA: the module's tables (SQL)
+    """
+
+    request_handlers: dict[str, Callable[..., list[Record]]]
+    card_sources: dict[str, Callable[..., Any]]
+    parent_rules: dict[str, Callable[..., Any]]
+    update_rules: dict[str, Callable[..., Any]]
+    daily_jobs: list[DailyJob]
+    schemas: tuple[str, ...]
+
+    @classmethod
+    def of(cls, modules: Iterable[ModuleType]) -> "Tables":
+        modules = tuple(modules)
+
+        def merged(name: str) -> dict[str, Callable[..., Any]]:
+            return {key: fn for module in modules for key, fn in getattr(module, name, {}).items()}
+
+        jobs = sorted((job for module in modules for job in getattr(module, "DAILY_JOBS", ())),
+                      key=lambda job: job.order)
+        return cls(merged("REQUEST_HANDLERS"), merged("CARD_SOURCES"), merged("PARENT_RULES"),
+                   merged("UPDATE_RULES"), jobs,
+                   tuple(module.SCHEMA for module in modules if hasattr(module, "SCHEMA")))
+
+
+@dataclass
+class Context:
+    """What a handler sees of one request object being answered."""
+
+    store: Store
+    tables: Tables
+    conn: sqlite3.Connection
+    account: Account
+    now: datetime
+    origin: str | None = None
+    base_url: str = ""
+
+    @property
+    def sites(self) -> tuple[str, ...]:
+        return self.account.sitereferences
+
+    @property
+    def timestamp(self) -> str:
+        return self.now.strftime(TIMESTAMP)
+
+    def new_reference(self) -> str:
+        return self.store.next_reference(self.conn)
+
+    def find(self, reference: str | None, field_name: str = "parenttransactionreference") -> sqlite3.Row:
+        """A transaction of this account's sites, or a 30000 naming `field_name`."""
+        row = self.store.transaction(self.conn, reference, self.sites) if reference else None
+        if row is None:
+            raise Fault(30000, [field_name])
+        return row
+
+
+@dataclass
+class JobContext:
+    """What a daily job gets: the gateway's parts, a way to report progress on long runs, and a
+    cache that lasts one run of the daily jobs (the days of one `advance`), so a reset never meets it."""
+
+    store: Store
+    clock: Clock
+    tables: Tables
+    accounts: Mapping[str, Account]
+    progress: Callable[[str, int, int], None] | None = None
+    cache: dict[str, Any] = field(default_factory=dict)

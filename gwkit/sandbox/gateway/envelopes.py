@@ -1,0 +1,52 @@
+"""The answer's envelope: request reference, version, records and secrand; error records."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ...interface.validation import check_value
+from ...interface.wire import VERSION
+from .fault import Fault
+
+_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
+_SECRAND_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _random_text(alphabet: str, length: int) -> str:
+    # One urandom call per string (the hot path makes two per answer). The slight modulo bias
+    # does not matter: these identify answers, they protect nothing.
+    return "".join(alphabet[byte % len(alphabet)] for byte in os.urandom(length))
+
+
+def generated_request_reference() -> str:
+    """`W<digits>-<8 lowercase letters and digits>`, as the gateway makes when none was sent."""
+    digits = 10 + os.urandom(1)[0] % 90
+    return f"W{digits}-{_random_text(_ALNUM, 8)}"
+
+
+def new_secrand() -> str:
+    """2 to 15 letters and digits."""
+    return _random_text(_SECRAND_ALPHABET, 2 + os.urandom(1)[0] % 14)
+
+
+def usable_reference(reference: Any) -> str | None:
+    """A request reference worth echoing: the field's own rule (letters, digits, hyphens; 25)."""
+    if isinstance(reference, str) and not check_value("requestreference", reference):
+        return reference
+    return None
+
+
+def error_record(requesttype: str, fault: Fault) -> dict[str, Any]:
+    return {"requesttypedescription": requesttype, "errorcode": str(fault.errorcode),
+            "errormessage": fault.errormessage, "errordata": fault.errordata}
+
+
+def envelope(records: list[dict[str, Any]], requestreference: str | None = None) -> dict[str, Any]:
+    return {"requestreference": requestreference or generated_request_reference(), "version": VERSION,
+            "response": records, "secrand": new_secrand()}
+
+
+def request_error(fault: Fault, requestreference: str | None = None) -> dict[str, Any]:
+    """A whole-request failure: one record with `requesttypedescription` ERROR."""
+    return envelope([error_record("ERROR", fault)], requestreference)

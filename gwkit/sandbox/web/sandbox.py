@@ -1,0 +1,86 @@
+"""The Sandbox: the Gateway served over HTTP-shaped requests, without a server or a socket.
+
+`Sandbox.handle(request)` serves everything the sandbox offers (routes.py): the gateway endpoint
+`POST /json/`, the control API under `/_sandbox/`, the ACS pages, st.js and the demo merchant.
+The Starlette app and the httpx transports are thin adapters over it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..gateway.accounts import Account
+from ..gateway.clock import Clock
+from ..gateway.core import Gateway
+from ..gateway.store import Store
+from ..http import SandboxRequest, SandboxResponse
+from . import merchant
+from .faults import Faults
+from .routes import find_route
+
+MAX_BODY_BYTES = 1_048_576
+
+
+class Sandbox:
+    """A Gateway, its pages and fault injection."""
+
+    def __init__(self, db_path: str | Path | None = None, *, accounts: Iterable[Account] | None = None,
+                 clock_start: datetime | None = None, max_body_bytes: int = MAX_BODY_BYTES):
+        self.gateway = Gateway(db_path, accounts=accounts, clock_start=clock_start, schemas=(merchant.SCHEMA,))
+        self.max_body_bytes = max_body_bytes
+        self.faults = Faults()
+
+    def __repr__(self) -> str:
+        return f"Sandbox({str(self.store.path)!r}, accounts={sorted(self.accounts)!r})"
+
+    @property
+    def store(self) -> Store:
+        return self.gateway.store
+
+    @property
+    def clock(self) -> Clock:
+        return self.gateway.clock
+
+    @property
+    def accounts(self) -> dict[str, Account]:
+        return self.gateway.accounts
+
+    @property
+    def default_account(self) -> Account:
+        return self.gateway.default_account
+
+    def account_for_site(self, sitereference: str) -> Account | None:
+        return self.gateway.account_for_site(sitereference)
+
+    def handle(self, request: SandboxRequest) -> SandboxResponse:
+        if len(request.body) > self.max_body_bytes:
+            return too_large(self.max_body_bytes)
+        page = find_route(request.method, request.path)
+        if page is None:
+            return SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"}, status=404)
+        return page(self, request)
+
+    def advance(self, by: str | None = None, to: str | datetime | None = None,
+                progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+        """Move the clock forward and run every daily job for each day passed; report what ran."""
+        return self.gateway.advance(by=by, to=to, progress=progress)
+
+    def settle(self, all_pending: bool = False) -> dict[str, Any]:
+        """Settle now what is due today, or with `all_pending` every pending AUTH."""
+        return self.gateway.settle(all_pending=all_pending)
+
+    def reset(self) -> None:
+        """Delete every transaction, card, subscription and token; the clock stays where it is."""
+        self.gateway.reset()
+
+    def health(self) -> dict[str, Any]:
+        return {**self.gateway.health(), "faults": self.faults.state()}
+
+    def close(self) -> None:
+        self.gateway.close()
+
+
+def too_large(limit_bytes: int) -> SandboxResponse:
+    return SandboxResponse.json({"error": "request body too large", "limit_bytes": limit_bytes}, status=413)
