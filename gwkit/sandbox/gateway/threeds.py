@@ -51,7 +51,6 @@ KEY_NAME = "threeds:hmac_key"
 
 QUERIED, ANSWERED, USED = "queried", "answered", "used"
 UNAUTHENTICATED = {"errorcode": "60022", "errormessage": message_of(60022), "settlestatus": "3"}
-NOT_SUPPORTED = 60031  # the card's scheme has no 3-D Secure
 
 # eci by PaRes status: (Visa and other schemes, Mastercard family).
 _ECI = {"Y": ("05", "02"), "A": ("06", "01"), "U": ("07", "00")}
@@ -225,7 +224,7 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
     card = _query_card(ctx, request)
     scheme = scheme_of(card.pan)
     if scheme is None or not scheme.threeds_supported:
-        raise Fault(NOT_SUPPORTED, ["parenttransactionreference" if card.parent else "pan"])
+        raise Fault(60031, ["parenttransactionreference" if card.parent else "pan"])
     if expired(card.expirydate, ctx.now.date()):
         raise invalid_field("expirydate")
     enrolled = enrolment(card.pan)
