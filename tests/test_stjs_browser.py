@@ -11,7 +11,6 @@ import json
 import threading
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import httpx
 import pytest
@@ -355,11 +354,10 @@ def test_https_localhost_origin_is_rejected_in_the_browser(gateway, browser):
 
 
 def test_served_stjs_carries_the_spec_rules(gateway):
-    from gwkit.sandbox.web.stjs import stjs_rules
+    from gwkit.sandbox.web.stjs import STJS_PATH, stjs_rules
 
     source = httpx.get(f"{gateway.base_url}/js/st.js").text
     served = json.loads(source.split("/*gwkit:rules*/")[1].split("/*gwkit:end*/")[0])
     assert served == stjs_rules()
-    shipped = Path(sandbox_module.__file__).parent / "static" / "st.js"
-    default = json.loads(shipped.read_text().split("/*gwkit:rules*/")[1].split("/*gwkit:end*/")[0])
+    default = json.loads(STJS_PATH.read_text().split("/*gwkit:rules*/")[1].split("/*gwkit:end*/")[0])
     assert default == stjs_rules(), "the literal rules in st.js should match the spec tables"
