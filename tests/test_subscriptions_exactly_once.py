@@ -241,5 +241,5 @@ def test_a_run_killed_halfway_is_finished_by_the_next_start(tmp_path, mode, kill
     assert 0 < before_restart < 60 * 6  # really halfway
     if mode == "inside-a-batch":
         assert before_restart < kill_after  # the batch in flight was rolled back whole
-    # Starting the sandbox again runs the unfinished days (Sandbox.run_due_jobs at start).
+    # Starting the sandbox again runs the unfinished days (Gateway.run_due_jobs at start).
     assert assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1)) == 60 * 6
