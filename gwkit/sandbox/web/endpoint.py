@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..gateway.accounts import Account, account_for_site
+from ..gateway.accounts import Account
 from ..gateway.core import Gateway
 from ..gateway.envelopes import request_error, usable_reference
 from ..gateway.fault import Fault
@@ -69,4 +69,4 @@ def _anonymous_account(gateway: Gateway, body: Any) -> Account | None:
     if len(sites) != 1:
         return None
     site = sites.pop()
-    return account_for_site(gateway.accounts.values(), site) if isinstance(site, str) else None
+    return gateway.account_for_site(site) if isinstance(site, str) else None

@@ -51,9 +51,6 @@ class Sandbox:
     def default_account(self) -> Account:
         return self.gateway.default_account
 
-    def account_for_site(self, sitereference: str) -> Account | None:
-        return self.gateway.account_for_site(sitereference)
-
     def handle(self, request: SandboxRequest) -> SandboxResponse:
         if len(request.body) > self.max_body_bytes:
             return too_large(self.max_body_bytes)
