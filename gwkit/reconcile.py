@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .interface.codes import CANCELLED, SETTLE_STATUSES, explain, record_ok
+from .querying import newest_first
 from .response import Record
 
 # What a record's state means for the money.
@@ -103,14 +104,8 @@ def reconcile(client: Any, *, orderreference: str | None = None, transactionrefe
         filters["transactionreference"] = transactionreference
     response = client.transaction_query(**filters)
     response.raise_for_errors()
-    records = sorted(response.record.query_records, key=_newest_first, reverse=True)
+    records = sorted(response.record.query_records, key=newest_first, reverse=True)
     return Reconciliation(orderreference, transactionreference, records)
-
-
-def _newest_first(record: Record) -> tuple[str, tuple[int, ...]]:
-    """Timestamp, then the reference's numbers (`23-9-10` after `23-9-9`): one second holds many."""
-    parts = str(record.get("transactionreference", "")).split("-")
-    return str(record.get("transactionstartedtimestamp", "")), tuple(int(p) if p.isdigit() else -1 for p in parts)
 
 
 def _orderreference_of(envelope: Any) -> str | None:
