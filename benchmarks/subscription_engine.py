@@ -115,8 +115,9 @@ def main() -> None:
         floor_wall, floor_cpu, inserted = floor_seconds(sandbox, directory)
         print(f"floor:  SQLite inserted the same {inserted:,} payment rows in one transaction in "
               f"{floor_wall:.2f} s wall, {floor_cpu:.2f} s CPU")
-        print(f"ratio:  engine / floor = {engine_wall / floor_wall:.1f}x wall, {engine_cpu / floor_cpu:.1f}x CPU "
-              f"(target: within 10x); whole advance / floor = {advance / floor_wall:.1f}x")
+        print(f"engine / floor = {engine_wall / floor_wall:.1f}x wall, {engine_cpu / floor_cpu:.1f}x CPU "
+              f"(target: within 2.5x); whole advance / floor = {advance / floor_wall:.1f}x")
+        print(f"ratio engine_vs_insert_floor {engine_wall / floor_wall:.2f}")
         sandbox.close()
 
 
