@@ -16,8 +16,8 @@ from typing import Any, Iterable, Mapping
 from .errors import ValidationError
 from .interface.masking import mask_value
 from .interface.validation import Problem
+from .interface.wire import VERSION
 
-VERSION = "1.00"
 _REFERENCE_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 

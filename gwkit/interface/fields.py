@@ -55,10 +55,6 @@ class Field:
     def title(self) -> str:
         return self.label or self.name
 
-    @property
-    def is_list(self) -> bool:
-        return self.name == "requesttypedescriptions"
-
 
 def _positive(value: str, _request: Mapping[str, object]) -> bool:
     return value.isdigit() and int(value) > 0

@@ -6,18 +6,17 @@ Security codes, PaRes, MD, cache tokens and passwords are never shown at all.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .cards import luhn_ok
 from .fields import MASK_PAN, REDACT, SENSITIVE_FIELDS
+from .wire import PAN_PATTERN
 
 REDACTED = "[redacted]"
 # Names whose values are never shown: the secret fields, credentials, and the ACS's spelling of two.
 SECRET_NAMES = frozenset({"password", "authorization", "PaRes", "MD"}).union(
     name for name, kind in SENSITIVE_FIELDS.items() if kind == REDACT
 )
-_PAN_LIKE = re.compile(r"(?<!\d)\d{12,19}(?!\d)")
 
 
 def mask_pan(pan: str) -> str:
@@ -64,4 +63,4 @@ def mask_text(text: str) -> str:
     """Free text with every card-number-like run of 12-19 digits that passes Luhn masked."""
     if len(text) < 12:
         return text
-    return _PAN_LIKE.sub(lambda m: mask_pan(m.group()) if luhn_ok(m.group()) else m.group(), text)
+    return PAN_PATTERN.sub(lambda m: mask_pan(m.group()) if luhn_ok(m.group()) else m.group(), text)
