@@ -11,8 +11,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
-from .errors import ResponseFormatError
-from .response import Record
+from .interface.codes import record_ok
 from .interface.masking import mask_data, mask_text
 
 ExchangeHook = Callable[["Exchange"], Any]
@@ -53,10 +52,7 @@ class Exchange:
         records = self.response.get("response")
         if not isinstance(records, list) or not records:
             return False
-        try:
-            return all(isinstance(r, Mapping) and Record(r).ok for r in records)
-        except ResponseFormatError:
-            return False
+        return all(isinstance(r, Mapping) and record_ok(r) for r in records)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: `started_at` as an ISO 8601 string, request types as a list."""

@@ -14,10 +14,10 @@ import re
 from typing import Any, Iterator, Mapping, Sequence
 
 from .errors import GatewayError, ResponseFormatError
+from .interface.codes import CANCELLED, record_ok
 from .interface.masking import REDACTED, SECRET_NAMES, mask_data, mask_text
 
 EXCERPT_LENGTH = 200
-CANCELLED = "3"  # settlestatus of declined and unauthenticated transactions
 
 # `"securitycode": "123"` in text that is not (or not all) JSON, e.g. a cut-off body.
 _SECRET_JSON_VALUE = re.compile(r'"(%s)"(\s*:\s*)"[^"]*"?' % "|".join(sorted(SECRET_NAMES)))
@@ -109,7 +109,7 @@ class Record(Mapping[str, Any]):
     @property
     def ok(self) -> bool:
         """True when `errorcode` is 0 and the transaction was not cancelled (`settlestatus` 3)."""
-        return self.errorcode == 0 and self.settlestatus != CANCELLED
+        return record_ok({"errorcode": self.errorcode, "settlestatus": self.settlestatus})
 
     @property
     def query_records(self) -> list["Record"]:

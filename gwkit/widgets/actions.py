@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..interface.codes import record_ok
+
 QUERY, USE_CARD, AUTH_AFTER = "query", "use-card", "auth-after-3ds"
 
 
@@ -28,7 +30,7 @@ def follow_ups(record: Mapping[str, Any]) -> list[Action]:
     if not isinstance(reference, str) or not reference:
         return []
     kind = record.get("requesttypedescription")
-    ok = str(record.get("errorcode")) == "0"
+    ok = record_ok(record)
     noun = {"SUBSCRIPTION": "subscription", "STORE": "stored card"}.get(str(kind), "transaction")
     actions = [Action(QUERY, f"Query this {noun} ({reference})", reference)]
     if kind == "STORE" and ok and str(record.get("transactionactive", "1")) != "0":

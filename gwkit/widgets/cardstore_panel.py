@@ -21,7 +21,7 @@ import pandas as pd
 
 from .. import cardstore
 from ..report.cardstore import cards_frame
-from .form import RequestForm
+from .form import RequestForm, form_opener
 from .guard import guarded
 from .response_view import ResponseView
 
@@ -124,6 +124,6 @@ class CardStorePanel(widgets.VBox):
         self.last_response = response
         verdict = "ok" if response.ok else "the gateway answered an error"
         self.status.value = f"<span class='gwkit-{'ok' if response.ok else 'error'}'>{html.escape(what)}: {verdict}</span>"
-        self.result.children = [ResponseView(response, client=self.client)]
+        self.result.children = [ResponseView(response, client=self.client, open_form=form_opener(self.client))]
         self.refresh()
         return response

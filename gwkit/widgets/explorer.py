@@ -15,9 +15,10 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..interface import REQUEST_TYPES
-from .form import RequestForm, default_variant
+from ..interface.codes import record_ok
+from .form import RequestForm, default_variant, form_opener
 from .guard import guarded
-from .response_view import ResponseView, record_ok
+from .response_view import ResponseView
 
 
 def exchange_label(number: int, exchange: Any) -> str:
@@ -99,7 +100,8 @@ class RequestExplorer(widgets.VBox):
 
     # -- responses and history ------------------------------------------------------------------
     def _show_response(self, response: Any) -> None:
-        self.response_box.children = [ResponseView(response, client=self.client)]
+        self.response_box.children = [ResponseView(response, client=self.client,
+                                                   open_form=form_opener(self.client))]
 
     def _exchange_made(self, exchange: Any) -> None:
         self.exchanges.append(exchange)
@@ -115,7 +117,7 @@ class RequestExplorer(widgets.VBox):
         if index is None:
             return
         exchange = self.exchanges[index]
-        self.response_box.children = [ResponseView(exchange, client=self.client,
+        self.response_box.children = [ResponseView(exchange, client=self.client, open_form=form_opener(self.client),
                                                    title=exchange_label(index + 1, exchange))]
 
     def close(self) -> None:

@@ -29,7 +29,9 @@ from ..interface.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
 from ..interface.requests import RequestType, Variant
 from .guard import error_html, guarded
 from .inputs import FieldInput
-from .response_view import ResponseView, record_ok
+from ..interface.codes import record_ok
+from .actions import Action
+from .response_view import ResponseView
 
 FILTER, UPDATES = "filter", "updates"
 DEFAULT_CURRENCY = "GBP"
@@ -66,6 +68,16 @@ def field_spec(name: str) -> Field:
     if name in FIELDS:
         return FIELDS[name]
     return FILTER_ONLY_FIELDS.get(name) or Field(name, t.STRING, label=name)
+
+
+def form_opener(client: Any) -> Callable[[Action], "RequestForm"]:
+    """What a response view calls to open the form a follow-up action names, pre-filled."""
+
+    def open_form(action: Action) -> RequestForm:
+        request_type, variant = action.form  # type: ignore[misc]
+        return RequestForm(request_type, variant, client=client, values=action.values)
+
+    return open_form
 
 
 class RequestForm(widgets.VBox):
@@ -242,7 +254,8 @@ class RequestForm(widgets.VBox):
         self.status.value = (f"<span class='{'gwkit-ok' if ok else 'gwkit-error'}'>"
                              f"{'sent: success' if ok else 'sent: the gateway answered an error'}</span>")
         if self.show_response:
-            self.response_box.children = [ResponseView(response, client=self.client)]
+            self.response_box.children = [ResponseView(response, client=self.client,
+                                                       open_form=form_opener(self.client))]
         for handler in self._response_handlers:
             handler(response)
         return response

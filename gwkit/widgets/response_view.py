@@ -2,18 +2,22 @@
 error means, the raw JSON one click away, and buttons for the follow-ups a record suggests.
 
     ResponseView(response, client=gw)     # a gwkit Response, an Exchange, a journal entry or a dict
+
+A follow-up that opens a form (use a stored card, AUTH after 3-D Secure) needs `open_form`, a
+function of the action returning the widget to show (`gwkit.widgets.form.form_opener(gw)`); the
+request form, the explorer and the panels pass it.
 """
 
 from __future__ import annotations
 
 import html
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 
 from ..errors import GwkitError
-from ..interface.codes import explain
+from ..interface.codes import explain, record_ok
 from ..interface.currency import to_major
 from ..interface import FIELDS
 from ..interface.fields import AMOUNT
@@ -35,11 +39,7 @@ QUERY_COLUMNS = (
 )
 MAX_QUERY_ROWS = 50
 OK_COLOUR, ERROR_COLOUR = "#1b7f3b", "#b00020"
-
-
-def record_ok(record: Mapping[str, Any]) -> bool:
-    """errorcode 0 and not cancelled (settlestatus 3), as `gwkit.Record.ok` judges."""
-    return str(record.get("errorcode")) == "0" and str(record.get("settlestatus", "")) != "3"
+FormOpener = Callable[[Action], widgets.Widget]
 
 
 def _source_parts(source: Any) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None, str | None,
@@ -64,10 +64,12 @@ class ResponseView(widgets.VBox):
     """`summary`, `table` (records), `raw` (an Accordion with the masked JSON), `action_buttons`
     (one per follow-up), `follow_up` (where a follow-up's result or form appears)."""
 
-    def __init__(self, source: Any = None, *, client: Any = None, title: str | None = None):
+    def __init__(self, source: Any = None, *, client: Any = None, title: str | None = None,
+                 open_form: FormOpener | None = None):
         super().__init__()
         envelope, request, error, elapsed = _source_parts(source)
         self.client = client
+        self.open_form = open_form
         self.envelope = mask_data(dict(envelope)) if envelope is not None else None
         self.request = mask_data(dict(request)) if request is not None else None
         self.records: list[dict[str, Any]] = _records(self.envelope)
@@ -131,8 +133,9 @@ class ResponseView(widgets.VBox):
 
     # -- follow-up actions ---------------------------------------------------------------------
     def _button(self, action: Action) -> widgets.Button:
-        button = widgets.Button(description=action.label, disabled=self.client is None,
-                                tooltip=action.label if self.client else "no client to send with",
+        usable = self.client is not None and (action.kind == QUERY or self.open_form is not None)
+        button = widgets.Button(description=action.label, disabled=not usable,
+                                tooltip=action.label if usable else "no client to send with, or no form to open",
                                 layout=widgets.Layout(width="auto"))
         button.on_click(guarded(lambda _b, a=action: self.run_action(a), self.action_status,
                                 context=action.label))
@@ -140,8 +143,6 @@ class ResponseView(widgets.VBox):
 
     def run_action(self, action: Action) -> Any:
         """Carry out a follow-up: a query is sent and shown, a form is opened pre-filled."""
-        from .form import RequestForm  # the form shows responses, so it imports this module
-
         self.action_status.value = ""
         if action.kind == QUERY:
             try:
@@ -149,10 +150,12 @@ class ResponseView(widgets.VBox):
             except GwkitError as error:
                 self.action_status.value = error_html(error, action.label)
                 return None
-            shown: widgets.Widget = ResponseView(response, client=self.client, title=action.label)
+            shown: widgets.Widget = ResponseView(response, client=self.client, title=action.label,
+                                                 open_form=self.open_form)
         else:
-            request_type, variant = action.form  # type: ignore[misc]
-            shown = RequestForm(request_type, variant, client=self.client, values=action.values)
+            if self.open_form is None:
+                raise RuntimeError(f"{action.label} opens a form: create the view with open_form=")
+            shown = self.open_form(action)
         self.follow_up.children = [shown]
         return shown
 

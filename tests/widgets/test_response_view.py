@@ -13,6 +13,7 @@ from gwkit.journal import Journal
 from gwkit.interface.codes import ERROR_CODES
 from gwkit.widgets import RequestForm, ResponseView, follow_ups
 from gwkit.widgets.actions import AUTH_AFTER, QUERY, USE_CARD
+from gwkit.widgets.form import form_opener
 
 PAN = "4111111111111111"
 
@@ -121,7 +122,7 @@ def test_query_this_transaction_sends_the_query_and_shows_it(gw):
 def test_use_this_stored_card_opens_a_prefilled_auth_that_works(gw):
     stored = gw.store(accounttypedescription="CARDSTORE", pan=PAN, expirydate=expiry(gw))
     reference = stored.record["transactionreference"]
-    view = ResponseView(stored, client=gw)
+    view = ResponseView(stored, client=gw, open_form=form_opener(gw))
     labels = [b.description for b in view.action_buttons]
     assert labels == [f"Query this stored card ({reference})", f"Use this stored card ({reference})"]
     view.action_buttons[1].click()
