@@ -19,7 +19,8 @@ from datetime import date
 from typing import Any, Iterable
 
 from .errors import GwkitError
-from .subscription import MAX_QUERY_RECORDS, _matched, due_date
+from .interface.schedule import due_date
+from .subscription import MAX_QUERY_RECORDS, _matched
 
 # What a listing shows of each stored card: masked, never the card number.
 COLUMNS = ("transactionreference", "maskedpan", "paymenttypedescription", "expirydate", "billingname",

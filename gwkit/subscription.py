@@ -8,26 +8,24 @@
     sub.suspend(); sub.activate()    # transactionactive 0, then 1
     sub.set_final_number(24)         # a stopped subscription resumes
     sub.payments()                   # the automated payments (TRANSACTIONQUERY on the parent reference)
-    sub.schedule(periods=6)          # the projected next payments as a DataFrame
+    sub.schedule(periods=6)          # the projected next payments, one dict each
 
 It works against the real gateway as against the sandbox: it only sends AUTH SUBSCRIPTION,
-TRANSACTIONQUERY and TRANSACTIONUPDATE requests. The schedule rules of interface 3.1 are here as
-pure functions (`due_date`, `payment_dates`), so a schedule can be checked without a gateway.
+TRANSACTIONQUERY and TRANSACTIONUPDATE requests. Due dates follow `gwkit.interface.schedule`;
+`gwkit.report.subscriptions` turns payments and schedules into DataFrames.
 """
 
 from __future__ import annotations
 
-import calendar
 from datetime import date
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import GatewayError, GwkitError
+from .interface.codes import record_ok
+from .interface.schedule import payment_dates
 from .response import Record, Response
 
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-
-__all__ = ["Subscription", "SubscriptionError", "due_date", "payment_dates", "query_all", "subscription_state"]
+__all__ = ["Subscription", "SubscriptionError", "fetch_subscriptions", "query_all", "subscription_state"]
 
 # States a subscription can be in (derived from its records; the gateway only has transactionactive).
 PENDING, SCHEDULED, SUSPENDED, STOPPED, DECLINED = "pending", "scheduled", "suspended", "stopped", "declined"
@@ -39,6 +37,9 @@ STATE_MEANINGS = {
     STOPPED: "the final payment number was reached; raise subscriptionfinalnumber to resume",
     DECLINED: "the first payment failed, so no payment is ever made",
 }
+# Whether a scheduled payment will be made, by the subscription's present state.
+EXPECTED = {SCHEDULED: "yes", PENDING: "once the first payment settles", SUSPENDED: "not while suspended",
+            STOPPED: "no", DECLINED: "never"}
 CREATE_DEFAULTS = {"accounttypedescription": "ECOM", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
                    "subscriptionnumber": "1", "credentialsonfile": "1"}
 MAX_QUERY_RECORDS = 500  # the most records one TRANSACTIONQUERY answers
@@ -48,46 +49,9 @@ class SubscriptionError(GatewayError):
     """The gateway refused a subscription request (the message carries its error code and fields)."""
 
 
-# -- the schedule (interface 3.1) -------------------------------------------------------------
-
-def due_date(begin: date, frequency: int, first_number: int, number: int) -> date:
-    """When payment `number` is due: `begin` plus (number - first) * frequency months.
-
-    Counted from the begin date each time (never from the previous payment), and a day past the
-    end of a shorter month falls on its last day: begun on the 31st, the payments fall on the
-    30th of April, the 28th or 29th of February, and the 31st again whenever the month has one.
-    """
-    if number < first_number:
-        raise ValueError(f"payment {number} comes before the first automated payment {first_number}")
-    months = begin.month - 1 + (number - first_number) * frequency
-    year, month = begin.year + months // 12, months % 12 + 1
-    return date(year, month, min(begin.day, calendar.monthrange(year, month)[1]))
-
-
-def payment_dates(begin: date, frequency: int, first_number: int, final_number: int, *,
-                  until: date | None = None, start: int | None = None,
-                  limit: int | None = None) -> list[tuple[int, date]]:
-    """(number, due date) of payments `start` (default the first) up to the final number (0: no end),
-    stopping after `until` and after `limit` payments; one of the three must bound an endless one."""
-    if final_number == 0 and until is None and limit is None:
-        raise ValueError("an endless subscription (final number 0) needs `until` or `limit`")
-    found: list[tuple[int, date]] = []
-    number = first_number if start is None else start
-    while (final_number == 0 or number <= final_number) and (limit is None or len(found) < limit):
-        try:
-            due = due_date(begin, frequency, first_number, number)
-        except (ValueError, OverflowError):  # beyond year 9999
-            break
-        if until is not None and due > until:
-            break
-        found.append((number, due))
-        number += 1
-    return found
-
-
 def subscription_state(record: Mapping[str, Any], auth: Mapping[str, Any] | None) -> str:
     """The state of a SUBSCRIPTION record, given its parent AUTH record (None: not known)."""
-    if auth is not None and (str(auth.get("errorcode")) != "0" or auth.get("settlestatus") == "3"):
+    if auth is not None and not record_ok(auth):
         return DECLINED
     active = str(record.get("transactionactive", "2"))
     if active == "0":
@@ -258,12 +222,6 @@ class Subscription:
         found = query_all(self.client, parenttransactionreference=self.reference, requesttypedescription="AUTH")
         return sorted(found, key=lambda r: int(r.get("subscriptionnumber") or 0))
 
-    def payments_frame(self) -> "pd.DataFrame":
-        """One row per payment: number, due date, date made, amount, outcome (see gwkit.report)."""
-        from .report.subscriptions import payments_frame
-
-        return payments_frame([self.refresh()], self.payments())
-
     @property
     def first_number(self) -> int:
         """The number of the first automated payment (numbers run on from it, none skipped)."""
@@ -271,31 +229,22 @@ class Subscription:
         return int(made[0]["subscriptionnumber"]) if made else self.refresh().next_number
 
     def schedule(self, periods: int = 12, *, until: date | None = None,
-                 payments: Sequence[Mapping[str, Any]] | None = None) -> "pd.DataFrame":
+                 payments: Sequence[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
         """The next `periods` payments (or those due by `until`) as the engine would make them now:
         number, due date, amount, and whether it will be made (`expected`) in the present state.
 
         The subscription and its payments are fetched first, unless `payments` (as `payments()`
         answered them) are given: then the record as last fetched is used, with no query."""
-        import pandas as pd
-
         if payments is None:
             self.refresh()
             payments = self.payments()
         first = min((int(p.get("subscriptionnumber") or 0) for p in payments), default=self.next_number)
         dates = payment_dates(self.begin_date, self.frequency, first, self.final_number, start=self.next_number,
                               until=until, limit=None if until is not None else periods)
-        state = self.state
-        expected = {SCHEDULED: "yes", PENDING: "once the first payment settles",
-                    SUSPENDED: "not while suspended", STOPPED: "no", DECLINED: "never"}[state]
-        frame = pd.DataFrame({
-            "number": pd.array([n for n, _ in dates], dtype="Int64"),
-            "due_date": pd.to_datetime(pd.Series([d for _, d in dates], dtype="object")),
-            "baseamount": pd.array([int(self.record["baseamount"])] * len(dates), dtype="Int64"),
-            "currencyiso3a": [self.record.get("currencyiso3a")] * len(dates),
-            "expected": [expected] * len(dates),
-        })
-        return frame
+        expected = EXPECTED[self.state]
+        return [{"number": number, "due_date": due, "baseamount": int(self.record["baseamount"]),
+                 "currencyiso3a": self.record.get("currencyiso3a"), "expected": expected}
+                for number, due in dates]
 
 
 def fetch_subscriptions(client: Any, references: Iterable[str] | None = None) -> list[Subscription]:

@@ -5,6 +5,7 @@
     revenue_by_state(subs, pays); churn(subs, pays); decline_rates(pays)
     plot_revenue_by_state(subs, pays)                       # stacked bars, axes labelled
 
+`subscription_payments_frame(sub)` and `schedule_frame(sub)` show one subscription.
 `subscriptions_frame` has one row per subscription (its SUBSCRIPTION record, typed from the spec
 tables, plus `state` and `next_due_date`); `payments_frame` one row per automated payment:
 `number`, `due_date`, `made_on`, amount, `outcome`. Both are built from what TRANSACTIONQUERY
@@ -19,9 +20,9 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from ..subscription import (
-    PENDING, SCHEDULED, STATES, Subscription, due_date, fetch_subscriptions, query_all, subscription_state,
-)
+from ..interface.schedule import due_date
+from ..subscription import PENDING, SCHEDULED, STATES, Subscription, fetch_subscriptions, query_all
+from ..interface.codes import record_ok
 from .charts import _axes, _main_currency
 from .frames import records_frame
 
@@ -96,11 +97,30 @@ def payments_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
     return _typed_payments(rows)
 
 
+def subscription_payments_frame(subscription: Subscription) -> pd.DataFrame:
+    """One row per payment of one subscription (refetched first): number, due date, date made,
+    amount, outcome."""
+    return payments_frame([subscription.refresh()], subscription.payments())
+
+
+def schedule_frame(subscription: Subscription, periods: int = 12, *, until: date | None = None,
+                   payments: Iterable[Mapping[str, Any]] | None = None) -> pd.DataFrame:
+    """`Subscription.schedule` as a typed DataFrame: number, due_date, baseamount, currencyiso3a,
+    expected."""
+    rows = subscription.schedule(periods, until=until, payments=None if payments is None else list(payments))
+    return pd.DataFrame({
+        "number": pd.array([r["number"] for r in rows], dtype="Int64"),
+        "due_date": pd.to_datetime(pd.Series([r["due_date"] for r in rows], dtype="object")),
+        "baseamount": pd.array([r["baseamount"] for r in rows], dtype="Int64"),
+        "currencyiso3a": [r["currencyiso3a"] for r in rows],
+        "expected": [r["expected"] for r in rows],
+    })
+
+
 def _outcome(payment: Mapping[str, Any]) -> str:
-    code = str(payment.get("errorcode"))
-    if code == "0" and payment.get("settlestatus") != "3":
+    if record_ok(payment):
         return AUTHORISED
-    return DECLINED if code == "70000" else FAILED
+    return DECLINED if str(payment.get("errorcode")) == "70000" else FAILED
 
 
 def _typed_payments(rows: list[dict[str, Any]]) -> pd.DataFrame:

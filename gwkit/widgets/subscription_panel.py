@@ -23,7 +23,7 @@ from typing import Any, Callable
 import ipywidgets as widgets
 import pandas as pd
 
-from ..report.subscriptions import STATE_COLOURS, payments_frame
+from ..report.subscriptions import STATE_COLOURS, payments_frame, schedule_frame
 from ..subscription import STATE_MEANINGS, Subscription
 from .form import RequestForm
 from .guard import guarded
@@ -160,7 +160,7 @@ class SubscriptionPanel(widgets.VBox):
         self.payments.value = frame_html(
             payments_frame([sub], made)[["number", "due_date", "made_on", "baseamount", "currencyiso3a", "outcome",
                                          "errorcode", "transactionreference"]], "No automated payment yet.")
-        self.schedule.value = frame_html(sub.schedule(periods=SCHEDULE_ROWS, payments=made), "No payment to come.")
+        self.schedule.value = frame_html(schedule_frame(sub, SCHEDULE_ROWS, payments=made), "No payment to come.")
 
     def _show_clock(self) -> None:
         if self.sandbox is not None:

@@ -22,12 +22,12 @@ import pytest
 
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway import engine
-from gwkit.subscription import payment_dates
+from gwkit.interface.schedule import payment_dates
 
 SITE = "test_gwkit12345"
 CLOCK = datetime(2026, 1, 1, 8, 0)
 TARGET = "2026-07-01T08:00:00"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def subscription_request(index: int) -> dict[str, str]:

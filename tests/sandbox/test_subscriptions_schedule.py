@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway.subscriptions import Plan
-from gwkit.subscription import due_date, payment_dates
+from gwkit.interface.schedule import due_date, payment_dates
 
 SITE = "test_gwkit12345"
 begins = st.dates(min_value=date(1990, 1, 1), max_value=date(2200, 12, 31))

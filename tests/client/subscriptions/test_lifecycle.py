@@ -15,8 +15,10 @@ import pytest
 
 import gwkit
 import gwkit.sandbox
-from gwkit.subscription import Subscription, SubscriptionError, payment_dates
-from subscriptions_support import CLOCK, VISA, gw, sandbox  # noqa: F401  (fixtures)
+from gwkit.interface.schedule import payment_dates
+from gwkit.report.subscriptions import schedule_frame, subscription_payments_frame
+from gwkit.subscription import Subscription, SubscriptionError
+from support.subscriptions import CLOCK, VISA
 
 SUBSCRIPTION_FIELDS_25 = (
     "transactionstartedtimestamp", "parenttransactionreference", "livestatus", "errorcode", "errormessage",
@@ -340,10 +342,10 @@ def test_helper_from_reference_schedule_and_payments_frame(gw, sandbox):
     advance(sandbox, gw, to="2026-03-01T09:00:00")
     sub = Subscription.from_reference(gw, created.reference)
     assert sub.auth_reference == created.auth_reference and sub.first_number == 2
-    schedule = sub.schedule(periods=10)
+    schedule = schedule_frame(sub, periods=10)
     assert [d.strftime("%Y-%m-%d") for d in schedule["due_date"]] == ["2026-03-31", "2026-04-30"]
     assert list(schedule["number"]) == [4, 5] and set(schedule["expected"]) == {"yes"}
-    frame = sub.payments_frame()
+    frame = subscription_payments_frame(sub)
     assert list(frame["number"]) == [2, 3]
     assert [d.strftime("%Y-%m-%d") for d in frame["due_date"]] == ["2026-01-31", "2026-02-28"]
     assert list(frame["outcome"]) == ["authorised", "authorised"]
