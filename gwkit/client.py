@@ -27,7 +27,7 @@ import httpx
 from . import log
 from .envelope import build_envelope, build_request, to_wire
 from .errors import (
-    AuthenticationError, ConnectError, GwkitError, HTTPStatusError, ResponseFormatError, TimeoutError,
+    AuthenticationError, ConnectError, GwkitError, HTTPStatusError, ResponseFormatError, RequestTimeoutError,
     TransportError, ValidationError,
 )
 from .exchange import Exchange, ExchangeHook, error_text
@@ -398,10 +398,10 @@ def transport_error(exc: httpx.RequestError, url: str, attempt: int = 1) -> Gwki
     tries = f" (attempt {attempt})" if attempt > 1 else ""
     error: GwkitError
     if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
-        error = TimeoutError(f"no connection to {url} in time{tries}; nothing was sent: {detail}")
+        error = RequestTimeoutError(f"no connection to {url} in time{tries}; nothing was sent: {detail}")
         error.sent = False
     elif isinstance(exc, httpx.TimeoutException):
-        error = TimeoutError(f"no answer from {url} in time; the request may have been processed, "
+        error = RequestTimeoutError(f"no answer from {url} in time; the request may have been processed, "
                              f"so it was not sent again: {detail}")
     elif isinstance(exc, (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.ProxyError)):
         error = ConnectError(f"could not connect to {url}{tries}: {detail}")

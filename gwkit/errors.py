@@ -7,7 +7,7 @@
         ├── AuthenticationError  HTTP 401: credentials rejected
         ├── ResponseFormatError  the body is not a readable gateway envelope
         ├── HTTPStatusError      any other unexpected HTTP status
-        ├── TimeoutError         no answer in time (the request may have been processed)
+        ├── RequestTimeoutError  no answer in time (the request may have been processed)
         └── ConnectError         no connection could be made (nothing was sent)
 """
 
@@ -79,7 +79,7 @@ class HTTPStatusError(ResponseFormatError):
     """The gateway answered an HTTP status gwkit did not expect."""
 
 
-class TimeoutError(TransportError):  # noqa: A001 - deliberately shadows the builtin inside gwkit
+class RequestTimeoutError(TransportError):
     """No answer in time. The request may have been processed: it is never re-sent automatically."""
 
 

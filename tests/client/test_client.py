@@ -1,7 +1,4 @@
-"""gwkit.Client against an in-process gateway (httpx.MockTransport).
-
-`FakeGateway` is shared with test_async_client.py and test_logging.py.
-"""
+"""gwkit.Client against an in-process gateway (httpx.MockTransport, `support.fakes.FakeGateway`)."""
 
 from __future__ import annotations
 
@@ -14,76 +11,11 @@ import pytest
 
 import gwkit
 from gwkit.interface import mask_data
+from support.fakes import CARD, MASKED, PAN, SECURITYCODE, FakeGateway, make_client
 from gwkit import (
     AuthenticationError, ConnectError, Exchange, GatewayError, GwkitError, HTTPStatusError, Record, Response,
     ResponseFormatError, TransportError, ValidationError,
 )
-
-PAN = "4111111111111111"
-MASKED = "411111######1111"
-SECURITYCODE = "737"
-CARD = {"accounttypedescription": "ECOM", "baseamount": 1050, "pan": PAN, "expirydate": "12/2030",
-        "securitycode": SECURITYCODE}
-
-
-class FakeGateway:
-    """A MockTransport handler: answers one Ok record per request type, or what a test asks for.
-
-    `errors` are raised one per call before any answer; `records`, `status`, `body` and `reference`
-    replace parts of the answer."""
-
-    def __init__(self, *, records=None, status=200, body=None, reference=None, errors=()):
-        self.requests: list[httpx.Request] = []
-        self.records, self.status, self.body, self.reference = records, status, body, reference
-        self.errors = list(errors)
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        if self.errors:
-            raise self.errors.pop(0)
-        if self.body is not None:
-            return httpx.Response(self.status, content=self.body)
-        envelope = json.loads(request.content)
-        objects = envelope["request"]
-        records = self.records
-        if records is None:
-            records = [{"requesttypedescription": t, "errorcode": "0", "errormessage": "Ok",
-                        "transactionreference": f"23-9-{n}"}
-                       for n, t in enumerate(t for obj in objects for t in obj["requesttypedescriptions"])]
-        reference = self.reference or objects[0].get("requestreference", "W23-5rd2wbjv")
-        return httpx.Response(self.status, json={"requestreference": reference, "version": "1.00",
-                                                 "secrand": "x7Rq", "response": records})
-
-    @property
-    def calls(self) -> int:
-        return len(self.requests)
-
-    def envelope(self, index: int = -1) -> dict:
-        return json.loads(self.requests[index].content)
-
-    def sent(self, index: int = -1) -> dict:
-        """The (first) request object of a call."""
-        return self.envelope(index)["request"][0]
-
-
-def make_client(gateway=None, cls=gwkit.Client, **options):
-    gateway = gateway or FakeGateway()
-    options = {"sitereference": "test_site12345", "currencyiso3a": "GBP", **options}
-    return cls("http://gateway.test:8080/stpp", "webservices@example.com", "s3cret!",
-               transport=httpx.MockTransport(gateway), **options), gateway
-
-
-@pytest.fixture
-def gateway():
-    return FakeGateway()
-
-
-@pytest.fixture
-def client(gateway):
-    client, _ = make_client(gateway)
-    with client:
-        yield client
-
 
 # -- the HTTP request -----------------------------------------------------------------------------
 
@@ -472,7 +404,7 @@ def test_a_request_that_may_have_reached_the_gateway_is_never_sent_again(gateway
 def test_a_read_timeout_is_a_timeout_and_not_retried(gateway):
     gateway.errors = [httpx.ReadTimeout("slow")]
     client, _ = make_client(gateway)
-    with pytest.raises(gwkit.TimeoutError) as caught:
+    with pytest.raises(gwkit.RequestTimeoutError) as caught:
         client.auth(**CARD)
     assert gateway.calls == 1 and caught.value.sent is True
     assert isinstance(caught.value, TransportError)
@@ -503,7 +435,7 @@ def test_connect_errors_give_up_after_the_retries(gateway):
 def test_connect_timeouts_are_timeouts_that_sent_nothing(gateway):
     gateway.errors = [httpx.ConnectTimeout("slow")] * 3
     client, _ = make_client(gateway, retries=2)
-    with pytest.raises(gwkit.TimeoutError) as caught:
+    with pytest.raises(gwkit.RequestTimeoutError) as caught:
         client.auth(**CARD)
     assert caught.value.sent is False and gateway.calls == 3
 
