@@ -8,8 +8,8 @@
 - the state (pending, scheduled, suspended, stopped, declined, and what it means), the payments
   made (number, due date, date made, amount, outcome) and the next due dates;
 - changes by TRANSACTIONUPDATE: amount of later payments, final number, transactionactive;
-- the clock: a day, a month, a year, or to a date. Long moves go day by day with a progress bar,
-  and the tables follow.
+- the clock: a day, a month, a year, or to a date, moved by the sandbox handle (`advance`), which
+  runs every day passed and reports its progress to the bar; the tables follow.
 
 Business logic lives in `gwkit.subscription.Subscription` and the sandbox; the panel only calls them.
 """
@@ -17,11 +17,12 @@ Business logic lives in `gwkit.subscription.Subscription` and the sandbox; the p
 from __future__ import annotations
 
 import html
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, time, timedelta
 from typing import Any, Callable
 
 import ipywidgets as widgets
 import pandas as pd
+from IPython.display import display
 
 from ..report.subscriptions import STATE_COLOURS, payments_frame, schedule_frame
 from ..subscription import STATE_MEANINGS, Subscription
@@ -215,62 +216,45 @@ class SubscriptionPanel(widgets.VBox):
 
     # -- the clock -----------------------------------------------------------------------------
     def advance(self, by: str | None = None, to: datetime | None = None) -> dict[str, Any]:
-        """Move the sandbox clock `by` a duration or `to` a moment, one day at a time (so the progress
-        bar moves), and show what the daily runs did."""
+        """Move the sandbox clock `by` a duration or `to` a moment (the sandbox runs each day passed,
+        reporting progress to the bar), and show what the daily runs did."""
         if self.sandbox is None:
             raise RuntimeError("no sandbox: the clock of a real gateway cannot be moved")
         start = self.sandbox.now()
         self.progress.bar_style = "info"
-        on_day, progress = _progress_callbacks(self.progress, self.progress_text)
-        totals = advance_by_days(self.sandbox, by=by, to=to, on_day=on_day, progress=progress)
-        self.progress.bar_style = "success"
+        report = self.sandbox.advance(by=by, to=to, progress=_progress_callback(self.progress, self.progress_text))
+        totals = engine_totals(report)
+        _days_done(self.progress, report["days"])
         self.last_report = totals
         self.report.value = summary_html(start, self.sandbox.now(), totals)
         self.refresh()
         return totals
 
 
-def advance_by_days(sandbox: Any, *, by: str | None = None, to: datetime | None = None,
-                    on_day: Callable[[datetime, int, int], None] | None = None,
-                    progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
-    """Move a sandbox's clock (a `SandboxHandle`) one day at a time to where `by`/`to` lands, calling
-    `on_day(moment, days_done, days)` after each; the subscription engine's reports, added up."""
-    start = sandbox.now()
-    target = sandbox.sandbox.clock.target(by=by, to=to)
-    days = (target.date() - start.date()).days
-    totals: dict[str, Any] = {"made": 0, "declined": 0, "caught_up": 0, "stopped_subscriptions": [],
-                              "started_subscriptions": [], "payments": [], "declined_payments": [],
-                              "caught_up_payments": []}
-    moment = start
-    while moment < target:
-        moment = min(target, moment + timedelta(days=1))
-        report = sandbox.advance(to=moment, progress=progress).get("subscriptions", {})
-        for key, value in totals.items():
-            if isinstance(value, list):
-                value.extend(report.get(key, []))
-            else:
-                totals[key] = value + int(report.get(key, 0))
-        if on_day is not None:
-            on_day(moment, (moment.date() - start.date()).days, days)
-    return totals
+def engine_totals(report: dict[str, Any]) -> dict[str, Any]:
+    """The subscription engine's part of a sandbox `advance` report, with every count present."""
+    done = report.get("subscriptions", {})
+    return {"made": done.get("made", 0), "declined": done.get("declined", 0), "caught_up": done.get("caught_up", 0),
+            **{key: list(done.get(key, [])) for key in ("stopped_subscriptions", "started_subscriptions", "payments",
+                                                         "declined_payments", "caught_up_payments")}}
 
 
 def _days_bar() -> widgets.IntProgress:
     return widgets.IntProgress(value=0, min=0, max=1, description="Days", bar_style="info")
 
 
-def _progress_callbacks(bar: widgets.IntProgress, text: widgets.HTML
-                        ) -> tuple[Callable[[datetime, int, int], None], Callable[[str, int, int], None]]:
-    """(on_day, progress) for `advance_by_days`: the bar counts days, the text says where the run is."""
-
-    def on_day(moment: datetime, done: int, days: int) -> None:
-        bar.max, bar.value = max(days, 1), done
-        text.value = f"{moment:%Y-%m-%d}"
+def _progress_callback(bar: widgets.IntProgress, text: widgets.HTML) -> Callable[[str, int, int], None]:
+    """The sandbox's `progress(label, done, total)`: the bar follows the day's run, the text says where it is."""
 
     def progress(label: str, done: int, total: int) -> None:
+        bar.max, bar.value = max(total, 1), done
         text.value = f"{html.escape(label)}: {done} of {total} subscriptions"
 
-    return on_day, progress
+    return progress
+
+
+def _days_done(bar: widgets.IntProgress, days: int) -> None:
+    bar.max, bar.value, bar.bar_style = max(days, 1), days, "success"
 
 
 def summary_html(start: datetime, end: datetime, totals: dict[str, Any]) -> str:
@@ -283,13 +267,11 @@ def summary_html(start: datetime, end: datetime, totals: dict[str, Any]) -> str:
 def advance_with_progress(sandbox: Any, *, by: str | None = None, to: datetime | None = None) -> dict[str, Any]:
     """For notebooks: move the sandbox clock with a progress bar shown while the days run
     (a year over thousands of subscriptions takes a while); returns the engine's totals."""
-    from IPython.display import display
-
     bar, text = _days_bar(), widgets.HTML()
     display(widgets.HBox([bar, text]))
     start = sandbox.now()
-    on_day, progress = _progress_callbacks(bar, text)
-    totals = advance_by_days(sandbox, by=by, to=to, on_day=on_day, progress=progress)
-    bar.bar_style = "success"
+    report = sandbox.advance(by=by, to=to, progress=_progress_callback(bar, text))
+    totals = engine_totals(report)
+    _days_done(bar, report["days"])
     text.value = summary_html(start, sandbox.now(), totals)
     return totals
