@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from browser_support import launch, require_chromium
+from support.browser import launch, require_chromium
 
 # User settings for the test's JupyterLab: start the notebook's kernel without asking, fetch no news.
 LAB_SETTINGS = {
@@ -28,7 +28,7 @@ LAB_SETTINGS = {
         '{"fetchNews": "false", "checkForUpdates": false}',
 }
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 SERVER_START_TIMEOUT = 120  # seconds
 UI_TIMEOUT_MS = 180_000

@@ -19,7 +19,6 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import expect  # noqa: E402
 
 from gwkit import sandbox as sandbox_module  # noqa: E402
-from browser_support import browser  # noqa: F401,E402  (fixture)
 
 pytestmark = pytest.mark.browser
 

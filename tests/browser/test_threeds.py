@@ -13,8 +13,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 from gwkit.threeds import ThreeDSecureFlow  # noqa: E402
 from gwkit.widgets.threeds_stepper import ThreeDSecureStepper  # noqa: E402
-from browser_support import browser  # noqa: F401,E402  (fixture)
-from threeds_support import CARD, client, gateway, receiver  # noqa: F401,E402  (fixtures)
+from support.threeds import CARD
 
 pytestmark = pytest.mark.browser
 

@@ -13,7 +13,7 @@ import gwkit
 from gwkit import (
     AuthenticationError, ConnectError, GatewayError, ResponseFormatError, TransportError, ValidationError,
 )
-from test_client import CARD, MASKED, PAN, FakeGateway, make_client
+from support.fakes import CARD, MASKED, PAN, FakeGateway, make_client
 
 
 def run(coroutine):

@@ -12,7 +12,7 @@ import pytest
 
 import gwkit.log
 from gwkit import ConnectError
-from test_client import CARD, MASKED, PAN, SECURITYCODE, FakeGateway, make_client
+from support.fakes import CARD, MASKED, PAN, SECURITYCODE, FakeGateway, make_client
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LAB_ONLY = ("pandas", "ipywidgets", "IPython", "starlette", "uvicorn", "cryptography", "matplotlib", "pyarrow")
 
 

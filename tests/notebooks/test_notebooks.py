@@ -15,7 +15,7 @@ from nbclient.exceptions import CellExecutionError
 
 from gwkit.devtools import strip_notebooks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT = 300
 

@@ -22,7 +22,7 @@ from gwkit.interface.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TE
 
 SAMPLE = {AMOUNT: "1050", INTEGER: "12", DATE: "2026-03-04", DATETIME: "2026-03-04 05:06:07", CATEGORY: "X",
           TEXT: "free text"}
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _benchmark_module():

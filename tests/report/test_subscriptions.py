@@ -11,7 +11,7 @@ import pytest
 from gwkit.errors import GwkitError
 from gwkit.report import subscriptions as reports
 from gwkit.subscription import Subscription, query_all
-from subscriptions_support import CLOCK, VISA, gw, sandbox  # noqa: F401  (fixtures)
+from support.subscriptions import CLOCK, VISA
 
 matplotlib.use("Agg")
 

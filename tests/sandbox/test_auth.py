@@ -9,12 +9,9 @@ from pathlib import Path
 import pytest
 
 from gwkit.interface.cards import scheme_of
-from sandbox_support import (  # noqa: F401  (fixtures)
-    CLOCK, VISA, VISA_DECLINED, all_rows, card_auth, db_path, gateway, parent_auth, sandbox,
-    store_request, update_request,
-)
+from support.sandbox import CLOCK, VISA, VISA_DECLINED, all_rows, card_auth, parent_auth, store_request, update_request
 
-TEST_CARDS = list(csv.DictReader(open(Path(__file__).resolve().parents[1] / "data" / "test_cards.csv",
+TEST_CARDS = list(csv.DictReader(open(Path(__file__).resolve().parents[2] / "data" / "test_cards.csv",
                                       encoding="utf-8")))
 AUTH_RECORD_FIELDS = {  # interface 2.4 (credentialsonfile only when sent)
     "transactionstartedtimestamp", "livestatus", "issuer", "splitfinalnumber", "dccenabled", "settleduedate",

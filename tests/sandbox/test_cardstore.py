@@ -17,7 +17,7 @@ from gwkit import sandbox as sandbox_module
 SITE = "test_gwkit12345"
 CREDENTIALS = ("gwkit_sandbox", "gwkit-sandbox-password")
 MASTERCARD = "5100000000000008"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sandbox_support import VISA, card_auth, query_request
+from support.sandbox import VISA, card_auth, query_request
 
 GWKIT = Path(sys.executable).with_name("gwkit")
 STARTUP_TIMEOUT = 60  # seconds: an upper bound for a slow machine, not a wait

@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from gwkit.sandbox import DEFAULT_ACCOUNT, ClockError, Sandbox
-from sandbox_support import CLOCK, card_auth, db_path, gateway, sandbox  # noqa: F401  (fixtures)
+from support.sandbox import CLOCK, card_auth
 
 
 def advance(gateway, **payload):

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from sandbox_support import (  # noqa: F401  (fixtures)
-    Gateway, card_auth, db_path, parent_auth, query_request, rows, sandbox, store_request,
-)
+from support.sandbox import Gateway, card_auth, parent_auth, query_request, rows, store_request
 
 THREADS = 20
 ROUNDS = 5

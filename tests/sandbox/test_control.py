@@ -7,9 +7,7 @@ import re
 import httpx
 import pytest
 
-from sandbox_support import (  # noqa: F401  (fixtures)
-    all_rows, card_auth, db_path, gateway, parent_auth, sandbox, store_request,
-)
+from support.sandbox import all_rows, card_auth, parent_auth, store_request
 
 PROTECTED = [("GET", "/_sandbox/clock"), ("POST", "/_sandbox/clock/advance"), ("POST", "/_sandbox/settle"),
              ("POST", "/_sandbox/reset"), ("GET", "/_sandbox/faults"), ("POST", "/_sandbox/faults")]

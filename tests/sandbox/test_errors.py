@@ -7,9 +7,7 @@ import logging
 
 import pytest
 
-from sandbox_support import (  # noqa: F401  (fixtures)
-    SITE, all_rows, card_auth, db_path, gateway, query_request, sandbox, store_request,
-)
+from support.sandbox import SITE, all_rows, card_auth, query_request, store_request
 
 
 def post_raw(gateway, body: bytes, **headers: str):

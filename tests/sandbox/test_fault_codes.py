@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gwkit.interface.codes import ERROR_CODES
 
-SANDBOX = Path(__file__).resolve().parents[1] / "gwkit" / "sandbox"
+SANDBOX = Path(__file__).resolve().parents[2] / "gwkit" / "sandbox"
 
 
 def fault_calls() -> list[tuple[str, ast.Call]]:

@@ -8,9 +8,7 @@ import httpx
 import pytest
 
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
-from sandbox_support import (  # noqa: F401  (fixtures)
-    SITE, all_rows, card_auth, db_path, gateway, query_request, sandbox,
-)
+from support.sandbox import SITE, all_rows, card_auth, query_request
 
 ENVELOPE = {"alias": DEFAULT_USERNAME, "version": "1.00", "request": [card_auth()]}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import securetrading  # a dev dependency (with six, which it imports without declaring)
 
-from sandbox_support import SITE, db_path, sandbox  # noqa: F401  (fixtures)
+from support.sandbox import SITE
 
 
 @pytest.fixture

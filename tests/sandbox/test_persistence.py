@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 import gwkit.sandbox
-from sandbox_support import CLOCK, Gateway, card_auth, db_path, parent_auth, store_request  # noqa: F401
+from support.sandbox import CLOCK, Gateway, card_auth, parent_auth, store_request
 
 AMEX, AMEX_CODE = "340000000000017", "8642"  # a code that appears nowhere else in the data
 CARDS = ("4111111111111111", "5100000000000008", AMEX)

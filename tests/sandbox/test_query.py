@@ -7,10 +7,7 @@ import json
 import pytest
 
 from gwkit.interface.requests import FILTER_FIELDS
-from sandbox_support import (  # noqa: F401  (fixtures)
-    SITE, all_rows, card_auth, db_path, gateway, parent_auth, query_request, sandbox, store_request,
-    update_request,
-)
+from support.sandbox import SITE, all_rows, card_auth, parent_auth, query_request, store_request, update_request
 
 DATE_FILTERS = ("startdate", "enddate")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_support import all_rows, db_path, gateway, sandbox, store_request  # noqa: F401  (fixtures)
+from support.sandbox import all_rows, store_request
 
 STORE_RECORD_FIELDS = {  # interface 2.8
     "transactionreference", "merchantname", "paymenttypedescription", "transactionactive", "orderreference",
@@ -23,7 +23,7 @@ BILLING = {
     "billinglastname": "Holmes", "billingsuffixname": "Esq",
 }
 ONE_CARD_PER_SCHEME = {row["paymenttypedescription"]: row["pan"] for row in csv.DictReader(
-    open(Path(__file__).resolve().parents[1] / "data" / "test_cards.csv", encoding="utf-8"))
+    open(Path(__file__).resolve().parents[2] / "data" / "test_cards.csv", encoding="utf-8"))
     if row["outcome"] == "authorised"}
 
 

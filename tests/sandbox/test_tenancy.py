@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 import gwkit.sandbox
-from sandbox_support import CLOCK, Gateway, card_auth, parent_auth, query_request, store_request
+from support.sandbox import CLOCK, Gateway, card_auth, parent_auth, query_request, store_request
 
 ACCOUNTS = """
 [[account]]

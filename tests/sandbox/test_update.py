@@ -6,9 +6,7 @@ import json
 
 import pytest
 
-from sandbox_support import (  # noqa: F401  (fixtures)
-    SITE, all_rows, card_auth, db_path, gateway, sandbox, store_request, update_request,
-)
+from support.sandbox import SITE, all_rows, card_auth, store_request, update_request
 
 
 def only(gateway, reference):

@@ -30,14 +30,3 @@ def launch(playwright):
     """The system Chromium, headless, with the network quiet."""
     require_chromium()
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    require_chromium()
-    with sync_playwright() as playwright:
-        launched = launch(playwright)
-        yield launched
-        launched.close()

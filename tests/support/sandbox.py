@@ -1,7 +1,7 @@
 """Shared pieces of the sandbox tests: a sandbox on a real loopback port with a tmp_path database,
 and a thin raw-JSON caller (deliberately not gwkit's client: these tests pin the wire format).
 
-Test modules import the fixtures they use: `from sandbox_support import gateway, sandbox  # noqa`.
+The fixtures that use them (`db_path`, `sandbox`, `gateway`) are in tests/sandbox/conftest.py.
 """
 
 from __future__ import annotations
@@ -102,22 +102,3 @@ def all_rows(db_path: Path) -> dict[str, int]:
         counts["meta:reference_counter"] = (conn.execute(
             "SELECT value FROM meta WHERE key = 'reference_counter'").fetchone() or [None])[0]
     return counts
-
-
-@pytest.fixture
-def db_path(tmp_path) -> Path:
-    return tmp_path / "sandbox.db"
-
-
-@pytest.fixture
-def sandbox(db_path):
-    handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture
-def gateway(sandbox):
-    client = Gateway(sandbox.base_url)
-    yield client
-    client.close()

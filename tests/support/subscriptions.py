@@ -1,4 +1,4 @@
-"""Shared pieces of the subscription tests: a sandbox on 127.0.0.1 whose clock starts on a fixed
+"""Shared fixtures of the subscription tests (provided by the conftest.py of each folder that uses them): a sandbox on 127.0.0.1 whose clock starts on a fixed
 day, and a client for it. Each test gets its own database (subscriptions change the clock)."""
 
 from __future__ import annotations

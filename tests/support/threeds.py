@@ -1,5 +1,5 @@
 """Shared pieces of the 3-D Secure tests: a sandbox on 127.0.0.1 with a fixed clock, a client for
-it, and gwkit's term URL receiver. Test modules import the fixtures they use."""
+it, and gwkit's term URL receiver. Each folder's conftest.py that needs them provides them."""
 
 from __future__ import annotations
 

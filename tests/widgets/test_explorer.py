@@ -6,7 +6,6 @@ import pytest
 
 from gwkit.interface import REQUEST_TYPES
 from gwkit.widgets import RequestExplorer, RequestForm, ResponseView
-from kit_support import gw, sandbox  # noqa: F401  (fixtures)
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ from gwkit.interface import types as t
 from gwkit.interface.fields import BILLING_FIELDS
 from gwkit.widgets import RequestForm, ResponseView, guarded
 from gwkit.widgets.guard import RAISE_ENV
-from kit_support import gw, sandbox  # noqa: F401  (fixtures)
 
 ALL_VARIANTS = [(key, v.name) for key, rt in REQUEST_TYPES.items() for v in rt.variants]
 

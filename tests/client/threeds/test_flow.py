@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from gwkit.threeds import REDIRECT, ThreeDSecureError, ThreeDSecureFlow
-from threeds_support import CARD, client, gateway, receiver  # noqa: F401,E402  (fixtures)
+from support.threeds import CARD
 
 
 

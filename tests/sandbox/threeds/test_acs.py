@@ -11,7 +11,7 @@ import pytest
 import gwkit
 import gwkit.sandbox
 from gwkit.threeds import ThreeDSecureError, ThreeDSecureFlow
-from threeds_support import CARD, START, client, gateway, receiver  # noqa: F401,E402  (fixtures)
+from support.threeds import CARD, START
 
 
 

@@ -16,7 +16,7 @@ import gwkit
 import gwkit.sandbox
 from gwkit.interface.cards import luhn_complete
 from gwkit.threeds import AUTH_WITH_PARENT, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow
-from threeds_support import START, client, gateway, receiver  # noqa: F401,E402  (fixtures)
+from support.threeds import START
 
 Y_CARD, N_CARD, U_CARD = "4111110000000211", "4000000000000721", "4000000000000101"
 Y_DECLINED_CARD = "4000000000000119"

@@ -11,7 +11,7 @@ import gwkit
 import gwkit.sandbox
 from gwkit.errors import ValidationError
 from gwkit.widgets.subscription_panel import SubscriptionPanel
-from subscriptions_support import CLOCK, sandbox  # noqa: F401  (fixtures)
+from support.subscriptions import CLOCK
 
 
 

@@ -11,7 +11,6 @@ pytest.importorskip("ipywidgets")
 
 from gwkit.errors import ValidationError  # noqa: E402
 from gwkit.widgets.threeds_stepper import ThreeDSecureStepper  # noqa: E402
-from threeds_support import client, gateway, receiver  # noqa: F401,E402  (fixtures)
 
 ALL_DONE = {"THREEDQUERY": "done", "ACS": "done", "TERMURL": "done", "AUTH": "done"}
 

@@ -1,4 +1,4 @@
-"""Shared pieces of the widget tests: one sandbox per test module and a `Connection` to it, as
+"""Fixtures of the widget tests: one sandbox per test module and a `Connection` to it, as
 `gwkit.connect()` would give a notebook."""
 
 from __future__ import annotations
