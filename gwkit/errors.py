@@ -3,6 +3,7 @@
     GwkitError
     ├── ValidationError          a request breaks the interface's rules (every problem listed)
     ├── GatewayError             the gateway answered a record with a non-zero errorcode
+    ├── ThreeDSecureError        a 3-D Secure step that cannot be taken now, or an ACS page that refused
     └── TransportError           the exchange itself failed
         ├── AuthenticationError  HTTP 401: credentials rejected
         ├── ResponseFormatError  the body is not a readable gateway envelope
@@ -87,3 +88,7 @@ class ConnectError(TransportError):
     """No connection could be made; nothing was sent, so retrying is safe."""
 
     sent = False
+
+
+class ThreeDSecureError(GwkitError):
+    """A 3-D Secure step that cannot be taken now, or an ACS that refused the browser's post."""

@@ -1,0 +1,204 @@
+"""The merchant's term URL, served by gwkit: the start page that posts the customer's browser to the
+ACS (interface 4.4), and POST /term where the ACS posts PaRes and MD back; one receiver per process
+by default, on a free loopback port."""
+
+from __future__ import annotations
+
+import atexit
+import html
+import secrets
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Mapping
+from urllib.parse import parse_qsl
+
+from ..interface.masking import REDACTED
+
+__all__ = ["TermUrlReceiver", "default_receiver", "redirect_page"]
+
+
+@dataclass
+class _Pending:
+    """An authentication the receiver waits for, found by MD."""
+
+    md: str
+    pareq: str
+    acsurl: str
+    term_url: str
+    on_return: Callable[[str], None]
+    on_start: Callable[[], None] | None = None
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+
+    def __repr__(self) -> str:
+        return f"_Pending(acsurl={self.acsurl!r}, md={REDACTED!r})"
+
+
+def redirect_page(acsurl: str, pareq: str, term_url: str, md: str, *, autosubmit: bool = True) -> str:
+    """The merchant page that sends the browser to the ACS: POST of PaReq, TermUrl and MD (4.4).
+
+    It submits itself; without JavaScript a visible button does it."""
+    fields = (("PaReq", pareq), ("TermUrl", term_url), ("MD", md))
+    inputs = "".join(f"<input type='hidden' name='{n}' value='{html.escape(v, quote=True)}'>" for n, v in fields)
+    script = "<script>document.getElementById('gwkit-to-acs').submit();</script>" if autosubmit else ""
+    button = "<button type='submit' id='gwkit-to-acs-continue'>Continue to your card issuer</button>"
+    return (_page_head("Redirecting to your card issuer")
+            + "<p>Taking you to your card issuer to confirm the payment...</p>"
+            + f"<form method='post' action='{html.escape(acsurl, quote=True)}' id='gwkit-to-acs'>{inputs}"
+            + (f"<noscript>{button}</noscript>" if autosubmit else button) + "</form>" + script + "</body></html>")
+
+
+def _page_head(title: str) -> str:
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            "<style>body{font-family:system-ui,sans-serif;max-width:32em;margin:2em auto;padding:0 1em}"
+            ".error{border-left:4px solid #b00020;background:#fdecee;padding:.75em 1em}</style></head><body>")
+
+
+class TermUrlReceiver:
+    """The merchant's term URL, served by gwkit on a loopback port in a background thread.
+
+        GET  /start/<token>   the page that auto-posts the browser to the ACS (for an iframe or a tab)
+        POST /term            where the ACS posts PaRes and MD back (interface 4.4, step 3)
+
+    `public_url` replaces `http://host:port` in the URLs handed out, for a browser that reaches
+    this machine under another name (a forwarded port, for example).
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, public_url: str | None = None):
+        self._pending: dict[str, _Pending] = {}
+        self._by_token: dict[str, _Pending] = {}
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer((host, port), _handler_for(self))
+        self._server.daemon_threads = True
+        bound_host, bound_port = self._server.server_address[:2]
+        self.base_url = (public_url or f"http://{bound_host}:{bound_port}").rstrip("/")
+        self._thread = threading.Thread(target=self._server.serve_forever, name="gwkit-term-url", daemon=True)
+        self._thread.start()
+
+    def __repr__(self) -> str:
+        return f"TermUrlReceiver({self.base_url!r}, waiting={len(self._pending)})"
+
+    @property
+    def term_url(self) -> str:
+        return self.base_url + "/term"
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def expect(self, md: str, pareq: str, acsurl: str, on_return: Callable[[str], None],
+               on_start: Callable[[], None] | None = None) -> str:
+        """Wait for the ACS to post back `md`; returns the start page's URL for the browser.
+        `on_return(pares)` runs when it arrives, `on_start()` when a browser opens the start page."""
+        pending = _Pending(md, pareq, acsurl, self.term_url, on_return, on_start)
+        with self._lock:
+            self._pending[md] = pending
+            self._by_token[pending.token] = pending
+        return f"{self.base_url}/start/{pending.token}"
+
+    def forget(self, md: str) -> None:
+        with self._lock:
+            pending = self._pending.pop(md, None)
+            if pending is not None:
+                self._by_token.pop(pending.token, None)
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> "TermUrlReceiver":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # called from the server's threads
+
+    def _start_page(self, token: str) -> tuple[int, str]:
+        with self._lock:
+            pending = self._by_token.get(token)
+        if pending is None:
+            return 404, _message_page("Unknown 3-D Secure start page", "This link does not belong to a "
+                                      "3-D Secure authentication that gwkit is waiting for.", error=True)
+        if pending.on_start is not None:
+            try:
+                pending.on_start()
+            except Exception:  # noqa: BLE001 - kept by the flow; the browser still goes to the ACS
+                pass
+        return 200, redirect_page(pending.acsurl, pending.pareq, pending.term_url, pending.md)
+
+    def _post_back(self, form: Mapping[str, str]) -> tuple[int, str]:
+        missing = [name for name in ("PaRes", "MD") if not form.get(name)]
+        if missing:
+            return 400, _message_page("3-D Secure return refused",
+                                      f"The card issuer's post-back lacks {', '.join(missing)}.", error=True)
+        with self._lock:
+            pending = self._pending.get(form["MD"])
+        if pending is None:
+            return 400, _message_page("3-D Secure return refused", "No 3-D Secure authentication with this MD "
+                                      "is waiting here (it was changed, or already finished).", error=True)
+        try:
+            pending.on_return(form["PaRes"])
+        except Exception:  # noqa: BLE001 - the flow keeps the error and raises it in the caller's thread
+            return 500, _message_page("3-D Secure return failed", "gwkit received the card issuer's answer but "
+                                      "could not process it: see the notebook.", error=True)
+        return 200, _message_page("Authentication finished", "Your card issuer has answered. You can close "
+                                  "this page and return to the notebook.")
+
+
+def _message_page(title: str, text: str, *, error: bool = False) -> str:
+    css = " class='error'" if error else ""
+    return (_page_head(title) + f"<h1 style='font-size:130%'>{html.escape(title)}</h1>"
+            f"<p id='gwkit-message'{css}>{html.escape(text)}</p></body></html>")
+
+
+def _handler_for(receiver: TermUrlReceiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            if self.path.startswith("/start/"):
+                self._send(*receiver._start_page(self.path[len("/start/"):]))
+            else:
+                self._send(404, _message_page("Not found", "gwkit's term URL receiver serves /start/<token> "
+                                              "and POST /term only.", error=True))
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(min(length, 1_048_576)).decode("utf-8", "replace")
+            if self.path.split("?")[0] != "/term":
+                self._send(404, _message_page("Not found", "The term URL is /term.", error=True))
+                return
+            self._send(*receiver._post_back(dict(parse_qsl(body, keep_blank_values=True))))
+
+        def _send(self, status: int, text: str) -> None:
+            data = text.encode("utf-8")
+            self.send_response(status)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("cache-control", "no-store")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - MD and PaRes stay out of logs
+            pass
+
+    return Handler
+
+
+_DEFAULT: TermUrlReceiver | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_receiver() -> TermUrlReceiver:
+    """One receiver per process on a free loopback port, started on first use."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None or not _DEFAULT.running:
+            _DEFAULT = TermUrlReceiver()
+        return _DEFAULT
+
+
+@atexit.register
+def _stop_default() -> None:
+    if _DEFAULT is not None:
+        _DEFAULT.stop()
