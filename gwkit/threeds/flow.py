@@ -30,12 +30,13 @@ from urllib.parse import urljoin
 import httpx
 
 from ..errors import ThreeDSecureError
+from ..interface.codes import explain
 from ..interface.masking import REDACTED, mask_data
 from ..response import Record
 from .acs_page import read_page
 from .receiver import TermUrlReceiver, default_receiver, redirect_page
 
-__all__ = ["OUTCOMES", "ThreeDSecureFlow"]
+__all__ = ["OUTCOMES", "Outcome", "Step", "ThreeDSecureFlow"]
 
 # Outcomes the sandbox ACS offers (gwkit/sandbox/web/acs.py); a real issuer's ACS offers its own page.
 OUTCOMES = ("Y", "N", "A", "U", "cancel")
@@ -45,8 +46,27 @@ NEW, QUERIED, AT_ACS, RETURNED, AUTHORISED = "new", "queried", "at_acs", "return
 # What to do after the THREEDQUERY (interface 3.3).
 REDIRECT, AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH = "redirect", "auth", "resend or auth", "standard auth"
 
+# What interface 3.3 says to do after the THREEDQUERY, by `enrolled`.
+_ENROLMENT_ADVICE = {
+    "Y": "the card is enrolled: send the customer's browser to the ACS.",
+    "N": "the card is not enrolled: send the AUTH with parenttransactionreference.",
+    "U": "enrolment could not be determined: resend the THREEDQUERY, or send the AUTH with "
+         "parenttransactionreference.",
+}
+
 _THREEDQUERY_FIELDS = ("pan", "expirydate", "securitycode", "parenttransactionreference", "baseamount",
                        "currencyiso3a", "orderreference", "sitereference")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Where a flow stands, in interface 3.3's terms: the step to take next and what to do, or how
+    the flow ended."""
+
+    next_step: str | None  # REDIRECT, AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH; None before and after
+    via_acs: bool  # the card is enrolled (Y): the customer goes through the ACS
+    advice: str  # what to do now, or how the AUTH ended
+    ended: bool = False  # the AUTH was sent
 
 
 @dataclass
@@ -103,6 +123,30 @@ class ThreeDSecureFlow:
         if self.query_record.get("errorcode") != "0":
             return STANDARD_AUTH
         return {"Y": REDIRECT, "N": AUTH_WITH_PARENT, "U": RESEND_OR_AUTH}.get(self.enrolled or "")
+
+    @property
+    def query_advice(self) -> str:
+        """What the THREEDQUERY's answer says to do ("" before it is sent)."""
+        record = self.query_record
+        if record is None:
+            return ""
+        if record.get("errorcode") != "0":
+            meaning = explain(record.get("errorcode"))
+            return (f"errorcode {record.get('errorcode')} {record.get('errormessage')}: {meaning.meaning} "
+                    "A standard AUTH without 3-D Secure may be sent.")
+        return _ENROLMENT_ADVICE.get(self.enrolled or "", "")
+
+    @property
+    def outcome(self) -> Outcome:
+        """The next step and what to do now; after the AUTH, how it ended."""
+        via_acs = self.query_record is not None and self.query_record.get("errorcode") == "0" and self.enrolled == "Y"
+        if self.auth_record is not None:
+            return Outcome(None, via_acs, _auth_summary(self.auth_record), ended=True)
+        if self.query_record is None:
+            return Outcome(None, False, "send the THREEDQUERY.")
+        if self.next_step == REDIRECT and self.returned:
+            return Outcome(REDIRECT, True, "PaRes has arrived: send the AUTH with md and pares.")
+        return Outcome(self.next_step, via_acs, self.query_advice)
 
     @property
     def md(self) -> str | None:
@@ -278,6 +322,22 @@ class ThreeDSecureFlow:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
+
+
+def _auth_summary(record: Mapping[str, Any]) -> str:
+    """How the AUTH ended: its code and meaning, the 3-D Secure evidence, and what to do."""
+    code = record.get("errorcode")
+    meaning = explain(code)
+    parts = [f"errorcode {code} {record.get('errormessage', '')}: {meaning.meaning.rstrip('.')}"]
+    if record.get("status"):
+        parts.append(f"3-D Secure status {record['status']}")
+    if record.get("eci"):
+        parts.append(f"eci {record['eci']}")
+    if record.get("cavv"):
+        parts.append("cavv present (liability shift evidence)")
+    if record.get("settlestatus") is not None:
+        parts.append(f"settlestatus {record['settlestatus']}")
+    return "; ".join(parts) + f". {meaning.action}"
 
 
 def _sent(response: Any, fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,10 +21,9 @@ from typing import Any, Mapping
 
 import ipywidgets as widgets
 
-from ..interface.codes import explain
 from ..interface.masking import mask_data, mask_pan
 from ..interface.testcards import test_cards
-from ..threeds import (AUTH_WITH_PARENT, AUTHORISED, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow,
+from ..threeds import (AUTH_WITH_PARENT, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow,
                        TermUrlReceiver)
 from .guard import guarded, show_error
 
@@ -224,8 +223,8 @@ class ThreeDSecureStepper(widgets.VBox):
         flow = self.flow
         if flow.query_record is None:
             return {"THREEDQUERY": "current", "ACS": "waiting", "TERMURL": "waiting", "AUTH": "waiting"}
-        enrolled_path = flow.enrolled == "Y" and flow.query_record.get("errorcode") == "0"
-        done = flow.stage == AUTHORISED
+        outcome = flow.outcome
+        enrolled_path, done = outcome.via_acs, outcome.ended
         states = {"THREEDQUERY": "done"}
         if enrolled_path:
             states["ACS"] = "done" if flow.returned else "current"
@@ -258,42 +257,17 @@ class ThreeDSecureStepper(widgets.VBox):
         return head + body + "</div>"
 
     def _next_text(self, name: str, state: str) -> str:
-        flow, step = self.flow, self.flow.next_step
-        if name == "THREEDQUERY" and flow.query_record is not None:
-            record = flow.query_record
-            if record.get("errorcode") != "0":
-                meaning = explain(record.get("errorcode"))
-                return html.escape(f"errorcode {record.get('errorcode')} {record.get('errormessage')}: "
-                                   f"{meaning.meaning} A standard AUTH without 3-D Secure may be sent (step 4).")
-            return html.escape({
-                "Y": "the card is enrolled: send the customer's browser to the ACS (step 2).",
-                "N": "the card is not enrolled: send the AUTH with parenttransactionreference (step 4).",
-                "U": "enrolment could not be determined: resend the THREEDQUERY, or send the AUTH with "
-                     "parenttransactionreference (step 4).",
-            }.get(flow.enrolled or "", ""))
+        flow = self.flow
+        if name == "THREEDQUERY":
+            return html.escape(flow.query_advice)
         if name == "ACS" and state == "current":
             return ("the cardholder answers on the issuer's page below (or press <i>Complete the ACS here</i> "
                     "to choose an outcome without a browser).")
-        if name == "TERMURL" and state == "done" and step == REDIRECT:
-            return "PaRes has arrived: send the AUTH with md and pares (step 4)."
-        if name == "AUTH" and flow.auth_record is not None:
-            return html.escape(self._auth_summary(flow.auth_record))
+        outcome = flow.outcome
+        back_with_pares = name == "TERMURL" and state == "done" and outcome.next_step == REDIRECT
+        if back_with_pares or (name == "AUTH" and outcome.ended):
+            return html.escape(outcome.advice)
         return ""
-
-    @staticmethod
-    def _auth_summary(record: Mapping[str, Any]) -> str:
-        code = record.get("errorcode")
-        meaning = explain(code)
-        parts = [f"errorcode {code} {record.get('errormessage', '')}: {meaning.meaning.rstrip('.')}"]
-        if record.get("status"):
-            parts.append(f"3-D Secure status {record['status']}")
-        if record.get("eci"):
-            parts.append(f"eci {record['eci']}")
-        if record.get("cavv"):
-            parts.append("cavv present (liability shift evidence)")
-        if record.get("settlestatus") is not None:
-            parts.append(f"settlestatus {record['settlestatus']}")
-        return "; ".join(parts) + f". {meaning.action}"
 
     def _acs_html(self) -> str:
         flow = self.flow
