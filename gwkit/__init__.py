@@ -6,7 +6,8 @@ The root exports what a notebook user needs; everything else stays importable fr
 
 from .cardstore import CardStoreError
 from .client import AsyncClient, Client
-from .connect import ConfigError, Connection, connect
+from .config import ConfigError
+from .connect import Connection, connect
 from .errors import (
     AuthenticationError, ConnectError, GatewayError, GwkitError, HTTPStatusError, RequestTimeoutError,
     ResponseFormatError, TransportError, ValidationError,

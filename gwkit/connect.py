@@ -36,58 +36,22 @@ import atexit
 import html
 import os
 import threading
-import tomllib
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .client import Client
-from .errors import GwkitError
+from .config import (
+    CONFIG_FILE, DEFAULT_CURRENCY, ENV_VARS, GATEWAY, REQUIRED_FOR_GATEWAY, SANDBOX, ConfigError, Target,
+    read_settings,
+)
 from .journal import DEFAULT_PATH as DEFAULT_JOURNAL_PATH, ENV_VAR as JOURNAL_ENV_VAR, Journal
 from .interface.masking import REDACTED
 
 if TYPE_CHECKING:  # pragma: no cover
     from .sandbox import SandboxHandle
 
-CONFIG_FILE = "gwkit.toml"
-DEFAULT_CURRENCY = "GBP"
-SANDBOX, GATEWAY = "sandbox", "gateway"
 HISTORY_SIZE = 500
-
-_ENV = {
-    "base_url": "GWKIT_BASE_URL", "username": "GWKIT_USERNAME", "password": "GWKIT_PASSWORD",
-    "sitereference": "GWKIT_SITEREFERENCE", "currencyiso3a": "GWKIT_CURRENCY",
-}
-_REQUIRED_FOR_GATEWAY = ("username", "password", "sitereference")
-
-
-class ConfigError(GwkitError, ValueError):
-    """The configuration is incomplete or unreadable; the message says what to set and where."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a connection sends its requests. Holds no password."""
-
-    kind: str  # SANDBOX or GATEWAY
-    base_url: str
-    username: str
-    sitereference: str | None
-    currencyiso3a: str | None
-    source: str  # where the settings came from, e.g. "environment" or "gwkit.toml"
-
-    @property
-    def is_sandbox(self) -> bool:
-        return self.kind == SANDBOX
-
-    @property
-    def is_test_site(self) -> bool:
-        return bool(self.sitereference and self.sitereference.startswith("test_"))
-
-    @property
-    def title(self) -> str:
-        return "embedded sandbox" if self.is_sandbox else "real gateway"
 
 
 class Connection(Client):
@@ -140,7 +104,7 @@ def connect(*, target: str | None = None, base_url: str | None = None, username:
     gateway. `journal=False` turns the journal off; a path or a `Journal` chooses the file.
     Other keyword arguments (timeout, transport, retries, ...) go to `gwkit.Client`.
     """
-    settings, source = _settings(config, dict(base_url=base_url, username=username, password=password,
+    settings, source = read_settings(config, dict(base_url=base_url, username=username, password=password,
                                               sitereference=sitereference, currencyiso3a=currencyiso3a))
     wanted = (target or os.environ.get("GWKIT_TARGET") or "auto").lower()
     if wanted not in ("auto", SANDBOX, GATEWAY):
@@ -157,58 +121,13 @@ def connect(*, target: str | None = None, base_url: str | None = None, username:
 
 def _gateway_connection(gateway: Mapping[str, Any], source: str, journal: Journal | None,
                         client_options: dict[str, Any]) -> Connection:
-    missing = [name for name in ("base_url",) + _REQUIRED_FOR_GATEWAY if not gateway.get(name)]
+    missing = [name for name in ("base_url",) + REQUIRED_FOR_GATEWAY if not gateway.get(name)]
     if missing:
-        where = ", ".join(f"{_ENV[name]} (or {name} in [gateway] of {CONFIG_FILE})" for name in missing)
+        where = ", ".join(f"{ENV_VARS[name]} (or {name} in [gateway] of {CONFIG_FILE})" for name in missing)
         raise ConfigError(f"a real gateway needs {', '.join(missing)}: set {where}")
     found = Target(GATEWAY, str(gateway["base_url"]), str(gateway["username"]), str(gateway["sitereference"]),
                    str(gateway.get("currencyiso3a") or DEFAULT_CURRENCY), source)
     return Connection(found, str(gateway["password"]), journal=journal, **client_options)
-
-
-# -- settings ---------------------------------------------------------------------------------
-
-def _settings(config: str | os.PathLike[str] | None, arguments: Mapping[str, Any]
-              ) -> tuple[dict[str, dict[str, Any]], str]:
-    """Merged settings {"gateway": {...}, "journal": {...}, "sandbox": {...}} and their source."""
-    data, path = _read_config(config)
-    gateway = dict(data.get("gateway", {}))
-    password_env = gateway.pop("password_env", None)
-    if password_env and password_env in os.environ:
-        gateway.setdefault("password", os.environ[password_env])
-    sources = {path.name} if gateway else set()
-    for name, variable in _ENV.items():
-        if os.environ.get(variable):
-            gateway[name] = os.environ[variable]
-            sources.add("environment")
-    for name, value in arguments.items():
-        if value is not None:
-            gateway[name] = value
-            sources.add("connect() arguments")
-    if password_env and not gateway.get("password"):
-        raise ConfigError(f"{path}: password_env names {password_env!r}, but that variable is not set")
-    settings = {"gateway": gateway, "journal": dict(data.get("journal", {})), "sandbox": dict(data.get("sandbox", {}))}
-    return settings, " + ".join(sorted(sources)) or "defaults"
-
-
-def _read_config(config: str | os.PathLike[str] | None) -> tuple[dict[str, Any], Path]:
-    path = Path(config or os.environ.get("GWKIT_CONFIG") or CONFIG_FILE)
-    if not path.exists():
-        if config is not None:
-            raise ConfigError(f"config file {path} does not exist")
-        return {}, path
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path} is not valid TOML: {error}") from None
-    unknown = set(data) - {"gateway", "journal", "sandbox"}
-    if unknown:
-        raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}; "
-                          "use [gateway], [journal], [sandbox]")
-    for section in ("gateway", "journal", "sandbox"):
-        if not isinstance(data.get(section, {}), dict):
-            raise ConfigError(f"{path}: [{section}] must be a table")
-    return data, path
 
 
 _JOURNALS: dict[Path, Journal] = {}

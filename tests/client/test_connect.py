@@ -8,7 +8,8 @@ import pytest
 
 import gwkit
 from gwkit import sandbox as sandbox_module
-from gwkit.connect import ConfigError, Connection, connect, stop_sandboxes
+from gwkit.config import ConfigError
+from gwkit.connect import Connection, connect, stop_sandboxes
 
 connect_module = importlib.import_module("gwkit.connect")  # `gwkit.connect` is the function
 

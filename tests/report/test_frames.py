@@ -14,7 +14,8 @@ matplotlib.use("Agg")
 
 import gwkit.report as report  # noqa: E402
 from gwkit import sandbox as sandbox_module  # noqa: E402
-from gwkit.connect import Connection, Target  # noqa: E402
+from gwkit.config import Target  # noqa: E402
+from gwkit.connect import Connection  # noqa: E402
 from gwkit.journal import Journal  # noqa: E402
 from gwkit.report import ReportError, records_frame  # noqa: E402
 from gwkit.interface import FIELDS  # noqa: E402

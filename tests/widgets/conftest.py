@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gwkit import sandbox as sandbox_module
-from gwkit.connect import Connection, Target
+from gwkit.config import Target
+from gwkit.connect import Connection
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from gwkit import sandbox as sandbox_module
-from gwkit.connect import Connection, Target
+from gwkit.config import Target
+from gwkit.connect import Connection
 from gwkit.journal import Journal
 from gwkit.interface.codes import ERROR_CODES
 from gwkit.widgets import RequestForm, ResponseView, follow_ups
