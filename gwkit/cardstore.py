@@ -21,6 +21,7 @@ from typing import Any, Iterable
 from .errors import GwkitError
 from .interface.schedule import due_date
 from .subscription import MAX_QUERY_RECORDS, _matched
+from .types import GatewayClient
 
 # What a listing shows of each stored card: masked, never the card number.
 COLUMNS = ("transactionreference", "maskedpan", "paymenttypedescription", "expirydate", "billingname",
@@ -34,7 +35,7 @@ class CardStoreError(GwkitError):
     """A card store listing that cannot be complete; the message says why."""
 
 
-def stored_cards(client: Any, sitereference: str | None = None) -> list[dict[str, Any]]:
+def stored_cards(client: GatewayClient, sitereference: str | None = None) -> list[dict[str, Any]]:
     """The site's stored cards, newest first, each with its billing name and country and how often
     it was used. Values are the gateway's strings, except `uses` (an int)."""
     answer = client.transaction_query(requesttypedescription="STORE", errorcode="0",
@@ -45,7 +46,7 @@ def stored_cards(client: Any, sitereference: str | None = None) -> list[dict[str
     return [_row(record, uses.get(record["transactionreference"], 0)) for record in records]
 
 
-def usage_counts(client: Any, references: Iterable[str], sitereference: str | None = None) -> dict[str, int]:
+def usage_counts(client: GatewayClient, references: Iterable[str], sitereference: str | None = None) -> dict[str, int]:
     """How many transactions name each reference as their `parenttransactionreference`."""
     references = list(references)
     counts = dict.fromkeys(references, 0)
@@ -65,28 +66,28 @@ def usage_counts(client: Any, references: Iterable[str], sitereference: str | No
     return counts
 
 
-def set_active(client: Any, reference: str, active: bool) -> Any:
+def set_active(client: GatewayClient, reference: str, active: bool) -> Any:
     """TRANSACTIONUPDATE of the stored card's `transactionactive` (1 enabled, 0 disabled)."""
     return client.transaction_update(transactionreference=reference,
                                      updates={"transactionactive": "1" if active else "0"}).raise_for_errors()
 
 
-def enable(client: Any, reference: str) -> Any:
+def enable(client: GatewayClient, reference: str) -> Any:
     return set_active(client, reference, True)
 
 
-def disable(client: Any, reference: str) -> Any:
+def disable(client: GatewayClient, reference: str) -> Any:
     return set_active(client, reference, False)
 
 
-def pay_with(client: Any, reference: str, **fields: Any) -> Any:
+def pay_with(client: GatewayClient, reference: str, **fields: Any) -> Any:
     """AUTH with the stored card as parent; card and billing details are inherited.
     Returns the response as it came (check `.ok`: a disabled card is answered 30000)."""
     return client.auth(parenttransactionreference=reference,
                        **{"accounttypedescription": "ECOM", "baseamount": "1050", **fields})
 
 
-def subscribe_with(client: Any, reference: str, *, today: date | None = None, **fields: Any) -> Any:
+def subscribe_with(client: GatewayClient, reference: str, *, today: date | None = None, **fields: Any) -> Any:
     """AUTH SUBSCRIPTION with the stored card as parent: the first payment now, then monthly.
     The first automated payment is a month after `today` (the sandbox clock by default)."""
     today = today or _today(client)
@@ -128,6 +129,6 @@ def _site(sitereference: str | None) -> dict[str, str]:
     return {"sitereference": sitereference} if sitereference else {}
 
 
-def _today(client: Any) -> date:
+def _today(client: GatewayClient) -> date:
     sandbox = getattr(client, "sandbox", None)
     return sandbox.now().date() if sandbox is not None else date.today()

@@ -24,6 +24,7 @@ from .errors import GatewayError, GwkitError
 from .interface.codes import record_ok
 from .interface.schedule import payment_dates
 from .response import Record, Response
+from .types import GatewayClient
 
 __all__ = ["Subscription", "SubscriptionError", "fetch_subscriptions", "query_all", "subscription_state"]
 
@@ -66,7 +67,7 @@ def subscription_state(record: Mapping[str, Any], auth: Mapping[str, Any] | None
 
 # -- queries beyond 500 records ---------------------------------------------------------------
 
-def query_all(client: Any, **filters: Any) -> list[Record]:
+def query_all(client: GatewayClient, **filters: Any) -> list[Record]:
     """Every record a TRANSACTIONQUERY filter matches, newest first, however many: one answer holds
     at most 500, so while answers are cut short the query is repeated with `enddate` set to the day
     of the oldest record received (that day again, as it may have more)."""
@@ -94,7 +95,7 @@ def _matched(record: Record) -> int:
     return count + 1 if count >= MAX_QUERY_RECORDS else count
 
 
-def _query(client: Any, filters: Mapping[str, Any], end: date | None = None) -> Response:
+def _query(client: GatewayClient, filters: Mapping[str, Any], end: date | None = None) -> Response:
     response = client.transaction_query(**filters, **({"enddate": end.isoformat()} if end else {}))
     response.raise_for_errors()
     return response
@@ -109,7 +110,7 @@ class Subscription:
     payment). Every method sends a request through `client` (a `gwkit.Client`) and refreshes them.
     """
 
-    def __init__(self, client: Any, record: Mapping[str, Any], auth: Mapping[str, Any] | None = None):
+    def __init__(self, client: GatewayClient, record: Mapping[str, Any], auth: Mapping[str, Any] | None = None):
         self.client = client
         self.record = record if isinstance(record, Record) else Record(record)
         self.auth = None if auth is None else (auth if isinstance(auth, Record) else Record(auth))
@@ -124,7 +125,7 @@ class Subscription:
     # creating and finding
 
     @classmethod
-    def create(cls, client: Any, **fields: Any) -> "Subscription":
+    def create(cls, client: GatewayClient, **fields: Any) -> "Subscription":
         """Send AUTH SUBSCRIPTION. Raises `SubscriptionError` when the gateway refuses the request;
         a declined first payment is not an exception: check `auth.ok` and `state`, as the interface says."""
         response = client.auth_subscription(**{**CREATE_DEFAULTS, **fields})
@@ -136,7 +137,7 @@ class Subscription:
         return cls(client, response.records[1], response.records[0])
 
     @classmethod
-    def from_reference(cls, client: Any, reference: str) -> "Subscription":
+    def from_reference(cls, client: GatewayClient, reference: str) -> "Subscription":
         """The subscription whose SUBSCRIPTION record has `reference`."""
         subscription = cls(client, {"transactionreference": reference})
         subscription.refresh()
@@ -247,7 +248,7 @@ class Subscription:
                 for number, due in dates]
 
 
-def fetch_subscriptions(client: Any, references: Iterable[str] | None = None) -> list[Subscription]:
+def fetch_subscriptions(client: GatewayClient, references: Iterable[str] | None = None) -> list[Subscription]:
     """Subscriptions of the client's site: those named (in that order), or every SUBSCRIPTION record.
     Records and their parent AUTHs are fetched 100 references to a query."""
     if references is None:

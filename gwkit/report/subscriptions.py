@@ -23,6 +23,7 @@ import pandas as pd
 from ..interface.schedule import due_date
 from ..subscription import PENDING, SCHEDULED, STATES, Subscription, fetch_subscriptions, query_all
 from ..interface.codes import record_ok
+from ..types import GatewayClient
 from .charts import _axes, _main_currency
 from .frames import records_frame
 
@@ -142,7 +143,7 @@ def _typed_payments(rows: list[dict[str, Any]]) -> pd.DataFrame:
     }, columns=PAYMENT_COLUMNS)
 
 
-def subscription_portfolio(client: Any, references: Iterable[str] | None = None
+def subscription_portfolio(client: GatewayClient, references: Iterable[str] | None = None
                            ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(subscriptions, payments) of the client's site, or of the subscriptions named by their
     references, fetched with TRANSACTIONQUERY (paged past 500 records)."""

@@ -33,6 +33,7 @@ from ..errors import ThreeDSecureError
 from ..interface.codes import explain
 from ..interface.masking import REDACTED, mask_data
 from ..response import Record
+from ..types import GatewayClient
 from .acs_page import read_page
 from .receiver import TermUrlReceiver, default_receiver, redirect_page
 
@@ -86,7 +87,7 @@ class ThreeDSecureFlow:
     step, also from the receiver's thread when the customer returns.
     """
 
-    def __init__(self, client: Any, *, receiver: TermUrlReceiver | None = None):
+    def __init__(self, client: GatewayClient, *, receiver: TermUrlReceiver | None = None):
         self.client = client
         self.receiver = receiver or default_receiver()
         self.stage = NEW

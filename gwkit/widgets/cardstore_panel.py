@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import cardstore
 from ..report.cardstore import cards_frame
+from ..types import GatewayClient
 from .form import RequestForm, form_opener
 from .guard import guarded
 from .response_view import ResponseView
@@ -34,7 +35,7 @@ class CardStorePanel(widgets.VBox):
     """`form` stores a card, `frame` lists the stored cards, `card` picks one for the buttons,
     `last_response` is the answer to the last action (also shown below the buttons)."""
 
-    def __init__(self, client: Any, *, sitereference: str | None = None):
+    def __init__(self, client: GatewayClient, *, sitereference: str | None = None):
         super().__init__()
         self.client = client
         self.sitereference = sitereference

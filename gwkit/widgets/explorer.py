@@ -16,6 +16,7 @@ import ipywidgets as widgets
 
 from ..interface import REQUEST_TYPES
 from ..interface.codes import record_ok
+from ..types import GatewayClient
 from .form import RequestForm, default_variant, form_opener
 from .guard import guarded
 from .response_view import ResponseView
@@ -40,7 +41,7 @@ class RequestExplorer(widgets.VBox):
     """`type_picker`, `variant_picker`, `form` (the current RequestForm), `response_box`,
     `history` (a Select; its value is the index of an exchange in `exchanges`)."""
 
-    def __init__(self, client: Any, *, request_type: str = "AUTH", variant: str | None = None):
+    def __init__(self, client: GatewayClient, *, request_type: str = "AUTH", variant: str | None = None):
         super().__init__()
         self.client = client
         self.errors = widgets.HTML()

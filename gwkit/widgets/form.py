@@ -30,6 +30,7 @@ from ..interface.requests import RequestType, Variant
 from .guard import error_html, guarded
 from .inputs import FieldInput
 from ..interface.codes import record_ok
+from ..types import GatewayClient
 from .actions import Action
 from .response_view import ResponseView
 
@@ -70,7 +71,7 @@ def field_spec(name: str) -> Field:
     return FILTER_ONLY_FIELDS.get(name) or Field(name, t.STRING, label=name)
 
 
-def form_opener(client: Any) -> Callable[[Action], "RequestForm"]:
+def form_opener(client: GatewayClient) -> Callable[[Action], "RequestForm"]:
     """What a response view calls to open the form a follow-up action names, pre-filled."""
 
     def open_form(action: Action) -> RequestForm:
@@ -85,7 +86,7 @@ class RequestForm(widgets.VBox):
     TRANSACTIONQUERY/UPDATE); `request()` is what would be sent; `problems` what is wrong with it;
     `send_button` sends it with `client` and shows the answer (`last_response`) below."""
 
-    def __init__(self, request_type: str = "AUTH", variant: str | None = None, *, client: Any = None,
+    def __init__(self, request_type: str = "AUTH", variant: str | None = None, *, client: GatewayClient | None = None,
                  values: Mapping[str, Any] | None = None, show_response: bool = True):
         super().__init__()
         if request_type not in REQUEST_TYPES:

@@ -22,6 +22,7 @@ from ..interface.currency import to_major
 from ..interface import FIELDS
 from ..interface.fields import AMOUNT
 from ..interface.masking import mask_data
+from ..types import GatewayClient
 from .actions import QUERY, Action, follow_ups
 from .guard import error_html, guarded
 
@@ -64,7 +65,7 @@ class ResponseView(widgets.VBox):
     """`summary`, `table` (records), `raw` (an Accordion with the masked JSON), `action_buttons`
     (one per follow-up), `follow_up` (where a follow-up's result or form appears)."""
 
-    def __init__(self, source: Any = None, *, client: Any = None, title: str | None = None,
+    def __init__(self, source: Any = None, *, client: GatewayClient | None = None, title: str | None = None,
                  open_form: FormOpener | None = None):
         super().__init__()
         envelope, request, error, elapsed = _source_parts(source)

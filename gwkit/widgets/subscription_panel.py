@@ -26,6 +26,7 @@ from IPython.display import display
 
 from ..report.subscriptions import STATE_COLOURS, payments_frame, schedule_frame
 from ..subscription import STATE_MEANINGS, Subscription
+from ..types import GatewayClient
 from .form import RequestForm
 from .guard import guarded
 
@@ -48,7 +49,7 @@ class SubscriptionPanel(widgets.VBox):
     `amount`/`final_number`/`active` with their buttons change it; `day_button`, `month_button`,
     `year_button`, `to_date`+`to_date_button` move the sandbox clock (`progress` shows how far)."""
 
-    def __init__(self, client: Any, *, sandbox: Any = None, subscription: Subscription | None = None):
+    def __init__(self, client: GatewayClient, *, sandbox: Any = None, subscription: Subscription | None = None):
         super().__init__()
         self.client = client
         self.sandbox = sandbox if sandbox is not None else getattr(client, "sandbox", None)

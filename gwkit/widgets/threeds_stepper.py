@@ -25,6 +25,7 @@ from ..interface.masking import mask_data, mask_pan
 from ..interface.testcards import test_cards
 from ..threeds import (AUTH_WITH_PARENT, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow,
                        TermUrlReceiver)
+from ..types import GatewayClient
 from .guard import guarded, show_error
 
 DEFAULT_PAN = "4111110000000211"
@@ -116,7 +117,7 @@ class ThreeDSecureStepper(widgets.VBox):
     `gwkit.threeds.ThreeDSecureFlow`.
     """
 
-    def __init__(self, client: Any, *, receiver: TermUrlReceiver | None = None, pan: str = DEFAULT_PAN,
+    def __init__(self, client: GatewayClient, *, receiver: TermUrlReceiver | None = None, pan: str = DEFAULT_PAN,
                  baseamount: str = "1050", iframe_height: str = "480px"):
         super().__init__()
         self.client = client
