@@ -166,15 +166,15 @@ class RequestForm(widgets.VBox):
 
     def _fill_defaults(self) -> None:
         today = self._today()
-        client_defaults = {"sitereference": getattr(self.client, "sitereference", None),
-                           "currencyiso3a": getattr(self.client, "currencyiso3a", None) or DEFAULT_CURRENCY}
+        client_defaults = {"currencyiso3a": DEFAULT_CURRENCY, **self._filled_by_client()}
+        client_filter = self.client.build_filter() if self.client is not None else {}
         for key, field_input in self.inputs.items():
             prefix, _, name = key.rpartition(".")
             if prefix == UPDATES:
                 continue
             if prefix == FILTER:
-                if name == "sitereference" and client_defaults["sitereference"]:
-                    field_input.set(client_defaults["sitereference"])
+                if client_filter.get(name):
+                    field_input.set(", ".join(entry["value"] for entry in client_filter[name]))
                 continue
             value: Any = client_defaults.get(name) or DEFAULTS.get(name)
             if field_input.choices and (field_input.required or name in OPTIONAL_DEFAULTS) and value is None:
@@ -182,6 +182,13 @@ class RequestForm(widgets.VBox):
             if value is None or not (field_input.required or name in OPTIONAL_DEFAULTS):
                 continue
             field_input.set(value(today) if callable(value) else value)
+
+    def _filled_by_client(self) -> dict[str, Any]:
+        """The fields the client fills in by itself for this request type (its site, its currency)."""
+        if self.client is None:
+            return {}
+        request = self.client.build_request(list(self.request_type.types))
+        return {name: value for name, value in request.items() if name != "requesttypedescriptions"}
 
     def set_values(self, **values: Any) -> None:
         """Set inputs from wire values, e.g. `set_values(parenttransactionreference="1-2-3")`."""
