@@ -5,10 +5,11 @@
     POST /_sandbox/clock/advance    {"by": "P1M"} or {"to": "2027-01-31T00:00:00"} -> what ran meanwhile
     POST /_sandbox/settle           {} settles what is due today; {"all": true} every pending AUTH
     POST /_sandbox/reset            deletes all data; the clock stays
-    GET  /_sandbox/faults           the fault injection in force
-    POST /_sandbox/faults           {"drop_next": N} the next N answers of POST /json/ are not sent: the
-                                    connection is closed instead (the request is processed first, unless
-                                    "process": false)
+    GET  /_sandbox/faults           the active faults of the caller's sites {"faults": [...], "drop_next": N, ...}
+    POST /_sandbox/faults           {"kind": ..., parameters, selector, "sitereference"?} adds a fault (faults.py)
+                                    and returns it with its id; {"drop_next": N, "process": bool} the older form
+    POST /_sandbox/faults/clear     {} every site of the caller, or {"sitereference": ...}
+    GET  /_sandbox/faults/log       every fault injected on the caller's sites
 
 Errors are HTTP 400 with {"error": "bad request", "detail": "..."}; a move of the clock backwards is
 one of them.
@@ -19,9 +20,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..gateway.accounts import Account
 from ..gateway.clock import ISO, ClockError
 from ..http import SandboxRequest, SandboxResponse
 from .auth import authenticate, unauthorised
+from .fault_controls import FaultControls
 from .served import Served
 
 
@@ -29,7 +32,8 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     route = (request.method, request.path.rstrip("/"))
     if route == ("GET", "/_sandbox/health"):
         return SandboxResponse.json(sandbox.health())
-    if authenticate(sandbox.gateway.accounts, request.headers) is None:
+    account = authenticate(sandbox.gateway.accounts, request.headers)
+    if account is None:
         return unauthorised()
     handler = _ROUTES.get(route)
     if handler is None:
@@ -43,16 +47,16 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     if not isinstance(payload, dict):
         return _bad_request("the body must be a JSON object")
     try:
-        return SandboxResponse.json(handler(sandbox, payload))
+        return SandboxResponse.json(handler(sandbox, account, payload))
     except (ClockError, ValueError) as exc:
         return _bad_request(str(exc))
 
 
-def _clock(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
+def _clock(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return {"now": sandbox.gateway.clock.now().strftime(ISO)}
 
 
-def _advance(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
+def _advance(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(payload) - {"by", "to"})
     if unknown:
         raise ClockError(f"unknown field(s) {', '.join(unknown)}: give 'by' (an ISO 8601 duration) or 'to'")
@@ -62,27 +66,51 @@ def _advance(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
     return sandbox.gateway.advance(by=payload.get("by"), to=payload.get("to"))
 
 
-def _settle(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
+def _settle(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return sandbox.gateway.settle(all_pending=payload.get("all") is True)
 
 
-def _reset(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
+def _reset(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     sandbox.gateway.reset()
     return {"reset": True, "now": sandbox.gateway.clock.now().strftime(ISO)}
 
 
-def _faults(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
-    return sandbox.faults.state()
+def _controls(sandbox: Served, account: Account) -> FaultControls:
+    return FaultControls(sandbox.fault_book, sandbox.gateway, account.sitereferences)
 
 
-def _set_faults(sandbox: Served, payload: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(payload) - {"drop_next", "process"})
-    if unknown or "drop_next" not in payload:
-        raise ValueError('give {"drop_next": N} and optionally "process": true or false')
-    process = payload.get("process", True)
-    if not isinstance(process, bool):
-        raise ValueError("process must be true or false")
-    return sandbox.faults.set(payload["drop_next"], process)
+def _faults(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    return _controls(sandbox, account).state()
+
+
+def _add_fault(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    controls = _controls(sandbox, account)
+    if "drop_next" in payload:
+        unknown = sorted(set(payload) - {"drop_next", "process"})
+        if unknown:
+            raise ValueError('give {"drop_next": N} and optionally "process": true or false')
+        return controls.set(payload["drop_next"], payload.get("process", True))
+    if "kind" not in payload:
+        raise ValueError('give a fault {"kind": ..., ...} or the older {"drop_next": N}')
+    site = payload.get("sitereference")
+    if site is not None and not isinstance(site, str):
+        raise ValueError("sitereference must be a string")
+    params = {k: v for k, v in payload.items() if k not in ("kind", "sitereference")}
+    return controls.add(payload["kind"], sitereference=site, **params)
+
+
+def _clear_faults(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(payload) - {"sitereference"})
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(unknown)}: give {{}} or {{\"sitereference\": ...}}")
+    site = payload.get("sitereference")
+    if "sitereference" in payload and not isinstance(site, str):
+        raise ValueError("sitereference must be a string")
+    return {"cleared": _controls(sandbox, account).clear(site)}
+
+
+def _fault_log(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"log": _controls(sandbox, account).log()}
 
 
 _ROUTES = {
@@ -91,7 +119,9 @@ _ROUTES = {
     ("POST", "/_sandbox/settle"): _settle,
     ("POST", "/_sandbox/reset"): _reset,
     ("GET", "/_sandbox/faults"): _faults,
-    ("POST", "/_sandbox/faults"): _set_faults,
+    ("POST", "/_sandbox/faults"): _add_fault,
+    ("POST", "/_sandbox/faults/clear"): _clear_faults,
+    ("GET", "/_sandbox/faults/log"): _fault_log,
 }
 
 

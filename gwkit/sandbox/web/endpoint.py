@@ -48,7 +48,7 @@ def answer(gateway: Gateway, request: SandboxRequest) -> SandboxResponse:
             where = "not UTF-8"
         reference = usable_reference(request.headers.get("requestreference"))
         return SandboxResponse.json(request_error(Fault(10205, [where]), reference))
-    account = account or _anonymous_account(gateway, body)
+    account = account or anonymous_account(gateway, body)
     if account is None:
         return unauthorised()
     return SandboxResponse.json(gateway.process(body, account, origin=request.headers.get("origin"),
@@ -56,7 +56,7 @@ def answer(gateway: Gateway, request: SandboxRequest) -> SandboxResponse:
                                                 base_url=request.base_url))
 
 
-def _anonymous_account(gateway: Gateway, body: Any) -> Account | None:
+def anonymous_account(gateway: Gateway, body: Any) -> Account | None:
     """Browser tokenisation needs no credentials: the site named in the request decides."""
     objects = body.get("request") if isinstance(body, dict) else None
     if not isinstance(objects, list) or not objects:

@@ -1,43 +1,239 @@
-"""Fault injection for tests of clients (`POST /_sandbox/faults`): HTTP only, not persisted.
+"""Payment-aware fault injection (`/_sandbox/faults`): what each kind takes, and which request gets one.
 
-`drop_next` answers of `POST /json/` are never sent: the connection is closed instead. With
-`process` the gateway handles the request first (the payment is made and the answer lost, as when
-a connection fails after the request went out); without it the request is dropped unread.
-`Faults.dropped` is the one decision; the Starlette app and the httpx transports act on it.
+Faults are kept per site reference, in memory (they last as long as the sandbox runs). A fault
+has a `kind` with its parameters and a selector: `count` (the next N matching requests, default 1)
+or `fraction` (that share of matching requests, drawn from `random.Random(seed)`), optionally
+narrowed by `requesttypes` and `amounts` (a list of baseamounts or {"min": .., "max": ..}).
+`FaultBook.pick` is the one decision; injection.py carries it out, faultlog.py records it.
 """
 
 from __future__ import annotations
 
+import itertools
+import random
 import threading
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Iterable
 
 from ...interface.wire import GATEWAY_PATH
 
 GATEWAY_PATHS = (GATEWAY_PATH.rstrip("/"), GATEWAY_PATH)  # the gateway endpoint, with or without its slash
 
+UNKNOWN_OUTCOME_CODES = (60010, 60034, 99999)
+SOFT_DECLINE = 71000
+PROXY_STATUSES = (500, 502, 503, 504)
+MALFORMED_BODIES = ("truncated", "garbage")
+# kind -> {parameter: default}; None: required (or, for latency, one of two forms).
+KINDS: dict[str, dict[str, Any]] = {
+    "latency": {"seconds": None, "min_seconds": None, "max_seconds": None},
+    "timeout": {"process": True},
+    "gateway_error": {"code": None, "made": False},
+    "http_status": {"status": None, "process": True},
+    "drop": {"process": True},
+    "malformed": {"body": None, "process": True},
+}
+SELECTOR_FIELDS = ("count", "fraction", "seed", "requesttypes", "amounts")
 
-class Faults:
+
+@dataclass
+class ActiveFault:
+    """An active fault of one site."""
+
+    id: int
+    sitereference: str
+    kind: str
+    params: dict[str, Any]
+    count: int | None = None  # left to inject; None with a fraction
+    fraction: float | None = None
+    seed: int | None = None
+    requesttypes: tuple[str, ...] = ()
+    amounts: list[int] | dict[str, int] | None = None
+    _random: random.Random = field(default_factory=random.Random, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        selector = {"count": self.count} if self.fraction is None else {"fraction": self.fraction, "seed": self.seed}
+        return {"id": self.id, "sitereference": self.sitereference, "kind": self.kind, **self.params, **selector,
+                **({"requesttypes": list(self.requesttypes)} if self.requesttypes else {}),
+                **({"amounts": self.amounts} if self.amounts is not None else {})}
+
+    def matches(self, requesttypes: Iterable[str], amounts: Iterable[int | None]) -> bool:
+        if self.requesttypes and not set(self.requesttypes) & set(requesttypes):
+            return False
+        return self.amounts is None or any(a is not None and _in_amounts(a, self.amounts) for a in amounts)
+
+    def fires(self) -> bool:
+        """Called for a matching request: whether this one gets the fault (and it is counted)."""
+        if self.fraction is not None:
+            return self._random.random() < self.fraction
+        self.count = (self.count or 0) - 1
+        return True
+
+    def uniform(self, low: float, high: float) -> float:
+        """A number drawn from this fault's random source (seeded when the fault has a seed)."""
+        return self._random.uniform(low, high)
+
+    @property
+    def used_up(self) -> bool:
+        return self.fraction is None and not self.count
+
+
+def _in_amounts(amount: int, amounts: list[int] | dict[str, int]) -> bool:
+    if isinstance(amounts, list):
+        return amount in amounts
+    return amounts.get("min", amount) <= amount <= amounts.get("max", amount)
+
+
+def parse_fault(payload: dict[str, Any], fault_id: int, sitereference: str) -> ActiveFault:
+    """A ActiveFault from the control API's JSON (or `add`'s keywords); ValueError names the field and rule."""
+    kind = payload.get("kind")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+    allowed = {"kind", "sitereference", *KINDS[kind], *SELECTOR_FIELDS}
+    unknown = sorted(set(payload) - allowed)
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(unknown)} for kind {kind}; it takes "
+                         f"{', '.join(sorted(allowed - {'kind'}))}")
+    params = _PARAMETERS[kind](payload)
+    fault = ActiveFault(fault_id, sitereference, kind, params, **_selector(payload))
+    if fault.seed is not None:
+        fault._random.seed(fault.seed)
+    return fault
+
+
+def _flag(payload: dict[str, Any], name: str, default: bool) -> bool:
+    value = payload.get(name, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false")
+    return value
+
+
+def _seconds(payload: dict[str, Any], name: str) -> float:
+    value = payload[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 3600:
+        raise ValueError(f"{name} must be a number of seconds from 0 to 3600")
+    return float(value)
+
+
+def _latency(payload: dict[str, Any]) -> dict[str, Any]:
+    if "seconds" in payload and not {"min_seconds", "max_seconds"} & set(payload):
+        return {"seconds": _seconds(payload, "seconds")}
+    if "seconds" not in payload and {"min_seconds", "max_seconds"} <= set(payload):
+        low, high = _seconds(payload, "min_seconds"), _seconds(payload, "max_seconds")
+        if low > high:
+            raise ValueError("min_seconds must not be more than max_seconds")
+        return {"min_seconds": low, "max_seconds": high}
+    raise ValueError("latency takes either seconds, or min_seconds and max_seconds")
+
+
+def _gateway_error(payload: dict[str, Any]) -> dict[str, Any]:
+    code, made = payload.get("code"), _flag(payload, "made", False)
+    if isinstance(code, bool) or code not in (*UNKNOWN_OUTCOME_CODES, SOFT_DECLINE):
+        raise ValueError(f"code must be one of {', '.join(map(str, (*UNKNOWN_OUTCOME_CODES, SOFT_DECLINE)))}")
+    if code == SOFT_DECLINE and made:
+        raise ValueError("made must be false for code 71000: a soft decline is never made")
+    return {"code": code, "made": made}
+
+
+def _http_status(payload: dict[str, Any]) -> dict[str, Any]:
+    status = payload.get("status")
+    if isinstance(status, bool) or status not in PROXY_STATUSES:
+        raise ValueError(f"status must be one of {', '.join(map(str, PROXY_STATUSES))}")
+    return {"status": status, "process": _flag(payload, "process", True)}
+
+
+def _malformed(payload: dict[str, Any]) -> dict[str, Any]:
+    if payload.get("body") not in MALFORMED_BODIES:
+        raise ValueError(f"body must be one of {', '.join(MALFORMED_BODIES)}")
+    return {"body": payload["body"], "process": _flag(payload, "process", True)}
+
+
+_PARAMETERS = {
+    "latency": _latency,
+    "timeout": lambda payload: {"process": _flag(payload, "process", True)},
+    "gateway_error": _gateway_error,
+    "http_status": _http_status,
+    "drop": lambda payload: {"process": _flag(payload, "process", True)},
+    "malformed": _malformed,
+}
+
+
+def _selector(payload: dict[str, Any]) -> dict[str, Any]:
+    if "count" in payload and "fraction" in payload:
+        raise ValueError("give count or fraction, not both")
+    selector: dict[str, Any] = {}
+    if "fraction" in payload:
+        fraction = payload["fraction"]
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+            raise ValueError("fraction must be a number more than 0 and at most 1")
+        seed = payload.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError("seed must be a whole number")
+        selector.update(fraction=float(fraction), seed=seed)
+    else:
+        if "seed" in payload:
+            raise ValueError("seed goes with fraction")
+        count = payload.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError("count must be a whole number, 1 or more")
+        selector["count"] = count
+    if "requesttypes" in payload:
+        types = payload["requesttypes"]
+        if not isinstance(types, list) or not types or not all(isinstance(t, str) and t for t in types):
+            raise ValueError('requesttypes must be a non-empty list of request types, e.g. ["AUTH"]')
+        selector["requesttypes"] = tuple(types)
+    if "amounts" in payload:
+        selector["amounts"] = _amounts(payload["amounts"])
+    return selector
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _amounts(amounts: Any) -> list[int] | dict[str, int]:
+    if isinstance(amounts, list) and amounts and all(_whole(a) for a in amounts):
+        return list(amounts)
+    if (isinstance(amounts, dict) and amounts and set(amounts) <= {"min", "max"}
+            and all(_whole(a) for a in amounts.values())
+            and amounts.get("min", 0) <= amounts.get("max", amounts.get("min", 0))):
+        return dict(amounts)
+    raise ValueError('amounts must be a non-empty list of baseamounts (whole numbers) or {"min": .., "max": ..} '
+                     "with min not more than max")
+
+
+class FaultBook:
+    """The active faults of every site; thread-safe."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.drop_next = 0
-        self.process = True
+        self._faults: list[ActiveFault] = []
+        self._ids = itertools.count(1)
 
-    def set(self, drop_next: int, process: bool = True) -> dict[str, Any]:
-        if not isinstance(drop_next, int) or isinstance(drop_next, bool) or drop_next < 0:
-            raise ValueError("drop_next must be a whole number, 0 or more")
+    def add(self, payload: dict[str, Any], sitereference: str) -> ActiveFault:
         with self._lock:
-            self.drop_next, self.process = drop_next, bool(process)
-        return self.state()
+            fault = parse_fault(payload, next(self._ids), sitereference)
+            self._faults.append(fault)
+        return fault
 
-    def state(self) -> dict[str, Any]:
-        return {"drop_next": self.drop_next, "process": self.process}
-
-    def dropped(self, method: str, path: str) -> bool | None:
-        """None: answer this request normally; otherwise drop its answer (True: after processing it)."""
-        if not self.drop_next or method != "POST" or path not in GATEWAY_PATHS:
-            return None
+    def active(self, sites: Iterable[str]) -> list[ActiveFault]:
+        wanted = set(sites)
         with self._lock:
-            if not self.drop_next:
-                return None
-            self.drop_next -= 1
-            return self.process
+            return [f for f in self._faults if f.sitereference in wanted]
+
+    def clear(self, sites: Iterable[str], kind: str | None = None) -> int:
+        wanted = set(sites)
+        with self._lock:
+            kept = [f for f in self._faults if f.sitereference not in wanted or kind not in (None, f.kind)]
+            cleared, self._faults = len(self._faults) - len(kept), kept
+        return cleared
+
+    def pick(self, sitereference: str, requesttypes: Iterable[str], amounts: Iterable[int | None]) -> ActiveFault | None:
+        """The fault this request gets, if any: the first of its site's that matches and fires."""
+        requesttypes, amounts = list(requesttypes), list(amounts)
+        with self._lock:
+            for fault in self._faults:
+                if fault.sitereference == sitereference and fault.matches(requesttypes, amounts) and fault.fires():
+                    if fault.used_up:
+                        self._faults.remove(fault)
+                    return fault
+        return None

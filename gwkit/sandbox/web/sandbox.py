@@ -16,21 +16,26 @@ from ..gateway.clock import Clock
 from ..gateway.core import Gateway
 from ..gateway.store import Store
 from ..http import SandboxRequest, SandboxResponse
-from . import merchant
-from .faults import Faults
+from . import faultlog, merchant
+from .fault_controls import FaultControls
+from .faults import FaultBook
+from .injection import Outcome, serve
 from .routes import find_route
 
 MAX_BODY_BYTES = 1_048_576
 
 
 class Sandbox:
-    """A Gateway, its pages and fault injection."""
+    """A Gateway, its pages and fault injection (`faults`: every site's)."""
 
     def __init__(self, db_path: str | Path | None = None, *, accounts: Iterable[Account] | None = None,
                  clock_start: datetime | None = None, max_body_bytes: int = MAX_BODY_BYTES):
-        self.gateway = Gateway(db_path, accounts=accounts, clock_start=clock_start, schemas=(merchant.SCHEMA,))
+        self.gateway = Gateway(db_path, accounts=accounts, clock_start=clock_start,
+                               schemas=(merchant.SCHEMA, faultlog.SCHEMA))
         self.max_body_bytes = max_body_bytes
-        self.faults = Faults()
+        self.fault_book = FaultBook()
+        self.faults = FaultControls(self.fault_book, self.gateway,
+                                    [site for account in self.accounts.values() for site in account.sitereferences])
 
     def __repr__(self) -> str:
         return f"Sandbox({str(self.store.path)!r}, accounts={sorted(self.accounts)!r})"
@@ -58,6 +63,12 @@ class Sandbox:
         if page is None:
             return SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"}, status=404)
         return page(self, request)
+
+    def answer(self, request: SandboxRequest) -> Outcome:
+        """`handle` with fault injection: the answer, or none, and how long to wait (injection.py)."""
+        if len(request.body) > self.max_body_bytes:
+            return Outcome(too_large(self.max_body_bytes))
+        return serve(self, request)
 
     def advance(self, by: str | None = None, to: str | datetime | None = None,
                 progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:

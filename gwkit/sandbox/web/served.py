@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..gateway.core import Gateway
-from .faults import Faults
+from ..http import SandboxRequest, SandboxResponse
+from .faults import FaultBook
 
 
 class Served(Protocol):
     gateway: Gateway
-    faults: Faults
+    fault_book: FaultBook
 
     def health(self) -> dict[str, Any]: ...
+
+    def handle(self, request: SandboxRequest) -> SandboxResponse: ...

@@ -15,6 +15,7 @@ import uvicorn
 
 from ..gateway.accounts import Account
 from .app import create_app
+from .fault_controls import FaultControls
 from .sandbox import Sandbox
 from .transport import SandboxTransport
 
@@ -93,6 +94,11 @@ class SandboxHandle:
 
     def health(self) -> dict[str, Any]:
         return self.sandbox.health()
+
+    @property
+    def faults(self) -> FaultControls:
+        """Fault injection, in-process: `add(kind, **params)`, `active()`, `clear()`, `log()` (faults.py)."""
+        return self.sandbox.faults
 
     def drop_next(self, count: int = 1, process: bool = True) -> dict[str, Any]:
         """Fault injection: the next `count` gateway answers are not sent (see faults.py)."""

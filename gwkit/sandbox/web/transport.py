@@ -1,14 +1,20 @@
 """httpx transports that call a Sandbox in-process: no server, no socket, same answers.
 
 Fault injection works here too: a dropped answer raises `httpx.RemoteProtocolError`, as httpx does
-when a server closes the connection without answering.
+when a server closes the connection without answering; a timeout raises `httpx.ReadTimeout` at
+once; a latency is waited through `sleep` (time.sleep, asyncio.sleep, or a test's fake).
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from typing import Awaitable, Callable
+
 import httpx
 
 from ..http import SandboxRequest, SandboxResponse
+from .injection import Outcome
 from .sandbox import Sandbox
 
 
@@ -27,27 +33,32 @@ def _to_httpx(answer: SandboxResponse) -> httpx.Response:
     return httpx.Response(answer.status, headers=answer.headers, content=answer.body)
 
 
-def _answer(sandbox: Sandbox, request: httpx.Request, body: bytes) -> httpx.Response:
-    """The sandbox's answer; a dropped one (fault injection) fails as a lost connection does."""
-    drop = sandbox.faults.dropped(request.method, request.url.path)
-    if drop is not None:
-        if drop:
-            sandbox.handle(_to_sandbox(request, body))
+def _answer(outcome: Outcome, request: httpx.Request) -> httpx.Response:
+    """The sandbox's answer; a silenced one (fault injection) fails as httpx fails without an answer."""
+    if outcome.silence == "drop":
         raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
-    return _to_httpx(sandbox.handle(_to_sandbox(request, body)))
+    if outcome.silence == "timeout":
+        raise httpx.ReadTimeout("fault injection: the sandbox did not answer", request=request)
+    return _to_httpx(outcome.response)
 
 
 class SandboxTransport(httpx.BaseTransport):
-    def __init__(self, sandbox: Sandbox):
-        self.sandbox = sandbox
+    def __init__(self, sandbox: Sandbox, *, sleep: Callable[[float], object] = time.sleep):
+        self.sandbox, self.sleep = sandbox, sleep
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        return _answer(self.sandbox, request, request.read())
+        outcome = self.sandbox.answer(_to_sandbox(request, request.read()))
+        if outcome.delay:
+            self.sleep(outcome.delay)
+        return _answer(outcome, request)
 
 
 class AsyncSandboxTransport(httpx.AsyncBaseTransport):
-    def __init__(self, sandbox: Sandbox):
-        self.sandbox = sandbox
+    def __init__(self, sandbox: Sandbox, *, sleep: Callable[[float], Awaitable[object]] = asyncio.sleep):
+        self.sandbox, self.sleep = sandbox, sleep
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return _answer(self.sandbox, request, await request.aread())
+        outcome = self.sandbox.answer(_to_sandbox(request, await request.aread()))
+        if outcome.delay:
+            await self.sleep(outcome.delay)
+        return _answer(outcome, request)

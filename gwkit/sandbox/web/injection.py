@@ -1,0 +1,165 @@
+"""Carrying out a fault on a request to `POST /json/`: what is processed, what is answered, what is logged.
+
+`serve` gives an `Outcome`: the answer (or none: `silence` "drop" or "timeout"), and how long to
+wait before it. The Starlette app and the httpx transports act on it; only they can sleep, close a
+connection or time out. Every answer that carries a fault has the header `x-gwkit-fault: <kind>`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ...interface.codes import message_of
+from ..gateway.clock import ISO
+from ..gateway.envelopes import envelope, usable_reference
+from ..http import JSON_HEADERS, SandboxRequest, SandboxResponse
+from . import faultlog
+from .auth import authenticate
+from .endpoint import anonymous_account
+from .faults import GATEWAY_PATHS, ActiveFault
+from .served import Served
+
+FAULT_HEADER = "x-gwkit-fault"
+GARBAGE = b"\x00\xff<html>upstream sent garbage\xfe\x1f"
+_PROXY_REASONS = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
+                  504: "Gateway Timeout"}
+
+
+@dataclass
+class Outcome:
+    response: SandboxResponse | None  # None: no answer is sent (see `silence`)
+    delay: float = 0.0  # seconds to wait before answering
+    silence: str | None = None  # "drop": the connection closes; "timeout": no answer until the client gives up
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the fault selection looks at in a gateway request."""
+
+    sitereference: str
+    requesttypes: list[str]
+    amounts: list[int | None]
+    orderreference: str | None
+
+
+def serve(sandbox: Served, request: SandboxRequest) -> Outcome:
+    if request.method != "POST" or request.path not in GATEWAY_PATHS:
+        return Outcome(sandbox.handle(request))
+    target = target_of(sandbox, request)
+    fault = sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts) if target else None
+    if fault is None:
+        return Outcome(sandbox.handle(request))
+    return _APPLY[fault.kind](sandbox, request, fault, target)
+
+
+def target_of(sandbox: Served, request: SandboxRequest) -> Target | None:
+    """The site a gateway request is for, its request types and amounts; None when no account is known."""
+    try:
+        body = json.loads(request.body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        body = None
+    account = authenticate(sandbox.gateway.accounts, request.headers) or anonymous_account(sandbox.gateway, body)
+    objects = body.get("request") if isinstance(body, dict) else None
+    objects = [o for o in objects if isinstance(o, dict)] if isinstance(objects, list) else []
+    if account is None:
+        return None
+    sites = {o["sitereference"] for o in objects if isinstance(o.get("sitereference"), str)}
+    if sites - set(account.sitereferences):
+        return None  # refused by the gateway: not one of the caller's sites
+    site = min(sites) if sites else account.sitereferences[0]
+    types = [t for o in objects if isinstance(o.get("requesttypedescriptions"), list)
+             for t in o["requesttypedescriptions"] if isinstance(t, str)]
+    order = next((o["orderreference"] for o in objects if isinstance(o.get("orderreference"), str)), None)
+    return Target(site, types, [_amount(o.get("baseamount")) for o in objects], order)
+
+
+def _amount(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def _processed(sandbox: Served, request: SandboxRequest, process: bool) -> SandboxResponse | None:
+    return sandbox.handle(request) if process else None
+
+
+def _records(answer: SandboxResponse | None) -> list[dict[str, Any]]:
+    if answer is None or answer.status != 200:
+        return []
+    try:
+        return [r for r in json.loads(answer.body).get("response", []) if isinstance(r, dict)]
+    except (ValueError, AttributeError):
+        return []
+
+
+def _log(sandbox: Served, fault: ActiveFault, target: Target, answer: SandboxResponse | None) -> None:
+    made = [r["transactionreference"] for r in _records(answer) if r.get("transactionreference")]
+    entry = faultlog.Injection(target.sitereference, fault.id, fault.kind, fault.params, target.requesttypes,
+                               target.orderreference, made[-1] if made else None, bool(made))
+    store = sandbox.gateway.store
+    with store.write() as conn:
+        faultlog.record(conn, sandbox.gateway.clock.now().strftime(ISO), entry)
+
+
+def _marked(response: SandboxResponse, fault: ActiveFault) -> SandboxResponse:
+    response.headers[FAULT_HEADER] = fault.kind
+    return response
+
+
+def _latency(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+    params = fault.params
+    delay = params["seconds"] if "seconds" in params else fault.uniform(params["min_seconds"], params["max_seconds"])
+    answer = sandbox.handle(request)
+    _log(sandbox, fault, target, answer)
+    return Outcome(_marked(answer, fault), delay=delay)
+
+
+def _silence(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+    """drop and timeout: the request is processed first or not at all; no answer is sent."""
+    answer = _processed(sandbox, request, fault.params["process"])
+    _log(sandbox, fault, target, answer)
+    return Outcome(None, silence=fault.kind)
+
+
+def _gateway_error(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+    answer = _processed(sandbox, request, fault.params["made"])
+    _log(sandbox, fault, target, answer)
+    code = fault.params["code"]
+    made = {r.get("requesttypedescription"): r.get("transactionreference") for r in _records(answer)}
+    records = [{"requesttypedescription": t, "errorcode": str(code), "errormessage": message_of(code),
+                "errordata": [], **({"transactionreference": made[t]} if made.get(t) else {})}
+               for t in target.requesttypes or ["ERROR"]]
+    reference = usable_reference(request.headers.get("requestreference"))
+    return Outcome(_marked(SandboxResponse.json(envelope(records, reference)), fault))
+
+
+def _http_status(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+    answer = _processed(sandbox, request, fault.params["process"])
+    _log(sandbox, fault, target, answer)
+    status = fault.params["status"]
+    title = f"{status} {_PROXY_REASONS[status]}"
+    page = f"<html><head><title>{title}</title></head><body><h1>{title}</h1><hr>proxy</body></html>"
+    return Outcome(_marked(SandboxResponse.html(page, status=status), fault))
+
+
+def _malformed(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+    answer = _processed(sandbox, request, fault.params["process"])
+    _log(sandbox, fault, target, answer)
+    if fault.params["body"] == "garbage":
+        body = GARBAGE
+    else:
+        whole = answer.body if answer is not None else json.dumps(envelope([])).encode("utf-8")
+        body = whole[: len(whole) // 2]
+    return Outcome(_marked(SandboxResponse(200, {**JSON_HEADERS}, body), fault))
+
+
+_APPLY: dict[str, Callable[[Served, SandboxRequest, ActiveFault, Target], Outcome]] = {
+    "latency": _latency,
+    "timeout": _silence,
+    "drop": _silence,
+    "gateway_error": _gateway_error,
+    "http_status": _http_status,
+    "malformed": _malformed,
+}
