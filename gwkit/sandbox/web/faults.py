@@ -2,7 +2,8 @@
 
 Faults are kept per site reference, in memory (they last as long as the sandbox runs). A fault
 has a `kind` with its parameters and a selector: `count` (the next N matching requests, default 1)
-or `fraction` (that share of matching requests, drawn from `random.Random(seed)`), optionally
+or `fraction` (that share of matching requests), optionally with a `seed` for the random draws
+(which requests a fraction picks, where in a latency range a delay falls), and optionally
 narrowed by `requesttypes` and `amounts` (a list of baseamounts or {"min": .., "max": ..}).
 `FaultBook.pick` is the one decision; injection.py carries it out, faultlog.py records it.
 """
@@ -51,8 +52,9 @@ class ActiveFault:
     _random: random.Random = field(default_factory=random.Random, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
-        selector = {"count": self.count} if self.fraction is None else {"fraction": self.fraction, "seed": self.seed}
+        selector = {"count": self.count} if self.fraction is None else {"fraction": self.fraction}
         return {"id": self.id, "sitereference": self.sitereference, "kind": self.kind, **self.params, **selector,
+                **({"seed": self.seed} if self.seed is not None else {}),
                 **({"requesttypes": list(self.requesttypes)} if self.requesttypes else {}),
                 **({"amounts": self.amounts} if self.amounts is not None else {})}
 
@@ -165,17 +167,16 @@ def _selector(payload: dict[str, Any]) -> dict[str, Any]:
         fraction = payload["fraction"]
         if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
             raise ValueError("fraction must be a number more than 0 and at most 1")
-        seed = payload.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError("seed must be a whole number")
-        selector.update(fraction=float(fraction), seed=seed)
+        selector["fraction"] = float(fraction)
     else:
-        if "seed" in payload:
-            raise ValueError("seed goes with fraction")
         count = payload.get("count", 1)
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError("count must be a whole number, 1 or more")
         selector["count"] = count
+    seed = payload.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ValueError("seed must be a whole number")
+    selector["seed"] = seed
     if "requesttypes" in payload:
         types = payload["requesttypes"]
         if not isinstance(types, list) or not types or not all(isinstance(t, str) and t for t in types):
