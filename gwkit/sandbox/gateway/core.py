@@ -48,7 +48,7 @@ class Gateway:
         self.store = Store(db_path, schemas=(*self.tables.schemas, *schemas))
         self.clock = Clock(self.store, clock_start)
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
-        self._advance_lock = threading.Lock()
+        self.advance_lock = threading.Lock()  # held by advance and by snapshot restores
         for job in self.daily_jobs:
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.today().isoformat())
         self.run_due_jobs()  # catch up work a killed run left undone
@@ -139,7 +139,7 @@ class Gateway:
     def advance(self, by: str | None = None, to: str | datetime | None = None,
                 progress: Progress | None = None) -> dict[str, Any]:
         """Move the clock forward and run every daily job for each day passed; report what ran."""
-        with self._advance_lock:
+        with self.advance_lock:
             start = self.clock.now()
             target = self.clock.target(by=by, to=to)
             with self.store.write() as conn:

@@ -10,9 +10,13 @@
                                     and returns it with its id; {"drop_next": N, "process": bool} the older form
     POST /_sandbox/faults/clear     {} every site of the caller, or {"sitereference": ...}
     GET  /_sandbox/faults/log       every fault injected on the caller's sites
+    POST /_sandbox/snapshots        {"name": ...} saves the caller's sites (snapshots.py)
+    GET  /_sandbox/snapshots        the caller's snapshots
+    POST /_sandbox/snapshots/restore  {"name": ...} puts the caller's sites back as saved
+    POST /_sandbox/snapshots/delete   {"name": ...}
 
 Errors are HTTP 400 with {"error": "bad request", "detail": "..."}; a move of the clock backwards is
-one of them.
+one of them. A snapshot that does not exist is a 404 {"error": "not found", "detail": "..."}.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 from ..gateway.accounts import Account
 from ..gateway.clock import ISO, ClockError
+from ..gateway.snapshots import SnapshotNotFound
 from ..http import SandboxRequest, SandboxResponse
 from .auth import authenticate, unauthorised
 from .fault_controls import FaultControls
@@ -50,6 +55,8 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
         return SandboxResponse.json(handler(sandbox, account, payload))
     except (ClockError, ValueError) as exc:
         return _bad_request(str(exc))
+    except SnapshotNotFound as exc:
+        return SandboxResponse.json({"error": "not found", "detail": str(exc)}, status=404)
 
 
 def _clock(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
@@ -113,6 +120,29 @@ def _fault_log(sandbox: Served, account: Account, payload: dict[str, Any]) -> di
     return {"log": _controls(sandbox, account).log()}
 
 
+def _named(payload: dict[str, Any]) -> str:
+    unknown = sorted(set(payload) - {"name"})
+    if unknown or "name" not in payload:
+        raise ValueError('give {"name": ...}: 1 to 64 letters, digits, \'-\' or \'_\'')
+    return payload["name"]
+
+
+def _save_snapshot(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    return sandbox.snapshots_of(account).save(_named(payload))
+
+
+def _snapshots(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"snapshots": sandbox.snapshots_of(account).list()}
+
+
+def _restore_snapshot(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    return sandbox.snapshots_of(account).restore(_named(payload))
+
+
+def _delete_snapshot(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    return sandbox.snapshots_of(account).delete(_named(payload))
+
+
 _ROUTES = {
     ("GET", "/_sandbox/clock"): _clock,
     ("POST", "/_sandbox/clock/advance"): _advance,
@@ -122,6 +152,10 @@ _ROUTES = {
     ("POST", "/_sandbox/faults"): _add_fault,
     ("POST", "/_sandbox/faults/clear"): _clear_faults,
     ("GET", "/_sandbox/faults/log"): _fault_log,
+    ("POST", "/_sandbox/snapshots"): _save_snapshot,
+    ("GET", "/_sandbox/snapshots"): _snapshots,
+    ("POST", "/_sandbox/snapshots/restore"): _restore_snapshot,
+    ("POST", "/_sandbox/snapshots/delete"): _delete_snapshot,
 }
 
 

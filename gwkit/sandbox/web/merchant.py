@@ -46,6 +46,8 @@ CREATE TABLE IF NOT EXISTS demo_merchant_receipts (
     auth TEXT                      -- JSON AUTH record when the merchant completed the payment
 );
 """
+# The site of a receipt, for snapshots: the site of the AUTH the merchant made (none: no site).
+SITE_EXPRESSIONS = {"demo_merchant_receipts": "json_extract(auth, '$.sitereference')"}
 
 
 def card_data_in(pairs: list[tuple[str, str]], body: str) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable
 from ..gateway.accounts import Account
 from ..gateway.clock import Clock
 from ..gateway.core import Gateway
+from ..gateway.snapshots import Snapshots
 from ..gateway.store import Store
 from ..http import SandboxRequest, SandboxResponse
 from . import faultlog, merchant
@@ -36,6 +37,7 @@ class Sandbox:
         self.fault_book = FaultBook()
         self.faults = FaultControls(self.fault_book, self.gateway,
                                     [site for account in self.accounts.values() for site in account.sitereferences])
+        self.snapshots = self.snapshots_of(self.default_account)
 
     def __repr__(self) -> str:
         return f"Sandbox({str(self.store.path)!r}, accounts={sorted(self.accounts)!r})"
@@ -63,6 +65,10 @@ class Sandbox:
         if page is None:
             return SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"}, status=404)
         return page(self, request)
+
+    def snapshots_of(self, account: Account) -> Snapshots:
+        """The snapshots an account saved, covering its sites (`Sandbox.snapshots`: the first account's)."""
+        return Snapshots(self.gateway, account, merchant.SITE_EXPRESSIONS)
 
     def answer(self, request: SandboxRequest) -> Outcome:
         """`handle` with fault injection: the answer, or none, and how long to wait (injection.py)."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..gateway.accounts import Account
 from ..gateway.core import Gateway
+from ..gateway.snapshots import Snapshots
 from ..http import SandboxRequest, SandboxResponse
 from .faults import FaultBook
 
@@ -16,3 +18,5 @@ class Served(Protocol):
     def health(self) -> dict[str, Any]: ...
 
     def handle(self, request: SandboxRequest) -> SandboxResponse: ...
+
+    def snapshots_of(self, account: Account) -> Snapshots: ...

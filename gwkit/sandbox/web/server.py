@@ -14,6 +14,7 @@ from typing import Any, Iterable
 import uvicorn
 
 from ..gateway.accounts import Account
+from ..gateway.snapshots import Snapshots
 from .app import create_app
 from .fault_controls import FaultControls
 from .sandbox import Sandbox
@@ -99,6 +100,11 @@ class SandboxHandle:
     def faults(self) -> FaultControls:
         """Fault injection, in-process: `add(kind, **params)`, `active()`, `clear()`, `log()` (faults.py)."""
         return self.sandbox.faults
+
+    @property
+    def snapshots(self) -> Snapshots:
+        """Scenario snapshots of this handle's account: `save`, `list`, `restore`, `delete` (snapshots.py)."""
+        return self.sandbox.snapshots
 
     def drop_next(self, count: int = 1, process: bool = True) -> dict[str, Any]:
         """Fault injection: the next `count` gateway answers are not sent (see faults.py)."""
