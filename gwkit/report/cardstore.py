@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..cardstore import COLUMNS
 from ..interface.cards import SCHEMES
-from .charts import _axes
+from .charts import _axes, labelled
 
 _TYPES = {"maskedpan": "string", "paymenttypedescription": "category", "billingname": "string",
           "billingcountryiso2a": "category", "uses": "Int64", "sitereference": "category",
@@ -60,13 +60,8 @@ def cards_by_scheme_and_country(frame: pd.DataFrame, *, ax: Any = None) -> Any:
     if table.empty:
         raise ValueError("no stored cards to chart")
     ax = table.plot.barh(stacked=True, ax=_axes(ax, (8, 0.5 + 0.45 * len(table))))
-    ax.set_title("Stored cards by scheme and billing country")
-    ax.set_xlabel("Stored cards")
-    ax.set_ylabel("Scheme")
-    ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.legend(title="Billing country", bbox_to_anchor=(1.01, 1), loc="upper left")
-    ax.figure.tight_layout()
-    return ax
+    return labelled(ax, "Stored cards by scheme and billing country", "Stored cards", "Scheme",
+                    legend="Billing country", legend_outside=True, integer_axis="x")
 
 
 def expiring_cards_table(frame: pd.DataFrame, today: date, months: int = 6) -> pd.DataFrame:
@@ -88,10 +83,5 @@ def expiring_cards(frame: pd.DataFrame, today: date, months: int = 6, *, ax: Any
     """Bars: stored cards expiring in each of the next months, active and disabled stacked."""
     table = expiring_cards_table(frame, today, months)
     ax = table.plot.bar(stacked=True, ax=_axes(ax, (8, 4)), rot=0, color=["#1f77b4", "#bbbbbb"])
-    ax.set_title(f"Stored cards expiring in the next {months} months (from {today:%Y-%m})")
-    ax.set_xlabel("Expiry month")
-    ax.set_ylabel("Stored cards")
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend(title="State", bbox_to_anchor=(1.01, 1), loc="upper left")
-    ax.figure.tight_layout()
-    return ax
+    return labelled(ax, f"Stored cards expiring in the next {months} months (from {today:%Y-%m})", "Expiry month",
+                    "Stored cards", legend="State", legend_outside=True, integer_axis="y")

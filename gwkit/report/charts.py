@@ -30,6 +30,23 @@ def _axes(ax: Any, size: tuple[float, float]) -> Any:
     return plt.subplots(figsize=size)[1]
 
 
+def labelled(ax: Any, title: str, xlabel: str, ylabel: str, *, legend: str | None = None,
+             legend_outside: bool = False, integer_axis: str | None = None) -> Any:
+    """Title, axis labels (with units), the legend's title and a tight layout: every chart's finish.
+
+    `integer_axis` ("x" or "y") keeps that axis to whole numbers, for counts."""
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if integer_axis:
+        getattr(ax, f"{integer_axis}axis").get_major_locator().set_params(integer=True)
+    if legend is not None:
+        outside = {"bbox_to_anchor": (1.01, 1), "loc": "upper left"} if legend_outside else {}
+        ax.legend(title=legend, **outside)
+    ax.figure.tight_layout()
+    return ax
+
+
 def _main_currency(currencies: pd.Series, nothing: str) -> str:
     """The most frequent currency; ValueError(`nothing`) when there is none."""
     counts = currencies.value_counts()
@@ -71,12 +88,8 @@ def amounts_by_day(frame: pd.DataFrame, *, currency: str | None = None, ax: Any 
     table.index = table.index.strftime("%Y-%m-%d")
     colours = [STATUS_COLOURS.get(str(c).split(" ", 1)[0], "#999999") for c in table.columns]
     ax = table.plot.bar(stacked=True, ax=_axes(ax, (8, 4)), rot=45, color=colours)
-    ax.set_title(f"Amounts by day and settle status ({currency})")
-    ax.set_xlabel("Day the transaction started")
-    ax.set_ylabel(f"Amount ({currency}, major units)")
-    ax.legend(title="Settle status")
-    ax.figure.tight_layout()
-    return ax
+    return labelled(ax, f"Amounts by day and settle status ({currency})", "Day the transaction started",
+                    f"Amount ({currency}, major units)", legend="Settle status")
 
 
 def decline_reasons_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -97,11 +110,4 @@ def decline_reasons(frame: pd.DataFrame, *, ax: Any = None) -> Any:
         raise ValueError("no failed records (every errorcode is 0): nothing to chart")
     series = table.set_index("reason")["count"].sort_values()
     ax = series.plot.barh(ax=_axes(ax, (8, 3)), color="#b00020")
-    ax.set_title("Why transactions failed")
-    ax.set_xlabel("Number of records")
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel("Error code and message")
-    ax.figure.tight_layout()
-    return ax
+    return labelled(ax, "Why transactions failed", "Number of records", "Error code and message", integer_axis="x")

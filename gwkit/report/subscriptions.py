@@ -24,7 +24,7 @@ from ..interface.schedule import due_date
 from ..subscription import PENDING, SCHEDULED, STATES, Subscription, fetch_subscriptions, query_all
 from ..interface.codes import record_ok
 from ..types import GatewayClient
-from .charts import _axes, _main_currency
+from .charts import _axes, _main_currency, labelled
 from .frames import records_frame
 
 SUBSCRIPTION_COLUMNS = [
@@ -241,23 +241,15 @@ def plot_revenue_by_state(subscriptions: pd.DataFrame, payments: pd.DataFrame, *
     table.index = table.index.astype(str)
     colours = [STATE_COLOURS.get(str(c), "#999999") for c in table.columns]
     ax = table.plot.bar(stacked=True, ax=_axes(ax, (9, 4)), rot=45, color=colours)
-    ax.set_title(f"Recurring revenue by month and subscription state ({currency})")
-    ax.set_xlabel("Month the payment was made")
-    ax.set_ylabel(f"Authorised revenue ({currency}, major units)")
-    ax.legend(title="State now")
-    ax.figure.tight_layout()
-    return ax
+    return labelled(ax, f"Recurring revenue by month and subscription state ({currency})", "Month the payment was made",
+                    f"Authorised revenue ({currency}, major units)", legend="State now")
 
 
 def plot_subscriptions_by_state(subscriptions: pd.DataFrame, *, ax: Any = None) -> Any:
     """Bars: how many subscriptions are in each state."""
     counts = subscriptions["state"].value_counts().reindex(list(STATES), fill_value=0)
     ax = counts.plot.bar(ax=_axes(ax, (6, 3)), rot=0, color=[STATE_COLOURS[s] for s in counts.index])
-    ax.set_title("Subscriptions by state")
-    ax.set_xlabel("State")
-    ax.set_ylabel("Number of subscriptions")
-    ax.figure.tight_layout()
-    return ax
+    return labelled(ax, "Subscriptions by state", "State", "Number of subscriptions", integer_axis="y")
 
 
 def plot_decline_rates(payments: pd.DataFrame, *, ax: Any = None) -> Any:
@@ -266,9 +258,5 @@ def plot_decline_rates(payments: pd.DataFrame, *, ax: Any = None) -> Any:
     series = table["decline_rate"] * 100
     series.index = series.index.astype(str)
     ax = series.plot(ax=_axes(ax, (8, 3)), marker="o", color="#b00020")
-    ax.set_title("Declined subscription payments")
-    ax.set_xlabel("Month the payment was made")
-    ax.set_ylabel("Declined (% of payments)")
     ax.set_ylim(bottom=0)
-    ax.figure.tight_layout()
-    return ax
+    return labelled(ax, "Declined subscription payments", "Month the payment was made", "Declined (% of payments)")
