@@ -1,0 +1,235 @@
+"""Scenario snapshots: round trip, atomic restores, other users' sites untouched, the subscription
+engine after a restore, one transaction per restore, bad names and missing snapshots."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from gwkit.sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport, load_accounts, start
+from gwkit.sandbox.gateway import snapshots
+
+SITE = DEFAULT_ACCOUNT.sitereferences[0]
+
+
+def auth(order: str, site: str = SITE, amount: str = "1050") -> dict[str, Any]:
+    return {"requesttypedescriptions": ["AUTH"], "sitereference": site, "accounttypedescription": "ECOM",
+            "currencyiso3a": "GBP", "baseamount": amount, "pan": "4111111111111111", "expirydate": "12/2099",
+            "securitycode": "123", "orderreference": order}
+
+
+def subscription(order: str, amount: str) -> dict[str, Any]:
+    return {**auth(order, amount=amount), "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+            "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
+            "subscriptionnumber": "1", "subscriptionfinalnumber": "0", "subscriptionbegindate": "2026-02-15",
+            "credentialsonfile": "1"}
+
+
+def client(sandbox: Sandbox, account=DEFAULT_ACCOUNT) -> httpx.Client:
+    return httpx.Client(transport=SandboxTransport(sandbox), base_url="http://sandbox.test",
+                        auth=(account.username, account.password))
+
+
+def pay(http: httpx.Client, *objects: dict[str, Any]) -> list[dict[str, Any]]:
+    records = http.post("/json/", json={"request": list(objects)}).json()["response"]
+    assert all(r["errorcode"] == "0" for r in records), records
+    return records
+
+
+def site_rows(sandbox: Sandbox, site: str) -> dict[str, list[tuple]]:
+    """What a site holds, without the ids a restore moves."""
+    conn = sandbox.store.connection()
+    return {
+        "transactions": conn.execute("SELECT transactionreference, record, c.maskedpan FROM transactions t "
+                                     "JOIN cards c ON c.id = t.card_id WHERE sitereference = ? "
+                                     "ORDER BY t.id", (site,)).fetchall(),
+        "subscriptions": conn.execute("SELECT transactionreference, nextnumber, next_due_date, parent "
+                                      "FROM subscriptions WHERE sitereference = ? ORDER BY id", (site,)).fetchall(),
+        "payments": conn.execute("SELECT p.number, p.duedate, p.baseamount, p.transactionreference "
+                                 "FROM subscription_payments p JOIN subscriptions s ON s.id = p.subscription_id "
+                                 "WHERE s.sitereference = ? ORDER BY 2, 1", (site,)).fetchall(),
+        "fault_log": conn.execute("SELECT kind, orderreference FROM fault_log WHERE sitereference = ? "
+                                  "ORDER BY id", (site,)).fetchall(),
+    }
+
+
+def every_row(sandbox: Sandbox) -> dict[str, list[tuple]]:
+    conn = sandbox.store.connection()
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                         "AND name NOT LIKE 'sqlite_%'")]
+    return {t: sorted(map(tuple, conn.execute(f'SELECT * FROM "{t}"'))) for t in tables}
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    sandbox = Sandbox(tmp_path / "x.db", clock_start=datetime(2026, 1, 10, 9, 0))
+    yield sandbox
+    sandbox.close()
+
+
+def test_round_trip_over_the_control_api(sandbox):
+    with client(sandbox) as http:
+        pay(http, auth("kept-1"), subscription("kept-sub", "500"))
+        saved = http.post("/_sandbox/snapshots", json={"name": "before_refund-1"}).json()
+        assert saved["name"] == "before_refund-1" and saved["sites"] == [SITE] and saved["transactions"] == 3
+        before = site_rows(sandbox, SITE)
+        sandbox.faults.add("gateway_error", code=60010, made=True)
+        http.post("/json/", json={"request": [auth("later")]})
+        pay(http, auth("later-2"))
+        assert site_rows(sandbox, SITE) != before
+        restored = http.post("/_sandbox/snapshots/restore", json={"name": "before_refund-1"}).json()
+        assert restored["restored"] == "before_refund-1" and restored["clock_restored"] is True
+        assert site_rows(sandbox, SITE) == before  # transactions, cards, subscriptions, the fault log
+        (fresh,) = pay(http, auth("after"))
+        references = [r[0] for r in site_rows(sandbox, SITE)["transactions"]]
+        assert len(set(references)) == len(references) and fresh["transactionreference"] in references
+        assert http.get("/_sandbox/snapshots").json()["snapshots"] == [saved]
+        assert http.post("/_sandbox/snapshots/delete", json={"name": "before_refund-1"}).json() == {
+            "deleted": "before_refund-1"}
+        assert http.get("/_sandbox/snapshots").json()["snapshots"] == []
+
+
+def test_round_trip_over_a_loopback_server_through_the_handle(tmp_path):
+    with start(tmp_path / "x.db") as handle:
+        with httpx.Client(base_url=handle.base_url, auth=(handle.username, handle.password)) as http:
+            pay(http, auth("one"))
+            handle.snapshots.save("one")
+            pay(http, auth("two"))
+            assert [s["name"] for s in handle.snapshots.list()] == ["one"]
+            handle.snapshots.restore("one")
+            found = http.post("/json/", json={"request": [{"requesttypedescriptions": ["TRANSACTIONQUERY"],
+                                                           "filter": {"sitereference": [{"value": SITE}]}}]})
+            assert [r["orderreference"] for r in found.json()["response"][0]["records"]] == ["one"]
+            assert handle.snapshots.delete("one") == {"deleted": "one"}
+
+
+def test_a_failed_restore_leaves_everything_as_it_was(sandbox, monkeypatch):
+    with client(sandbox) as http:
+        pay(http, auth("a"), subscription("s", "700"))
+        sandbox.snapshots.save("base")
+        pay(http, auth("b"), subscription("t", "800"))
+    sandbox.advance(by="P2M")
+    before = every_row(sandbox)
+    copied = []
+    real_copy = snapshots.copy_rows
+
+    def failing_copy(*args, **kwargs):
+        copied.append(args[1])
+        if len(copied) == 2:
+            raise sqlite3.OperationalError("disk gone midway")
+        real_copy(*args, **kwargs)
+
+    monkeypatch.setattr(snapshots, "copy_rows", failing_copy)
+    with pytest.raises(sqlite3.OperationalError):
+        sandbox.snapshots.restore("base")
+    assert len(copied) == 2 and every_row(sandbox) == before
+
+
+ACCOUNTS = """
+[[account]]
+username = "alice"
+password = "alice-password"
+sitereferences = ["test_alice12345"]
+
+[[account]]
+username = "bob"
+password = "bob-password"
+sitereferences = ["test_bob12345"]
+"""
+
+
+def test_a_restore_leaves_other_users_sites_untouched(tmp_path):
+    (tmp_path / "accounts.toml").write_text(ACCOUNTS)
+    sandbox = Sandbox(tmp_path / "x.db", accounts=load_accounts(tmp_path / "accounts.toml"))
+    alice, bob = sandbox.accounts["alice"], sandbox.accounts["bob"]
+    with client(sandbox, alice) as as_alice, client(sandbox, bob) as as_bob:
+        pay(as_alice, auth("alice-1", "test_alice12345"))
+        pay(as_bob, auth("bob-1", "test_bob12345"))
+        saved = as_alice.post("/_sandbox/snapshots", json={"name": "mine"}).json()
+        assert saved["sites"] == ["test_alice12345"] and saved["transactions"] == 1  # bob's rows not saved
+        pay(as_bob, auth("bob-2", "test_bob12345"))
+        pay(as_alice, auth("alice-2", "test_alice12345"))
+        bobs = site_rows(sandbox, "test_bob12345")
+        now = sandbox.clock.now()
+        assert as_bob.get("/_sandbox/snapshots").json()["snapshots"] == []  # a snapshot belongs to its saver
+        assert as_bob.post("/_sandbox/snapshots/restore", json={"name": "mine"}).status_code == 404
+        restored = as_alice.post("/_sandbox/snapshots/restore", json={"name": "mine"}).json()
+        assert restored["clock_restored"] is False and sandbox.clock.now() == now  # the clock is shared
+        assert site_rows(sandbox, "test_bob12345") == bobs
+        orders = [r[1] for r in sandbox.store.connection().execute(
+            "SELECT sitereference, orderreference FROM transactions ORDER BY id")]
+        assert sorted(orders) == ["alice-1", "bob-1", "bob-2"]
+    sandbox.close()
+
+
+def payments(sandbox: Sandbox) -> list[tuple[str, int, str, str]]:
+    return [tuple(r) for r in sandbox.store.connection().execute(
+        "SELECT s.orderreference, p.number, p.baseamount, p.duedate FROM subscription_payments p "
+        "JOIN subscriptions s ON s.id = p.subscription_id ORDER BY p.duedate, s.orderreference, p.number")]
+
+
+def test_subscriptions_in_flight_pay_the_same_after_a_restore(sandbox):
+    with client(sandbox) as http:
+        pay(http, subscription("monthly-a", "1200"), subscription("monthly-b", "3400"))
+    sandbox.advance(by="P1D")  # the first payments settle: the subscriptions start
+    sandbox.snapshots.save("in-flight")
+    first = sandbox.advance(by="P3M")
+    first_payments = payments(sandbox)
+    assert first["subscriptions"]["made"] == len(first_payments) == 4  # 15 Feb and 15 Mar, each
+    sandbox.snapshots.restore("in-flight")
+    assert payments(sandbox) == [] and sandbox.clock.now() == datetime(2026, 1, 11, 9, 0)
+    second = sandbox.advance(by="P3M")
+    assert payments(sandbox) == first_payments  # numbers, amounts, due dates
+    assert second["subscriptions"]["made"] == 4
+    assert not set(first["subscriptions"]["payments"]) & set(second["subscriptions"]["payments"])
+    assert sandbox.advance(by="P1D").get("subscriptions", {}).get("made", 0) == 0  # nothing paid twice
+
+
+def test_a_restore_of_many_rows_is_one_transaction(sandbox):
+    with client(sandbox) as http:
+        pay(http, *[auth(f"bulk-{n}", amount=str(1000 + n)) for n in range(300)])
+    sandbox.snapshots.save("bulk")
+    sandbox.reset()
+    statements: list[str] = []
+    conn = sandbox.store.connection()
+    conn.set_trace_callback(statements.append)
+    try:
+        sandbox.snapshots.restore("bulk")
+    finally:
+        conn.set_trace_callback(None)
+    transaction_control = [s.split()[0].upper() for s in statements
+                           if s.split()[0].upper() in ("BEGIN", "COMMIT", "ROLLBACK", "END")]
+    assert transaction_control == ["BEGIN", "COMMIT"]
+    (count,) = conn.execute("SELECT COUNT(*) FROM transactions").fetchone()
+    assert count == 300
+
+
+@pytest.mark.parametrize("payload", [{"name": ""}, {"name": "x" * 65}, {"name": "a/b"}, {"name": "../up"},
+                                     {"name": "with space"}, {"name": 5}, {}, {"name": "ok", "more": 1}])
+@pytest.mark.parametrize("path", ["/_sandbox/snapshots", "/_sandbox/snapshots/restore",
+                                  "/_sandbox/snapshots/delete"])
+def test_bad_names_are_400(sandbox, path, payload):
+    with client(sandbox) as http:
+        response = http.post(path, json=payload)
+    assert response.status_code == 400 and response.json()["error"] == "bad request"
+    assert "name" in response.json()["detail"]
+
+
+def test_a_name_of_64_characters_is_fine(sandbox):
+    name = "A-z_9" * 12 + "abcd"
+    assert sandbox.snapshots.save(name)["name"] == name
+
+
+@pytest.mark.parametrize("path", ["/_sandbox/snapshots/restore", "/_sandbox/snapshots/delete"])
+def test_a_missing_snapshot_is_a_404(sandbox, path):
+    with client(sandbox) as http:
+        response = http.post(path, json={"name": "never-saved"})
+    assert response.status_code == 404
+    assert response.json() == {"error": "not found",
+                                "detail": "no snapshot named 'never-saved': see GET /_sandbox/snapshots"}
+    with pytest.raises(LookupError):
+        sandbox.snapshots.restore("never-saved")
