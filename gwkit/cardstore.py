@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from .errors import GwkitError
 from .interface.schedule import due_date
-from .subscription import MAX_QUERY_RECORDS, _matched
+from .querying import MAX_QUERY_RECORDS, matched
 from .types import GatewayClient
 
 # What a listing shows of each stored card: masked, never the card number.
@@ -54,7 +54,7 @@ def usage_counts(client: GatewayClient, references: Iterable[str], sitereference
         chunk = references[start:start + _CHUNK]
         answer = client.transaction_query(parenttransactionreference=chunk, **_site(sitereference)).raise_for_errors()
         children = answer.query_records
-        if _matched(answer.record) > len(children):  # more than one answer holds: count per card
+        if matched(answer.record) > len(children):  # more than one answer holds: count per card
             for reference in chunk:
                 counts[reference] = _found(client.transaction_query(
                     parenttransactionreference=reference, **_site(sitereference)).raise_for_errors())
@@ -118,8 +118,8 @@ def _found(answer: Any) -> int:
 def _check_complete(answer: Any, what: str) -> None:
     """Raise when the answer holds fewer records than matched (a full answer without `found`, as
     the real gateway sends, may have more)."""
-    returned, matched = len(answer.query_records), _matched(answer.record)
-    if matched > returned:
+    returned, found = len(answer.query_records), matched(answer.record)
+    if found > returned:
         count = answer.record.get("found") or f"at least {returned}"
         raise CardStoreError(f"the site has {count} {what}, more than one TRANSACTIONQUERY answers "
                              f"({QUERY_LIMIT}); narrow the listing with startdate/enddate filters")

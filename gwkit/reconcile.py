@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .interface.codes import CANCELLED, SETTLE_STATUSES, explain, record_ok
-from .querying import newest_first
+from .querying import newest_first, query_answer
 from .response import Record
+from .types import GatewayClient
 
 # What a record's state means for the money.
 NOT_FOUND = "not found: no transaction was made, it is safe to try again"
@@ -88,7 +89,7 @@ def state_of(record: Mapping[str, Any]) -> str:
     return AUTHORISED if status in SETTLE_STATUSES else f"authorised, settlestatus {status or 'not given'}"
 
 
-def reconcile(client: Any, *, orderreference: str | None = None, transactionreference: str | None = None,
+def reconcile(client: GatewayClient, *, orderreference: str | None = None, transactionreference: str | None = None,
               exchange: Any = None) -> Reconciliation:
     """Query the gateway for the payment an order, a transaction reference or a failed exchange made.
 
@@ -102,9 +103,7 @@ def reconcile(client: Any, *, orderreference: str | None = None, transactionrefe
     filters = {"orderreference": orderreference} if orderreference else {}
     if transactionreference:
         filters["transactionreference"] = transactionreference
-    response = client.transaction_query(**filters)
-    response.raise_for_errors()
-    records = sorted(response.record.query_records, key=newest_first, reverse=True)
+    records = sorted(query_answer(client, filters).query_records, key=newest_first, reverse=True)
     return Reconciliation(orderreference, transactionreference, records)
 
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 from datetime import date
 from typing import Any, Iterable, Mapping, Sequence
 
-from .errors import GatewayError, GwkitError
+from .errors import GatewayError
 from .interface.codes import record_ok
 from .interface.schedule import payment_dates
-from .response import Record, Response
+from .querying import query_answer, query_paged
+from .response import Record
 from .types import GatewayClient
 
-__all__ = ["Subscription", "SubscriptionError", "fetch_subscriptions", "query_all", "subscription_state"]
+__all__ = ["Subscription", "SubscriptionError", "fetch_subscriptions", "subscription_state"]
 
 # States a subscription can be in (derived from its records; the gateway only has transactionactive).
 PENDING, SCHEDULED, SUSPENDED, STOPPED, DECLINED = "pending", "scheduled", "suspended", "stopped", "declined"
@@ -43,7 +44,6 @@ EXPECTED = {SCHEDULED: "yes", PENDING: "once the first payment settles", SUSPEND
             STOPPED: "no", DECLINED: "never"}
 CREATE_DEFAULTS = {"accounttypedescription": "ECOM", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
                    "subscriptionnumber": "1", "credentialsonfile": "1"}
-MAX_QUERY_RECORDS = 500  # the most records one TRANSACTIONQUERY answers
 
 
 class SubscriptionError(GatewayError):
@@ -63,42 +63,6 @@ def subscription_state(record: Mapping[str, Any], auth: Mapping[str, Any] | None
     if active == "2" and (auth is None or auth.get("settlestatus") != "100"):
         return PENDING
     return SCHEDULED
-
-
-# -- queries beyond 500 records ---------------------------------------------------------------
-
-def query_all(client: GatewayClient, **filters: Any) -> list[Record]:
-    """Every record a TRANSACTIONQUERY filter matches, newest first, however many: one answer holds
-    at most 500, so while answers are cut short the query is repeated with `enddate` set to the day
-    of the oldest record received (that day again, as it may have more)."""
-    seen: dict[str, Record] = {}
-    end: date | None = None
-    while True:
-        record = _query(client, filters, end).record
-        records = record.query_records
-        for found in records:
-            seen.setdefault(str(found.get("transactionreference")), found)
-        if _matched(record) <= len(records) or not records:
-            return list(seen.values())
-        oldest = date.fromisoformat(str(records[-1]["transactionstartedtimestamp"])[:10])
-        if oldest == end:
-            raise GwkitError(f"more than {len(records)} records match on {oldest}, more than one query "
-                             "answers: narrow the filter to fetch them all")
-        end = oldest
-
-
-def _matched(record: Record) -> int:
-    """How many records matched: `found` when the gateway says, else a full answer means more."""
-    if record.get("found") not in (None, ""):
-        return int(record["found"])
-    count = len(record.query_records)
-    return count + 1 if count >= MAX_QUERY_RECORDS else count
-
-
-def _query(client: GatewayClient, filters: Mapping[str, Any], end: date | None = None) -> Response:
-    response = client.transaction_query(**filters, **({"enddate": end.isoformat()} if end else {}))
-    response.raise_for_errors()
-    return response
 
 
 # -- the helper ------------------------------------------------------------------------------
@@ -153,15 +117,15 @@ class Subscription:
 
     def refresh(self) -> "Subscription":
         """Fetch the SUBSCRIPTION record and its parent AUTH again (one TRANSACTIONQUERY each)."""
-        found = _query(self.client, {"transactionreference": self.reference}).record.query_records
+        found = query_answer(self.client, {"transactionreference": self.reference}).query_records
         record = next((r for r in found if r.get("requesttypedescription") == "SUBSCRIPTION"), None)
         if record is None:
             raise SubscriptionError(30000, f"no SUBSCRIPTION record has transactionreference {self.reference}",
                                     ["transactionreference"])
         self.record = record
         if record.get("parenttransactionreference"):
-            parents = _query(self.client, {"transactionreference": record["parenttransactionreference"]}
-                             ).record.query_records
+            parents = query_answer(self.client,
+                                   {"transactionreference": record["parenttransactionreference"]}).query_records
             self.auth = parents[0] if parents else None
         return self
 
@@ -220,7 +184,7 @@ class Subscription:
 
     def payments(self) -> list[Record]:
         """The automated payments made so far, by number (AUTH records whose parent is this subscription)."""
-        found = query_all(self.client, parenttransactionreference=self.reference, requesttypedescription="AUTH")
+        found = query_paged(self.client, {"parenttransactionreference": self.reference, "requesttypedescription": "AUTH"})
         return sorted(found, key=lambda r: int(r.get("subscriptionnumber") or 0))
 
     @property
@@ -252,11 +216,11 @@ def fetch_subscriptions(client: GatewayClient, references: Iterable[str] | None 
     """Subscriptions of the client's site: those named (in that order), or every SUBSCRIPTION record.
     Records and their parent AUTHs are fetched 100 references to a query."""
     if references is None:
-        records = query_all(client, requesttypedescription="SUBSCRIPTION")
+        records = query_paged(client, {"requesttypedescription": "SUBSCRIPTION"})
     else:
         wanted = list(references)
         found = {r["transactionreference"]: r for chunk in _chunks(wanted, 100)
-                 for r in query_all(client, transactionreference=chunk, requesttypedescription="SUBSCRIPTION")}
+                 for r in query_paged(client, {"transactionreference": chunk, "requesttypedescription": "SUBSCRIPTION"})}
         missing = [r for r in wanted if r not in found]
         if missing:
             raise SubscriptionError(30000, f"no SUBSCRIPTION record has transactionreference {missing[0]}",
@@ -264,7 +228,7 @@ def fetch_subscriptions(client: GatewayClient, references: Iterable[str] | None 
         records = [found[r] for r in wanted]
     parents = [r.get("parenttransactionreference") for r in records]
     auths = {r["transactionreference"]: r for chunk in _chunks(parents, 100)
-             for r in query_all(client, transactionreference=chunk)}
+             for r in query_paged(client, {"transactionreference": chunk})}
     return [Subscription(client, r, auths.get(r.get("parenttransactionreference"))) for r in records]
 
 

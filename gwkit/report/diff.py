@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from ..cassette import Cassette, Recording
-from ..client import Client
+from ..types import GatewayClient
 
 # Values that differ between any two answers, even from the same target.
 NORMALISED_FIELDS = frozenset({
@@ -122,7 +122,7 @@ def compare_cassettes(left: str | os.PathLike[str] | Cassette, right: str | os.P
     return compare(cassettes[0].recordings(), cassettes[1].recordings(), **options)
 
 
-def compare_targets(requests: Sequence[Mapping[str, Any]], left: Client, right: Client,
+def compare_targets(requests: Sequence[Mapping[str, Any]], left: GatewayClient, right: GatewayClient,
                     **options: Any) -> Diff:
     """Send each request (a request object or a list of them) to both targets, then compare the answers."""
     answers: dict[str, list[Recording]] = {"left": [], "right": []}

@@ -21,7 +21,8 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from ..interface.schedule import due_date
-from ..subscription import PENDING, SCHEDULED, STATES, Subscription, fetch_subscriptions, query_all
+from ..querying import query_paged
+from ..subscription import PENDING, SCHEDULED, STATES, Subscription, fetch_subscriptions
 from ..interface.codes import record_ok
 from ..types import GatewayClient
 from .charts import _axes, _main_currency, labelled
@@ -148,7 +149,7 @@ def subscription_portfolio(client: GatewayClient, references: Iterable[str] | No
     """(subscriptions, payments) of the client's site, or of the subscriptions named by their
     references, fetched with TRANSACTIONQUERY (paged past 500 records)."""
     subs = fetch_subscriptions(client, references)
-    payments = query_all(client, accounttypedescription="RECUR", requesttypedescription="AUTH")
+    payments = query_paged(client, {"accounttypedescription": "RECUR", "requesttypedescription": "AUTH"})
     pays = payments_frame(subs, payments)
     return subscriptions_frame(subs, pays), pays
 

@@ -10,7 +10,8 @@ import pytest
 
 from gwkit.errors import GwkitError
 from gwkit.report import subscriptions as reports
-from gwkit.subscription import Subscription, query_all
+from gwkit.querying import query_paged
+from gwkit.subscription import Subscription
 from support.subscriptions import CLOCK, VISA
 
 matplotlib.use("Agg")
@@ -84,21 +85,21 @@ def test_charts_have_labelled_axes(gw, portfolio):
         "scheduled", "suspended", "stopped"]
 
 
-def test_query_all_pages_past_500_records(gw, sandbox):
+def test_query_paged_pages_past_500_records(gw, sandbox):
     records = gw.send([subscription_request(gw, i, subscriptionbegindate=f"2026-01-{11 + i % 20}")
                        for i in range(60)]).records
     assert all(r["errorcode"] == "0" for r in records)
     sandbox.advance(to="2026-10-31T09:00:00")  # 10 payments each: 600 records
     first = gw.transaction_query(accounttypedescription="RECUR", requesttypedescription="AUTH").record
     assert first["found"] == "600" and len(first.query_records) == 500
-    found = query_all(gw, accounttypedescription="RECUR", requesttypedescription="AUTH")
+    found = query_paged(gw, {"accounttypedescription": "RECUR", "requesttypedescription": "AUTH"})
     assert len(found) == 600 == len({r["transactionreference"] for r in found})
 
 
-def test_query_all_says_when_one_day_holds_too_many(gw, sandbox):
+def test_query_paged_says_when_one_day_holds_too_many(gw, sandbox):
     requests = [subscription_request(gw, i) for i in range(501)]
     for start in range(0, 501, 167):  # under the sandbox's 1 MB request limit
         gw.send(requests[start:start + 167]).raise_for_errors()
     sandbox.advance(to="2026-01-16T09:00:00")  # 501 payments on January 15
     with pytest.raises(GwkitError, match="narrow the filter"):
-        query_all(gw, accounttypedescription="RECUR")
+        query_paged(gw, {"accounttypedescription": "RECUR"})
