@@ -31,22 +31,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_sandbox(args: argparse.Namespace) -> int:
-    from .sandbox import AccountsError, Sandbox, default_db_path, load_accounts
-    from .sandbox.web.server import bind, server_for
+    from . import sandbox as sb  # the sandbox needs the [sandbox] extra: imported only to run it
 
     try:
-        accounts = load_accounts(args.accounts) if args.accounts else None
-    except (AccountsError, OSError) as exc:
+        accounts = sb.load_accounts(args.accounts) if args.accounts else None
+    except (sb.AccountsError, OSError) as exc:
         print(f"gwkit sandbox: {exc}", file=sys.stderr)
         return 2
     try:
-        sock = bind(args.host, args.port)
+        sock = sb.web.server.bind(args.host, args.port)
     except OSError as exc:
         print(f"gwkit sandbox: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
-    db = args.db or default_db_path()
+    db = args.db or sb.default_db_path()
     try:
-        sandbox = Sandbox(db, accounts=accounts)
+        sandbox = sb.Sandbox(db, accounts=accounts)
     except (OSError, sqlite3.Error) as exc:
         sock.close()
         print(f"gwkit sandbox: cannot open the database {db}: {exc}", file=sys.stderr)
@@ -63,7 +62,7 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"  password:         {account.password}")
         print(f"  site references:  {', '.join(account.sitereferences)}")
     print("Press Ctrl-C to stop.", flush=True)
-    server = server_for(sandbox, log_level="info")
+    server = sb.web.server.server_for(sandbox, log_level="info")
     previous_sigterm = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         server.run(sockets=[sock])  # uvicorn stops on SIGINT and SIGTERM, then re-raises the signal

@@ -37,6 +37,7 @@ import html
 import os
 import threading
 from collections import deque
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -47,8 +48,12 @@ from .config import (
 )
 from .journal import DEFAULT_PATH as DEFAULT_JOURNAL_PATH, ENV_VAR as JOURNAL_ENV_VAR, Journal
 from .interface.masking import REDACTED
+from .querying import Progress, query_all
+from .reconcile import Reconciliation, reconcile
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
     from .sandbox import SandboxHandle
 
 HISTORY_SIZE = 500
@@ -69,6 +74,21 @@ class Connection(Client):
         self.add_exchange_hook(self.exchanges.append)
         if journal is not None:
             self.add_exchange_hook(journal.hook(kind=target.kind))
+
+    def reconcile(self, *, orderreference: str | None = None, transactionreference: str | None = None,
+                  exchange: Any = None) -> Reconciliation:
+        """Whether a payment with an unknown outcome exists, and in which state (one TRANSACTIONQUERY;
+        never re-sends). `exchange` defaults to nothing; pass a failed one from `gw.exchanges`."""
+        return reconcile(self, orderreference=orderreference, transactionreference=transactionreference,
+                         exchange=exchange)
+
+    def query_all(self, filters: Mapping[str, Any] | None = None, *, start: date, end: date,
+                  progress: Progress | None = None) -> "pd.DataFrame":
+        """Every record `filters` match from `start` to `end`, past the 500-record cap, as a typed
+        DataFrame (newest first); `progress(days_done, days_in_all)` follows the windows."""
+        from .report.frames import records_frame  # pandas only when a frame is asked for
+
+        return records_frame([dict(r) for r in query_all(self, filters, start=start, end=end, progress=progress)])
 
     def __repr__(self) -> str:
         t = self.target

@@ -177,3 +177,19 @@ sitereference = "{remote.sitereference}"
     monkeypatch.setenv("GWKIT_PASSWORD", remote.password)
     gw = connect(journal=False)
     assert gw.target.kind == "gateway" and gw.target.source == "environment + gwkit.toml"
+
+
+def test_the_connection_reconciles_a_lost_answer_and_queries_past_the_cap(tmp_path):
+    gw = connect(sandbox_db=tmp_path / "sandbox.db", journal=False)
+    card = {"accounttypedescription": "ECOM", "pan": "4111111111111111", "expirydate": "12/2030",
+            "securitycode": "123"}
+    gw.auth(baseamount=1050, orderreference="kept", **card)
+    gw.sandbox.drop_next(1, process=True)
+    with pytest.raises(gwkit.TransportError):
+        gw.auth(baseamount=2000, orderreference="lost", **card)
+    result = gw.reconcile(exchange=gw.exchanges[-1])
+    assert result.paid and result.orderreference == "lost"
+    today = gw.sandbox.now().date()
+    frame = gw.query_all(start=today, end=today)
+    assert sorted(frame["orderreference"]) == ["kept", "lost"]
+    assert str(frame["baseamount"].dtype) == "Int64"  # typed, in base units
