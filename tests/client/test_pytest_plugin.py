@@ -64,3 +64,12 @@ def test_the_documented_example_test_file_passes(pytester):
     pytester.makepyfile(test_checkout=example)
     result = pytester.runpytest_subprocess("-p", "gwkit.pytest_plugin", "-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
+
+
+def test_the_plugin_loads_by_itself_through_its_entry_point(pytester):
+    pytester.makepyfile(test_auto='''
+def test_fixtures_are_there(gwkit_client):
+    assert gwkit_client.transaction_query(orderreference="none").record.ok
+''')
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")  # no -p gwkit.pytest_plugin
+    result.assert_outcomes(passed=1)
