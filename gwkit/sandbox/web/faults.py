@@ -210,6 +210,9 @@ class FaultBook:
         self._faults: list[ActiveFault] = []
         self._ids = itertools.count(1)
 
+    def __bool__(self) -> bool:
+        return bool(self._faults)  # read without the lock: a fault added meanwhile applies to the next request
+
     def add(self, payload: dict[str, Any], sitereference: str) -> ActiveFault:
         with self._lock:
             fault = parse_fault(payload, next(self._ids), sitereference)

@@ -45,8 +45,8 @@ class Target:
 
 
 def serve(sandbox: Served, request: SandboxRequest) -> Outcome:
-    if request.method != "POST" or request.path not in GATEWAY_PATHS:
-        return Outcome(sandbox.handle(request))
+    if not sandbox.fault_book or request.method != "POST" or request.path not in GATEWAY_PATHS:
+        return Outcome(sandbox.handle(request))  # the usual path: no fault anywhere
     target = target_of(sandbox, request)
     fault = sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts) if target else None
     if fault is None:
