@@ -3,6 +3,7 @@ tenancy, the fault log and the x-gwkit-fault header."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -10,7 +11,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from gwkit.sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport, load_accounts, start
+from gwkit.sandbox import DEFAULT_ACCOUNT, AsyncSandboxTransport, Sandbox, SandboxTransport, load_accounts, start
 
 VISA, EXPIRY = "4111111111111111", "12/2030"
 DEFAULT_SITEREFERENCE = DEFAULT_ACCOUNT.sitereferences[0]
@@ -174,6 +175,29 @@ def test_the_older_drop_next_form_still_works(gw):
     assert gw.http.get("/_sandbox/faults").json()["faults"] == []
 
 
+def test_the_async_transport_sleeps_through_its_own_function_and_times_out(tmp_path):
+    sandbox = Sandbox(tmp_path / "x.db")
+    sandbox.faults.add("latency", seconds=4)
+    sandbox.faults.add("timeout", process=False)
+    slept: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    async def run() -> None:
+        account = sandbox.default_account
+        async with httpx.AsyncClient(transport=AsyncSandboxTransport(sandbox, sleep=fake_sleep),
+                                     base_url="http://sandbox.test", auth=(account.username, account.password)) as http:
+            slow = await http.post("/json/", json={"request": [auth("async-slow")]})
+            assert slow.headers["x-gwkit-fault"] == "latency" and slow.json()["response"][0]["errorcode"] == "0"
+            with pytest.raises(httpx.ReadTimeout):
+                await http.post("/json/", json={"request": [auth("async-silent")]})
+
+    asyncio.run(run())
+    assert slept == [4.0] and [e["kind"] for e in sandbox.faults.log()] == ["latency", "timeout"]
+    sandbox.close()
+
+
 def test_count_selects_the_next_n_matching_requests(tmp_path):
     sandbox = Sandbox(tmp_path / "x.db")
     added = sandbox.faults.add("gateway_error", code=60010, count=2, requesttypes=["AUTH"])
@@ -285,6 +309,7 @@ def test_naming_another_users_site_is_a_400(two_users):
 
 @pytest.mark.parametrize("payload, named", [
     ({"kind": "meteor"}, "kind"),
+    ({"kind": ["drop"]}, "kind"),
     ({}, "kind"),
     ({"kind": "latency"}, "seconds"),
     ({"kind": "latency", "seconds": -1}, "seconds"),

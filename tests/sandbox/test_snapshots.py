@@ -208,6 +208,16 @@ def test_a_restore_of_many_rows_is_one_transaction(sandbox):
     assert count == 300
 
 
+def test_snapshots_cover_every_per_site_table_of_the_store(sandbox):
+    tables = snapshots.SiteTables.of(sandbox.store.connection(),
+                                     site_expressions=sandbox.snapshots.site_expressions)
+    assert set(tables.roots) == {"transactions", "subscriptions", "threeds_sessions", "cachetokens",
+                                 "demo_merchant_receipts", "fault_log"}
+    assert tables.children == {"subscription_payments": ("subscription_id", "subscriptions", "id")}
+    assert {table for table, _ in tables.card_columns} == {"transactions", "subscriptions", "threeds_sessions",
+                                                          "cachetokens"}
+
+
 @pytest.mark.parametrize("payload", [{"name": ""}, {"name": "x" * 65}, {"name": "a/b"}, {"name": "../up"},
                                      {"name": "with space"}, {"name": 5}, {}, {"name": "ok", "more": 1}])
 @pytest.mark.parametrize("path", ["/_sandbox/snapshots", "/_sandbox/snapshots/restore",

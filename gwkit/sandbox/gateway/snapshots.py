@@ -224,6 +224,8 @@ def replace_sites(conn: sqlite3.Connection, tables: SiteTables, sites: Iterable[
 def copy_rows(conn: sqlite3.Connection, table: str, tables: SiteTables, offsets: Mapping[str, int],
               sites: list[str]) -> None:
     """The snapshot's rows of `sites` of one table, copied in with moved ids."""
+    if not conn.execute(f'PRAGMA snap.table_info("{table}")').fetchone():
+        return  # a snapshot made before the table existed
     conn.execute(f'INSERT INTO main."{table}" {_moved_select(conn, table, tables, offsets)} '
                  f"WHERE {tables.site_filter(table, sites, schema='snap')}")
 

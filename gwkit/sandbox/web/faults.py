@@ -88,7 +88,7 @@ def _in_amounts(amount: int, amounts: list[int] | dict[str, int]) -> bool:
 def parse_fault(payload: dict[str, Any], fault_id: int, sitereference: str) -> ActiveFault:
     """A ActiveFault from the control API's JSON (or `add`'s keywords); ValueError names the field and rule."""
     kind = payload.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}")
     allowed = {"kind", "sitereference", *KINDS[kind], *SELECTOR_FIELDS}
     unknown = sorted(set(payload) - allowed)
