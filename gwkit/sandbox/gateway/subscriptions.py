@@ -32,6 +32,7 @@ import sqlite3
 from datetime import date
 from typing import Any, Mapping, NamedTuple
 
+from ...interface.codes import record_ok
 from ...interface.requests import AUTH_SUBSCRIPTION
 from ...interface.schedule import due_date
 from .context import Context
@@ -125,7 +126,7 @@ def handle_auth_subscription(ctx: Context, request: dict[str, Any]) -> list[dict
     begin, number, final = _checked_schedule(ctx, request)
     card = resolve_card(ctx, request, AUTH_SUBSCRIPTION.select(request).name)
     auth = authorise(ctx, request, card, extra={"credentialsonfile": request["credentialsonfile"]})
-    failed = auth["errorcode"] != "0" or auth.get("settlestatus") == "3"
+    failed = not record_ok(auth)
     record = subscription_record(ctx, request, auth, number + 1)
     auth_row = ctx.store.transaction(ctx.conn, auth["transactionreference"])
     ctx.store.add_transaction(ctx.conn, record, card_id=auth_row["card_id"], details=json.loads(auth_row["details"]))
