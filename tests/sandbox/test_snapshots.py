@@ -93,6 +93,22 @@ def test_round_trip_over_the_control_api(sandbox):
         assert http.get("/_sandbox/snapshots").json()["snapshots"] == []
 
 
+def test_tokens_and_cards_come_back_and_work(sandbox):
+    with client(sandbox) as http:
+        tokenise = {"requesttypedescriptions": ["CACHETOKENISE"], "sitereference": SITE, "pan": "4111111111111111",
+                    "expirymonth": "11", "expiryyear": "2031", "securitycode": "123"}
+        kept = http.post("/json/", json={"request": [tokenise]}).json()["response"][0]["cachetoken"]
+        sandbox.snapshots.save("token")
+        with_token = {k: v for k, v in auth("with-token").items() if k not in ("pan", "expirydate", "securitycode")}
+        (first,) = pay(http, {**with_token, "cachetoken": kept})
+        assert http.post("/json/", json={"request": [{**with_token, "cachetoken": kept}]}).json()[
+            "response"][0]["errorcode"] != "0"  # a token is used once
+        sandbox.snapshots.restore("token")  # the token is unused again, its card back
+        (again,) = pay(http, {**with_token, "cachetoken": kept})
+        assert again["maskedpan"] == first["maskedpan"] == "411111######1111"
+        assert again["transactionreference"] != first["transactionreference"]
+
+
 def test_round_trip_over_a_loopback_server_through_the_handle(tmp_path):
     with start(tmp_path / "x.db") as handle:
         with httpx.Client(base_url=handle.base_url, auth=(handle.username, handle.password)) as http:

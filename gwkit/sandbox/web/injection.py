@@ -124,13 +124,15 @@ def _silence(sandbox: Served, request: SandboxRequest, fault: ActiveFault, targe
 
 
 def _gateway_error(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+    """The error record for each record the request got (made: with its transactionreference), or for
+    each request type sent (not made)."""
     answer = _processed(sandbox, request, fault.params["made"])
     _log(sandbox, fault, target, answer)
     code = fault.params["code"]
-    made = {r.get("requesttypedescription"): r.get("transactionreference") for r in _records(answer)}
-    records = [{"requesttypedescription": t, "errorcode": str(code), "errormessage": message_of(code),
-                "errordata": [], **({"transactionreference": made[t]} if made.get(t) else {})}
-               for t in target.requesttypes or ["ERROR"]]
+    sent = [(r.get("requesttypedescription"), r.get("transactionreference")) for r in _records(answer)]
+    records = [{"requesttypedescription": requesttype, "errorcode": str(code), "errormessage": message_of(code),
+                "errordata": [], **({"transactionreference": reference} if reference else {})}
+               for requesttype, reference in sent or [(t, None) for t in target.requesttypes or ["ERROR"]]]
     reference = usable_reference(request.headers.get("requestreference"))
     return Outcome(_marked(SandboxResponse.json(envelope(records, reference)), fault))
 
