@@ -166,6 +166,13 @@ def test_answers_without_a_fault_carry_no_header(gw):
     assert "x-gwkit-fault" not in gw.post(auth("plain")).headers
 
 
+def test_wrong_credentials_get_their_401_not_a_fault(gw):
+    gw.add(kind="http_status", status=502)
+    response = gw.http.post("/json/", json={"request": [auth("x")]}, auth=("gwkit_sandbox", "wrong"))
+    assert response.status_code == 401 and "x-gwkit-fault" not in response.headers
+    assert gw.post(auth("y")).status_code == 502  # still waiting for a request of the site
+
+
 def test_the_older_drop_next_form_still_works(gw):
     assert gw.add(drop_next=2, process=False) == {"drop_next": 2, "process": False}
     assert gw.http.get("/_sandbox/faults").json()["drop_next"] == 2

@@ -55,12 +55,15 @@ def serve(sandbox: Served, request: SandboxRequest) -> Outcome:
 
 
 def target_of(sandbox: Served, request: SandboxRequest) -> Target | None:
-    """The site a gateway request is for, its request types and amounts; None when no account is known."""
+    """The site a gateway request is for, its request types and amounts; None when no account is known
+    (wrong credentials: the 401 is never faulted). Several sites in one envelope: the first by name."""
     try:
         body = json.loads(request.body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         body = None
-    account = authenticate(sandbox.gateway.accounts, request.headers) or anonymous_account(sandbox.gateway, body)
+    account = authenticate(sandbox.gateway.accounts, request.headers)
+    if account is None and "authorization" not in request.headers:
+        account = anonymous_account(sandbox.gateway, body)  # browser tokenisation: the site named decides
     objects = body.get("request") if isinstance(body, dict) else None
     objects = [o for o in objects if isinstance(o, dict)] if isinstance(objects, list) else []
     if account is None:
