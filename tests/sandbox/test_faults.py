@@ -11,6 +11,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+import gwkit
 from gwkit.sandbox import DEFAULT_ACCOUNT, AsyncSandboxTransport, Sandbox, SandboxTransport, load_accounts, start
 
 VISA, EXPIRY = "4111111111111111", "12/2030"
@@ -352,3 +353,19 @@ def test_bad_faults_are_400_naming_the_field(gw, payload, named):
 def test_bad_clear_requests_are_400(gw, body):
     response = gw.http.post("/_sandbox/faults/clear", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400 and response.json()["error"] == "bad request"
+
+
+@pytest.mark.parametrize("made", [True, False])
+def test_a_gateway_error_answer_echoes_the_request_reference_so_clients_read_it(tmp_path, made):
+    sandbox = Sandbox(tmp_path / "sandbox.db")
+    sandbox.faults.add("gateway_error", code=60010, made=made)
+    with gwkit.Client("http://sandbox.test", DEFAULT_ACCOUNT.username, DEFAULT_ACCOUNT.password,
+                      sitereference=DEFAULT_SITEREFERENCE, transport=SandboxTransport(sandbox)) as client:
+        response = client.auth(accounttypedescription="ECOM", currencyiso3a="GBP", baseamount=1050,
+                               orderreference="echo", pan="4111111111111111", expirydate="12/2030",
+                               securitycode="123")
+        assert response.record.errorcode == 60010  # read, not refused as another request's answer
+        assert response.requestreference == response.request["request"][0]["requestreference"]
+        found = client.transaction_query(orderreference="echo").record.query_records
+        assert len(found) == (1 if made else 0)
+    sandbox.close()

@@ -24,7 +24,7 @@ from . import auth, cachetokens, cardstore, engine, payments, query, settlement,
 from .accounts import DEFAULT_ACCOUNT, Account, account_for_site
 from .clock import ISO, Clock
 from .context import Context, JobContext, Tables
-from .envelopes import envelope, error_record, request_error, usable_reference
+from .envelopes import answer_reference, envelope, error_record, request_error, usable_reference
 from .fault import Fault
 from .store import Store
 
@@ -75,7 +75,7 @@ class Gateway:
         if not isinstance(body, dict):
             return request_error(Fault(30000, ["request"]), usable_reference(requestreference))
         objects = body.get("request")
-        reference = usable_reference(requestreference) or _echoed_reference(objects)
+        reference = answer_reference(requestreference, objects)
         if body.get("alias") not in (None, account.username):
             return request_error(Fault(30000, ["alias"]), reference)
         if body.get("version", VERSION) != VERSION:
@@ -184,14 +184,6 @@ class Gateway:
 
     def close(self) -> None:
         self.store.close()
-
-
-def _echoed_reference(objects: Any) -> str | None:
-    if isinstance(objects, list):
-        for request in objects:
-            if isinstance(request, dict) and usable_reference(request.get("requestreference")):
-                return request["requestreference"]
-    return None
 
 
 def _as_sent(types: Any) -> list[str]:

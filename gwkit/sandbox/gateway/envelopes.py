@@ -37,6 +37,17 @@ def usable_reference(reference: Any) -> str | None:
     return None
 
 
+def answer_reference(header: Any, objects: Any) -> str | None:
+    """The reference an answer echoes: the `requestreference` HTTP header (the official clients
+    check it), else the first request object's own `requestreference`."""
+    if usable_reference(header):
+        return header
+    for request in objects if isinstance(objects, list) else ():
+        if isinstance(request, dict) and usable_reference(request.get("requestreference")):
+            return request["requestreference"]
+    return None
+
+
 def error_record(requesttype: str, fault: Fault) -> dict[str, Any]:
     return {"requesttypedescription": requesttype, "errorcode": str(fault.errorcode),
             "errormessage": fault.errormessage, "errordata": fault.errordata}

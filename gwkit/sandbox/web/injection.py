@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ...interface.codes import message_of
 from ..gateway.clock import ISO
-from ..gateway.envelopes import envelope, usable_reference
+from ..gateway.envelopes import answer_reference, envelope
 from ..http import JSON_HEADERS, SandboxRequest, SandboxResponse
 from . import faultlog
 from .auth import authenticate
@@ -136,8 +136,16 @@ def _gateway_error(sandbox: Served, request: SandboxRequest, fault: ActiveFault,
     records = [{"requesttypedescription": requesttype, "errorcode": str(code), "errormessage": message_of(code),
                 "errordata": [], **({"transactionreference": reference} if reference else {})}
                for requesttype, reference in sent or [(t, None) for t in target.requesttypes or ["ERROR"]]]
-    reference = usable_reference(request.headers.get("requestreference"))
+    reference = answer_reference(request.headers.get("requestreference"), _objects(request))
     return Outcome(_marked(SandboxResponse.json(envelope(records, reference)), fault))
+
+
+def _objects(request: SandboxRequest) -> Any:
+    try:
+        body = request.json()
+    except ValueError:  # not JSON (nor UTF-8): nothing to echo
+        return None
+    return body.get("request") if isinstance(body, dict) else None
 
 
 def _http_status(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
