@@ -8,6 +8,7 @@ renders the records. Every callback is `guarded`: an error shows in the widget.
 from .actions import Action, follow_ups
 from .cardstore_panel import CardStorePanel
 from .explorer import RequestExplorer
+from .faults_panel import FaultsPanel
 from .form import RequestForm
 from .guard import guarded, show_error
 from .inputs import FieldInput
@@ -16,6 +17,6 @@ from .subscription_panel import SubscriptionPanel
 from .threeds_stepper import ThreeDSecureStepper
 
 __all__ = [
-    "Action", "CardStorePanel", "FieldInput", "RequestExplorer", "RequestForm", "ResponseView",
+    "Action", "CardStorePanel", "FaultsPanel", "FieldInput", "RequestExplorer", "RequestForm", "ResponseView",
     "SubscriptionPanel", "ThreeDSecureStepper", "follow_ups", "guarded", "show_error",
 ]
