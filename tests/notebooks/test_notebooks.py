@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -85,3 +86,28 @@ def test_strip_notebooks_removes_outputs_and_counts(tmp_path):
     assert strip_notebooks.main([str(path)]) == 0 and path.read_text() == before  # idempotent
     assert strip_notebooks.main(["--check", str(path)]) == 0
     assert strip_notebooks.main([]) == 2
+
+
+RERUNNABLE = [p for p in NOTEBOOKS if p.stem.startswith("08_")]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", RERUNNABLE, ids=[p.stem for p in RERUNNABLE])
+def test_notebook_reruns_on_the_same_sandbox(path, tmp_path, monkeypatch):
+    """Restart & Run All, twice, on one sandbox database: the second run tells the same story."""
+    for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
+                 "GWKIT_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
+    monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
+    texts = []
+    for _ in range(2):
+        notebook = nbformat.read(path, as_version=4)
+        NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+        outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+        assert [o for o in outputs if o.output_type == "error"] == []
+        texts.append(["".join(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for o in outputs])
+    # what differs between runs by design: the run's tag, references, the port, timestamps, table padding
+    varying = re.compile(r"\d{4}-\d\d-\d\dT?[ \d:]*|[0-9a-f]{6}\b|\bA[0-9a-z]{8}\b|\d+-\d+-\d+|127\.0\.0\.1:\d+|\s+")
+    assert [varying.sub("#", t) for t in texts[0]] == [varying.sub("#", t) for t in texts[1]]
