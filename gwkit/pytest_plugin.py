@@ -3,14 +3,19 @@
 Installed with gwkit, it loads by itself (entry point `pytest11`); `pytest -p gwkit.pytest_plugin`
 names it explicitly. Fixtures:
 
-- `gwkit_sandbox`: a fresh in-process sandbox (its own SQLite file in the test's temporary
-  folder, no server, no socket) for each test;
+- `gwkit_sandbox`: an in-process sandbox (a SQLite file, no server, no socket) in the state a
+  fresh sandbox has. By default each test gets its own. With `gwkit_sandbox_scope = session` in
+  the ini file (or `--gwkit-sandbox-scope=session`), one sandbox serves the whole session and a
+  snapshot of its starting state is restored before each test: much faster for large suites,
+  the same isolation. Override the fixture `gwkit_scenario` to return a function
+  `setup(sandbox)` that fills the state every test starts from (run once per sandbox).
 - `gwkit_client`: a `gwkit.Client` talking to it through an in-process transport, with the
   sandbox's default credentials and site reference.
 
-The marker `@pytest.mark.gwkit_faults(drop_next=1, process=True)` sets the sandbox's faults before
-the test runs: the next answers of the gateway are lost (after the request was processed, unless
-`process=False`).
+The marker `@pytest.mark.gwkit_faults(kind="gateway_error", code=60010, made=True)` adds a fault
+(any kind of `docs/sandbox.md`, with its parameters and selector) before the test; stack several
+markers for several faults. The older `@pytest.mark.gwkit_faults(drop_next=1, process=True)` still
+works.
 
     def test_my_checkout_reconciles_a_lost_answer(gwkit_client):
         ...
@@ -18,7 +23,7 @@ the test runs: the next answers of the gateway are lost (after the request was p
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -30,25 +35,87 @@ except ImportError:  # gwkit without the [sandbox] extra: the plugin loads, its 
     Sandbox = None  # type: ignore[assignment,misc]
 
 MARKER = "gwkit_faults"
+SCOPES = ("test", "session")
+BASELINE = "gwkit-pytest-baseline"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    help_text = "one fresh gwkit sandbox per test (test), or one per session restored per test (session)"
+    parser.addini("gwkit_sandbox_scope", help_text, default="test")
+    parser.addoption("--gwkit-sandbox-scope", choices=SCOPES, default=None, help=help_text)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{MARKER}(drop_next=N, process=True): inject faults into gwkit_sandbox "
-                                       "before the test")
+    config.addinivalue_line("markers", f"{MARKER}(kind=..., **params): inject a fault into gwkit_sandbox before the "
+                                       "test; drop_next=N, process=True is the older form")
+
+
+def _scope(config: pytest.Config) -> str:
+    scope = config.getoption("--gwkit-sandbox-scope") or config.getini("gwkit_sandbox_scope")
+    if scope not in SCOPES:
+        raise pytest.UsageError(f"gwkit_sandbox_scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+    return scope
+
+
+def _require_sandbox() -> None:
+    if Sandbox is None:
+        pytest.skip("gwkit's sandbox is not installed: pip install 'gwkit[sandbox]'")
 
 
 @pytest.fixture
-def gwkit_sandbox(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator["Sandbox"]:
-    if Sandbox is None:
-        pytest.skip("gwkit's sandbox is not installed: pip install 'gwkit[sandbox]'")
-    sandbox = Sandbox(tmp_path_factory.mktemp("gwkit") / "sandbox.db")
-    marker = request.node.get_closest_marker(MARKER)
-    if marker is not None:
-        if marker.args:
-            raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keyword arguments only, e.g. drop_next=1")
-        sandbox.faults.set(**marker.kwargs)
+def gwkit_scenario() -> Callable[["Sandbox"], None] | None:
+    """Override to return `setup(sandbox)`, which fills the state every test starts from."""
+    return None
+
+
+@pytest.fixture(scope="session")
+def _gwkit_session_sandbox(request: pytest.FixtureRequest,
+                           tmp_path_factory: pytest.TempPathFactory) -> Iterator["Sandbox | None"]:
+    if _scope(request.config) != "session" or Sandbox is None:
+        yield None
+        return
+    sandbox = Sandbox(tmp_path_factory.mktemp("gwkit-session") / "sandbox.db")
     yield sandbox
     sandbox.close()
+
+
+@pytest.fixture
+def gwkit_sandbox(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                  _gwkit_session_sandbox: "Sandbox | None") -> Iterator["Sandbox"]:
+    _require_sandbox()
+    shared = _gwkit_session_sandbox
+    if shared is None:
+        sandbox = Sandbox(tmp_path_factory.mktemp("gwkit") / "sandbox.db")
+        _prepare(request, sandbox)
+        _inject(request, sandbox)
+        yield sandbox
+        sandbox.close()
+        return
+    if not any(s["name"] == BASELINE for s in shared.snapshots.list()):
+        _prepare(request, shared)
+        shared.snapshots.save(BASELINE)
+    shared.snapshots.restore(BASELINE)
+    _inject(request, shared)
+    yield shared
+    shared.faults.clear()
+
+
+def _prepare(request: pytest.FixtureRequest, sandbox: "Sandbox") -> None:
+    setup = request.getfixturevalue("gwkit_scenario")
+    if setup is not None:
+        setup(sandbox)
+
+
+def _inject(request: pytest.FixtureRequest, sandbox: "Sandbox") -> None:
+    for marker in reversed(list(request.node.iter_markers(MARKER))):  # outermost first
+        if marker.args:
+            raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keyword arguments only, e.g. "
+                                    "kind='drop', process=True")
+        params: dict[str, Any] = dict(marker.kwargs)
+        if "kind" in params:
+            sandbox.faults.add(params.pop("kind"), **params)
+        else:
+            sandbox.faults.set(**params)
 
 
 @pytest.fixture

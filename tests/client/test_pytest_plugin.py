@@ -63,7 +63,7 @@ def test_the_documented_example_test_file_passes(pytester):
     example = docs.split("A complete example test file")[1].split("```python")[1].split("```")[0]
     pytester.makepyfile(test_checkout=example)
     result = pytester.runpytest_subprocess("-p", "gwkit.pytest_plugin", "-q", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
 
 
 def test_the_plugin_loads_by_itself_through_its_entry_point(pytester):
@@ -73,3 +73,89 @@ def test_fixtures_are_there(gwkit_client):
 ''')
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")  # no -p gwkit.pytest_plugin
     result.assert_outcomes(passed=1)
+
+
+KINDS_TESTS = '''
+import pytest
+import gwkit
+
+CARD = dict(accounttypedescription="ECOM", currencyiso3a="GBP", pan="4111111111111111",
+            expirydate="12/2030", securitycode="123")
+
+
+@pytest.mark.gwkit_faults(kind="gateway_error", code=60010, made=True)
+def test_unknown_outcome_made(gwkit_client):
+    assert gwkit_client.auth(baseamount=1050, orderreference="u", **CARD).record.errorcode == 60010
+    assert len(gwkit_client.transaction_query(orderreference="u").record.query_records) == 1
+
+
+@pytest.mark.gwkit_faults(kind="http_status", status=503, process=False)
+@pytest.mark.gwkit_faults(kind="drop", process=True)
+def test_stacked_markers_add_each_fault_outermost_first(gwkit_client):
+    with pytest.raises(gwkit.HTTPStatusError):
+        gwkit_client.auth(baseamount=1050, orderreference="a", **CARD)
+    with pytest.raises(gwkit.TransportError):
+        gwkit_client.auth(baseamount=1050, orderreference="b", **CARD)
+    assert gwkit_client.auth(baseamount=1050, orderreference="c", **CARD).record.ok
+
+
+@pytest.mark.gwkit_faults(kind="latency", seconds=-1)
+def test_bad_fault_parameters_are_an_error(gwkit_client):
+    pass
+'''
+
+SESSION_TESTS = '''
+import pytest
+
+CARD = dict(accounttypedescription="ECOM", currencyiso3a="GBP", pan="4111111111111111",
+            expirydate="12/2030", securitycode="123")
+
+
+@pytest.fixture
+def gwkit_scenario():
+    """Every test starts with one stored card."""
+    def setup(sandbox):
+        import gwkit
+        from gwkit.sandbox import SandboxTransport
+        with gwkit.Client("http://s.test", "gwkit_sandbox", "gwkit-sandbox-password", sitereference="test_gwkit12345",
+                          transport=SandboxTransport(sandbox)) as client:
+            assert client.store(accounttypedescription="CARDSTORE", pan="5100000000000008", expirydate="12/2030",
+                                orderreference="card").record.ok
+    return setup
+
+
+@pytest.mark.parametrize("order", ["one", "two", "three"])
+def test_each_test_starts_from_the_same_state(gwkit_client, gwkit_sandbox, order):
+    assert gwkit_client.transaction_query(requesttypedescription="AUTH").record.query_records == []
+    assert len(gwkit_client.transaction_query(orderreference="card").record.query_records) == 1
+    assert gwkit_client.auth(baseamount=1050, orderreference=order, **CARD).record.ok
+    assert id(gwkit_sandbox) == SEEN.setdefault("id", id(gwkit_sandbox))  # one sandbox for the session
+
+
+@pytest.mark.gwkit_faults(kind="drop", process=False)
+def test_faults_do_not_leak_into_the_next_test(gwkit_client):
+    import gwkit
+    with pytest.raises(gwkit.TransportError):
+        gwkit_client.auth(baseamount=1050, orderreference="x", **CARD)
+
+
+def test_after_the_fault(gwkit_client):
+    assert gwkit_client.auth(baseamount=1050, orderreference="y", **CARD).record.ok
+
+
+SEEN = {}
+'''
+
+
+def test_the_marker_takes_every_fault_kind(pytester):
+    pytester.makepyfile(test_kinds=KINDS_TESTS)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*seconds*"])
+
+
+def test_session_scope_restores_the_starting_state_before_each_test(pytester):
+    pytester.makepyfile(test_session=SESSION_TESTS)
+    pytester.makeini("[pytest]\ngwkit_sandbox_scope = session\n")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=5)
