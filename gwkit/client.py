@@ -34,6 +34,7 @@ from .exchange import Exchange, ExchangeHook, error_text
 from .response import Response, excerpt
 from .interface.masking import REDACTED, mask_data
 from .interface.validation import Problem, allowed_fields, validate_request, variants_for
+from .interface.wire import FAULT_HEADER
 
 __all__ = ["AsyncClient", "Client"]
 
@@ -216,7 +217,7 @@ class _Base(_Requests):
             request=call.envelope, response=data if isinstance(data, Mapping) else None,
             status_code=status_code, error=error_text(error) if error is not None else None,
             request_types=call.request_types,
-            requestreference=reference, attempt=call.attempt, url=self.url,
+            requestreference=reference, attempt=call.attempt, url=self.url, fault=call.fault,
         )
 
 
@@ -238,7 +239,7 @@ class _Outcome:
 class _Call:
     """One request envelope on its way: encoded once, sent one or more times, read, logged."""
 
-    __slots__ = ("client", "envelope", "body", "expected", "attempt", "started", "_t0", "_masked", "_types")
+    __slots__ = ("client", "envelope", "body", "expected", "attempt", "started", "fault", "_t0", "_masked", "_types")
 
     def __init__(self, client: _Base, objects: list[Any]):
         self.client = client
@@ -249,6 +250,7 @@ class _Call:
         self.expected = requests[0].get("requestreference") if len(requests) == 1 else None
         self.attempt = 0
         self.started = 0.0
+        self.fault: str | None = None  # the kind of fault the sandbox marked its answer with, if any
         self._t0 = 0.0
         self._masked: dict[str, Any] | None = None
         self._types: tuple[str, ...] | None = None
@@ -277,6 +279,7 @@ class _Call:
 
     def answered(self, http_response: httpx.Response) -> _Outcome:
         elapsed = perf_counter() - self._t0
+        self.fault = http_response.headers.get(FAULT_HEADER)  # a fault the sandbox injected, by kind
         data, response, error = self._read(http_response, elapsed)
         reference = data.get("requestreference") if isinstance(data, (dict, Mapping)) else None
         return self._finish(elapsed, http_response.status_code, data, response, error, None, False,

@@ -31,6 +31,7 @@ class Exchange:
     requestreference: str | None = None
     attempt: int = 1  # 2 and more for retries after a failure to connect
     url: str = field(default="", compare=False)  # the endpoint posted to
+    fault: str | None = None  # the kind of fault the sandbox injected into this answer, if any
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "request", mask_data(dict(self.request)))

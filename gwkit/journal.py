@@ -8,7 +8,7 @@ Plain SQL, so any SQLite tool can read it:
 
     exchanges(id, started_at, elapsed_ms, kind, target, alias, sitereference, request_types,
               requestreference, status_code, outcome, errorcode, errormessage, error,
-              request_json, response_json)
+              request_json, response_json, fault)
     records(exchange_id, position, requesttypedescription, transactionreference, errorcode,
             record_json)
 
@@ -17,7 +17,8 @@ sandbox's virtual clock) are inside the records. `outcome` is `ok` (every record
 not cancelled), `error` (the gateway answered an error record) or `failed` (no readable answer).
 Everything is masked before it is written (PANs as 411111######1111, secrets redacted): the
 client's exchanges are masked already, and the journal masks again, so a clear card number can
-never reach the file.
+never reach the file. `fault` is the kind of fault the sandbox injected into the answer (from its
+`x-gwkit-fault` header), so a journal shows what was injected beside what the client did.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from .interface.masking import mask_data, mask_text
 
 ENV_VAR = "GWKIT_JOURNAL"
 DEFAULT_PATH = Path(".gwkit") / "journal.db"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: exchanges.fault
 
 log = logging.getLogger("gwkit.journal")
 
@@ -58,7 +59,8 @@ CREATE TABLE IF NOT EXISTS exchanges (
     errormessage     TEXT,
     error            TEXT,
     request_json     TEXT NOT NULL,
-    response_json    TEXT
+    response_json    TEXT,
+    fault            TEXT
 );
 CREATE TABLE IF NOT EXISTS records (
     exchange_id            INTEGER NOT NULL REFERENCES exchanges(id) ON DELETE CASCADE,
@@ -99,6 +101,7 @@ class JournalEntry:
     error: str | None
     request: dict[str, Any]
     response: dict[str, Any] | None
+    fault: str | None = None  # the kind of fault the sandbox injected into the answer
 
     @property
     def ok(self) -> bool:
@@ -115,7 +118,8 @@ class JournalEntry:
         what = self.error or " ".join(
             str(p) for p in (self.errorcode, self.errormessage, first.get("transactionreference")) if p
         )
-        return f"{self.started_at:%H:%M:%S} {' + '.join(self.request_types) or '?'} {what}".strip()
+        injected = f" [injected fault: {self.fault}]" if self.fault else ""
+        return f"{self.started_at:%H:%M:%S} {' + '.join(self.request_types) or '?'} {what}{injected}".strip()
 
 
 class Journal:
@@ -132,6 +136,7 @@ class Journal:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(_SCHEMA)
+            _migrate(self._db)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def __repr__(self) -> str:
@@ -161,6 +166,7 @@ class Journal:
             "error": error,
             "request_json": _dumps(request),
             "response_json": _dumps(response) if response is not None else None,
+            "fault": getattr(exchange, "fault", None),
         }
         with self._lock, self._db:
             self._db.execute("BEGIN IMMEDIATE")
@@ -313,4 +319,12 @@ def _entry(row: sqlite3.Row) -> JournalEntry:
         error=row["error"],
         request=json.loads(row["request_json"]),
         response=json.loads(response) if response is not None else None,
+        fault=row["fault"],
     )
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a journal written by an older gwkit up to this schema (user_version 1 had no fault)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(exchanges)")}
+    if "fault" not in columns:
+        db.execute("ALTER TABLE exchanges ADD COLUMN fault TEXT")

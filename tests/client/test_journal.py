@@ -172,3 +172,38 @@ def test_default_path_is_env_then_working_directory(tmp_path, monkeypatch):
 def test_unknown_id_is_a_clear_error(journal):
     with pytest.raises(KeyError, match="no exchange 99"):
         journal.get(99)
+
+
+def test_an_injected_fault_is_journaled_with_its_kind(tmp_path):
+    sandbox = sandbox_module.Sandbox(tmp_path / "faulty.db")
+    sandbox.faults.add("gateway_error", code=60010, made=True)
+    with Journal(tmp_path / "journal.db") as journal, gwkit.Client(
+            "http://sandbox.test", "gwkit_sandbox", "gwkit-sandbox-password", sitereference="test_gwkit12345",
+            transport=sandbox_module.SandboxTransport(sandbox), on_exchange=journal.hook()) as client:
+        card = dict(accounttypedescription="ECOM", currencyiso3a="GBP", pan="4111111111111111",
+                    expirydate="12/2030", securitycode="123")
+        client.auth(baseamount=1050, orderreference="faulted", **card)
+        client.auth(baseamount=1050, orderreference="clean", **card)
+        faulted, clean = journal.entries(oldest_first=True)
+        assert (faulted.fault, faulted.errorcode, clean.fault) == ("gateway_error", "60010", None)
+        assert "[injected fault: gateway_error]" in faulted.summary
+        assert journal.rows("SELECT fault FROM exchanges ORDER BY id") == [{"fault": "gateway_error"},
+                                                                            {"fault": None}]
+    sandbox.close()
+
+
+def test_a_journal_written_before_the_fault_column_opens_and_gains_it(tmp_path):
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:
+        db.executescript("""
+            CREATE TABLE exchanges (id INTEGER PRIMARY KEY AUTOINCREMENT, started_at TEXT NOT NULL,
+                elapsed_ms REAL, kind TEXT, target TEXT, alias TEXT, sitereference TEXT, request_types TEXT,
+                requestreference TEXT, status_code INTEGER, outcome TEXT NOT NULL, errorcode TEXT,
+                errormessage TEXT, error TEXT, request_json TEXT NOT NULL, response_json TEXT);
+            INSERT INTO exchanges (started_at, outcome, request_types, request_json)
+                VALUES ('2026-01-01T00:00:00+00:00', 'ok', 'AUTH', '{}');
+            PRAGMA user_version=1;""")
+    with Journal(path) as journal:
+        (entry,) = journal.entries()
+        assert entry.request_types == ("AUTH",) and entry.fault is None
+        assert journal.rows("PRAGMA user_version") == [{"user_version": 2}]

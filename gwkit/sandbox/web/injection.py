@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...interface.codes import message_of
+from ...interface.wire import FAULT_HEADER
 from ..gateway.clock import ISO
 from ..gateway.envelopes import answer_reference, envelope
 from ..http import JSON_HEADERS, SandboxRequest, SandboxResponse
@@ -21,7 +22,6 @@ from .endpoint import anonymous_account
 from .faults import GATEWAY_PATHS, ActiveFault
 from .served import Served
 
-FAULT_HEADER = "x-gwkit-fault"
 GARBAGE = b"\x00\xff<html>upstream sent garbage\xfe\x1f"
 _PROXY_REASONS = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
                   504: "Gateway Timeout"}
