@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 
 import ipywidgets as widgets
 
+from ..codegen import as_code
 from ..envelope import build_request
 from ..errors import GwkitError
 from ..interface import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, Field, Problem, validate_request
@@ -105,6 +106,12 @@ class RequestForm(widgets.VBox):
                                           icon="paper-plane", disabled=True)
         self.send_button.on_click(guarded(self.submit, self.status, context=f"sending {self.request_type.key}"))
         self.response_box = widgets.VBox()
+        self.code_style = widgets.Dropdown(options=[("gwkit", "gwkit"), ("httpx", "httpx"), ("curl", "curl"),
+                                                    ("official client", "securetrading")],
+                                           description="Copy as", layout=widgets.Layout(width="16em"))
+        self.code_button = widgets.Button(description="Show code", icon="code")
+        self.code = widgets.Textarea(layout=widgets.Layout(width="100%", height="14em"))
+        self.code_button.on_click(guarded(self.show_code, self.status, context="writing the request as code"))
         self.children = self._layout()
         self._fill_defaults()
         if values:
@@ -142,7 +149,9 @@ class RequestForm(widgets.VBox):
             parts.append(self._group(f"Optional fields ({len(optional)})", optional, open_=True))
         if billing:
             parts.append(self._group(f"Billing details ({len(billing)} optional fields)", billing, open_=False))
-        parts += [self.general, widgets.HBox([self.send_button, self.status]), self.response_box]
+        code = self._group("Copy as code (card data masked)",
+                           [widgets.HBox([self.code_style, self.code_button]), self.code], open_=False)
+        parts += [self.general, widgets.HBox([self.send_button, self.status]), code, self.response_box]
         return parts
 
     def _add(self, name: str, *, required: bool = False, prefix: str = "", multiple: bool = False) -> widgets.Widget:
@@ -242,6 +251,16 @@ class RequestForm(widgets.VBox):
     def _currency(self) -> str | None:
         chosen = self.inputs["currencyiso3a"].get() if "currencyiso3a" in self.inputs else None
         return chosen if isinstance(chosen, str) else getattr(self.client, "currencyiso3a", None) or DEFAULT_CURRENCY
+
+    def as_code(self, style: str = "gwkit") -> str:
+        """The request this form would send, as code in `style` (see `gwkit.codegen.STYLES`); card
+        data masked, the password read from the environment."""
+        client = self.client
+        return as_code(self.request(), style, base_url=getattr(client, "base_url", None),
+                       username=getattr(client, "username", None))
+
+    def show_code(self, _button: Any = None) -> None:
+        self.code.value = self.as_code(self.code_style.value)
 
     def on_response(self, handler: Callable[[Any], None]) -> None:
         """Call `handler(response)` after each successful send."""

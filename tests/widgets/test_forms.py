@@ -313,3 +313,16 @@ def test_guarded_keeps_the_widget_alive_outside_tests(monkeypatch):
     assert callback() is None
     html = output.outputs[0]["data"]["text/html"]
     assert "ValueError" in html and "411111######1111" in html and card not in html
+
+
+@pytest.mark.parametrize("style, marker", [("gwkit", "gw.auth("), ("httpx", "httpx.post("), ("curl", "curl -sS"),
+                                           ("securetrading", "securetrading.Api(")])
+def test_copy_as_code_shows_the_request_the_form_would_send_masked(gw, style, marker):
+    form = RequestForm("AUTH", client=gw)
+    form.set_values(accounttypedescription="ECOM", baseamount="1050", pan="4111111111111111",
+                    expirydate="12/2030", securitycode="123", orderreference="copy-me")
+    form.code_style.value = style
+    form.code_button.click()
+    code = form.code.value
+    assert marker in code and "copy-me" in code and gw.base_url in code
+    assert "4111111111111111" not in code and "411111######1111" in code and '"123"' not in code
