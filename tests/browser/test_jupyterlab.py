@@ -157,3 +157,36 @@ def test_quickstart_runs_in_jupyterlab_and_renders_the_widgets(lab):
             page.screenshot(path=str(ARTIFACTS / "jupyterlab-quickstart.png"))
         finally:
             browser.close()
+
+
+def test_faults_notebook_runs_in_jupyterlab_and_the_panel_renders(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            expect.set_options(timeout=UI_TIMEOUT_MS)
+            page.goto(f"{lab.url}/lab/tree/08_faults_and_reconciliation.ipynb?token={lab.token}")
+            expect(page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible()
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            page.wait_for_function(
+                "() => document.querySelectorAll('.jp-CodeCell .jp-InputPrompt').length > 0 && "
+                "[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+                ".every(p => /\\[\\d+\\]/.test(p.textContent))")
+            assert page.locator("[data-mime-type='application/vnd.jupyter.error']").count() == 0
+            panel = page.locator(".gwkit-faults-panel").first
+            expect(panel).to_be_visible()
+            expect(panel.locator("button", has_text="Inject")).to_be_visible()
+            expect(panel).not_to_contain_text("Loading widget")
+            expect(panel).not_to_contain_text("Error displaying widget")
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.locator(".jp-OutputArea-output table.dataframe").first.evaluate(
+                "element => element.scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(ARTIFACTS / "jupyterlab-faults-table.png"))
+            panel.evaluate("element => element.scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(ARTIFACTS / "jupyterlab-faults-panel.png"))
+        finally:
+            browser.close()
