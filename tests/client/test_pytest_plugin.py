@@ -159,3 +159,64 @@ def test_session_scope_restores_the_starting_state_before_each_test(pytester):
     pytester.makeini("[pytest]\ngwkit_sandbox_scope = session\n")
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=5)
+
+
+EVERY_KIND = '''
+import httpx
+import pytest
+import gwkit
+from gwkit.reconcile import reconcile
+
+CARD = dict(accounttypedescription="ECOM", currencyiso3a="GBP", pan="4111111111111111",
+            expirydate="12/2030", securitycode="123")
+
+
+def pay(client, order):
+    return client.auth(baseamount=1050, orderreference=order, **CARD)
+
+
+@pytest.mark.gwkit_faults(kind="drop", process=True)
+def test_drop_after_processing(gwkit_client, gwkit_sandbox):
+    with pytest.raises(gwkit.TransportError):
+        pay(gwkit_client, "drop")
+    assert reconcile(gwkit_client, orderreference="drop").paid  # made once, never re-sent
+    assert len(gwkit_client.transaction_query(orderreference="drop").record.query_records) == 1
+
+
+@pytest.mark.gwkit_faults(kind="timeout", process=False)
+def test_timeout(gwkit_client):
+    with pytest.raises(gwkit.RequestTimeoutError):
+        pay(gwkit_client, "timeout")
+    assert not reconcile(gwkit_client, orderreference="timeout").exists
+
+
+@pytest.mark.gwkit_faults(kind="latency", seconds=0.01)
+def test_latency(gwkit_client):
+    assert pay(gwkit_client, "latency").record.ok
+
+
+@pytest.mark.gwkit_faults(kind="gateway_error", code=99999, made=False)
+def test_gateway_error(gwkit_client):
+    assert pay(gwkit_client, "g").record.errorcode == 99999
+    assert not reconcile(gwkit_client, orderreference="g").exists
+
+
+@pytest.mark.gwkit_faults(kind="http_status", status=504, process=True)
+def test_http_status(gwkit_client):
+    with pytest.raises(gwkit.HTTPStatusError):
+        pay(gwkit_client, "h")
+    assert reconcile(gwkit_client, orderreference="h").paid
+
+
+@pytest.mark.gwkit_faults(kind="malformed", body="garbage", process=True)
+def test_malformed(gwkit_client):
+    with pytest.raises(gwkit.ResponseFormatError):
+        pay(gwkit_client, "m")
+    assert reconcile(gwkit_client, orderreference="m").paid
+'''
+
+
+def test_every_fault_kind_through_the_marker(pytester):
+    pytester.makepyfile(test_every_kind=EVERY_KIND)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=6)
