@@ -8,7 +8,8 @@ Configuration, first match wins for each setting:
 1. keyword arguments of `connect()`;
 2. environment variables: GWKIT_BASE_URL, GWKIT_USERNAME, GWKIT_PASSWORD, GWKIT_SITEREFERENCE,
    GWKIT_CURRENCY, GWKIT_JOURNAL (journal file), GWKIT_SANDBOX_DB (sandbox database),
-   GWKIT_TARGET (`sandbox` forces the sandbox even when a gateway is configured);
+   GWKIT_TARGET (`sandbox` forces the sandbox even when a gateway is configured),
+   GWKIT_CASSETTE (record and replay, see below);
 3. `gwkit.toml` in the working directory (or the file named by GWKIT_CONFIG):
 
        [gateway]
@@ -28,6 +29,11 @@ Configuration, first match wins for each setting:
 With a base URL configured, the username, password and site reference are required, and a clear
 error names whichever is missing. Without one, the embedded sandbox is started on a free loopback
 port (once per database file and process, so re-running a notebook cell reuses it).
+
+`connect(cassette="run.jsonl")` (or GWKIT_CASSETTE) records and replays like vcrpy's "once" mode:
+when the file does not exist, every exchange of the connection is recorded into it; when it
+exists, the requests are answered from it and none reaches the gateway (the sandbox still starts
+for its control API). A request with no recording left raises `gwkit.cassette.CassetteMiss`.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from .cassette import Cassette
 from .client import Client
 from .config import (
     CONFIG_FILE, DEFAULT_CURRENCY, ENV_VARS, GATEWAY, REQUIRED_FOR_GATEWAY, SANDBOX, ConfigError, Target,
@@ -57,6 +64,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sandbox import SandboxHandle
 
 HISTORY_SIZE = 500
+CASSETTE_ENV_VAR = "GWKIT_CASSETTE"
+RECORDING, REPLAYING = "recording", "replaying"
 
 
 class Connection(Client):
@@ -64,7 +73,8 @@ class Connection(Client):
     shows itself in notebooks. `sandbox` is the sandbox handle (None for a real gateway)."""
 
     def __init__(self, target: Target, password: str, *, sandbox: "SandboxHandle | None" = None,
-                 journal: Journal | None = None, **client_options: Any):
+                 journal: Journal | None = None, cassette: Cassette | None = None,
+                 cassette_mode: str | None = None, **client_options: Any):
         super().__init__(target.base_url, target.username, password, sitereference=target.sitereference,
                          currencyiso3a=target.currencyiso3a, **client_options)
         self.target = target
@@ -74,6 +84,19 @@ class Connection(Client):
         self.add_exchange_hook(self.exchanges.append)
         if journal is not None:
             self.add_exchange_hook(journal.hook(kind=target.kind))
+        self.cassette = cassette
+        self.cassette_mode = cassette_mode if cassette is not None else None  # RECORDING or REPLAYING
+        if cassette is not None and cassette_mode == RECORDING:
+            self.add_exchange_hook(cassette.recorder())
+
+    @property
+    def cassette_status(self) -> str | None:
+        """`recording to <path>`, `replaying <path>`, or None without a cassette."""
+        if self.cassette is None:
+            return None
+        if self.cassette_mode == RECORDING:
+            return f"recording to {self.cassette.path}"
+        return f"replaying {self.cassette.path}"
 
     def reconcile(self, *, orderreference: str | None = None, transactionreference: str | None = None,
                   exchange: Any = None) -> Reconciliation:
@@ -93,7 +116,8 @@ class Connection(Client):
     def __repr__(self) -> str:
         t = self.target
         return (f"<gwkit {t.title}: {t.base_url} site={t.sitereference} user={t.username} "
-                f"password={REDACTED} journal={self.journal.path if self.journal is not None else None}>")
+                f"password={REDACTED} journal={self.journal.path if self.journal is not None else None}"
+                + (f" {self.cassette_status}>" if self.cassette is not None else ">"))
 
     def _repr_html_(self) -> str:
         t = self.target
@@ -104,6 +128,8 @@ class Connection(Client):
                 ("User", t.username), ("Password", "(hidden)"), ("Currency", t.currencyiso3a),
                 ("Settings from", t.source),
                 ("Journal", str(self.journal.path) if self.journal is not None else "off")]
+        if self.cassette is not None:
+            rows.append(("Cassette", self.cassette_status))
         if self.sandbox is not None:
             rows.append(("Sandbox clock", f"{self.sandbox.now():%Y-%m-%d %H:%M:%S}"))
         cells = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
@@ -117,11 +143,12 @@ def connect(*, target: str | None = None, base_url: str | None = None, username:
             password: str | None = None, sitereference: str | None = None, currencyiso3a: str | None = None,
             journal: bool | str | os.PathLike[str] | Journal | None = None,
             sandbox_db: str | os.PathLike[str] | None = None, config: str | os.PathLike[str] | None = None,
-            **client_options: Any) -> Connection:
+            cassette: str | os.PathLike[str] | None = None, **client_options: Any) -> Connection:
     """A client for the configured target (see the module docstring for the settings).
 
     `target="sandbox"` forces the embedded sandbox, `target="gateway"` requires a configured
     gateway. `journal=False` turns the journal off; a path or a `Journal` chooses the file.
+    `cassette` (default $GWKIT_CASSETTE) records into a new file or replays an existing one.
     Other keyword arguments (timeout, transport, retries, ...) go to `gwkit.Client`.
     """
     settings, source = read_settings(config, dict(base_url=base_url, username=username, password=password,
@@ -131,6 +158,7 @@ def connect(*, target: str | None = None, base_url: str | None = None, username:
         raise ConfigError(f"target must be 'sandbox', 'gateway' or 'auto', got {wanted!r}")
     use_gateway = wanted == GATEWAY or (wanted == "auto" and settings["gateway"].get("base_url"))
     chosen_journal = _journal(journal, settings)
+    client_options.update(_cassette(cassette or os.environ.get(CASSETTE_ENV_VAR) or None, client_options))
     if use_gateway:
         return _gateway_connection(settings["gateway"], source, chosen_journal, client_options)
     handle = sandbox_handle(sandbox_db or os.environ.get("GWKIT_SANDBOX_DB") or settings["sandbox"].get("db"))
@@ -148,6 +176,18 @@ def _gateway_connection(gateway: Mapping[str, Any], source: str, journal: Journa
     found = Target(GATEWAY, str(gateway["base_url"]), str(gateway["username"]), str(gateway["sitereference"]),
                    str(gateway.get("currencyiso3a") or DEFAULT_CURRENCY), source)
     return Connection(found, str(gateway["password"]), journal=journal, **client_options)
+
+
+def _cassette(path: str | os.PathLike[str] | None, client_options: Mapping[str, Any]) -> dict[str, Any]:
+    """The Connection options for a cassette: record into a new file, replay an existing one."""
+    if path is None:
+        return {}
+    chosen = Cassette(path)
+    if not chosen.path.exists():
+        return {"cassette": chosen, "cassette_mode": RECORDING}
+    if client_options.get("transport") is not None:
+        raise ConfigError(f"replaying {chosen.path} needs its own transport: pass either cassette or transport")
+    return {"cassette": chosen, "cassette_mode": REPLAYING, "transport": chosen.transport()}
 
 
 _JOURNALS: dict[Path, Journal] = {}
