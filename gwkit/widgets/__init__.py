@@ -12,11 +12,12 @@ from .faults_panel import FaultsPanel
 from .form import RequestForm
 from .guard import guarded, show_error
 from .inputs import FieldInput
+from .progress import ProgressBar
 from .response_view import ResponseView
 from .subscription_panel import SubscriptionPanel
 from .threeds_stepper import ThreeDSecureStepper
 
 __all__ = [
-    "Action", "CardStorePanel", "FaultsPanel", "FieldInput", "RequestExplorer", "RequestForm", "ResponseView",
-    "SubscriptionPanel", "ThreeDSecureStepper", "follow_ups", "guarded", "show_error",
+    "Action", "CardStorePanel", "FaultsPanel", "FieldInput", "ProgressBar", "RequestExplorer", "RequestForm",
+    "ResponseView", "SubscriptionPanel", "ThreeDSecureStepper", "follow_ups", "guarded", "show_error",
 ]
