@@ -4,11 +4,12 @@
 from ..errors import ThreeDSecureError
 from .flow import (
     AUTH_WITH_PARENT, AUTHORISED, OUTCOMES, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, Outcome, Step,
-    ThreeDSecureFlow,
+    ThreeDSecureFlow, Verdict,
 )
 from .receiver import TermUrlReceiver, default_receiver, redirect_page
 
 __all__ = [
     "AUTHORISED", "AUTH_WITH_PARENT", "OUTCOMES", "Outcome", "REDIRECT", "RESEND_OR_AUTH", "STANDARD_AUTH", "Step",
-    "TermUrlReceiver", "ThreeDSecureError", "ThreeDSecureFlow", "default_receiver", "redirect_page",
+    "TermUrlReceiver", "ThreeDSecureError", "ThreeDSecureFlow", "Verdict", "default_receiver",
+    "redirect_page",
 ]

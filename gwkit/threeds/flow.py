@@ -30,14 +30,14 @@ from urllib.parse import urljoin
 import httpx
 
 from ..errors import ThreeDSecureError
-from ..interface.codes import explain
+from ..interface.codes import explain, record_ok
 from ..interface.masking import REDACTED, mask_data
 from ..response import Record
 from ..types import GatewayClient
 from .acs_page import read_page
 from .receiver import TermUrlReceiver, default_receiver, redirect_page
 
-__all__ = ["OUTCOMES", "Outcome", "Step", "ThreeDSecureFlow"]
+__all__ = ["OUTCOMES", "Outcome", "Step", "ThreeDSecureFlow", "Verdict"]
 
 # Outcomes the sandbox ACS offers (gwkit/sandbox/web/acs.py); a real issuer's ACS offers its own page.
 OUTCOMES = ("Y", "N", "A", "U", "cancel")
@@ -68,6 +68,19 @@ class Outcome:
     via_acs: bool  # the card is enrolled (Y): the customer goes through the ACS
     advice: str  # what to do now, or how the AUTH ended
     ended: bool = False  # the AUTH was sent
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a flow ended, in words a person reads first (None of it before the AUTH answered).
+
+    `tone` is "success", "warning" (paid, but without the liability shift of 3-D Secure) or
+    "failure"; `headline` says what happened, `detail` why and what to do next.
+    """
+
+    tone: str
+    headline: str
+    detail: str
 
 
 @dataclass
@@ -148,6 +161,20 @@ class ThreeDSecureFlow:
         if self.next_step == REDIRECT and self.returned:
             return Outcome(REDIRECT, True, "PaRes has arrived: send the AUTH with md and pares.")
         return Outcome(self.next_step, via_acs, self.query_advice)
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """How the flow ended, once the AUTH has answered; None until then."""
+        record = self.auth_record
+        if record is None:
+            return None
+        code = record.get("errorcode")
+        meaning = explain(code)
+        if not record_ok(record):
+            headline = ("Declined by the bank" if code == "70000"
+                        else f"Failed: {code} {record.get('errormessage') or meaning.message}")
+            return Verdict("failure", headline, f"{meaning.meaning} {meaning.action}".strip())
+        return _paid_verdict(self.query_record, record)
 
     @property
     def md(self) -> str | None:
@@ -339,6 +366,32 @@ def _auth_summary(record: Mapping[str, Any]) -> str:
     if record.get("settlestatus") is not None:
         parts.append(f"settlestatus {record['settlestatus']}")
     return "; ".join(parts) + f". {meaning.action}"
+
+
+def _paid_verdict(query: Mapping[str, Any] | None, auth: Mapping[str, Any]) -> Verdict:
+    """An authorised AUTH: with or without 3-D Secure, and why (interface 3.3)."""
+    status = auth.get("status")
+    if status == "Y":
+        return Verdict("success", "Authenticated and authorised",
+                       "The cardholder proved who they are at the issuer's ACS (status Y) and the bank "
+                       "authorised the payment: the liability for fraud shifts to the issuer.")
+    if status == "A":
+        return Verdict("success", "Authentication attempted, authorised",
+                       "The issuer could not authenticate but attested the attempt (status A); the bank "
+                       "authorised the payment.")
+    if status == "U":
+        return Verdict("warning", "Authentication unavailable, authorised",
+                       "The issuer's ACS could not authenticate (status U, no cavv); the bank authorised the "
+                       "payment without the liability shift of 3-D Secure.")
+    if query is None or query.get("errorcode") != "0":
+        return Verdict("warning", "Paid without 3-D Secure (the THREEDQUERY failed)",
+                       f"errorcode {query.get('errorcode') if query else '?'} on the enrolment check; a "
+                       "standard AUTH was sent and authorised, with no liability shift.")
+    enrolled = query.get("enrolled")
+    why = {"N": "Not enrolled", "U": "Enrolment unknown"}.get(enrolled, f"Enrolled {enrolled}")
+    return Verdict("warning", f"{why}: paid without 3-D Secure",
+                   f"The THREEDQUERY answered enrolled {enrolled}; the AUTH named it as parent and was "
+                   "authorised, with no liability shift.")
 
 
 def _sent(response: Any, fields: Mapping[str, Any]) -> dict[str, Any]:

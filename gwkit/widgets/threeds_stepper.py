@@ -23,6 +23,7 @@ import ipywidgets as widgets
 
 from ..interface.masking import mask_data, mask_pan
 from ..interface.testcards import test_cards
+from ..interface.codes import record_ok
 from ..threeds import (AUTH_WITH_PARENT, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow,
                        TermUrlReceiver)
 from ..types import GatewayClient
@@ -79,7 +80,10 @@ STEPS = (
 )
 
 _BADGES = {"done": ("#1b7f3b", "done"), "current": ("#1f5fbf", "now"), "waiting": ("#6b7788", "waiting"),
-           "skipped": ("#9aa3ad", "not needed")}
+           "skipped": ("#9aa3ad", "not needed"), "failed": ("#b3261e", "failed"),
+           "not authenticated": ("#b3261e", "not authenticated"), "unavailable": ("#8a5a00", "unavailable")}
+# The outcome banner's colours by Verdict.tone: (border and heading, background).
+_TONES = {"success": ("#1b7f3b", "#e8f5ec"), "warning": ("#8a5a00", "#fff4dc"), "failure": ("#b3261e", "#fdecea")}
 
 
 def card_choices() -> list[tuple[str, str]]:
@@ -113,7 +117,8 @@ class ThreeDSecureStepper(widgets.VBox):
     Controls: `card`, `expirydate`, `securitycode`, `baseamount`, `currency`, `query_button`,
     `requery_button`, `outcome` and `complete_button` (the sandbox ACS without a browser),
     `auto_auth`, `auth_button`, `restart_button`. Views: `step_views` (one HTML per step),
-    `acs_view` (the ACS in an iframe, and a link), `message` (errors). `flow` is the current
+    `acs_view` (the ACS in an iframe, and a link), `outcome_banner` (how the flow ended, in words),
+    `message` (errors). `flow` is the current
     `gwkit.threeds.ThreeDSecureFlow`.
     """
 
@@ -140,6 +145,7 @@ class ThreeDSecureStepper(widgets.VBox):
         self.auth_button = widgets.Button(description="Send AUTH", button_style="primary")
         self.restart_button = widgets.Button(description="Start again")
         self.message = widgets.HTML()
+        self.outcome_banner = widgets.HTML()
         self.acs_view = widgets.HTML()
         self.step_views = {step.name: widgets.HTML() for step in STEPS}
         self.query_button.on_click(guarded(lambda _: self.send_query(), self.message, context="sending THREEDQUERY"))
@@ -155,7 +161,7 @@ class ThreeDSecureStepper(widgets.VBox):
         acs_controls = widgets.HBox([self.outcome, self.complete_button])
         self.children = [inputs, self.step_views["THREEDQUERY"], self.step_views["ACS"], self.acs_view,
                          acs_controls, self.step_views["TERMURL"], widgets.HBox([self.auth_button, self.auto_auth]),
-                         self.step_views["AUTH"], self.message]
+                         self.step_views["AUTH"], self.outcome_banner, self.message]
         self.refresh()
 
     # -- actions (also what the buttons do) -------------------------------------------------------
@@ -211,6 +217,7 @@ class ThreeDSecureStepper(widgets.VBox):
         for step in STEPS:
             self.step_views[step.name].value = self._step_html(step, states[step.name])
         self.acs_view.value = self._acs_html()
+        self.outcome_banner.value = self._banner_html()
         step = flow.next_step
         self.query_button.disabled = flow.query_record is not None
         self.requery_button.disabled = step != RESEND_OR_AUTH
@@ -220,19 +227,23 @@ class ThreeDSecureStepper(widgets.VBox):
                                          or (step == REDIRECT and flow.returned))
 
     def step_states(self) -> dict[str, str]:
-        """done, current, waiting or skipped, for each step."""
+        """done, current, waiting, skipped, failed or not authenticated, for each step: what
+        actually happened, so a refused THREEDQUERY or AUTH is never shown as done."""
         flow = self.flow
         if flow.query_record is None:
             return {"THREEDQUERY": "current", "ACS": "waiting", "TERMURL": "waiting", "AUTH": "waiting"}
         outcome = flow.outcome
         enrolled_path, done = outcome.via_acs, outcome.ended
-        states = {"THREEDQUERY": "done"}
+        states = {"THREEDQUERY": "done" if flow.query_record.get("errorcode") == "0" else "failed"}
+        auth_state = "current"
+        if done:
+            auth_state = "done" if record_ok(flow.auth_record) else "failed"
         if enrolled_path:
-            states["ACS"] = "done" if flow.returned else "current"
+            states["ACS"] = _acs_state(flow) if flow.returned else "current"
             states["TERMURL"] = "done" if flow.returned else "waiting"
-            states["AUTH"] = "done" if done else ("current" if flow.returned else "waiting")
+            states["AUTH"] = auth_state if done or flow.returned else "waiting"
         else:
-            states.update(ACS="skipped", TERMURL="skipped", AUTH="done" if done else "current")
+            states.update(ACS="skipped", TERMURL="skipped", AUTH=auth_state)
         return states
 
     def _latest(self, name: str):
@@ -270,6 +281,16 @@ class ThreeDSecureStepper(widgets.VBox):
             return html.escape(outcome.advice)
         return ""
 
+    def _banner_html(self) -> str:
+        verdict = self.flow.verdict
+        if verdict is None:
+            return ""
+        colour, background = _TONES[verdict.tone]
+        return (f"<div class='gwkit-outcome gwkit-outcome-{verdict.tone}' style='border:2px solid {colour};"
+                f"background:{background};border-radius:6px;padding:8px 12px;margin:8px 0'>"
+                f"<div style='font-size:120%;font-weight:bold;color:{colour}'>{html.escape(verdict.headline)}</div>"
+                f"<div>{html.escape(verdict.detail)}</div></div>")
+
     def _acs_html(self) -> str:
         flow = self.flow
         if flow.start_url is None:
@@ -283,3 +304,9 @@ class ThreeDSecureStepper(widgets.VBox):
                 f" (or answer it below)</div><iframe src='{url}' title='Card issuer (ACS)' "
                 f"style='width:100%;height:{self.iframe_height};border:1px solid #c5ccd6;border-radius:6px'>"
                 "</iframe>")
+
+
+def _acs_state(flow: ThreeDSecureFlow) -> str:
+    """The ACS step once the customer is back: its status is known from the AUTH's answer."""
+    status = flow.auth_record.get("status") if flow.auth_record is not None else None
+    return {"N": "not authenticated", "U": "unavailable"}.get(status, "done")

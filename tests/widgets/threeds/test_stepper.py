@@ -120,3 +120,65 @@ def test_start_again(stepper):
     assert stepper.flow is not first and stepper.flow.query_record is None
     assert stepper.step_states()["THREEDQUERY"] == "current" and not stepper.query_button.disabled
     assert re.search(r"<iframe", stepper.acs_view.value) is None
+
+
+def banner(stepper) -> str:
+    return stepper.outcome_banner.value
+
+
+@pytest.mark.parametrize("outcome, tone, headline, acs_state, auth_state", [
+    ("Y", "success", "Authenticated and authorised", "done", "done"),
+    ("A", "success", "Authentication attempted, authorised", "done", "done"),
+    ("U", "warning", "Authentication unavailable, authorised", "unavailable", "done"),
+    ("N", "failure", "Failed: 60022 Unauthenticated", "not authenticated", "failed"),
+    ("cancel", "failure", "Failed: 60022 Unauthenticated", "not authenticated", "failed"),
+])
+def test_enrolled_card_ends_with_an_outcome_banner_for_each_acs_answer(stepper, outcome, tone, headline,
+                                                                        acs_state, auth_state):
+    stepper.query_button.click()
+    assert banner(stepper) == ""  # nothing has ended yet
+    stepper.complete_acs(outcome)
+    assert f"gwkit-outcome-{tone}" in banner(stepper) and headline in banner(stepper)
+    states = stepper.step_states()
+    assert (states["ACS"], states["AUTH"]) == (acs_state, auth_state)
+    if auth_state == "failed":  # a failed step is never shown as done, in green
+        assert ">failed</span>" in stepper.step_views["AUTH"].value and "#b3261e" in stepper.step_views["AUTH"].value
+        # in the words of the one error-code table: what happened and what to do
+        assert "the cardholder was not authenticated" in banner(stepper)
+        assert "Ask the customer to try again or use another card." in banner(stepper)
+
+
+@pytest.mark.parametrize("card, headline", [
+    ("4000000000000721", "Not enrolled: paid without 3-D Secure"),
+    ("4000000000000101", "Enrolment unknown: paid without 3-D Secure"),
+    ("36000000000008", "Paid without 3-D Secure (the THREEDQUERY failed)"),
+])
+def test_paths_without_the_acs_end_with_a_warning_banner(stepper, card, headline):
+    stepper.card.value = card
+    stepper.query_button.click()
+    stepper.auth_button.click()
+    assert "gwkit-outcome-warning" in banner(stepper) and headline in banner(stepper)
+    assert stepper.step_states()["AUTH"] == "done"
+
+
+def test_a_refused_threedquery_is_shown_failed_not_done(stepper):
+    stepper.card.value = "36000000000008"  # Diners: no 3-D Secure, 60031
+    stepper.query_button.click()
+    assert stepper.step_states()["THREEDQUERY"] == "failed"
+    assert ">failed</span>" in stepper.step_views["THREEDQUERY"].value
+
+
+def test_bank_decline_banner_says_declined(stepper):
+    stepper.baseamount.value = "70000"
+    stepper.query_button.click()
+    stepper.complete_acs("Y")
+    assert "gwkit-outcome-failure" in banner(stepper) and "Declined by the bank" in banner(stepper)
+    assert stepper.step_states()["ACS"] == "done" and stepper.step_states()["AUTH"] == "failed"
+
+
+def test_start_again_clears_the_banner(stepper):
+    stepper.query_button.click()
+    stepper.complete_acs("Y")
+    assert banner(stepper)
+    stepper.restart_button.click()
+    assert banner(stepper) == ""
