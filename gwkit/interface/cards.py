@@ -9,6 +9,7 @@ gwkit lists representative ones. The longest matching prefix wins.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 
 @dataclass(frozen=True)
@@ -103,3 +104,10 @@ def scheme_of(pan: str) -> Scheme | None:
 def payment_type_of(pan: str) -> str | None:
     scheme = scheme_of(pan)
     return scheme.code if scheme else None
+
+
+def expired(expirydate: str, today: date) -> bool:
+    """Has a card of `expirydate` (MM/YYYY, already validated) expired by `today`? A card is good
+    through the last day of its expiry month: the gateway's rule, and the request form's."""
+    month, year = int(expirydate[:2]), int(expirydate[3:])
+    return (year, month) < (today.year, today.month)

@@ -26,6 +26,7 @@ from ..envelope import build_request
 from ..errors import GwkitError
 from ..interface import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, Field, Problem, validate_request
 from ..interface import types as t
+from ..interface.cards import expired
 from ..interface.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
 from ..interface.requests import RequestType, Variant
 from .guard import error_html, guarded
@@ -229,7 +230,8 @@ class RequestForm(widgets.VBox):
 
     # -- checking and sending ------------------------------------------------------------------
     def _revalidate(self, _change: Any = None) -> None:
-        self.problems = validate_request(self.request(), strict=True)
+        request = self.request()
+        self.problems = validate_request(request, strict=True) or self._known_to_the_gateway(request)
         per_input: dict[str, list[str]] = defaultdict(list)
         general: list[str] = []
         for problem in self.problems:
@@ -247,6 +249,17 @@ class RequestForm(widgets.VBox):
         self.send_button.disabled = bool(self.problems) or self.client is None
         self.send_button.tooltip = ("no client: pass client=" if self.client is None else
                                     f"{len(self.problems)} problem(s) to fix first" if self.problems else "Send")
+
+    def _known_to_the_gateway(self, request: Mapping[str, Any]) -> list[Problem]:
+        """What the gateway would refuse although the spec's field rules pass: an expired card, by
+        the sandbox's clock when there is one (the gateway answers 30000 expirydate)."""
+        expirydate = request.get("expirydate")
+        today = self._today()
+        if isinstance(expirydate, str) and expired(expirydate, today):
+            clock = "the sandbox's date" if getattr(self.client, "sandbox", None) is not None else "today"
+            return [Problem("expirydate", f"the card expired at the end of {expirydate}; {clock} is "
+                                          f"{today.isoformat()} (the gateway refuses it with 30000)")]
+        return []
 
     def _currency(self) -> str | None:
         chosen = self.inputs["currencyiso3a"].get() if "currencyiso3a" in self.inputs else None

@@ -180,6 +180,32 @@ def test_inline_messages_are_the_spec_rules_and_gate_the_send_button(gw):
     assert {p.field for p in form.problems} == {"baseamount", "orderreference"}
 
 
+def test_an_expired_card_is_refused_by_the_sandbox_clock_before_sending(gw):
+    today = gw.sandbox.now().date()
+    last_month = f"{today.month - 1:02d}/{today.year}" if today.month > 1 else f"12/{today.year - 1}"
+    form = RequestForm("AUTH", client=gw)
+    form.fields["expirydate"].value = last_month
+    message = form.inputs["expirydate"].message.value
+    assert f"the card expired at the end of {last_month}" in message
+    assert f"the sandbox&#x27;s date is {today.isoformat()}" in message  # html-escaped in the widget
+    assert form.send_button.disabled
+    form.fields["expirydate"].value = f"{today.month:02d}/{today.year}"  # good through this month
+    assert form.inputs["expirydate"].message.value == "" and not form.send_button.disabled
+
+
+def test_the_expiry_check_follows_the_sandbox_clock_not_the_wall_clock(gw):
+    now = gw.sandbox.now().date()
+    this_month = f"{now.month:02d}/{now.year}"
+    form = RequestForm("AUTH", client=gw)
+    form.fields["expirydate"].value = this_month
+    assert not form.send_button.disabled
+    gw.sandbox.advance(by="P1M")
+    form.fields["expirydate"].value = this_month  # re-checked as the user edits: the card has expired
+    form.fields["baseamount"].value = "1051"
+    assert "the card expired" in form.inputs["expirydate"].message.value
+    assert form.send_button.disabled
+
+
 def test_messages_mask_sensitive_values(gw):
     form = RequestForm("AUTH", client=gw)
     form.fields["securitycode"].value = "12a"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Mapping
 
-from ...interface.cards import scheme_of
+from ...interface.cards import expired, scheme_of
 from ...interface.fields import BILLING_FIELDS
 from ...interface.masking import mask_pan
 from . import acquirer
@@ -53,11 +53,6 @@ class Card:
 def billing_details(request: Mapping[str, Any]) -> dict[str, Any]:
     """The billing fields a request carries: kept in `details`, lent to children."""
     return {k: request[k] for k in BILLING_FIELDS if k in request}
-
-
-def expired(expirydate: str, today: date) -> bool:
-    month, year = int(expirydate[:2]), int(expirydate[3:])
-    return (year, month) < (today.year, today.month)
 
 
 def resolve_card(ctx: Context, request: Mapping[str, Any], variant: str) -> Card:
