@@ -38,3 +38,21 @@ def to_major(baseamount: int | str, currency: str | None) -> str:
         return f"{sign}{value}"
     whole, fraction = divmod(value, 10**places)
     return f"{sign}{whole}.{fraction:0{places}d}"
+
+
+# Symbols for display; any other currency is written with its code after the amount.
+SYMBOLS: dict[str, str] = {"GBP": "£", "EUR": "€", "USD": "$", "JPY": "¥", "CHF": "CHF ", "AUD": "A$",
+                           "CAD": "C$", "NZD": "NZ$", "HKD": "HK$", "SGD": "S$", "INR": "₹", "CNY": "CN¥"}
+
+
+def format_money(baseamount: int | str, currency: str | None) -> str:
+    """`1050`, `GBP` -> `"£10.50"`; `123456789`, `JPY` -> `"¥123,456,789"`; `1050`, `BHD` ->
+    `"1.050 BHD"`: major units, thousands separated, for people (analysis keeps base units)."""
+    major = to_major(baseamount, currency)
+    sign, major = ("-", major[1:]) if major.startswith("-") else ("", major)
+    whole, dot, fraction = major.partition(".")
+    grouped = f"{int(whole):,}" + dot + fraction
+    code = (currency or "").upper()
+    if code in SYMBOLS:
+        return f"{sign}{SYMBOLS[code]}{grouped}"
+    return f"{sign}{grouped} {code}".rstrip()

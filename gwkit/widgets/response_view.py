@@ -18,10 +18,11 @@ import ipywidgets as widgets
 
 from ..errors import GwkitError
 from ..interface.codes import explain, record_ok
-from ..interface.currency import to_major
+from ..interface.currency import format_money
 from ..interface import FIELDS
 from ..interface.fields import AMOUNT
 from ..interface.masking import mask_data
+from ..interface.outcome import in_words
 from ..types import GatewayClient
 from .actions import QUERY, Action, follow_ups
 from .guard import error_html, guarded
@@ -62,7 +63,8 @@ def _source_parts(source: Any) -> tuple[Mapping[str, Any] | None, Mapping[str, A
 
 
 class ResponseView(widgets.VBox):
-    """`summary`, `table` (records), `raw` (an Accordion with the masked JSON), `action_buttons`
+    """`headline` (one line per record in plain words: what happened, what to do next), `summary`,
+    `table` (records), `raw` (an Accordion with the masked JSON), `action_buttons`
     (one per follow-up), `follow_up` (where a follow-up's result or form appears)."""
 
     def __init__(self, source: Any = None, *, client: GatewayClient | None = None, title: str | None = None,
@@ -74,6 +76,7 @@ class ResponseView(widgets.VBox):
         self.envelope = mask_data(dict(envelope)) if envelope is not None else None
         self.request = mask_data(dict(request)) if request is not None else None
         self.records: list[dict[str, Any]] = _records(self.envelope)
+        self.headline = widgets.HTML(self._headline_html())
         self.summary = widgets.HTML(self._summary_html(title, error, elapsed))
         self.table = widgets.HTML(self._records_html())
         self.raw = self._raw_accordion()
@@ -81,11 +84,40 @@ class ResponseView(widgets.VBox):
         self.action_status = widgets.HTML()
         self.action_buttons = [self._button(action) for action in self.actions]
         self.follow_up = widgets.VBox()
-        self.children = [self.summary, self.table, widgets.HBox(self.action_buttons, layout=widgets.Layout(
+        self.children = [self.headline, self.summary, self.table, widgets.HBox(self.action_buttons, layout=widgets.Layout(
             flex_flow="row wrap")), self.action_status, self.raw, self.follow_up]
         self.add_class("gwkit-response-view")
 
     # -- HTML --------------------------------------------------------------------------------
+    def _headline_html(self) -> str:
+        lines = []
+        for record in self.records:
+            ok = record_ok(record)
+            words = in_words(record) + self._parent_hint(record)
+            lines.append(f"<div class='gwkit-headline {'gwkit-ok' if ok else 'gwkit-error'}' style='font-size:110%;"
+                         f"color:{OK_COLOUR if ok else ERROR_COLOUR}'>{html.escape(words)}</div>")
+        return "".join(lines)
+
+    def _parent_hint(self, record: Mapping[str, Any]) -> str:
+        """Why a parent was refused, when the gateway can tell: a stored card that is disabled."""
+        if str(record.get("errorcode")) != "30000" or record.get("errordata") != ["parenttransactionreference"]:
+            return ""
+        sent = ((self.request or {}).get("request") or [{}])[0]
+        parent = sent.get("parenttransactionreference") if isinstance(sent, Mapping) else None
+        if self.client is None or not isinstance(parent, str):
+            return ""
+        try:
+            found = self.client.transaction_query(transactionreference=parent).record.get("records") or []
+        except GwkitError:
+            return ""
+        stored = next((r for r in found if r.get("requesttypedescription") == "STORE"), None)
+        if stored is not None and stored.get("transactionactive") == "0":
+            return (f" The stored card {parent} ({stored.get('maskedpan', 'card')}) is disabled (transactionactive "
+                    "0): enable it with a TRANSACTIONUPDATE setting transactionactive to 1, or pay with another card.")
+        if not found:
+            return f" No transaction {parent} exists on this site."
+        return ""
+
     def _summary_html(self, title: str | None, error: str | None, elapsed: float | None) -> str:
         head = f"<b>{html.escape(title)}</b> " if title else ""
         if error:
@@ -204,7 +236,7 @@ def _cell(name: str, record: Mapping[str, Any]) -> str:
     spec = FIELDS.get(name)
     if spec is not None and spec.report == AMOUNT and str(value).isdigit():
         currency = record.get("currencyiso3a")
-        text += f" <span style='color:#666'>({html.escape(to_major(value, currency))} {html.escape(str(currency or ''))})</span>"
+        text += f" <span style='color:#666'>({html.escape(format_money(value, currency))})</span>"
     return text
 
 

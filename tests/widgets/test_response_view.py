@@ -51,7 +51,7 @@ def test_a_successful_auth_reads_as_a_masked_table(gw):
     assert "gwkit-ok" in view.summary.value and "Success" in view.summary.value
     assert "gwkit-record-ok" in view.table.value
     assert "411111######1111" in view.table.value
-    assert "1050 <span style='color:#666'>(10.50 GBP)</span>" in view.table.value
+    assert "1050 <span style='color:#666'>(£10.50)</span>" in view.table.value
     assert "Transaction reference" in view.table.value  # labels from the field table
 
 
@@ -194,7 +194,7 @@ def test_a_large_query_is_cut_with_a_note():
                                   "errormessage": "Ok", "records": records}))
     assert "60 transaction record(s) found" in view.table.value
     assert "10 more record(s) not shown" in view.table.value
-    assert "100 <span style='color:#666'>(100 JPY)</span>" in view.table.value
+    assert "100 <span style='color:#666'>(¥100)</span>" in view.table.value
 
 
 def test_anything_else_is_refused_clearly():
@@ -214,3 +214,30 @@ def test_a_combined_auth_subscription_shows_both_records_side_by_side():
                                                            "Query this subscription (1-2-2)"]
     assert "subscriptionnumber" in view.table.value  # the other fields, in the collapsed part
     assert "gwkit-more-fields" in view.table.value
+
+
+def test_the_view_leads_with_one_line_in_plain_words(gw):
+    view = ResponseView(pay(gw, amount=150000), client=gw)
+    assert view.children[0] is view.headline
+    assert "Authorised: £1,500.00 from 411111######1111" in view.headline.value
+    declined = ResponseView(pay(gw, amount=70000), client=gw)
+    assert "gwkit-error" in declined.headline.value
+    assert "What to do: Ask the customer for another card or to contact their bank." in declined.headline.value
+
+
+def test_paying_with_a_disabled_stored_card_says_the_card_is_disabled(gw):
+    stored = gw.store(accounttypedescription="CARDSTORE", pan=PAN, expirydate=expiry(gw))
+    reference = stored.record["transactionreference"]
+    gw.transaction_update(filter={"transactionreference": [{"value": reference}]},
+                          updates={"transactionactive": "0"})
+    refused = gw.auth(accounttypedescription="ECOM", baseamount=1050, parenttransactionreference=reference)
+    assert refused.record["errorcode"] == "30000"
+    view = ResponseView(refused, client=gw)
+    assert f"The stored card {reference} (411111######1111) is disabled (transactionactive 0)" in view.headline.value
+    assert "setting transactionactive to 1" in view.headline.value
+
+
+def test_an_unknown_parent_is_said_plainly(gw):
+    refused = gw.auth(accounttypedescription="ECOM", baseamount=1050, parenttransactionreference="9-9-999999")
+    view = ResponseView(refused, client=gw)
+    assert "No transaction 9-9-999999 exists on this site." in view.headline.value
