@@ -30,6 +30,11 @@ With a base URL configured, the username, password and site reference are requir
 error names whichever is missing. Without one, the embedded sandbox is started on a free loopback
 port (once per database file and process, so re-running a notebook cell reuses it).
 
+`connect(notebook="04_subscriptions")` gives a notebook a sandbox of its own, started afresh each time
+the cell runs: its own database beside the default one (`.gwkit/sandbox-04_subscriptions.db`), so
+Restart & Run All tells the same story every time, in any order, beside the other notebooks. Against
+a real gateway the name only labels the connection.
+
 `connect(cassette="run.jsonl")` (or GWKIT_CASSETTE) records and replays like vcrpy's "once" mode:
 when the file does not exist, every exchange of the connection is recorded into it; when it
 exists, the requests are answered from it and none reaches the gateway (the sandbox still starts
@@ -41,6 +46,7 @@ from __future__ import annotations
 import atexit
 import html
 import os
+import re
 import threading
 from collections import deque
 from datetime import date
@@ -48,6 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .cassette import Cassette
+from .changes import EXCHANGE, ChangeSignal, Listener
 from .client import Client
 from .config import (
     CONFIG_FILE, DEFAULT_CURRENCY, ENV_VARS, GATEWAY, REQUIRED_FOR_GATEWAY, SANDBOX, ConfigError, Target,
@@ -79,6 +86,11 @@ class Connection(Client):
                          currencyiso3a=target.currencyiso3a, **client_options)
         self.target = target
         self.sandbox = sandbox
+        self.notebook: str | None = None  # set by connect(notebook=...): this notebook's own sandbox
+        self.changes = ChangeSignal()
+        self.add_exchange_hook(self._exchanged)
+        if sandbox is not None:
+            sandbox.on_change(self.changes.emit)
         self.journal = journal
         self.exchanges: deque[Any] = deque(maxlen=HISTORY_SIZE)
         self.add_exchange_hook(self.exchanges.append)
@@ -88,6 +100,16 @@ class Connection(Client):
         self.cassette_mode = cassette_mode if cassette is not None else None  # RECORDING or REPLAYING
         if cassette is not None and cassette_mode == RECORDING:
             self.add_exchange_hook(cassette.recorder())
+
+    def on_change(self, listener: Listener) -> Listener:
+        """Call `listener(kind)` whenever data or the clock may have changed: after a request that can
+        change data (any but TRANSACTIONQUERY) and after the sandbox clock moves, settles or resets,
+        from any cell or panel (gwkit.changes). Panels redraw on it."""
+        return self.changes.connect(listener)
+
+    def _exchanged(self, exchange: Any) -> None:
+        if any(kind != "TRANSACTIONQUERY" for kind in getattr(exchange, "request_types", ())):
+            self.changes.emit(EXCHANGE)
 
     @property
     def cassette_status(self) -> str | None:
@@ -132,6 +154,8 @@ class Connection(Client):
             rows.append(("Cassette", self.cassette_status))
         if self.sandbox is not None:
             rows.append(("Sandbox clock", f"{self.sandbox.now():%Y-%m-%d %H:%M:%S}"))
+            if self.notebook is not None:
+                rows.append(("Sandbox data", f"this notebook's own, started afresh: {self.sandbox.db_path}"))
         cells = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
                         f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in rows)
         return (f"<div class='gwkit-connection'><span style='background:{colour};color:white;"
@@ -143,12 +167,14 @@ def connect(*, target: str | None = None, base_url: str | None = None, username:
             password: str | None = None, sitereference: str | None = None, currencyiso3a: str | None = None,
             journal: bool | str | os.PathLike[str] | Journal | None = None,
             sandbox_db: str | os.PathLike[str] | None = None, config: str | os.PathLike[str] | None = None,
-            cassette: str | os.PathLike[str] | None = None, **client_options: Any) -> Connection:
+            cassette: str | os.PathLike[str] | None = None, notebook: str | None = None,
+            **client_options: Any) -> Connection:
     """A client for the configured target (see the module docstring for the settings).
 
     `target="sandbox"` forces the embedded sandbox, `target="gateway"` requires a configured
     gateway. `journal=False` turns the journal off; a path or a `Journal` chooses the file.
     `cassette` (default $GWKIT_CASSETTE) records into a new file or replays an existing one.
+    `notebook` names a notebook whose sandbox is its own and starts afresh (module docstring).
     Other keyword arguments (timeout, transport, retries, ...) go to `gwkit.Client`.
     """
     settings, source = read_settings(config, dict(base_url=base_url, username=username, password=password,
@@ -160,11 +186,19 @@ def connect(*, target: str | None = None, base_url: str | None = None, username:
     chosen_journal = _journal(journal, settings)
     client_options.update(_cassette(cassette or os.environ.get(CASSETTE_ENV_VAR) or None, client_options))
     if use_gateway:
-        return _gateway_connection(settings["gateway"], source, chosen_journal, client_options)
-    handle = sandbox_handle(sandbox_db or os.environ.get("GWKIT_SANDBOX_DB") or settings["sandbox"].get("db"))
+        connection = _gateway_connection(settings["gateway"], source, chosen_journal, client_options)
+        connection.notebook = notebook
+        return connection
+    db_path = sandbox_db or os.environ.get("GWKIT_SANDBOX_DB") or settings["sandbox"].get("db")
+    if notebook is not None:
+        handle = fresh_sandbox_handle(notebook_db_path(notebook, db_path))
+    else:
+        handle = sandbox_handle(db_path)
     kind_target = Target(SANDBOX, handle.base_url, handle.username, handle.sitereference,
                          settings["gateway"].get("currencyiso3a") or DEFAULT_CURRENCY, "embedded sandbox")
-    return Connection(kind_target, handle.password, sandbox=handle, journal=chosen_journal, **client_options)
+    connection = Connection(kind_target, handle.password, sandbox=handle, journal=chosen_journal, **client_options)
+    connection.notebook = notebook
+    return connection
 
 
 def _gateway_connection(gateway: Mapping[str, Any], source: str, journal: Journal | None,
@@ -190,6 +224,8 @@ def _cassette(path: str | os.PathLike[str] | None, client_options: Mapping[str, 
     return {"cassette": chosen, "cassette_mode": REPLAYING, "transport": chosen.transport()}
 
 
+_NOTEBOOK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+DEFAULT_SANDBOX_DB = ".gwkit/sandbox.db"  # as gwkit.sandbox.default_db_path, without importing the sandbox
 _JOURNALS: dict[Path, Journal] = {}
 _SANDBOXES: dict[Path, "SandboxHandle"] = {}
 _LOCK = threading.Lock()
@@ -223,6 +259,27 @@ def sandbox_handle(db_path: str | os.PathLike[str] | None = None) -> "SandboxHan
             key.parent.mkdir(parents=True, exist_ok=True)
             handle = _SANDBOXES[key] = sandbox_module.start(key)
         return handle
+
+
+def notebook_db_path(notebook: str, db_path: str | os.PathLike[str] | None = None) -> Path:
+    """Where a notebook's own sandbox lives: beside the default database, named after it."""
+    if not _NOTEBOOK_NAME.fullmatch(notebook):
+        raise ConfigError(f"notebook must be 1 to 64 letters, digits, '-', '_' or '.', got {notebook!r}")
+    base = Path(db_path or os.environ.get("GWKIT_SANDBOX_DB") or DEFAULT_SANDBOX_DB)
+    return base.with_name(f"{base.stem}-{notebook}{base.suffix or '.db'}")
+
+
+def fresh_sandbox_handle(db_path: str | os.PathLike[str]) -> "SandboxHandle":
+    """A sandbox on `db_path` with nothing in it: a running one is stopped and its files deleted
+    (database, WAL, key), then a new one starts. Re-running a notebook's first cell starts afresh."""
+    key = Path(db_path).resolve()
+    with _LOCK:
+        running = _SANDBOXES.pop(key, None)
+    if running is not None:
+        running.stop()
+    for leftover in (key, *(key.with_name(key.name + suffix) for suffix in ("-wal", "-shm", ".key"))):
+        leftover.unlink(missing_ok=True)
+    return sandbox_handle(key)
 
 
 def stop_sandboxes() -> None:

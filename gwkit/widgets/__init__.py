@@ -7,6 +7,7 @@ renders the records. Every callback is `guarded`: an error shows in the widget.
 
 from .actions import Action, follow_ups
 from .cardstore_panel import CardStorePanel
+from .connection_view import ConnectionView, show_connections_as_widgets
 from .explorer import RequestExplorer
 from .faults_panel import FaultsPanel
 from .form import RequestForm
@@ -18,6 +19,9 @@ from .subscription_panel import SubscriptionPanel
 from .threeds_stepper import ThreeDSecureStepper
 
 __all__ = [
-    "Action", "CardStorePanel", "FaultsPanel", "FieldInput", "ProgressBar", "RequestExplorer", "RequestForm",
-    "ResponseView", "SubscriptionPanel", "ThreeDSecureStepper", "follow_ups", "guarded", "show_error",
+    "Action", "CardStorePanel", "ConnectionView", "FaultsPanel", "FieldInput", "ProgressBar", "RequestExplorer", "RequestForm",
+    "ResponseView", "SubscriptionPanel", "ThreeDSecureStepper", "follow_ups", "guarded", "show_connections_as_widgets",
+    "show_error",
 ]
+
+show_connections_as_widgets()  # in IPython, a Connection displays with its reset button

@@ -77,6 +77,10 @@ class SubscriptionPanel(widgets.VBox):
             widgets.HTML("<h4 style='margin:6px 0 2px'>Next due dates</h4>"), self.schedule,
         ]
         self.add_class("gwkit-subscription-panel")
+        self._busy = False  # during the panel's own actions, which redraw once at their end
+        on_change = getattr(client, "on_change", None)
+        if on_change is not None:
+            on_change(self._on_change)
         if subscription is not None:
             self.show(subscription)
         self._show_clock()
@@ -136,6 +140,18 @@ class SubscriptionPanel(widgets.VBox):
             return
         self.subscription.refresh()
         self._draw()
+
+    def close(self) -> None:
+        """Close the panel's widgets and stop listening to the connection's changes."""
+        changes = getattr(self.client, "changes", None)
+        if changes is not None:
+            changes.disconnect(self._on_change)
+        super().close()
+
+    def _on_change(self, kind: str) -> None:
+        """The clock moved or data changed elsewhere in the kernel (a cell, another panel): redraw."""
+        if not self._busy:
+            guarded(lambda: self.refresh(), self.message, context=f"redrawing after a change ({kind})")()
 
     def _draw(self) -> None:
         """Draw the subscription as last fetched; its payments are fetched once, for both tables."""
@@ -222,13 +238,20 @@ class SubscriptionPanel(widgets.VBox):
         if self.sandbox is None:
             raise RuntimeError("no sandbox: the clock of a real gateway cannot be moved")
         start = self.sandbox.now()
+        before = len(self.subscription.payments()) if self.subscription is not None else 0
         self.progress.bar_style = "info"
-        report = self.sandbox.advance(by=by, to=to, progress=_progress_callback(self.progress, self.progress_text))
+        self._busy = True
+        try:
+            report = self.sandbox.advance(by=by, to=to,
+                                          progress=_progress_callback(self.progress, self.progress_text))
+        finally:
+            self._busy = False
         totals = engine_totals(report)
         _days_done(self.progress, report["days"])
         self.last_report = totals
-        self.report.value = summary_html(start, self.sandbox.now(), totals)
         self.refresh()
+        own = len(self.subscription.payments()) - before if self.subscription is not None else None
+        self.report.value = summary_html(start, self.sandbox.now(), totals, own=own)
         return totals
 
 
@@ -258,8 +281,10 @@ def _days_done(bar: widgets.IntProgress, days: int) -> None:
     bar.max, bar.value, bar.bar_style = max(days, 1), days, "success"
 
 
-def summary_html(start: datetime, end: datetime, totals: dict[str, Any]) -> str:
-    return (f"Moved {(end.date() - start.date()).days} day(s) to {end:%Y-%m-%d %H:%M}: "
+def summary_html(start: datetime, end: datetime, totals: dict[str, Any], own: int | None = None) -> str:
+    """What a clock move did: this subscription's payments first (`own`), then the whole sandbox's."""
+    mine = f"<b class='gwkit-own-payments'>{own}</b> payment(s) of this subscription; " if own is not None else ""
+    return (f"Moved {(end.date() - start.date()).days} day(s) to {end:%Y-%m-%d %H:%M}: {mine}in the whole sandbox "
             f"<b>{totals['made']}</b> payment(s) made, {totals['declined']} declined, "
             f"{totals['caught_up']} caught up, {len(totals['started_subscriptions'])} started, "
             f"{len(totals['stopped_subscriptions'])} stopped.")

@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import uvicorn
 
@@ -60,6 +60,16 @@ class SandboxHandle:
     _server: uvicorn.Server = field(repr=False)
     _thread: threading.Thread = field(repr=False)
     _sock: socket.socket = field(repr=False)
+    _listeners: list[Callable[[str], Any]] = field(default_factory=list, repr=False)
+
+    def on_change(self, listener: Callable[[str], Any]) -> Callable[[str], Any]:
+        """Call `listener(kind)` after this handle moves the clock ("clock"), settles or resets."""
+        self._listeners.append(listener)
+        return listener
+
+    def _changed(self, kind: str) -> None:
+        for listener in tuple(self._listeners):
+            listener(kind)
 
     @property
     def username(self) -> str:
@@ -74,6 +84,10 @@ class SandboxHandle:
         return self.account.sitereferences[0]
 
     @property
+    def db_path(self) -> Path:
+        return self.sandbox.store.path
+
+    @property
     def running(self) -> bool:
         return self._thread.is_alive()
 
@@ -85,13 +99,18 @@ class SandboxHandle:
         return self.sandbox.clock.now()
 
     def advance(self, by: str | None = None, to: str | datetime | None = None, progress=None) -> dict[str, Any]:
-        return self.sandbox.advance(by=by, to=to, progress=progress)
+        report = self.sandbox.advance(by=by, to=to, progress=progress)
+        self._changed("clock")
+        return report
 
     def settle(self, all_pending: bool = False) -> dict[str, Any]:
-        return self.sandbox.settle(all_pending=all_pending)
+        report = self.sandbox.settle(all_pending=all_pending)
+        self._changed("settle")
+        return report
 
     def reset(self) -> None:
         self.sandbox.reset()
+        self._changed("reset")
 
     def health(self) -> dict[str, Any]:
         return self.sandbox.health()

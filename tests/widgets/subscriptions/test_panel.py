@@ -98,3 +98,55 @@ def test_without_a_sandbox_the_clock_controls_are_disabled(sandbox):
                       sitereference=sandbox.sitereference) as client:
         panel = SubscriptionPanel(client)
     assert panel.day_button.disabled and panel.to_date_button.disabled and "real gateway" in panel.now.value
+
+
+@pytest.fixture
+def connection(sandbox):
+    from gwkit.config import Target
+    from gwkit.connect import Connection
+
+    target = Target("sandbox", sandbox.base_url, sandbox.username, sandbox.sitereference, "GBP", "test")
+    with Connection(target, sandbox.password, sandbox=sandbox) as gw:
+        yield gw
+
+
+def subscribe(client, orderreference: str):
+    return gwkit.subscription.Subscription.create(
+        client, baseamount=1050, orderreference=orderreference, pan="4111111111111111", expirydate="12/2030",
+        subscriptionfrequency=1, subscriptionfinalnumber=0, subscriptionbegindate="2026-01-31")
+
+
+def test_the_panel_redraws_when_the_clock_moves_elsewhere(connection, sandbox):
+    panel = SubscriptionPanel(connection, subscription=subscribe(connection, "mine"))
+    assert "2026-01-10" in panel.now.value and "No automated payment yet" in panel.payments.value
+    sandbox.advance(to="2026-02-01T09:00:00")  # in another cell: the panel is told, no polling
+    assert "2026-02-01" in panel.now.value
+    assert rows(panel) == 1 and "2026-01-31" in panel.payments.value
+    other = SubscriptionPanel(connection)  # another panel moves the clock: the first follows too
+    other.day_button.click()
+    assert "2026-02-02" in panel.now.value
+
+
+def test_the_panel_redraws_when_its_subscription_is_changed_elsewhere(connection, sandbox):
+    sub = subscribe(connection, "changed-in-a-cell")
+    panel = SubscriptionPanel(connection, subscription=sub)
+    gwkit.subscription.Subscription.from_reference(connection, sub.reference).update(transactionactive="0")
+    assert ">suspended<" in panel.state.value
+
+
+def test_the_clock_report_counts_this_subscriptions_payments_apart(connection, sandbox):
+    subscribe(connection, "someone-else")
+    panel = SubscriptionPanel(connection, subscription=subscribe(connection, "mine"))
+    sandbox.advance(by="P1D")  # both first payments settle; both subscriptions are scheduled
+    panel.to_date.value = date(2026, 2, 1)
+    panel.to_date_button.click()
+    assert "<b class='gwkit-own-payments'>1</b> payment(s) of this subscription" in panel.report.value
+    assert "in the whole sandbox <b>2</b> payment(s) made" in panel.report.value
+
+
+def test_a_closed_panel_stops_listening(connection, sandbox):
+    panel = SubscriptionPanel(connection)
+    assert len(connection.changes) == 1
+    panel.close()  # the widget is gone: it hears of no more changes
+    assert len(connection.changes) == 0
+    sandbox.advance(by="P1D")  # nothing is redrawn for a closed panel
