@@ -16,8 +16,9 @@ lab: $(SYNC_STAMP)
 test: $(SYNC_STAMP)
 	$(UV) run --no-sync pytest $(PYTEST_ARGS)
 
+# The database a plain gwkit.connect() in a notebook uses (the notebooks' working directory is notebooks/).
 sandbox: $(SYNC_STAMP)
-	$(UV) run --no-sync gwkit sandbox
+	$(UV) run --no-sync gwkit sandbox --db notebooks/.gwkit/sandbox.db
 
 bench: $(SYNC_STAMP)
 	@for b in benchmarks/*.py; do echo "== $$b"; $(UV) run --no-sync python $$b || exit 1; done

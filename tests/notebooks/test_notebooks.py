@@ -111,3 +111,28 @@ def test_notebook_reruns_on_the_same_sandbox(path, tmp_path, monkeypatch):
     # what differs between runs by design: the run's tag, references, the port, timestamps, table padding
     varying = re.compile(r"\d{4}-\d\d-\d\dT?[ \d:]*|[0-9a-f]{6}\b|\bA[0-9a-z]{8}\b|\d+-\d+-\d+|127\.0\.0\.1:\d+|\s+")
     assert [varying.sub("#", t) for t in texts[0]] == [varying.sub("#", t) for t in texts[1]]
+
+
+@pytest.mark.notebook
+def test_every_notebook_twice_then_all_in_reverse_in_one_shared_folder(tmp_path, monkeypatch):
+    """As a user works: one notebooks folder with its default .gwkit/ data, every notebook run twice
+    in a row (Restart & Run All), then all of them again in reverse order. Each tells its story."""
+    for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
+                 "GWKIT_CONFIG", "GWKIT_SANDBOX_DB", "GWKIT_JOURNAL", "GWKIT_CASSETTE"):
+        monkeypatch.delenv(name, raising=False)
+    workdir = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
+    order = [p for p in NOTEBOOKS for _ in range(2)] + list(reversed(NOTEBOOKS))
+    failures = []
+    for path in order:
+        notebook = nbformat.read(workdir / path.name, as_version=4)
+        client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
+                                resources={"metadata": {"path": str(workdir)}})
+        try:
+            client.execute()
+        except CellExecutionError as error:
+            failures.append(f"{path.name} (run {len(failures) + 1}): {str(error)[-2000:]}")
+    assert failures == []
+    data = workdir / ".gwkit"
+    assert (data / "journal.db").exists(), "the default journal is shared by all notebooks"
+    assert {p.name for p in data.glob("sandbox-*.db")} == {f"sandbox-{p.stem}.db" for p in NOTEBOOKS}
