@@ -9,6 +9,7 @@ Every repr is masked, so a record or a response can be shown in a notebook safel
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from typing import Any, Iterator, Mapping, Sequence
@@ -16,6 +17,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from .errors import GatewayError, ResponseFormatError
 from .interface.codes import CANCELLED, record_ok
 from .interface.masking import REDACTED, SECRET_NAMES, mask_data, mask_text
+from .interface.outcome import in_words
 
 EXCERPT_LENGTH = 200
 
@@ -73,6 +75,10 @@ class Record(Mapping[str, Any]):
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        """In a notebook: what happened in plain words, then the fields (masked)."""
+        return records_html([self])
 
     @property
     def errorcode(self) -> int:
@@ -207,3 +213,31 @@ class Response(Sequence[Record]):
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        """In a notebook: each record in plain words, then its fields (masked), side by side."""
+        return (f"<div class='gwkit-response'><small>request {html.escape(str(self.requestreference))}"
+                f"{f', {self.elapsed * 1000:.0f} ms' if self.elapsed else ''}</small>{records_html(self.records)}</div>")
+
+
+def records_html(records: Sequence[Mapping[str, Any]]) -> str:
+    """Records as a person reads them: one line in plain words each, then a masked field table
+    (nested query records summarised by count; gwkit.widgets.ResponseView shows them in full)."""
+    lines = "".join(
+        f"<div class='gwkit-headline' style='font-weight:bold;color:{'#1b7f3b' if record_ok(r) else '#b00020'}'>"
+        f"{html.escape(in_words(r))}</div>" for r in records)
+    masked = [mask_data(dict(r)) for r in records]
+    names = list(dict.fromkeys(name for r in masked for name in r if name != "records"))
+    rows = "".join(
+        f"<tr><th style='text-align:left;padding-right:1em'><code>{html.escape(name)}</code></th>"
+        + "".join(f"<td style='text-align:left;padding-right:1em'>{_cell_text(r.get(name))}</td>" for r in masked)
+        + "</tr>" for name in names)
+    return f"{lines}<table class='gwkit-record-table' style='border-collapse:collapse'>{rows}</table>"
+
+
+def _cell_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        return f"<code>{html.escape(json.dumps(value))}</code>"
+    return html.escape(str(value))
