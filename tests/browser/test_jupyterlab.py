@@ -183,10 +183,68 @@ def test_faults_notebook_runs_in_jupyterlab_and_the_panel_renders(lab):
             expect(panel).not_to_contain_text("Loading widget")
             expect(panel).not_to_contain_text("Error displaying widget")
             ARTIFACTS.mkdir(exist_ok=True)
-            page.locator(".jp-OutputArea-output table.dataframe").first.evaluate(
+            page.locator(".jp-OutputArea-output table.dataTable, .jp-OutputArea-output table.dataframe").first.evaluate(
                 "element => element.scrollIntoView({block: 'start'})")
             page.screenshot(path=str(ARTIFACTS / "jupyterlab-faults-table.png"))
             panel.evaluate("element => element.scrollIntoView({block: 'start'})")
             page.screenshot(path=str(ARTIFACTS / "jupyterlab-faults-panel.png"))
+        finally:
+            browser.close()
+
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+RAW_REPR = re.compile(r"<Axes|<gwkit\.|\{'|<NA>|\bNaN\b|<matplotlib|<Figure")
+
+
+@pytest.fixture(scope="module")
+def shared_lab(tmp_path_factory):
+    """One JupyterLab for the tour of every notebook (each notebook has its own sandbox)."""
+    require_chromium()
+    home = tmp_path_factory.mktemp("lab")
+    root = home / "notebooks"
+    shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
+    server = LabServer(root, home)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_notebook_renders_in_jupyterlab_without_raw_reprs(shared_lab, path, tmp_path):
+    """Open, Run All, and look as a user does: every widget rendered, no error, no raw repr, the
+    notebook not marked changed by opening it; one screenshot per notebook (tmp_path and test-artifacts/)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    lab = shared_lab
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            expect.set_options(timeout=UI_TIMEOUT_MS)
+            page.goto(f"{lab.url}/lab/tree/{path.name}?token={lab.token}")
+            expect(page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible()
+            assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, "opening the notebook changed it"
+
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            page.wait_for_function(
+                "() => document.querySelectorAll('.jp-CodeCell .jp-InputPrompt').length > 0 && "
+                "[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+                ".every(p => /\\[\\d+\\]/.test(p.textContent))")
+            outputs = page.locator(".jp-OutputArea-output")
+            expect(outputs.filter(has_text="Loading widget")).to_have_count(0)
+            assert page.locator("[data-mime-type='application/vnd.jupyter.error']").count() == 0
+            text = "\n".join(outputs.all_inner_texts())
+            assert "Error displaying widget" not in text
+            raw = sorted({m.group(0) for m in RAW_REPR.finditer(text)})
+            assert raw == [], f"{path.name} shows raw reprs or missing-value markers: {raw}"
+            assert "4111111111111111" not in text
+
+            ARTIFACTS.mkdir(exist_ok=True)
+            for folder in (tmp_path, ARTIFACTS):
+                page.screenshot(path=str(folder / f"notebook-{path.stem}.png"), full_page=True)
         finally:
             browser.close()

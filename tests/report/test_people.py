@@ -1,0 +1,80 @@
+"""Tables for people: money with symbols, thousands, percentages, no <NA>/NaN; frames unchanged."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from gwkit.report import for_people, records_frame
+from gwkit.report import people
+
+
+@pytest.fixture
+def frame():
+    return records_frame([
+        {"transactionreference": "1-9-1", "baseamount": "150000", "currencyiso3a": "GBP", "settlestatus": "0",
+         "errorcode": "0", "transactionstartedtimestamp": "2026-01-01 10:00:00"},
+        {"transactionreference": "1-9-2", "baseamount": "1050", "currencyiso3a": "JPY", "errorcode": "70000",
+         "transactionstartedtimestamp": "2026-01-02 10:00:00"},
+        {"transactionreference": "1-9-3", "currencyiso3a": "EUR", "errorcode": "30000",
+         "transactionstartedtimestamp": "2026-01-03 11:30:00"},
+    ])
+
+
+def test_money_is_shown_once_in_major_units_with_its_symbol(frame):
+    shown = for_people(frame)
+    assert list(shown["baseamount"]) == ["£1,500.00", "¥1,050", ""]
+    assert "baseamount_major" not in shown.columns
+    assert frame["baseamount"].dtype == pd.Int64Dtype() and "baseamount_major" in frame  # the frame is untouched
+
+
+def test_nothing_missing_is_written_as_na_or_nan(frame):
+    text = for_people(frame).to_string()
+    assert "<NA>" not in text and "NaN" not in text and "NaT" not in text and "nan" not in text
+
+
+def test_numbers_rates_and_dates_for_people():
+    frame = pd.DataFrame({"decline_rate": [0.125, None], "payments": [1234567, 2],
+                          "day": pd.to_datetime(["2026-01-01", None]), "revenue_major": [15.5, 0.0],
+                          "currencyiso3a": ["GBP", "GBP"], "active": [True, False]})
+    shown = for_people(frame)
+    assert list(shown["decline_rate"]) == ["12.5%", ""]
+    assert list(shown["payments"]) == ["1,234,567", "2"]
+    assert list(shown["day"]) == ["2026-01-01", ""]  # no time of midnight
+    assert list(shown["revenue_major"]) == ["£15.50", "£0.00"]
+    assert list(shown["active"]) == ["yes", "no"]
+
+
+def test_the_html_is_interactive_with_itables_and_plain_without(frame, monkeypatch):
+    interactive = people.to_html(frame, caption="Payments")
+    assert "itables" in interactive and "£1,500.00" in interactive
+    monkeypatch.setattr(people, "itables", None)
+    plain = people.to_html(frame, caption="Payments")
+    assert "<caption>Payments</caption>" in plain and "£1,500.00" in plain and "NaN" not in plain
+
+
+def test_mappings_and_lists_are_written_as_text_never_as_a_python_repr():
+    frame = pd.DataFrame({"parameters": [{"status": 502, "process": True}, None], "fields": [["pan", "expirydate"], []]})
+    shown = for_people(frame)
+    assert list(shown["parameters"]) == ["status=502, process=True", ""]
+    assert list(shown["fields"]) == ["pan, expirydate", ""]
+
+
+def test_a_dict_is_a_table_of_fields_with_card_data_masked():
+    shown = people.mapping_html({"pan": "4111111111111111", "errordata": ["expirydate"], "nested": {"a": 1}})
+    assert "411111######1111" in shown and "4111111111111111" not in shown
+    assert "<td style='text-align:left'>expirydate</td>" in shown and "a=1" in shown and "{'" not in shown
+
+
+def test_show_tables_for_people_registers_dataframes_and_dicts_in_ipython():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        assert people.show_tables_for_people()
+        data, _ = shell.display_formatter.format({"baseamount": "1050"})
+        assert "gwkit-fields" in data["text/html"]
+        data, _ = shell.display_formatter.format(pd.DataFrame({"baseamount": [1050], "currencyiso3a": ["GBP"]}))
+        assert "£10.50" in data["text/html"]
+    finally:
+        InteractiveShell.clear_instance()
