@@ -54,7 +54,7 @@ def test_advance_by_a_month_runs_every_day_and_reports_it(gateway):
     report = advance(gateway, by="P1M")
     assert (report["from"], report["to"], report["days"]) == ("2026-01-25T10:00:00", "2026-02-25T10:00:00", 31)
     assert report["settlement"]["settled"] == [refs[1]]
-    assert gateway.http.get("/_sandbox/clock").json() == {"now": "2026-02-25T10:00:00"}
+    assert gateway.http.get("/_sandbox/clock").json()["now"] == "2026-02-25T10:00:00"
 
 
 @pytest.mark.parametrize("payload, words", [
@@ -74,7 +74,7 @@ def test_bad_or_backward_moves_are_400_and_change_nothing(gateway, payload, word
     response = gateway.http.post("/_sandbox/clock/advance", json=payload)
     assert response.status_code == 400
     assert response.json()["error"] == "bad request" and words in response.json()["detail"]
-    assert gateway.http.get("/_sandbox/clock").json() == {"now": "2026-01-15T10:00:00"}
+    assert gateway.http.get("/_sandbox/clock").json()["now"] == "2026-01-15T10:00:00"
 
 
 def test_advance_by_zero_is_allowed(gateway):
