@@ -118,6 +118,8 @@ def test_the_control_api_takes_any_accounts_credentials(two_accounts):
      "[[account]]\nusername = 'b'\npassword = 'q'\nsitereferences = ['test_a']\n", "'test_a' is listed for both"),
     ("[[account]]\nusername = 'a'\npasword = 'p'\nsitereferences = ['test_a']\n", "unknown key(s) pasword"),
     ("title = 'no accounts'\n", "at least one [[account]]"),
+    ("[[account]]\nusername = 'a'\npassword = 'p'\nsitereferences = ['test_a']\nadmin = 'yes'\n",
+     "('a'): admin must be true or false"),
 ])
 def test_bad_accounts_files_name_the_entry_and_the_rule(tmp_path, text, message):
     path = tmp_path / "accounts.toml"
