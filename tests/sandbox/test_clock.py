@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import datetime
 
 import pytest
 
 from gwkit.sandbox import DEFAULT_ACCOUNT, ClockError, Sandbox
-from support.sandbox import CLOCK, card_auth
+from gwkit.sandbox.gateway.core import Gateway as GatewayCore
+from support.sandbox import CLOCK, SITE, all_rows, card_auth
 
 
 def advance(gateway, **payload):
@@ -54,7 +56,7 @@ def test_advance_by_a_month_runs_every_day_and_reports_it(gateway):
     report = advance(gateway, by="P1M")
     assert (report["from"], report["to"], report["days"]) == ("2026-01-25T10:00:00", "2026-02-25T10:00:00", 31)
     assert report["settlement"]["settled"] == [refs[1]]
-    assert gateway.http.get("/_sandbox/clock").json() == {"now": "2026-02-25T10:00:00"}
+    assert gateway.http.get("/_sandbox/clock").json()["now"] == "2026-02-25T10:00:00"
 
 
 @pytest.mark.parametrize("payload, words", [
@@ -74,7 +76,7 @@ def test_bad_or_backward_moves_are_400_and_change_nothing(gateway, payload, word
     response = gateway.http.post("/_sandbox/clock/advance", json=payload)
     assert response.status_code == 400
     assert response.json()["error"] == "bad request" and words in response.json()["detail"]
-    assert gateway.http.get("/_sandbox/clock").json() == {"now": "2026-01-15T10:00:00"}
+    assert gateway.http.get("/_sandbox/clock").json()["now"] == "2026-01-15T10:00:00"
 
 
 def test_advance_by_zero_is_allowed(gateway):
@@ -116,3 +118,58 @@ def test_a_killed_advance_is_caught_up_at_the_next_start(db_path):
     row = second.store.transaction(second.store.connection(), reference)
     assert row["settlestatus"] == "100"
     second.close()
+
+
+def clocks(db_path) -> list[tuple]:
+    with sqlite3.connect(db_path) as conn:
+        return conn.execute("SELECT * FROM site_clocks ORDER BY sitereference").fetchall()
+
+
+@pytest.mark.parametrize("payload, limit", [
+    ({"to": "9999-12-31T00:00:00"}, "latest"),
+    ({"to": "2100-01-01T00:00:00"}, "latest"),
+    ({"by": "P99999999999999999999D"}, "max_move"),
+    ({"by": "PT99999999999999999999H"}, "max_move"),
+    ({"by": "P" + "9" * 5000 + "D"}, "max_move"),  # past Python's limit on converting digits
+    ({"by": "P11Y"}, "max_move"),
+    ({"by": "P121M"}, "max_move"),
+    ({"by": "P3700D"}, "max_move"),
+    ({"to": "2036-01-15T10:00:01"}, "max_move"),
+])
+def test_moves_past_a_limit_are_400_naming_it_and_change_nothing(gateway, db_path, payload, limit):
+    gateway.one(card_auth())
+    before, clocks_before = all_rows(db_path), clocks(db_path)
+    response = gateway.http.post("/_sandbox/clock/advance", json=payload)
+    assert response.status_code == 400
+    answer = response.json()
+    assert answer["error"] == "bad request" and answer["limit"] == limit and f"limit {limit}" in answer["detail"]
+    assert all_rows(db_path) == before and clocks(db_path) == clocks_before  # no job ran, no clock moved
+    assert gateway.http.get("/_sandbox/clock").json()["now"] == "2026-01-15T10:00:00"
+    # The database opens again, and answers, beside the running sandbox.
+    reopened = GatewayCore(db_path)
+    try:
+        answer = reopened.process({"request": [{"requesttypedescriptions": ["TRANSACTIONQUERY"],
+                                                "filter": {"sitereference": [{"value": SITE}]}}]},
+                                  DEFAULT_ACCOUNT)
+        assert answer["response"][0]["found"] == "1"
+        assert reopened.clock.now() == CLOCK
+    finally:
+        reopened.close()
+
+
+def test_the_python_handle_refuses_moves_past_the_limits(sandbox):
+    with pytest.raises(ClockError, match="limit latest"):
+        sandbox.advance(to=datetime(9999, 12, 31))
+    with pytest.raises(ClockError, match="limit max_move"):
+        sandbox.advance(by="P99999999999999999999D")
+    assert sandbox.now() == CLOCK
+
+
+def test_the_last_supported_instant_can_be_reached(tmp_path):
+    late = Sandbox(tmp_path / "late.db", clock_start=datetime(2099, 12, 1))
+    try:
+        assert late.advance(to="2099-12-31T23:59:59")["days"] == 30
+        with pytest.raises(ClockError, match="limit latest"):
+            late.advance(by="PT1S")
+    finally:
+        late.close()

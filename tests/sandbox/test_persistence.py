@@ -44,7 +44,7 @@ def test_restart_keeps_transactions_stored_cards_and_the_clock(db_path):
     gateway = Gateway(second.base_url)
     try:
         assert second.now() == CLOCK + timedelta(days=3)
-        assert gateway.http.get("/_sandbox/clock").json() == {"now": "2026-01-18T10:00:00"}
+        assert gateway.http.get("/_sandbox/clock").json()["now"] == "2026-01-18T10:00:00"
         (auth,) = gateway.query(orderreference="before-restart")
         assert (auth["transactionreference"], auth["settlestatus"]) == (refs["auth"], "100")
         again = gateway.one(parent_auth(refs["stored"]))  # the PAN is decrypted with the same key

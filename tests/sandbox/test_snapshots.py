@@ -167,14 +167,19 @@ def test_a_restore_leaves_other_users_sites_untouched(tmp_path):
         pay(as_bob, auth("bob-1", "test_bob12345"))
         saved = as_alice.post("/_sandbox/snapshots", json={"name": "mine"}).json()
         assert saved["sites"] == ["test_alice12345"] and saved["transactions"] == 1  # bob's rows not saved
+        saved_clock = sandbox.clock.now("test_alice12345")
         pay(as_bob, auth("bob-2", "test_bob12345"))
         pay(as_alice, auth("alice-2", "test_alice12345"))
+        assert as_alice.post("/_sandbox/clock/advance", json={"by": "P2D"}).status_code == 200
+        assert as_bob.post("/_sandbox/clock/advance", json={"by": "P5D"}).status_code == 200
         bobs = site_rows(sandbox, "test_bob12345")
-        now = sandbox.clock.now()
+        bobs_clock = sandbox.clock.now("test_bob12345")
         assert as_bob.get("/_sandbox/snapshots").json()["snapshots"] == []  # a snapshot belongs to its saver
         assert as_bob.post("/_sandbox/snapshots/restore", json={"name": "mine"}).status_code == 404
         restored = as_alice.post("/_sandbox/snapshots/restore", json={"name": "mine"}).json()
-        assert restored["clock_restored"] is False and sandbox.clock.now() == now  # the clock is shared
+        assert restored["clock_restored"] is True  # each site has its own clock: the snapshot's sites' come back
+        assert sandbox.clock.now("test_alice12345") == saved_clock
+        assert sandbox.clock.now("test_bob12345") == bobs_clock  # bob's clock and rows are untouched
         assert site_rows(sandbox, "test_bob12345") == bobs
         orders = [r[1] for r in sandbox.store.connection().execute(
             "SELECT sitereference, orderreference FROM transactions ORDER BY id")]
@@ -228,7 +233,7 @@ def test_snapshots_cover_every_per_site_table_of_the_store(sandbox):
     tables = snapshots.SiteTables.of(sandbox.store.connection(),
                                      site_expressions=sandbox.snapshots.site_expressions)
     assert set(tables.roots) == {"transactions", "subscriptions", "threeds_sessions", "cachetokens",
-                                 "demo_merchant_receipts", "fault_log"}
+                                 "demo_merchant_receipts", "fault_log", "site_clocks", "site_jobs"}
     assert tables.children == {"subscription_payments": ("subscription_id", "subscriptions", "id")}
     assert {table for table, _ in tables.card_columns} == {"transactions", "subscriptions", "threeds_sessions",
                                                           "cachetokens"}

@@ -18,8 +18,14 @@ sitereferences = ["test_alice12345", "test_alice67890"]
 username = "bob@example.test"
 password = "bob-secret"
 sitereferences = ["test_bob12345"]
+
+[[account]]
+username = "ops@example.test"
+password = "ops-secret"
+sitereferences = ["test_ops12345"]
+admin = true
 """
-ALICE_1, ALICE_2, BOB = "test_alice12345", "test_alice67890", "test_bob12345"
+ALICE_1, ALICE_2, BOB, OPS = "test_alice12345", "test_alice67890", "test_bob12345", "test_ops12345"
 
 
 @pytest.fixture
@@ -33,6 +39,14 @@ def two_accounts(tmp_path):
     alice.close()
     bob.close()
     handle.stop()
+
+
+@pytest.fixture
+def operator(two_accounts):
+    handle, _, _ = two_accounts
+    ops = Gateway(handle.base_url, "ops@example.test", "ops-secret")
+    yield ops
+    ops.close()
 
 
 def test_each_user_pays_on_its_own_sites_only(two_accounts):
@@ -104,6 +118,8 @@ def test_the_control_api_takes_any_accounts_credentials(two_accounts):
      "[[account]]\nusername = 'b'\npassword = 'q'\nsitereferences = ['test_a']\n", "'test_a' is listed for both"),
     ("[[account]]\nusername = 'a'\npasword = 'p'\nsitereferences = ['test_a']\n", "unknown key(s) pasword"),
     ("title = 'no accounts'\n", "at least one [[account]]"),
+    ("[[account]]\nusername = 'a'\npassword = 'p'\nsitereferences = ['test_a']\nadmin = 'yes'\n",
+     "('a'): admin must be true or false"),
 ])
 def test_bad_accounts_files_name_the_entry_and_the_rule(tmp_path, text, message):
     path = tmp_path / "accounts.toml"
@@ -111,3 +127,133 @@ def test_bad_accounts_files_name_the_entry_and_the_rule(tmp_path, text, message)
     with pytest.raises(gwkit.sandbox.AccountsError) as raised:
         gwkit.sandbox.load_accounts(path)
     assert message in str(raised.value) and str(path) in str(raised.value)
+
+
+# the control API: each caller acts on its own sites; an operator on every site ---------------------
+
+def control(caller: Gateway, path: str, **payload) -> httpx.Response:
+    return caller.http.post(f"/_sandbox/{path}", json=payload)
+
+
+def site_clock(caller: Gateway, site: str) -> str:
+    return caller.http.get("/_sandbox/clock").json()["sites"][site]
+
+
+def test_another_users_credentials_change_nothing_of_my_sites(two_accounts):
+    handle, alice, bob = two_accounts
+    paid = alice.one(card_auth(sitereference=ALICE_1, orderreference="alice-pay"))
+    before = alice.query(sitereference=[ALICE_1, ALICE_2])
+    alice_clocks = alice.http.get("/_sandbox/clock").json()
+
+    # Naming one of alice's sites is refused (403, naming the field), whatever the endpoint.
+    for path, payload in [("clock/advance", {"by": "P3D"}), ("settle", {"all": True}), ("reset", {}),
+                          ("faults", {"kind": "gateway_error", "code": 60010}), ("faults/clear", {})]:
+        refused = control(bob, path, sitereference=ALICE_1, **payload)
+        assert refused.status_code in (400, 403) and ALICE_1 in refused.json()["detail"], path
+    assert control(bob, "reset", sitereference=ALICE_1).json()["field"] == "sitereference"
+    # Without a site, bob's moves touch bob's sites only.
+    assert control(bob, "clock/advance", by="P3D").status_code == 200
+    assert control(bob, "settle", all=True).json() == {"settlement": {"settled": []}}
+    assert control(bob, "reset").json()["reset"] is True
+    assert control(bob, "faults", kind="gateway_error", code=60010).json()["sitereference"] == BOB
+    assert control(bob, "faults/clear").json() == {"cleared": 1}
+
+    assert alice.query(sitereference=[ALICE_1, ALICE_2]) == before  # still there, still unsettled
+    assert before[0]["transactionreference"] == paid["transactionreference"] and before[0]["settlestatus"] == "0"
+    assert alice.http.get("/_sandbox/clock").json() == alice_clocks
+    assert site_clock(bob, BOB) == "2026-01-18T10:00:00"
+    assert alice.http.get("/_sandbox/faults").json()["faults"] == []
+    assert alice.one(card_auth(sitereference=ALICE_1))["errorcode"] == "0"  # no fault was left on alice's site
+
+
+def test_an_unknown_site_is_refused_like_another_users(two_accounts):
+    _, _, bob = two_accounts
+    for site in (ALICE_1, "test_nobody999"):
+        refused = control(bob, "clock/advance", by="P1D", sitereference=site)
+        assert refused.status_code == 403
+        assert refused.json() == {"error": "forbidden", "field": "sitereference",
+                                  "detail": f"sitereference {site!r} is not one of your sites"}
+
+
+def test_an_operator_acts_on_every_site(two_accounts, operator):
+    handle, alice, bob = two_accounts
+    alices = alice.one(card_auth(sitereference=ALICE_1))["transactionreference"]
+    bobs = bob.one(card_auth(sitereference=BOB))["transactionreference"]
+    assert control(operator, "settle", all=True, sitereference=ALICE_1).json() == {
+        "settlement": {"settled": [alices]}}
+    assert control(operator, "faults", kind="gateway_error", code=60010, sitereference=BOB).status_code == 200
+    assert bob.one(card_auth(sitereference=BOB))["errorcode"] == "60010"
+    report = control(operator, "clock/advance", by="P2D").json()
+    assert report["settlement"]["settled"] == [bobs]
+    assert set(operator.http.get("/_sandbox/clock").json()["sites"]) == {ALICE_1, ALICE_2, BOB, OPS}
+    assert {site_clock(alice, ALICE_1), site_clock(alice, ALICE_2), site_clock(bob, BOB)} == {"2026-01-17T10:00:00"}
+    assert control(operator, "reset", sitereference=ALICE_1).status_code == 200
+    assert alice.query(transactionreference=alices) == []
+    assert [r["transactionreference"] for r in bob.query(sitereference=BOB)][-1] == bobs
+
+
+def test_each_site_has_its_own_clock(two_accounts):
+    handle, alice, bob = two_accounts
+    assert control(alice, "clock/advance", by="P2D", sitereference=ALICE_1).json()["days"] == 2
+    assert alice.http.get("/_sandbox/clock").json() == {
+        "now": "2026-01-17T10:00:00", "sites": {ALICE_1: "2026-01-17T10:00:00", ALICE_2: "2026-01-15T10:00:00"}}
+    assert site_clock(bob, BOB) == "2026-01-15T10:00:00"
+    # Records are dated by their own site's clock.
+    assert alice.one(card_auth(sitereference=ALICE_1))["transactionstartedtimestamp"] == "2026-01-17 10:00:00"
+    assert alice.one(card_auth(sitereference=ALICE_2))["transactionstartedtimestamp"] == "2026-01-15 10:00:00"
+    assert bob.one(card_auth(sitereference=BOB))["settleduedate"] == "2026-01-16"
+    # Without a site, a user's sites move together: from the latest of them, the others catch up.
+    report = control(alice, "clock/advance", by="P1D").json()
+    assert (report["from"], report["to"]) == ("2026-01-17T10:00:00", "2026-01-18T10:00:00")
+    assert set(alice.http.get("/_sandbox/clock").json()["sites"].values()) == {"2026-01-18T10:00:00"}
+    # A site's clock never goes back.
+    refused = control(alice, "clock/advance", to="2026-01-16T00:00:00", sitereference=ALICE_2)
+    assert refused.status_code == 400 and "only moves forward" in refused.json()["detail"]
+
+
+def subscription(site: str, order: str) -> dict:
+    return {**card_auth(sitereference=site, orderreference=order, expirydate="12/2099"),
+            "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "accounttypedescription": "ECOM",
+            "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
+            "subscriptionnumber": "1", "subscriptionfinalnumber": "0", "subscriptionbegindate": "2026-02-15",
+            "credentialsonfile": "1"}
+
+
+def recur_payments(caller: Gateway, site: str) -> list[dict]:
+    return [r for r in caller.query(sitereference=site)
+            if r["requesttypedescription"] == "AUTH" and r.get("accounttypedescription") == "RECUR"]
+
+
+def test_advancing_one_users_clock_pays_only_its_subscriptions(two_accounts):
+    handle, alice, bob = two_accounts
+    assert [r["errorcode"] for r in alice.records(subscription(ALICE_1, "a-sub"))] == ["0", "0"]
+    assert [r["errorcode"] for r in bob.records(subscription(BOB, "b-sub"))] == ["0", "0"]
+    report = control(alice, "clock/advance", to="2026-03-20T00:00:00").json()
+    assert report["subscriptions"]["made"] == 2  # 15 February and 15 March
+    assert len(recur_payments(alice, ALICE_1)) == 2
+    assert recur_payments(bob, BOB) == []  # bob's clock has not moved: nothing of bob's is due
+    assert bob.query(sitereference=BOB, requesttypedescription="AUTH")[-1]["settlestatus"] == "0"
+    # Bob's day comes when bob moves his clock; each payment once.
+    assert control(bob, "clock/advance", to="2026-03-20T00:00:00").json()["subscriptions"]["made"] == 2
+    assert len(recur_payments(bob, BOB)) == 2 and len(recur_payments(alice, ALICE_1)) == 2
+
+
+def test_a_long_advance_reports_its_progress_to_its_owner_only(two_accounts):
+    handle, alice, bob = two_accounts
+    alice.records(subscription(ALICE_1, "a-sub"))
+    seen: list[tuple[dict, dict]] = []
+
+    def progress(step: str, done: int, total: int) -> None:  # called inside the advance, between batches
+        seen.append((alice.http.get("/_sandbox/clock/progress").json(),
+                     bob.http.get("/_sandbox/clock/progress").json()))
+
+    handle.advance(to="2026-03-20T00:00:00", progress=progress)
+    assert seen, "the engine reported progress"
+    alices, bobs = seen[0]
+    assert bobs == {"advances": []}
+    (running,) = alices["advances"]
+    assert running["sites"] == [ALICE_1, ALICE_2] and running["days"] == 64
+    assert running["from"] == "2026-01-15T10:00:00" and running["to"] == "2026-03-20T00:00:00"
+    assert 0 < running["day"] <= running["days"]
+    assert running["step"].startswith("subscriptions 2026-02-15") and running["done"] == running["total"] == 1
+    assert alice.http.get("/_sandbox/clock/progress").json() == {"advances": []}  # finished

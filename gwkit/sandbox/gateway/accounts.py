@@ -7,6 +7,12 @@
     password = "correct horse"
     sitereferences = ["test_alice12345", "test_alice67890"]
 
+    [[account]]
+    username = "ops@example.test"
+    password = "operator secret"
+    sitereferences = ["test_ops12345"]
+    admin = true          # an operator: the control API acts on every site of the sandbox
+
 Without one, the default account below is used.
 """
 
@@ -30,9 +36,11 @@ class Account:
     username: str
     password: str
     sitereferences: tuple[str, ...]
+    admin: bool = False
 
     def __repr__(self) -> str:
-        return f"Account(username={self.username!r}, password=[redacted], sitereferences={self.sitereferences!r})"
+        return (f"Account(username={self.username!r}, password=[redacted], sitereferences={self.sitereferences!r}"
+                f"{', admin=True' if self.admin else ''})")
 
     def password_matches(self, password: str) -> bool:
         return hmac.compare_digest(self.password.encode(), password.encode())
@@ -44,6 +52,24 @@ DEFAULT_ACCOUNT = Account(DEFAULT_USERNAME, DEFAULT_PASSWORD, (DEFAULT_SITEREFER
 def account_for_site(accounts: Iterable[Account], sitereference: str) -> Account | None:
     """The account a site belongs to (a site belongs to one account)."""
     return next((a for a in accounts if sitereference in a.sitereferences), None)
+
+
+class SiteNotYours(LookupError):
+    """A control request named a site that is not one of the caller's (or that does not exist)."""
+
+    def __init__(self, sitereference: str):
+        super().__init__(f"sitereference {sitereference!r} is not one of your sites")
+        self.sitereference = sitereference
+
+
+def control_sites(account: Account, every_site: Iterable[str], sitereference: str | None = None) -> tuple[str, ...]:
+    """The sites a control request acts on: the caller's (an operator's: every site), or the one named."""
+    sites = tuple(every_site) if account.admin else account.sitereferences
+    if sitereference is None:
+        return sites
+    if sitereference not in sites:
+        raise SiteNotYours(sitereference)
+    return (sitereference,)
 
 
 class AccountsError(ValueError):
@@ -80,10 +106,10 @@ def _account(path, index: int, entry: Any) -> Account:
     username, password, sites = entry.get("username"), entry.get("password"), entry.get("sitereferences")
     if isinstance(username, str) and username:
         where += f" ({username!r})"
-    unknown = sorted(set(entry) - {"username", "password", "sitereferences"})
+    unknown = sorted(set(entry) - {"username", "password", "sitereferences", "admin"})
     if unknown:
         raise AccountsError(f"{where}: unknown key(s) {', '.join(unknown)}; "
-                            "an account has username, password and sitereferences")
+                            "an account has username, password, sitereferences and optionally admin")
     if not isinstance(username, str) or not username:
         raise AccountsError(f"{where}: username must be a non-empty string")
     if not isinstance(password, str) or not password:
@@ -94,4 +120,7 @@ def _account(path, index: int, entry: Any) -> Account:
         problems = check_value("sitereference", site)
         if problems:
             raise AccountsError(f"{where}: sitereferences: {site!r} {problems[0].rule}")
-    return Account(username, password, tuple(sites))
+    admin = entry.get("admin", False)
+    if not isinstance(admin, bool):
+        raise AccountsError(f"{where}: admin must be true or false")
+    return Account(username, password, tuple(sites), admin)

@@ -64,7 +64,7 @@ def token_hash(token: str) -> str:
 
 def handle_cachetokenise(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     """Card fields in, a token out; no card data is answered (as the real service: the token only)."""
-    purge_expired(ctx.conn, ctx.now)
+    purge_expired(ctx.conn, ctx.now, request["sitereference"])
     pan = request["pan"]
     scheme = scheme_of(pan)
     if scheme is None:
@@ -121,10 +121,11 @@ def _sealed_securitycode(ctx: Context, token: str) -> str | None | bool:
 
 # expiry ----------------------------------------------------------------------------------------
 
-def purge_expired(conn, now: datetime) -> int:
-    """Drop the card rows of expired tokens that no AUTH used; the token rows stay, without a card."""
+def purge_expired(conn, now: datetime, sitereference: str) -> int:
+    """Drop the card rows of a site's tokens expired by its clock's `now` that no AUTH used; the token
+    rows stay, without a card."""
     rows = conn.execute("SELECT token_hash, card_id FROM cachetokens WHERE used IS NULL AND card_id IS NOT NULL "
-                        "AND expires <= ?", (now.strftime(TIMESTAMP),)).fetchall()
+                        "AND expires <= ? AND sitereference = ?", (now.strftime(TIMESTAMP), sitereference)).fetchall()
     for row in rows:
         conn.execute("UPDATE cachetokens SET card_id = NULL WHERE token_hash = ?", (row["token_hash"],))
         conn.execute("DELETE FROM cards WHERE id = ? AND NOT EXISTS "
@@ -133,21 +134,22 @@ def purge_expired(conn, now: datetime) -> int:
 
 
 def expire_tokens(job: JobContext, day) -> dict[str, Any]:
+    clocks = job.clock.clocks(job.sites)
     with job.store.write() as conn:
-        purged = purge_expired(conn, job.clock.now())
+        purged = sum(purge_expired(conn, now, site) for site, now in clocks.items())
     return {"expired_tokens": purged}
 
 
 def token_rows(store: Store, clock: Clock, sitereference: str | None = None) -> list[dict[str, Any]]:
     """The tokens issued (masked card, times, state), newest first: for notebooks and reports."""
-    now = clock.timestamp()
     sql = "SELECT * FROM cachetokens" + (" WHERE sitereference = ?" if sitereference else "")
     rows = store.connection().execute(sql + " ORDER BY created DESC",
                                               (sitereference,) if sitereference else ()).fetchall()
+    nows = {site: moment.strftime(TIMESTAMP) for site, moment in clock.clocks({r["sitereference"] for r in rows}).items()}
     return [{"sitereference": r["sitereference"], "maskedpan": r["maskedpan"],
              "paymenttypedescription": r["paymenttypedescription"], "created": r["created"],
              "expires": r["expires"], "used": r["used"],
-             "state": "used" if r["used"] else ("expired" if r["expires"] <= now else "live")} for r in rows]
+             "state": "used" if r["used"] else ("expired" if r["expires"] <= nows[r["sitereference"]] else "live")} for r in rows]
 
 
 REQUEST_HANDLERS = {"CACHETOKENISE": handle_cachetokenise}

@@ -1,33 +1,67 @@
-"""The sandbox's virtual clock.
+"""The sandbox's virtual clocks: one per site.
 
 Business logic never reads the wall clock: timestamps, settlement, the subscription engine,
-3-D Secure session expiry and cachetoken expiry all follow this clock. It is kept in the database,
-so it survives restarts, and it only moves forward.
+3-D Secure session expiry and cachetoken expiry all follow the clock of the site they belong to.
+Each site's clock is a row of `site_clocks`; a site without one is at the sandbox's start time
+(`meta` 'clock', set once when the database is made). A site's clock only moves forward, at most
+`MAX_MOVE` per call and never past `LATEST`, so no move can run for long or overflow a date.
+The daily jobs keep, per site, the last day they finished (`site_jobs`).
 """
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from datetime import date, datetime, timedelta
 from functools import lru_cache
+from typing import Iterable
 
 from ...interface.schedule import add_months
 from ...interface.wire import TIMESTAMP
 from .store import Store
 
 ISO = "%Y-%m-%dT%H:%M:%S"  # how the control API and advance reports write an instant
+MAX_MOVE_MONTHS = 120  # one call moves a clock at most 10 years ...
+MAX_MOVE = "P10Y"
+LATEST = datetime(2099, 12, 31, 23, 59, 59)  # ... and never past the latest supported date
+_MAX_DURATION_CHARS = 40
 _DURATION = re.compile(
     r"P(?:(?P<years>\d+)Y)?(?:(?P<months>\d+)M)?(?:(?P<weeks>\d+)W)?(?:(?P<days>\d+)D)?"
     r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+)S)?)?"
 )
 
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS site_clocks (sitereference TEXT PRIMARY KEY, now TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS site_jobs (
+    sitereference TEXT NOT NULL,
+    job TEXT NOT NULL,
+    through TEXT NOT NULL,  -- the last day the job finished for the site
+    PRIMARY KEY (sitereference, job)
+);
+"""
+CLOCK_TABLES = ("site_clocks", "site_jobs")
+
 
 class ClockError(ValueError):
-    """A clock move that cannot be made: a bad duration or date, or a move backwards."""
+    """A clock move that cannot be made: a bad duration or date, a move backwards, or past a limit.
+
+    `limit` names the limit a refused move broke (`max_move` or `latest`), else None."""
+
+    def __init__(self, message: str, limit: str | None = None):
+        super().__init__(message)
+        self.limit = limit
+
+
+def _too_far(text: str) -> ClockError:
+    return ClockError(f"{text}: the clock moves at most {MAX_MOVE} (10 years) per call (limit max_move)",
+                      "max_move")
 
 
 def parse_duration(text: str) -> dict[str, int]:
     """An ISO 8601 duration such as `P1D`, `P1M`, `P1Y2M`, `PT6H` as its parts."""
+    if isinstance(text, str) and len(text) > _MAX_DURATION_CHARS:
+        raise _too_far(f"by: {text[:_MAX_DURATION_CHARS]}...")
     match = _DURATION.fullmatch(text or "")
     if not match or text in ("P", "PT") or text.endswith("T"):
         raise ClockError(f"by: {text!r} is not an ISO 8601 duration such as P1D, P1M, P1Y or PT2H")
@@ -36,13 +70,15 @@ def parse_duration(text: str) -> dict[str, int]:
 
 def apply_duration(start: datetime, text: str) -> datetime:
     parts = parse_duration(text)
+    months = 12 * parts.get("years", 0) + parts.get("months", 0)
+    if months > MAX_MOVE_MONTHS:
+        raise _too_far(f"by: {text}")
     try:
-        moved = add_months(start, 12 * parts.get("years", 0) + parts.get("months", 0))
-    except OverflowError as exc:  # past year 9999: refused like any other bad move
-        raise ClockError(str(exc)) from None
-    return moved + timedelta(weeks=parts.get("weeks", 0), days=parts.get("days", 0),
-                             hours=parts.get("hours", 0), minutes=parts.get("minutes", 0),
-                             seconds=parts.get("seconds", 0))
+        return add_months(start, months) + timedelta(
+            weeks=parts.get("weeks", 0), days=parts.get("days", 0), hours=parts.get("hours", 0),
+            minutes=parts.get("minutes", 0), seconds=parts.get("seconds", 0))
+    except OverflowError:  # a number of days or hours past any date: refused like any move too far
+        raise _too_far(f"by: {text}") from None
 
 
 def parse_instant(text: str) -> datetime:
@@ -53,44 +89,92 @@ def parse_instant(text: str) -> datetime:
     return value.replace(tzinfo=None, microsecond=0)
 
 
-@lru_cache(maxsize=64)
+def check_move(now: datetime, target: datetime) -> None:
+    """Refuse a move backwards, past `LATEST`, or of more than `MAX_MOVE`."""
+    if target < now:
+        raise ClockError(f"the clock only moves forward: {target.strftime(ISO)} is before {now.strftime(ISO)}")
+    if target > LATEST:
+        raise ClockError(f"{target.strftime(ISO)} is after the latest supported date "
+                         f"{LATEST.strftime(ISO)} (limit latest)", "latest")
+    if target > add_months(now, MAX_MOVE_MONTHS):
+        raise _too_far(f"{now.strftime(ISO)} to {target.strftime(ISO)}")
+
+
+@lru_cache(maxsize=256)
 def _parse_timestamp(text: str) -> datetime:
     return datetime.strptime(text, TIMESTAMP)
 
 
+def _site_list(sites: str | Iterable[str]) -> list[str]:
+    return [sites] if isinstance(sites, str) else list(dict.fromkeys(sites))
+
+
 class Clock:
-    """Reads and moves the virtual time kept in the store's `meta` table."""
+    """Reads and moves the sites' clocks. Without `sites`, the default sites (the first account's)."""
 
-    KEY = "clock"
+    KEY = "clock"  # meta: the sandbox's start time, where every new site's clock starts
 
-    def __init__(self, store: Store, start: datetime | None = None):
+    def __init__(self, store: Store, start: datetime | None = None, default_sites: Iterable[str] = ()):
         self._store = store
+        self.default_sites = tuple(default_sites)
         if store.meta_get(self.KEY) is None:
             # The one place the wall clock is read: where a new sandbox's clock starts.
             initial = (start or datetime.now()).replace(microsecond=0, tzinfo=None)
             store.meta_set_default(self.KEY, initial.strftime(TIMESTAMP))
+        self._start = store.meta_get(self.KEY)
 
-    def now(self) -> datetime:
-        # Read on every request (another process may have moved it); parsed once per value.
-        return _parse_timestamp(self._store.meta_get(self.KEY))
+    def start(self) -> datetime:
+        return _parse_timestamp(self._start)
 
-    def today(self) -> date:
-        return self.now().date()
+    def clocks(self, sites: str | Iterable[str] | None = None) -> dict[str, datetime]:
+        """Each site's now (read on every call: another process may have moved it)."""
+        wanted = _site_list(self.default_sites if sites is None else sites)
+        found = dict(self._store.connection().execute(
+            "SELECT sitereference, now FROM site_clocks WHERE sitereference IN (SELECT value FROM json_each(?))",
+            (json.dumps(wanted),)).fetchall()) if wanted else {}
+        return {site: _parse_timestamp(found.get(site, self._start)) for site in wanted}
 
-    def timestamp(self) -> str:
-        return self._store.meta_get(self.KEY)
+    def now(self, sites: str | Iterable[str] | None = None) -> datetime:
+        """The latest clock of `sites` (of one site: its clock)."""
+        return max(self.clocks(sites).values(), default=self.start())
 
-    def target(self, by: str | None = None, to: str | datetime | None = None) -> datetime:
-        """Where a move `by` a duration or `to` an instant would land, checked to be forward."""
+    def today(self, sites: str | Iterable[str] | None = None) -> date:
+        return self.now(sites).date()
+
+    def timestamp(self, sites: str | Iterable[str] | None = None) -> str:
+        return self.now(sites).strftime(TIMESTAMP)
+
+    def target(self, by: str | None = None, to: str | datetime | None = None,
+               sites: str | Iterable[str] | None = None) -> datetime:
+        """Where a move `by` a duration or `to` an instant of `sites` (together) would land, checked."""
         if (by is None) == (to is None):
             raise ClockError("give exactly one of 'by' (an ISO 8601 duration) or 'to' (a date and time)")
-        now = self.now()
+        now = self.now(sites)
         target = apply_duration(now, by) if by is not None else (
             to.replace(microsecond=0, tzinfo=None) if isinstance(to, datetime) else parse_instant(to))
-        if target < now:
-            raise ClockError(f"the clock only moves forward: {target.strftime(ISO)} is before {now.strftime(ISO)}")
+        check_move(now, target)
         return target
 
-    def set(self, conn, moment: datetime) -> None:
-        """Move the clock inside the caller's write transaction."""
-        conn.execute("UPDATE meta SET value = ? WHERE key = ?", (moment.strftime(TIMESTAMP), self.KEY))
+    def set(self, conn: sqlite3.Connection, moment: datetime, sites: str | Iterable[str] | None = None) -> None:
+        """Move the sites' clocks to `moment` inside the caller's write transaction; never backwards."""
+        value = moment.strftime(TIMESTAMP)
+        conn.executemany("INSERT INTO site_clocks (sitereference, now) VALUES (?, ?) ON CONFLICT (sitereference) "
+                         "DO UPDATE SET now = max(now, excluded.now)",
+                         [(site, value) for site in _site_list(self.default_sites if sites is None else sites)])
+
+    # the daily jobs' marks
+
+    def marks(self, job: str, sites: Iterable[str]) -> dict[str, date]:
+        """The last day `job` finished for each site (a site without a mark: the sandbox-wide default)."""
+        wanted = _site_list(sites)
+        conn = self._store.connection()
+        found = dict(conn.execute(
+            "SELECT sitereference, through FROM site_jobs WHERE job = ? AND sitereference IN "
+            "(SELECT value FROM json_each(?))", (job, json.dumps(wanted))).fetchall())
+        default = self._store.meta_get(f"job:{job}:through") or self.start().date().isoformat()
+        return {site: date.fromisoformat(found.get(site, default)) for site in wanted}
+
+    def set_marks(self, conn: sqlite3.Connection, job: str, sites: Iterable[str], day: date) -> None:
+        conn.executemany("INSERT INTO site_jobs (sitereference, job, through) VALUES (?, ?, ?) "
+                         "ON CONFLICT (sitereference, job) DO UPDATE SET through = max(through, excluded.through)",
+                         [(site, job, day.isoformat()) for site in sites])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -91,8 +92,9 @@ class Context:
 
 @dataclass
 class JobContext:
-    """What a daily job gets: the gateway's parts, a way to report progress on long runs, and a
-    cache that lasts one run of the daily jobs (the days of one `advance`), so a reset never meets it."""
+    """What a daily job gets: the gateway's parts, a way to report progress on long runs, a
+    cache that lasts one run of the daily jobs (the days of one `advance`), so a reset never meets it,
+    and the sites whose day it is (a job touches only their rows, each on its own clock)."""
 
     store: Store
     clock: Clock
@@ -100,3 +102,9 @@ class JobContext:
     accounts: Mapping[str, Account]
     progress: Callable[[str, int, int], None] | None = None
     cache: dict[str, Any] = field(default_factory=dict)
+    sites: tuple[str, ...] = ()
+
+    @property
+    def sites_json(self) -> str:
+        """`sites` for SQL: `sitereference IN (SELECT value FROM json_each(?))`."""
+        return json.dumps(list(self.sites))

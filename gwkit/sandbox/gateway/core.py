@@ -1,4 +1,4 @@
-"""The Gateway: one envelope in, one envelope out; the clock, its daily jobs, settle and reset.
+"""The Gateway: one envelope in, one envelope out; the sites' clocks, their daily jobs, settle and reset.
 
 Each request object is validated with the spec tables (the same code as the client), then each
 of its request types is answered, in order, by the handler the handler modules list for it. A
@@ -8,6 +8,7 @@ back to a savepoint, so nothing of a rejected request is kept.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
@@ -20,12 +21,13 @@ from typing import Any, Callable, Iterable, Mapping
 from ...interface.requests import SINGLE_TYPES
 from ...interface.validation import errordata, request_types_of, validate_request
 from ...interface.wire import VERSION
-from . import auth, cachetokens, cardstore, engine, payments, query, settlement, subscriptions, threeds, update
-from .accounts import DEFAULT_ACCOUNT, Account, account_for_site
-from .clock import ISO, Clock
+from . import auth, cachetokens, cardstore, clock, engine, payments, query, settlement, subscriptions, threeds, update
+from .accounts import DEFAULT_ACCOUNT, Account, account_for_site, control_sites
+from .clock import CLOCK_TABLES, ISO, Clock
 from .context import Context, JobContext, Tables
 from .envelopes import answer_reference, envelope, error_record, request_error, usable_reference
 from .fault import Fault
+from .sitedata import SiteTables, delete_sites
 from .store import Store
 
 # Every part of the gateway, each listing what it serves in plain constants (see context.Tables).
@@ -36,21 +38,26 @@ log = logging.getLogger("gwkit.sandbox")
 
 
 class Gateway:
-    """The whole gateway without HTTP: store, clock, accounts, request handling and daily jobs.
+    """The whole gateway without HTTP: store, clocks, accounts, request handling and daily jobs.
 
-    `schemas` adds the tables of parts outside the gateway (the demo merchant's receipts)."""
+    `schemas` adds the tables of parts outside the gateway (the demo merchant's receipts), and
+    `site_expressions` says whose site a row of such a table is when it has no `sitereference`.
+    The clock, advance, settle and reset act on `sites` (default: the first account's)."""
 
     def __init__(self, db_path: str | Path | None = None, *, accounts: Iterable[Account] | None = None,
                  clock_start: datetime | None = None, modules: Iterable[ModuleType] = HANDLER_MODULES,
-                 schemas: Iterable[str] = ()):
+                 schemas: Iterable[str] = (), site_expressions: Mapping[str, str] | None = None):
         self.tables = Tables.of(modules)
         self.daily_jobs = list(self.tables.daily_jobs)
-        self.store = Store(db_path, schemas=(*self.tables.schemas, *schemas))
-        self.clock = Clock(self.store, clock_start)
+        self.store = Store(db_path, schemas=(clock.SCHEMA, *self.tables.schemas, *schemas))
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
+        self.site_expressions = dict(site_expressions or {})
+        self.clock = Clock(self.store, clock_start, self.default_account.sitereferences)
         self.advance_lock = threading.Lock()  # held by advance and by snapshot restores
-        for job in self.daily_jobs:
-            self.store.meta_set_default(f"job:{job.name}:through", self.clock.today().isoformat())
+        self._advances: dict[int, dict[str, Any]] = {}  # running advances, for GET /_sandbox/clock/progress
+        self._advance_ids = itertools.count(1)
+        for job in self.daily_jobs:  # where a site without marks of its own stands
+            self.store.meta_set_default(f"job:{job.name}:through", self.clock.start().date().isoformat())
         self.run_due_jobs()  # catch up work a killed run left undone
 
     def __repr__(self) -> str:
@@ -62,6 +69,20 @@ class Gateway:
 
     def account_for_site(self, sitereference: str) -> Account | None:
         return account_for_site(self.accounts.values(), sitereference)
+
+    @property
+    def every_site(self) -> tuple[str, ...]:
+        return tuple(site for account in self.accounts.values() for site in account.sitereferences)
+
+    def sites_of(self, account: Account, sitereference: str | None = None) -> tuple[str, ...]:
+        """The sites `account` controls (an operator: every site), or the one it names (SiteNotYours if
+        that is not one of them)."""
+        return control_sites(account, self.every_site, sitereference)
+
+    def _scope(self, sites: str | Iterable[str] | None) -> tuple[str, ...]:
+        if sites is None:
+            return self.default_account.sitereferences
+        return (sites,) if isinstance(sites, str) else tuple(dict.fromkeys(sites))
 
     # requests
 
@@ -115,8 +136,10 @@ class Gateway:
     def _run_handlers(self, request: dict[str, Any], account: Account, origin: str | None,
                       base_url: str) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
+        site = request.get("sitereference")
         with self.store.write() as conn:
-            ctx = Context(self.store, self.tables, conn, account, self.clock.now(), origin, base_url)
+            now = self.clock.now(site if isinstance(site, str) and site else account.sitereferences[0])
+            ctx = Context(self.store, self.tables, conn, account, now, origin, base_url)
             for request_type in request_types_of(request["requesttypedescriptions"]):
                 handler = self.tables.request_handlers.get(request_type.key)
                 if handler is None:
@@ -134,48 +157,84 @@ class Gateway:
                 records.extend(answered)
         return records
 
-    # the clock and the daily jobs
+    # the clocks and the daily jobs
 
     def advance(self, by: str | None = None, to: str | datetime | None = None,
-                progress: Progress | None = None) -> dict[str, Any]:
-        """Move the clock forward and run every daily job for each day passed; report what ran."""
+                progress: Progress | None = None, sites: str | Iterable[str] | None = None) -> dict[str, Any]:
+        """Move the clocks of `sites` (together) forward and run every daily job for each day passed
+        on each site; report what ran. A refused move (ClockError) changes nothing."""
+        sites = self._scope(sites)
         with self.advance_lock:
-            start = self.clock.now()
-            target = self.clock.target(by=by, to=to)
+            start = self.clock.now(sites)
+            target = self.clock.target(by=by, to=to, sites=sites)
             with self.store.write() as conn:
-                self.clock.set(conn, target)
-            report = self.run_due_jobs(progress=progress)
-        return {"from": start.strftime(ISO), "to": target.strftime(ISO),
-                "days": (target.date() - start.date()).days, **report}
+                self.clock.set(conn, target, sites)
+            days = (target.date() - start.date()).days
+            running = {"sites": list(sites), "from": start.strftime(ISO), "to": target.strftime(ISO),
+                       "day": 0, "days": days, "step": None, "done": 0, "total": 0}
+            key = next(self._advance_ids)
+            self._advances[key] = running
+            try:
+                report = self.run_due_jobs(progress=_tracked(running, progress), sites=sites,
+                                           on_day=lambda day: running.update(
+                                               day=max(0, min(days, (day - start.date()).days))))
+            finally:
+                del self._advances[key]
+        return {"from": start.strftime(ISO), "to": target.strftime(ISO), "days": days, **report}
 
-    def run_due_jobs(self, progress: Progress | None = None) -> dict[str, Any]:
-        """Run each daily job for every day up to today it has not finished yet."""
+    def advances_of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
+        """The running advances that move any of `sites`: how far each is (day n of N, the job's step)."""
+        wanted = set(sites)
+        return [dict(running) for running in list(self._advances.values()) if wanted & set(running["sites"])]
+
+    def run_due_jobs(self, progress: Progress | None = None, sites: Iterable[str] | None = None,
+                     on_day: Callable[[date], None] | None = None) -> dict[str, Any]:
+        """Run each daily job, for each of `sites` (default: every site), for every day up to that
+        site's today that the job has not finished for it yet."""
+        sites = tuple(self.every_site if sites is None else sites)
         report: dict[str, Any] = {}
-        today = self.clock.today()
-        job_context = JobContext(self.store, self.clock, self.tables, self.accounts, progress)
-        marks = {job.name: date.fromisoformat(self.store.meta_get(f"job:{job.name}:through")
-                                              or today.isoformat()) for job in self.daily_jobs}
-        day = min(marks.values(), default=today) + timedelta(days=1)
-        while day <= today:
+        todays = {site: moment.date() for site, moment in self.clock.clocks(sites).items()}
+        marks = {job.name: self.clock.marks(job.name, sites) for job in self.daily_jobs}
+        behind = [mark for job_marks in marks.values() for site, mark in job_marks.items() if mark < todays[site]]
+        if not behind:
+            return report
+        cache: dict[str, Any] = {}
+        day, last = min(behind) + timedelta(days=1), max(todays.values())
+        while day <= last:
+            if on_day is not None:
+                on_day(day)
             for job in self.daily_jobs:
-                if marks[job.name] < day:
-                    _merge(report.setdefault(job.name, {}), job.run(job_context, day) or {})
-                    with self.store.write() as conn:
-                        self.store.meta_set(conn, f"job:{job.name}:through", day.isoformat())
-                    marks[job.name] = day
+                due = tuple(site for site in sites if marks[job.name][site] < day <= todays[site])
+                if not due:
+                    continue
+                job_context = JobContext(self.store, self.clock, self.tables, self.accounts, progress, cache, due)
+                _merge(report.setdefault(job.name, {}), job.run(job_context, day) or {})
+                with self.store.write() as conn:
+                    self.clock.set_marks(conn, job.name, due, day)
+                marks[job.name].update(dict.fromkeys(due, day))
             day += timedelta(days=1)
         return report
 
-    def settle(self, all_pending: bool = False) -> dict[str, Any]:
-        """Settle now what is due today, or with `all_pending` every pending AUTH."""
-        day = date.max if all_pending else self.clock.today()
+    def settle(self, all_pending: bool = False, sites: str | Iterable[str] | None = None) -> dict[str, Any]:
+        """Settle now what is due on each site's today, or with `all_pending` every pending AUTH."""
+        sites = self._scope(sites)
+        clocks = self.clock.clocks(sites)
+        settled: list[str] = []
         with self.store.write() as conn:
-            settled = settlement.settle_due(conn, day)
+            for site in sites:
+                settled += settlement.settle_due(conn, date.max if all_pending else clocks[site].date(), [site])
         return {"settlement": {"settled": settled}}
 
-    def reset(self) -> None:
-        """Delete every transaction, card, subscription and token; the clock stays where it is."""
-        self.store.wipe()
+    def reset(self, sites: str | Iterable[str] | None = None) -> None:
+        """Delete every transaction, card, subscription and token of `sites`; their clocks stay."""
+        sites = self._scope(sites)
+        whole_sandbox = set(self.every_site) <= set(sites)
+        with self.store.write() as conn:
+            tables = SiteTables.of(conn, site_expressions=self.site_expressions)
+            # Rows of no site (a demo receipt without an AUTH) are nobody's: only a reset of every site takes them.
+            delete_sites(conn, tables, [*sites, ""] if whole_sandbox else sites, keep=CLOCK_TABLES)
+            if whole_sandbox:
+                conn.execute(f"DELETE FROM cards WHERE id NOT IN ({tables.cards_used()})")
 
     def health(self) -> dict[str, Any]:
         (count,) = self.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
@@ -184,6 +243,17 @@ class Gateway:
 
     def close(self) -> None:
         self.store.close()
+
+
+def _tracked(running: dict[str, Any], progress: Progress | None) -> Progress:
+    """A job's progress, kept for GET /_sandbox/clock/progress and passed on to the caller's hook."""
+
+    def report(step: str, done: int, total: int) -> None:
+        running.update(step=step, done=done, total=total)
+        if progress is not None:
+            progress(step, done, total)
+
+    return report
 
 
 def _as_sent(types: Any) -> list[str]:

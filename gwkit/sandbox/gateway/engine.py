@@ -1,6 +1,6 @@
 """The subscription engine: a daily job on the sandbox clock (after settlement, order 10).
 
-For each day it
+For each day, and the sites whose day it is on their own clocks (`JobContext.sites`), it
 1. starts pending subscriptions whose parent AUTH has settled (`settlestatus` 100), and
 2. makes every payment due on or before that day, oldest first: an AUTH of its own
    (`accounttypedescription` RECUR, `parenttransactionreference` the SUBSCRIPTION,
@@ -34,21 +34,23 @@ from .subscriptions import SETTLED, Plan
 BATCH_SIZE = 500  # subscriptions per write transaction
 JOB_NAME = "subscriptions"
 
-_DUE = "SELECT * FROM subscriptions WHERE next_due_date <= ? ORDER BY next_due_date, id LIMIT ?"
+_OF_SITES = "sitereference IN (SELECT value FROM json_each(?))"
+_DUE = f"SELECT * FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES} ORDER BY next_due_date, id LIMIT ?"
 
 
 def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
     report = EngineReport()
     today = day.isoformat()
-    if _settled_parents(job.store.connection()):
+    sites = job.sites_json
+    if _settled_parents(job.store.connection(), sites):
         with job.store.write() as conn:
-            report.started = start_settled(conn)
-    total = _due_count(job.store.connection(), today)  # without a write lock: idle days cost no write
+            report.started = start_settled(conn, sites)
+    total = _due_count(job.store.connection(), today, sites)  # without a write lock: idle days cost no write
     cards = job.cache.setdefault("subscription_cards", {})  # decrypted once per run, not per payment
     done = 0
     while total:
         with job.store.write() as conn:  # what is due is read again under the lock
-            rows = conn.execute(_DUE, (today, BATCH_SIZE)).fetchall()
+            rows = conn.execute(_DUE, (today, sites, BATCH_SIZE)).fetchall()
             pay_batch(job, conn, rows, day, cards, report)
         if not rows:
             break
@@ -62,20 +64,21 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
 # the literal 'authorised' lets SQLite use the partial index.
 _SETTLED_PARENTS = (
     "FROM subscriptions s CROSS JOIN transactions t ON t.transactionreference = s.authreference "
-    "WHERE s.parent = 'authorised' AND t.settlestatus = '100'")
+    "WHERE s.parent = 'authorised' AND t.settlestatus = '100' AND s." + _OF_SITES)
 
 
-def _settled_parents(conn: sqlite3.Connection) -> bool:
-    return conn.execute(f"SELECT EXISTS (SELECT 1 {_SETTLED_PARENTS})").fetchone()[0] == 1
+def _settled_parents(conn: sqlite3.Connection, sites: str) -> bool:
+    return conn.execute(f"SELECT EXISTS (SELECT 1 {_SETTLED_PARENTS})", (sites,)).fetchone()[0] == 1
 
 
-def _due_count(conn: sqlite3.Connection, today: str) -> int:
-    return conn.execute("SELECT COUNT(*) FROM subscriptions WHERE next_due_date <= ?", (today,)).fetchone()[0]
+def _due_count(conn: sqlite3.Connection, today: str, sites: str) -> int:
+    return conn.execute(f"SELECT COUNT(*) FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES}",
+                        (today, sites)).fetchone()[0]
 
 
-def start_settled(conn: sqlite3.Connection) -> list[str]:
-    """Mark subscriptions whose AUTH has settled; pending ones get their next due date."""
-    rows = conn.execute(f"SELECT s.* {_SETTLED_PARENTS}").fetchall()
+def start_settled(conn: sqlite3.Connection, sites: str) -> list[str]:
+    """Mark subscriptions of `sites` (JSON list) whose AUTH has settled; pending ones get their next due date."""
+    rows = conn.execute(f"SELECT s.* {_SETTLED_PARENTS}", (sites,)).fetchall()
     updates, started = [], []
     for row in rows:
         due = Plan.of(row, parent=SETTLED).next_due()

@@ -3,20 +3,24 @@
 An authorised AUTH is answered with `settlestatus` 0 and a `settleduedate` of the next day; on
 that day the daily run moves it (and any AUTH set to 1, settle manually) to 100, settled, for
 its `settlebaseamount` when one was set. Suspended (2) and cancelled (3) ones stay as they are.
+Each site settles on its own clock: the daily run is given the sites whose day it is.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import date
-from typing import Any
+from typing import Any, Iterable
 
 from .context import DailyJob, JobContext
 
 
-def settle_due(conn, day: date) -> list[str]:
+def settle_due(conn, day: date, sites: Iterable[str]) -> list[str]:
+    """Settle the AUTHs of `sites` due on or before `day`; their references."""
     rows = conn.execute(
         "SELECT transactionreference FROM transactions WHERE settlestatus IN ('0', '1') "
-        "AND settleduedate <= ? ORDER BY id", (day.isoformat(),)).fetchall()
+        "AND settleduedate <= ? AND sitereference IN (SELECT value FROM json_each(?)) ORDER BY id",
+        (day.isoformat(), json.dumps(list(sites)))).fetchall()
     references = [r[0] for r in rows]
     if references:
         conn.executemany(
@@ -27,7 +31,7 @@ def settle_due(conn, day: date) -> list[str]:
 
 def settlement_run(job: JobContext, day: date) -> dict[str, Any]:
     with job.store.write() as conn:
-        settled = settle_due(conn, day)
+        settled = settle_due(conn, day, job.sites)
     return {"settled": settled}
 
 

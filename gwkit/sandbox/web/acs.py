@@ -80,7 +80,7 @@ def _checked(gateway: Gateway, conn, form: dict[str, str]) -> tuple[Session, dic
         raise AcsError("TermUrl is not the 'termurl' sent in the THREEDQUERY.")
     if session.state == USED:
         raise AcsError("This authentication has already completed a payment (an md is used once).")
-    if session.expired(gateway.clock.now()):
+    if session.expired(gateway.clock.now(session.sitereference)):
         raise AcsError("This authentication started more than two hours ago on the sandbox clock; "
                        "send a new THREEDQUERY.")
     return session, pareq
@@ -125,7 +125,7 @@ def acs_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
         return _error_page(str(error))
     programme = _PROGRAMMES.get(pareq.get("type", ""), "3-D Secure")
     facts = (("Merchant", pareq.get("merchant", "")), ("Amount", _amount(session.baseamount, session.currencyiso3a)),
-             ("Card", pareq.get("pan", "")), ("Date", gateway.clock.now().strftime("%d %B %Y %H:%M")))
+             ("Card", pareq.get("pan", "")), ("Date", gateway.clock.now(session.sitereference).strftime("%d %B %Y %H:%M")))
     rows = "".join(f"<dt>{k}</dt><dd id='acs-{k.lower()}'>{html.escape(v)}</dd>" for k, v in facts)
     buttons = "".join(
         f"<button type='submit' name='outcome' value='{o.value}' id='outcome-{o.value}' "
@@ -151,7 +151,7 @@ def acs_complete(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
         with gateway.store.write() as conn:  # checked and answered at once: a used session stays used
             session, pareq = _checked(gateway, conn, form)
             pares = issue_pares(signing_key(gateway.store, conn), session, outcome.status, pareq.get("type"))
-            mark_answered(conn, session, outcome.status, pares, gateway.clock.now())
+            mark_answered(conn, session, outcome.status, pares, gateway.clock.now(session.sitereference))
     except AcsError as error:
         return _error_page(str(error))
     action = html.escape(session.termurl, quote=True)

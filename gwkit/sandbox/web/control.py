@@ -1,10 +1,11 @@
 """The control API under `/_sandbox/`, for tests, notebooks and scripts (same credentials).
 
     GET  /_sandbox/health           {"status": "ok", "now": ..., "transactions": N, ...}   (no credentials)
-    GET  /_sandbox/clock            {"now": "YYYY-MM-DDTHH:MM:SS"}
+    GET  /_sandbox/clock            {"now": latest of the caller's sites, "sites": {site: now, ...}}
     POST /_sandbox/clock/advance    {"by": "P1M"} or {"to": "2027-01-31T00:00:00"} -> what ran meanwhile
+    GET  /_sandbox/clock/progress   {"advances": [...]} the running advances of the caller's sites (day n of N)
     POST /_sandbox/settle           {} settles what is due today; {"all": true} every pending AUTH
-    POST /_sandbox/reset            deletes all data; the clock stays
+    POST /_sandbox/reset            deletes the caller's sites' data; their clocks stay
     GET  /_sandbox/faults           the active faults of the caller's sites {"faults": [...], "drop_next": N, ...}
     POST /_sandbox/faults           {"kind": ..., parameters, selector, "sitereference"?} adds a fault (faults.py)
                                     and returns it with its id; {"drop_next": N, "process": bool} the older form
@@ -15,8 +16,13 @@
     POST /_sandbox/snapshots/restore  {"name": ...} puts the caller's sites back as saved
     POST /_sandbox/snapshots/delete   {"name": ...}
 
+Every endpoint acts on the caller's own sites (an operator account, `admin = true`: every site);
+advance, settle and reset take an optional "sitereference" to act on one of them only. A site that
+is not the caller's is a 403 {"error": "forbidden", "field": "sitereference", "detail": ...}.
+
 Errors are HTTP 400 with {"error": "bad request", "detail": "..."}; a move of the clock backwards is
-one of them. A snapshot that does not exist is a 404 {"error": "not found", "detail": "..."}.
+one of them, and a move past a limit also names it ("limit": "max_move" or "latest"). A snapshot
+that does not exist is a 404 {"error": "not found", "detail": "..."}.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..gateway.accounts import Account
+from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.clock import ISO, ClockError
 from ..gateway.snapshots import SnapshotNotFound
 from ..http import SandboxRequest, SandboxResponse
@@ -53,37 +59,60 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
         return _bad_request("the body must be a JSON object")
     try:
         return SandboxResponse.json(handler(sandbox, account, payload))
-    except (ClockError, ValueError) as exc:
+    except SiteNotYours as exc:
+        return SandboxResponse.json({"error": "forbidden", "field": "sitereference", "detail": str(exc)},
+                                    status=403)
+    except ClockError as exc:
+        return _bad_request(str(exc), **({"limit": exc.limit} if exc.limit else {}))
+    except ValueError as exc:
         return _bad_request(str(exc))
     except SnapshotNotFound as exc:
         return SandboxResponse.json({"error": "not found", "detail": str(exc)}, status=404)
 
 
+def _sites(sandbox: Served, account: Account, payload: dict[str, Any], *allowed: str) -> tuple[str, ...]:
+    """The sites a request acts on: the caller's, or the one its "sitereference" names."""
+    unknown = sorted(set(payload) - {*allowed, "sitereference"})
+    if unknown:
+        listed = ", ".join(repr(name) for name in (*allowed, "sitereference"))
+        raise ValueError(f"unknown field(s) {', '.join(unknown)}: this endpoint takes {listed}")
+    site = payload.get("sitereference")
+    if "sitereference" in payload and not isinstance(site, str):
+        raise ValueError("sitereference must be a string")
+    return sandbox.gateway.sites_of(account, site)
+
+
 def _clock(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    return {"now": sandbox.gateway.clock.now().strftime(ISO)}
+    clocks = sandbox.gateway.clock.clocks(sandbox.gateway.sites_of(account))
+    return {"now": max(clocks.values()).strftime(ISO),
+            "sites": {site: moment.strftime(ISO) for site, moment in clocks.items()}}
+
+
+def _progress(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"advances": sandbox.gateway.advances_of(sandbox.gateway.sites_of(account))}
 
 
 def _advance(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(payload) - {"by", "to"})
-    if unknown:
-        raise ClockError(f"unknown field(s) {', '.join(unknown)}: give 'by' (an ISO 8601 duration) or 'to'")
+    sites = _sites(sandbox, account, payload, "by", "to")
     for name in ("by", "to"):
         if name in payload and not isinstance(payload[name], str):
             raise ClockError(f"{name} must be a string")
-    return sandbox.gateway.advance(by=payload.get("by"), to=payload.get("to"))
+    return sandbox.gateway.advance(by=payload.get("by"), to=payload.get("to"), sites=sites)
 
 
 def _settle(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    return sandbox.gateway.settle(all_pending=payload.get("all") is True)
+    sites = _sites(sandbox, account, payload, "all")
+    return sandbox.gateway.settle(all_pending=payload.get("all") is True, sites=sites)
 
 
 def _reset(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    sandbox.gateway.reset()
-    return {"reset": True, "now": sandbox.gateway.clock.now().strftime(ISO)}
+    sites = _sites(sandbox, account, payload)
+    sandbox.gateway.reset(sites)
+    return {"reset": True, "now": sandbox.gateway.clock.now(sites).strftime(ISO)}
 
 
 def _controls(sandbox: Served, account: Account) -> FaultControls:
-    return FaultControls(sandbox.fault_book, sandbox.gateway, account.sitereferences)
+    return FaultControls(sandbox.fault_book, sandbox.gateway, sandbox.gateway.sites_of(account))
 
 
 def _faults(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
@@ -146,6 +175,7 @@ def _delete_snapshot(sandbox: Served, account: Account, payload: dict[str, Any])
 _ROUTES = {
     ("GET", "/_sandbox/clock"): _clock,
     ("POST", "/_sandbox/clock/advance"): _advance,
+    ("GET", "/_sandbox/clock/progress"): _progress,
     ("POST", "/_sandbox/settle"): _settle,
     ("POST", "/_sandbox/reset"): _reset,
     ("GET", "/_sandbox/faults"): _faults,
@@ -159,5 +189,5 @@ _ROUTES = {
 }
 
 
-def _bad_request(message: str) -> SandboxResponse:
-    return SandboxResponse.json({"error": "bad request", "detail": message}, status=400)
+def _bad_request(message: str, **extra: Any) -> SandboxResponse:
+    return SandboxResponse.json({"error": "bad request", "detail": message, **extra}, status=400)

@@ -103,7 +103,7 @@ def _log(sandbox: Served, fault: ActiveFault, target: Target, answer: SandboxRes
                                target.orderreference, made[-1] if made else None, bool(made))
     store = sandbox.gateway.store
     with store.write() as conn:
-        faultlog.record(conn, sandbox.gateway.clock.now().strftime(ISO), entry)
+        faultlog.record(conn, sandbox.gateway.clock.now(target.sitereference).strftime(ISO), entry)
 
 
 def _marked(response: SandboxResponse, fault: ActiveFault) -> SandboxResponse:

@@ -32,7 +32,7 @@ class Sandbox:
     def __init__(self, db_path: str | Path | None = None, *, accounts: Iterable[Account] | None = None,
                  clock_start: datetime | None = None, max_body_bytes: int = MAX_BODY_BYTES):
         self.gateway = Gateway(db_path, accounts=accounts, clock_start=clock_start,
-                               schemas=(merchant.SCHEMA, faultlog.SCHEMA))
+                               schemas=(merchant.SCHEMA, faultlog.SCHEMA), site_expressions=merchant.SITE_EXPRESSIONS)
         self.max_body_bytes = max_body_bytes
         self.fault_book = FaultBook()
         self.faults = FaultControls(self.fault_book, self.gateway,
@@ -67,8 +67,9 @@ class Sandbox:
         return page(self, request)
 
     def snapshots_of(self, account: Account) -> Snapshots:
-        """The snapshots an account saved, covering its sites (`Sandbox.snapshots`: the first account's)."""
-        return Snapshots(self.gateway, account, merchant.SITE_EXPRESSIONS)
+        """The snapshots an account saved, covering its sites (an operator's: every site;
+        `Sandbox.snapshots`: the first account's)."""
+        return Snapshots(self.gateway, account, merchant.SITE_EXPRESSIONS, sites=self.gateway.sites_of(account))
 
     def answer(self, request: SandboxRequest) -> Outcome:
         """`handle` with fault injection: the answer, or none, and how long to wait (injection.py)."""
@@ -76,18 +77,26 @@ class Sandbox:
             return Outcome(too_large(self.max_body_bytes))
         return serve(self, request)
 
+    def now(self, sitereference: str | None = None) -> datetime:
+        """The clock of a site (default: the latest of the first account's sites)."""
+        return self.gateway.clock.now(sitereference)
+
     def advance(self, by: str | None = None, to: str | datetime | None = None,
-                progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
-        """Move the clock forward and run every daily job for each day passed; report what ran."""
-        return self.gateway.advance(by=by, to=to, progress=progress)
+                progress: Callable[[str, int, int], None] | None = None,
+                sitereference: str | None = None) -> dict[str, Any]:
+        """Move the clocks of the first account's sites (together), or of one site, forward and run
+        every daily job for each day passed; report what ran."""
+        return self.gateway.advance(by=by, to=to, progress=progress, sites=sitereference)
 
-    def settle(self, all_pending: bool = False) -> dict[str, Any]:
-        """Settle now what is due today, or with `all_pending` every pending AUTH."""
-        return self.gateway.settle(all_pending=all_pending)
+    def settle(self, all_pending: bool = False, sitereference: str | None = None) -> dict[str, Any]:
+        """Settle now what is due today (the first account's sites, or one site), or with
+        `all_pending` every pending AUTH."""
+        return self.gateway.settle(all_pending=all_pending, sites=sitereference)
 
-    def reset(self) -> None:
-        """Delete every transaction, card, subscription and token; the clock stays where it is."""
-        self.gateway.reset()
+    def reset(self, sitereference: str | None = None) -> None:
+        """Delete every transaction, card, subscription and token of the first account's sites (or
+        of one site); the clocks stay where they are."""
+        self.gateway.reset(sitereference)
 
     def health(self) -> dict[str, Any]:
         return {**self.gateway.health(), "faults": self.faults.state()}

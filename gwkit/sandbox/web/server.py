@@ -95,22 +95,27 @@ class SandboxHandle:
         return (f"SandboxHandle(base_url={self.base_url!r}, username={self.username!r}, password=[redacted], "
                 f"sitereference={self.sitereference!r})")
 
-    def now(self) -> datetime:
-        return self.sandbox.clock.now()
+    def now(self, sitereference: str | None = None) -> datetime:
+        """The handle's account's clock (its sites move together), or one site's."""
+        return self.sandbox.gateway.clock.now(sitereference or self.account.sitereferences)
 
-    def advance(self, by: str | None = None, to: str | datetime | None = None, progress=None) -> dict[str, Any]:
-        report = self.sandbox.advance(by=by, to=to, progress=progress)
+    def advance(self, by: str | None = None, to: str | datetime | None = None, progress=None,
+                sitereference: str | None = None) -> dict[str, Any]:
+        report = self.sandbox.gateway.advance(by=by, to=to, progress=progress, sites=self._sites(sitereference))
         self._changed("clock")
         return report
 
-    def settle(self, all_pending: bool = False) -> dict[str, Any]:
-        report = self.sandbox.settle(all_pending=all_pending)
+    def settle(self, all_pending: bool = False, sitereference: str | None = None) -> dict[str, Any]:
+        report = self.sandbox.gateway.settle(all_pending=all_pending, sites=self._sites(sitereference))
         self._changed("settle")
         return report
 
-    def reset(self) -> None:
-        self.sandbox.reset()
+    def reset(self, sitereference: str | None = None) -> None:
+        self.sandbox.gateway.reset(self._sites(sitereference))
         self._changed("reset")
+
+    def _sites(self, sitereference: str | None) -> tuple[str, ...]:
+        return self.sandbox.gateway.sites_of(self.account, sitereference)
 
     def health(self) -> dict[str, Any]:
         return self.sandbox.health()
