@@ -94,8 +94,8 @@ class Connection(Client):
         self.journal = journal
         self.exchanges: deque[Any] = deque(maxlen=HISTORY_SIZE)
         self.add_exchange_hook(self.exchanges.append)
-        if journal is not None:
-            self.add_exchange_hook(journal.hook(kind=target.kind))
+        if journal is not None:  # stamped with the sandbox's clock, the one its records follow
+            self.add_exchange_hook(journal.hook(kind=target.kind, clock=sandbox.now if sandbox is not None else None))
         self.cassette = cassette
         self.cassette_mode = cassette_mode if cassette is not None else None  # RECORDING or REPLAYING
         if cassette is not None and cassette_mode == RECORDING:

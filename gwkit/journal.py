@@ -8,12 +8,14 @@ Plain SQL, so any SQLite tool can read it:
 
     exchanges(id, started_at, elapsed_ms, kind, target, alias, sitereference, request_types,
               requestreference, status_code, outcome, errorcode, errormessage, error,
-              request_json, response_json, fault)
+              request_json, response_json, fault, gateway_time)
     records(exchange_id, position, requesttypedescription, transactionreference, errorcode,
             record_json)
 
-`started_at` is the wall clock (UTC, ISO 8601) when the request was sent; business dates (the
-sandbox's virtual clock) are inside the records. `outcome` is `ok` (every record errorcode 0 and
+`started_at` is the wall clock (UTC, ISO 8601) when the request was sent; `gateway_time` is the
+gateway's own clock then, the one the records' timestamps follow (`YYYY-MM-DD HH:MM:SS`): the
+sandbox's virtual clock against the sandbox, the local time against a real gateway. Summaries
+show `gateway_time`, so a journal and its records tell one time. `outcome` is `ok` (every record errorcode 0 and
 not cancelled), `error` (the gateway answered an error record) or `failed` (no readable answer).
 Everything is masked before it is written (PANs as 411111######1111, secrets redacted): the
 client's exchanges are masked already, and the journal masks again, so a clear card number can
@@ -38,7 +40,7 @@ from .interface.masking import mask_data, mask_text
 
 ENV_VAR = "GWKIT_JOURNAL"
 DEFAULT_PATH = Path(".gwkit") / "journal.db"
-SCHEMA_VERSION = 2  # 2: exchanges.fault
+SCHEMA_VERSION = 3  # 2: exchanges.fault; 3: exchanges.gateway_time
 
 log = logging.getLogger("gwkit.journal")
 
@@ -60,7 +62,8 @@ CREATE TABLE IF NOT EXISTS exchanges (
     error            TEXT,
     request_json     TEXT NOT NULL,
     response_json    TEXT,
-    fault            TEXT
+    fault            TEXT,
+    gateway_time     TEXT
 );
 CREATE TABLE IF NOT EXISTS records (
     exchange_id            INTEGER NOT NULL REFERENCES exchanges(id) ON DELETE CASCADE,
@@ -102,6 +105,7 @@ class JournalEntry:
     request: dict[str, Any]
     response: dict[str, Any] | None
     fault: str | None = None  # the kind of fault the sandbox injected into the answer
+    gateway_time: datetime | None = None  # the gateway's clock when sent (the sandbox's virtual clock)
 
     @property
     def ok(self) -> bool:
@@ -119,7 +123,8 @@ class JournalEntry:
             str(p) for p in (self.errorcode, self.errormessage, first.get("transactionreference")) if p
         )
         injected = f" [injected fault: {self.fault}]" if self.fault else ""
-        return f"{self.started_at:%H:%M:%S} {' + '.join(self.request_types) or '?'} {what}{injected}".strip()
+        when = self.gateway_time or self.started_at
+        return f"{when:%H:%M:%S} {' + '.join(self.request_types) or '?'} {what}{injected}".strip()
 
 
 class Journal:
@@ -143,8 +148,9 @@ class Journal:
         return f"Journal({str(self.path)!r}, exchanges={len(self)})"
 
     # -- writing ------------------------------------------------------------------------------
-    def record(self, exchange: Any, *, kind: str | None = None) -> int:
-        """Write one `gwkit.Exchange` (masked again here); returns its id."""
+    def record(self, exchange: Any, *, kind: str | None = None, gateway_time: datetime | None = None) -> int:
+        """Write one `gwkit.Exchange` (masked again here); returns its id. `gateway_time`: the
+        gateway's clock when it was sent (default: the local time)."""
         request = mask_data(_plain(exchange.request))
         response = mask_data(_plain(exchange.response)) if exchange.response is not None else None
         records = _records_of(response)
@@ -167,6 +173,7 @@ class Journal:
             "request_json": _dumps(request),
             "response_json": _dumps(response) if response is not None else None,
             "fault": getattr(exchange, "fault", None),
+            "gateway_time": (gateway_time or _local(exchange.started_at)).strftime("%Y-%m-%d %H:%M:%S"),
         }
         with self._lock, self._db:
             self._db.execute("BEGIN IMMEDIATE")
@@ -182,13 +189,14 @@ class Journal:
             )
         return exchange_id
 
-    def hook(self, *, kind: str | None = None) -> Callable[[Any], None]:
-        """An exchange hook for `client.add_exchange_hook`. A failure to write warns, and never
-        breaks the exchange itself (the payment has already happened)."""
+    def hook(self, *, kind: str | None = None, clock: Callable[[], datetime] | None = None) -> Callable[[Any], None]:
+        """An exchange hook for `client.add_exchange_hook`; `clock` tells the gateway's time (the
+        sandbox's `now`). A failure to write warns, and never breaks the exchange itself (the
+        payment has already happened)."""
 
         def journal_exchange(exchange: Any) -> None:
             try:
-                self.record(exchange, kind=kind)
+                self.record(exchange, kind=kind, gateway_time=clock() if clock is not None else None)
             except (sqlite3.Error, OSError, TypeError, ValueError) as error:
                 log.error("could not journal an exchange to %s: %s", self.path, error)
                 warnings.warn(f"gwkit journal {self.path}: could not record an exchange ({error})",
@@ -265,6 +273,11 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _local(moment: datetime) -> datetime:
+    """A moment as local wall-clock time without a zone (the gateway's time where no clock is given)."""
+    return moment.astimezone().replace(tzinfo=None) if moment.tzinfo is not None else moment
+
+
 def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
 
@@ -320,11 +333,14 @@ def _entry(row: sqlite3.Row) -> JournalEntry:
         request=json.loads(row["request_json"]),
         response=json.loads(response) if response is not None else None,
         fault=row["fault"],
+        gateway_time=datetime.fromisoformat(row["gateway_time"]) if row["gateway_time"] else None,
     )
 
 
 def _migrate(db: sqlite3.Connection) -> None:
-    """Bring a journal written by an older gwkit up to this schema (user_version 1 had no fault)."""
+    """Bring a journal written by an older gwkit up to this schema (1 had no fault, 2 no gateway_time)."""
     columns = {row[1] for row in db.execute("PRAGMA table_info(exchanges)")}
     if "fault" not in columns:
         db.execute("ALTER TABLE exchanges ADD COLUMN fault TEXT")
+    if "gateway_time" not in columns:
+        db.execute("ALTER TABLE exchanges ADD COLUMN gateway_time TEXT")

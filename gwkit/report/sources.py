@@ -14,7 +14,7 @@ JOURNAL_COLUMNS = {
     "id": "Int64", "started_at": None, "elapsed_ms": "float64", "kind": "category", "target": "category",
     "alias": "category", "sitereference": "category", "request_types": "category",
     "requestreference": "string", "status_code": "Int64", "outcome": "category", "errorcode": "category",
-    "errormessage": "string", "error": "string",
+    "errormessage": "string", "error": "string", "gateway_time": "gateway_time",
 }
 
 
@@ -31,12 +31,15 @@ def _open(journal: Journal | str | os.PathLike[str] | Any | None) -> Journal:
 
 
 def journal_frame(journal: Journal | str | os.PathLike[str] | Any | None = None) -> pd.DataFrame:
-    """One row per journalled exchange: when, how long, where, what, and how it ended."""
+    """One row per journalled exchange: when (`started_at` wall clock, UTC; `gateway_time` the
+    gateway's clock, which the records follow), how long, where, what, and how it ended."""
     rows = _open(journal).rows(f"SELECT {', '.join(JOURNAL_COLUMNS)} FROM exchanges ORDER BY id")
     frame = pd.DataFrame(rows, columns=list(JOURNAL_COLUMNS))
     for name, dtype in JOURNAL_COLUMNS.items():
         if dtype is None:
             frame[name] = pd.to_datetime(frame[name], format="ISO8601", utc=True)
+        elif dtype == "gateway_time":  # the gateway's own clock (the sandbox's), as its records have it
+            frame[name] = pd.to_datetime(frame[name], format="%Y-%m-%d %H:%M:%S")
         else:
             frame[name] = frame[name].astype(dtype)
     return frame

@@ -91,6 +91,9 @@ class RequestExplorer(widgets.VBox):
         self.form = RequestForm(request_type, variant, client=self.client, show_response=False)
         self.form.on_response(self._show_response)
         self.form_box.children = [self.form]
+        # a new request starts clean: the last answer and error belonged to the previous form
+        self.response_box.children = []
+        self.errors.value = ""
 
     def _type_changed(self, change: dict[str, Any]) -> None:
         self._set_variants(change["new"])

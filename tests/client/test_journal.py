@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 import gwkit
+import gwkit.report
 from gwkit import sandbox as sandbox_module
 from gwkit.exchange import Exchange
 from gwkit.journal import Journal, default_path
@@ -205,5 +206,25 @@ def test_a_journal_written_before_the_fault_column_opens_and_gains_it(tmp_path):
             PRAGMA user_version=1;""")
     with Journal(path) as journal:
         (entry,) = journal.entries()
-        assert entry.request_types == ("AUTH",) and entry.fault is None
-        assert journal.rows("PRAGMA user_version") == [{"user_version": 2}]
+        assert entry.request_types == ("AUTH",) and entry.fault is None and entry.gateway_time is None
+        assert journal.rows("PRAGMA user_version") == [{"user_version": 3}]
+
+
+def test_a_connection_journals_the_sandbox_clock_beside_the_wall_clock(tmp_path, monkeypatch):
+    """The journal tells the time the records tell: the sandbox's virtual clock, not the wall clock."""
+    from gwkit.config import Target
+    from gwkit.connect import Connection
+
+    with sandbox_module.start(tmp_path / "sandbox.db", clock_start=datetime(2031, 5, 6, 7, 8, 9)) as handle:
+        target = Target("sandbox", handle.base_url, handle.username, handle.sitereference, "GBP", "test")
+        with Journal(tmp_path / "j.db") as journal, Connection(target, handle.password, sandbox=handle,
+                                                               journal=journal) as gw:
+            record = gw.auth(accounttypedescription="ECOM", baseamount=1050, pan=PAN, expirydate="12/2035",
+                             securitycode="123").record
+            (entry,) = journal.entries()
+            assert entry.gateway_time == datetime(2031, 5, 6, 7, 8, 9)
+            assert f"{entry.gateway_time:%Y-%m-%d %H:%M:%S}" == record["transactionstartedtimestamp"]
+            assert entry.summary.startswith("07:08:09 AUTH")
+            assert entry.started_at.tzinfo is not None  # the wall clock (UTC) is kept too
+            frame = gwkit.report.journal_frame(journal)
+            assert frame["gateway_time"].iloc[0] == datetime(2031, 5, 6, 7, 8, 9)

@@ -43,6 +43,15 @@ def test_sending_from_the_form_shows_the_response_and_a_history_entry(explorer):
     assert "AUTH error: 70000 Decline" in label
 
 
+def test_a_new_request_type_starts_clean(explorer):
+    explorer.form.fields["baseamount"].value = "70000"
+    explorer.form.send_button.click()
+    assert explorer.response_box.children  # the AUTH's decline is shown
+    explorer.type_picker.value = "STORE"
+    assert explorer.response_box.children == () and explorer.errors.value == ""
+    assert "baseamount" not in explorer.form.fields and explorer.form.last_response is None
+
+
 def test_exchanges_made_in_code_join_the_history(explorer, gw):
     before = len(explorer.history.options)
     stored = gw.store(accounttypedescription="CARDSTORE", pan="4111111111111111",
