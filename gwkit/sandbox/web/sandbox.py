@@ -21,7 +21,8 @@ from . import faultlog, merchant
 from .fault_controls import FaultControls
 from .faults import FaultBook
 from .injection import Outcome, serve
-from .routes import find_route
+from .pages import secured
+from .routes import find_route, unsupported_body
 
 MAX_BODY_BYTES = 1_048_576
 
@@ -61,10 +62,11 @@ class Sandbox:
     def handle(self, request: SandboxRequest) -> SandboxResponse:
         if len(request.body) > self.max_body_bytes:
             return too_large(self.max_body_bytes)
-        page = find_route(request.method, request.path)
-        if page is None:
-            return SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"}, status=404)
-        return page(self, request)
+        route = find_route(request.method, request.path)
+        if route is None:
+            return secured(SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"},
+                                                status=404))
+        return secured(unsupported_body(route, request) or route.page(self, request))
 
     def snapshots_of(self, account: Account) -> Snapshots:
         """The snapshots an account saved, covering its sites (`Sandbox.snapshots`: the first account's)."""
