@@ -18,9 +18,10 @@ def test_clock_answers_now_in_iso_format(gateway):
     assert list(answer) == ["now"] and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", answer["now"])
 
 
-def test_health_needs_no_credentials(sandbox, gateway):
+def test_health_needs_no_credentials_and_says_more_with_them(sandbox, gateway):
     gateway.one(card_auth())
-    health = httpx.get(f"{sandbox.base_url}/_sandbox/health").json()
+    assert httpx.get(f"{sandbox.base_url}/_sandbox/health").json() == {"status": "ok"}
+    health = gateway.http.get("/_sandbox/health").json()
     assert (health["status"], health["now"], health["transactions"]) == ("ok", "2026-01-15T10:00:00", 1)
     assert health == {**sandbox.health(), "transactions": 1}
 
