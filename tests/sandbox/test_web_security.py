@@ -135,10 +135,11 @@ def csp_of(response: httpx.Response) -> dict[str, str]:
 
 
 def test_every_html_page_sends_a_nonce_policy_nosniff_and_a_frame_policy(sandbox, anonymous):
-    pages = [anonymous.get("/demo/merchant"), anonymous.get("/demo/merchant/received?format=html"),
-             anonymous.post("/demo/merchant/pay", data={"complete": "later", "cachetoken": token(anonymous)}),
-             anonymous.get("/acs/v1"), anonymous.post("/acs/v1", data={"PaReq": "x"})]
-    for page in pages:
+    shop = [anonymous.get("/demo/merchant"), anonymous.get("/demo/merchant/received?format=html"),
+            anonymous.post("/demo/merchant/pay", data={"complete": "later", "cachetoken": token(anonymous)}),
+            anonymous.get("/demo/merchant?sitereference=other")]
+    acs = [anonymous.get("/acs/v1"), anonymous.post("/acs/v1", data={"PaReq": "x"})]
+    for page in shop + acs:
         assert page.headers["content-type"].startswith("text/html")
         assert page.headers["x-content-type-options"] == "nosniff"
         policy = csp_of(page)
@@ -148,10 +149,21 @@ def test_every_html_page_sends_a_nonce_policy_nosniff_and_a_frame_policy(sandbox
         assert "unsafe-inline" not in page.headers["content-security-policy"]
         for tag in re.findall(r"<(?:script|style)\b[^>]*>", page.text):  # inline ones carry the nonce
             assert f'nonce="{nonce}"' in tag or "src=" in tag
-        # shown in an iframe by the notebooks (JupyterLab on loopback) and by the merchant page
-        assert policy["frame-ancestors"].startswith("'self' http://localhost:*")
+    for page in shop:  # notebook 06 shows the shop in an iframe (JupyterLab on loopback)
+        assert csp_of(page)["frame-ancestors"] == "'self' http://localhost:* http://127.0.0.1:* http://[::1]:*"
+    for page in acs:  # framed by the merchant's page, of any origin, as 3-D Secure v1 has it
+        assert "frame-ancestors" not in csp_of(page) and "x-frame-options" not in page.headers
     first, second = (csp_of(anonymous.get("/demo/merchant"))["script-src"] for _ in range(2))
     assert first != second  # a fresh nonce each time
+
+
+def test_an_injected_proxy_page_is_never_framed_and_runs_nothing(gateway):
+    gateway.http.post("/_sandbox/faults", json={"kind": "http_status", "status": 502, "process": False})
+    page = gateway.http.post("/json/", json={"request": [card_auth()]})
+    assert page.status_code == 502 and page.headers["content-type"].startswith("text/html")
+    assert (page.headers["x-frame-options"], page.headers["x-content-type-options"]) == ("DENY", "nosniff")
+    assert csp_of(page) == {"default-src": "'none'", "base-uri": "'none'", "form-action": "'none'",
+                            "frame-ancestors": "'none'"}
 
 
 def test_json_answers_send_nosniff_and_unknown_pages_too(gateway, anonymous):

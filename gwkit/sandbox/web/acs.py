@@ -21,7 +21,7 @@ from ..gateway.core import Gateway
 from ..gateway.threeds import (ACS_PATH, USED, BadToken, Session, issue_pares, mark_answered, session_by_md,
                                signing_key, verify)
 from ..http import SandboxRequest, SandboxResponse
-from .pages import LOOPBACK_FRAMERS, origin_of, render
+from .pages import ANY_FRAMER, origin_of, render
 from .served import Served
 
 FORM_FIELDS = ("PaReq", "TermUrl", "MD")
@@ -89,8 +89,9 @@ def _checked(gateway: Gateway, conn, form: dict[str, str]) -> tuple[Session, dic
 
 
 def _page(template: str, status: int = 200, form_action: str = "'self'", **context) -> SandboxResponse:
-    # framed by the merchant's page (the 3-D Secure stepper shows the ACS in an iframe)
-    return render(template, status=status, framed_by=LOOPBACK_FRAMERS, form_action=form_action,
+    # 3-D Secure v1 has the merchant's page frame the ACS, from any origin (the stepper's iframe
+    # in a notebook output too), as a real issuer's ACS is framed
+    return render(template, status=status, framed_by=ANY_FRAMER, form_action=form_action,
                   headers={"cache-control": "no-store"}, **context)
 
 

@@ -2,9 +2,11 @@
 autoescaping, and the security headers every answer carries.
 
 Every HTML page gets a Content-Security-Policy whose scripts and styles run only with the page's
-own nonce, `X-Content-Type-Options: nosniff`, and a frame policy. Pages the notebooks show in an
-iframe (the demo merchant, the ACS inside the 3-D Secure stepper) may be framed by the sandbox
-itself and by pages on loopback (JupyterLab, the term URL receiver); any other HTML is never framed.
+own nonce, `X-Content-Type-Options: nosniff`, and a frame policy: the demo merchant's pages, which
+notebook 06 shows in an iframe, may be framed by the sandbox itself and by pages on loopback
+(JupyterLab); the ACS pages by any page, since 3-D Secure v1 has the merchant's page frame the
+ACS (the stepper's iframe too, whose notebook output may have an opaque origin); any other HTML
+page is never framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`).
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from ..http import SandboxResponse
 TEMPLATES = Path(__file__).parent / "templates"
 LOOPBACK_FRAMERS = "'self' http://localhost:* http://127.0.0.1:* http://[::1]:*"
 NOT_FRAMED = "'none'"
+ANY_FRAMER = None  # no frame-ancestors at all: a framer of opaque origin (about:blank, srcdoc) matches no list
 
 _ENVIRONMENT = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
                            undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
-def render(template: str, *, status: int = 200, framed_by: str = NOT_FRAMED, form_action: str = "'self'",
+def render(template: str, *, status: int = 200, framed_by: str | None = NOT_FRAMED, form_action: str = "'self'",
            headers: Mapping[str, str] | None = None, **context: Any) -> SandboxResponse:
     """The page `template` rendered with `context` (every value escaped), with its security headers."""
     nonce = secrets.token_urlsafe(16)
@@ -35,8 +38,8 @@ def render(template: str, *, status: int = 200, framed_by: str = NOT_FRAMED, for
     return SandboxResponse.html(text, status, headers={**(headers or {}), **page_headers(policy, framed_by)})
 
 
-def content_security_policy(nonce: str, *, framed_by: str = NOT_FRAMED, form_action: str = "'self'") -> str:
-    return "; ".join((
+def content_security_policy(nonce: str, *, framed_by: str | None = NOT_FRAMED, form_action: str = "'self'") -> str:
+    directives = (
         "default-src 'none'",
         f"script-src 'self' 'nonce-{nonce}'",
         f"style-src 'nonce-{nonce}'",
@@ -44,11 +47,11 @@ def content_security_policy(nonce: str, *, framed_by: str = NOT_FRAMED, form_act
         "img-src 'self' data:",
         f"form-action {form_action}",
         "base-uri 'none'",
-        f"frame-ancestors {framed_by}",
-    ))
+    )
+    return "; ".join((*directives, f"frame-ancestors {framed_by}") if framed_by else directives)
 
 
-def page_headers(policy: str, framed_by: str) -> dict[str, str]:
+def page_headers(policy: str, framed_by: str | None) -> dict[str, str]:
     headers = {"content-security-policy": policy, "x-content-type-options": "nosniff",
                "referrer-policy": "no-referrer"}
     if framed_by == NOT_FRAMED:  # browsers without frame-ancestors still honour this

@@ -76,7 +76,10 @@ class Sandbox:
         """`handle` with fault injection: the answer, or none, and how long to wait (injection.py)."""
         if len(request.body) > self.max_body_bytes:
             return Outcome(too_large(self.max_body_bytes))
-        return serve(self, request)
+        outcome = serve(self, request)
+        if outcome.response is not None:  # an injected fault's page too
+            secured(outcome.response)
+        return outcome
 
     def advance(self, by: str | None = None, to: str | datetime | None = None,
                 progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
