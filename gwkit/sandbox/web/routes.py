@@ -38,7 +38,7 @@ class Route(NamedTuple):
 
 ROUTES: dict[tuple[str, str], Route] = {
     **{(method, path): Route(gateway_endpoint) for path in GATEWAY_PATHS for method in ("POST", "OPTIONS")},
-    **{("*", path): Route(method_not_allowed) for path in GATEWAY_PATHS},
+    **{("*", path): Route(method_not_allowed, ANY_BODY) for path in GATEWAY_PATHS},  # 405 whatever the body
     ("*", "/_sandbox/*"): Route(handle_control),
     ("GET", ACS_PATH): Route(acs.acs_get),
     ("POST", ACS_PATH): Route(acs.acs_page, FORM),
