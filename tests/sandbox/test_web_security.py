@@ -270,6 +270,14 @@ def test_the_database_its_wal_and_the_vault_key_are_readable_by_their_owner_only
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
 
 
+def test_a_snapshot_is_readable_by_its_owner_only(sandbox, gateway, db_path):
+    gateway.one(card_auth())
+    gateway.http.post("/_sandbox/snapshots", json={"name": "private"})
+    [snapshot] = list(db_path.parent.glob("sandbox.db.snapshots/*/private.db"))
+    assert stat.S_IMODE(snapshot.stat().st_mode) == 0o600
+    assert stat.S_IMODE(snapshot.parent.stat().st_mode) == 0o700
+
+
 def test_after_a_reset_neither_the_database_nor_the_wal_holds_card_data(sandbox, gateway, db_path, anonymous):
     gateway.one(card_auth(pan=DISTINCT_PAN, securitycode=DISTINCT_CODE))
     token(anonymous, pan=DISTINCT_PAN, securitycode=DISTINCT_CODE)
