@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 import gwkit.sandbox
+from gwkit.sandbox.web.pages import origin_of
 from support.sandbox import CLOCK, SITE, VISA, Gateway, all_rows, card_auth, rows
 
 JSON_TYPE = {"content-type": "application/json"}
@@ -164,6 +165,15 @@ def test_an_injected_proxy_page_is_never_framed_and_runs_nothing(gateway):
     assert (page.headers["x-frame-options"], page.headers["x-content-type-options"]) == ("DENY", "nosniff")
     assert csp_of(page) == {"default-src": "'none'", "base-uri": "'none'", "form-action": "'none'",
                             "frame-ancestors": "'none'"}
+
+
+@pytest.mark.parametrize("url, origin", [
+    ("http://127.0.0.1:8000/term?x=1", "http://127.0.0.1:8000"),
+    ("https://user:pw@Shop.example/t", "https://shop.example"),
+    ("http://[::1]:9/t", "http://[::1]:9"), ("javascript:alert(1)", None), ("http://exämple.test/", None),
+    ("http://a b/", None), ("http://h:99999/", None), ("//no-scheme/", None)])
+def test_the_term_url_origin_let_through_the_acs_form_policy_is_a_plain_ascii_origin(url, origin):
+    assert origin_of(url) == origin
 
 
 def test_json_answers_send_nosniff_and_unknown_pages_too(gateway, anonymous):

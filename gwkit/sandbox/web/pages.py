@@ -76,7 +76,9 @@ def origin_of(url: str) -> str | None:
         host, port = parts.hostname, parts.port
     except ValueError:
         return None
-    if parts.scheme not in ("http", "https") or not host or not all(c.isalnum() or c in ".-:" for c in host):
+    # an ASCII host only: the origin goes into a header (an IDN term URL gets no origin: 'self' only)
+    if parts.scheme not in ("http", "https") or not host or not all(
+            c.isascii() and (c.isalnum() or c in ".-:") for c in host):
         return None
     shown = f"[{host}]" if ":" in host else host
     return f"{parts.scheme}://{shown}" + (f":{port}" if port else "")
