@@ -125,7 +125,8 @@ def test_a_new_user_pays_with_curl_restarts_and_finds_the_payment(run, tmp_path)
                               "-d", body, f"{banner['url']}/json/"], capture_output=True, text=True, check=True)
         answer = out.stdout
     else:  # pragma: no cover - no curl on this machine: the same bytes with httpx
-        answer = httpx.post(f"{banner['url']}/json/", content=body, auth=(banner["user"], banner["password"])).text
+        answer = httpx.post(f"{banner['url']}/json/", content=body, auth=(banner["user"], banner["password"]),
+                            headers={"content-type": "application/json"}).text
     reference = httpx.Response(200, content=answer).json()["response"][0]["transactionreference"]
     assert first.stop(signal.SIGTERM)[0] == 0  # SIGTERM stops cleanly too
 

@@ -90,7 +90,7 @@ def test_settle_on_demand(gateway):
     response = gateway.http.post("/_sandbox/settle", json={"all": True})
     assert response.json() == {"settlement": {"settled": [reference]}}
     assert status(gateway, reference) == "100"
-    assert gateway.http.post("/_sandbox/settle").json() == {"settlement": {"settled": []}}  # no body: {}
+    assert gateway.http.post("/_sandbox/settle", headers={"content-type": "application/json"}).json() == {"settlement": {"settled": []}}  # no body: {}
 
 
 def test_the_python_handle_mirrors_the_control_api(sandbox, gateway):

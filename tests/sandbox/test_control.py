@@ -18,9 +18,10 @@ def test_clock_answers_now_in_iso_format(gateway):
     assert list(answer) == ["now", "sites"] and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", answer["now"])
 
 
-def test_health_needs_no_credentials(sandbox, gateway):
+def test_health_needs_no_credentials_and_says_more_with_them(sandbox, gateway):
     gateway.one(card_auth())
-    health = httpx.get(f"{sandbox.base_url}/_sandbox/health").json()
+    assert httpx.get(f"{sandbox.base_url}/_sandbox/health").json() == {"status": "ok"}
+    health = gateway.http.get("/_sandbox/health").json()
     assert (health["status"], health["now"], health["transactions"]) == ("ok", "2026-01-15T10:00:00", 1)
     assert health == {**sandbox.health(), "transactions": 1}
 
@@ -39,7 +40,7 @@ def test_reset_deletes_data_keeps_the_clock_and_never_reuses_references(sandbox,
     first = gateway.one(card_auth())["transactionreference"]
     stored = gateway.one(store_request())["transactionreference"]
     sandbox.advance(by="P2D")
-    answer = gateway.http.post("/_sandbox/reset").json()
+    answer = gateway.http.post("/_sandbox/reset", headers={"content-type": "application/json"}).json()
     assert answer == {"reset": True, "now": "2026-01-17T10:00:00"}
     counts = all_rows(db_path)
     assert counts["transactions"] == counts["cards"] == 0
@@ -61,5 +62,5 @@ def test_unknown_control_endpoints_are_404_listing_the_endpoints(gateway):
 
 @pytest.mark.parametrize("body", [b"{nope", b"[1]", b'"P1D"'])
 def test_control_bodies_must_be_json_objects(gateway, body):
-    response = gateway.http.post("/_sandbox/clock/advance", content=body)
+    response = gateway.http.post("/_sandbox/clock/advance", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400 and "JSON object" in response.json()["detail"]

@@ -31,7 +31,7 @@ def test_missing_or_wrong_credentials_get_401_with_a_json_body(sandbox, db_path,
 
 
 def test_malformed_json_without_credentials_is_401(sandbox):
-    response = httpx.post(f"{sandbox.base_url}/json/", content=b"{not json")
+    response = httpx.post(f"{sandbox.base_url}/json/", content=b"{not json", headers={"content-type": "application/json"})
     assert response.status_code == 401 and response.json()["error"] == "unauthorised"
 
 

@@ -119,7 +119,8 @@ def test_no_card_data_in_any_log(db_path, captured_logs):
         make_payments(gateway)
         gateway.one(card_auth(pan=AMEX, securitycode=AMEX_CODE, expirydate="01/2020"))  # refused: expired
         gateway.one(card_auth(pan="4111111111111112", securitycode=AMEX_CODE))  # refused: Luhn
-        gateway.http.post("/json/", content=b'{"request": [{"pan": "4111111111111111", "securitycode": "8642"')
+        gateway.http.post("/json/", content=b'{"request": [{"pan": "4111111111111111", "securitycode": "8642"',
+                          headers={"content-type": "application/json"})
         gateway.http.post("/json/", json={"request": [{"requesttypedescriptions": ["BAD"], "pan": AMEX}]})
         handle.drop_next(1)
         with pytest.raises(httpx.RemoteProtocolError):

@@ -26,6 +26,7 @@ from .accounts import Account
 from .clock import ISO
 from .core import Gateway
 from .sitedata import SiteTables, delete_sites
+from .store import create_private
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 INFO_TABLE = "snapshot_info"
@@ -65,8 +66,9 @@ class Snapshots:
     def save(self, name: str) -> dict[str, Any]:
         """Save this account's sites as `name` (an existing snapshot of that name is replaced)."""
         path = self._path(name)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         partial = path.with_name(f".{name}.{secrets.token_hex(4)}.partial")
+        create_private(partial)  # its owner's only, as the database it copies
         target = sqlite3.connect(partial, isolation_level=None)
         try:
             self.gateway.store.connection().backup(target)

@@ -12,6 +12,7 @@ their own tables as SQL (`schemas`), applied, idempotently, whenever a store ope
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
 import tempfile
@@ -77,6 +78,7 @@ class Store:
             path = Path(self._tempdir.name) / "sandbox.db"
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        create_private(self.path)
         self.vault = Vault.beside(self.path)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -98,6 +100,7 @@ class Store:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA secure_delete=ON")  # deleted rows are overwritten, not left in free pages
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA wal_autocheckpoint=16384")  # daily runs write many pages: checkpoint per 64 MB
             self._local.conn = conn
@@ -153,6 +156,11 @@ class Store:
             for table in tables:
                 if table != "meta":
                     conn.execute(f'DELETE FROM "{table}"')
+        self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database and empty it, so deleted data lives on in neither file."""
+        self.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # meta
 
@@ -251,6 +259,15 @@ class Store:
             params.extend([f'$."{name}"', value])
         conn.execute(f"UPDATE transactions SET {', '.join(assignments)} WHERE transactionreference = ?",
                      [*params, reference])
+
+
+def create_private(path: Path) -> None:
+    """Create the database file readable by its owner only (SQLite gives its -wal and -shm files
+    the same mode); an existing file keeps its mode."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
 
 
 def record_of(row: sqlite3.Row) -> dict[str, Any]:

@@ -27,13 +27,15 @@ class Vault:
         try:
             return cls(key_path.read_bytes().strip())
         except FileNotFoundError:
-            key = Fernet.generate_key()
-            fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(key)
-            return cls(key)
+            pass
+        key = Fernet.generate_key()
+        try:
+            fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # its owner's only
         except FileExistsError:  # pragma: no cover - another process created it first
             return cls(key_path.read_bytes().strip())
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(key)
+        return cls(key)
 
     def index(self, pan: str, expirydate: str) -> bytes:
         """A keyed digest that finds a card again without storing its number in clear."""

@@ -13,18 +13,20 @@ page that says what is wrong (HTTP 400), and nothing changes.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
+from urllib.parse import parse_qsl
 
 from ...interface.currency import to_major
 from ..gateway.core import Gateway
 from ..gateway.threeds import (ACS_PATH, USED, BadToken, Session, issue_pares, mark_answered, session_by_md,
                                signing_key, verify)
 from ..http import SandboxRequest, SandboxResponse
-from .pages import html_document
+from .pages import ANY_FRAMER, origin_of, render
 from .served import Served
 
 FORM_FIELDS = ("PaReq", "TermUrl", "MD")
+FORM_TYPE = "application/x-www-form-urlencoded"
+MAX_FORM_FIELDS = 32
 COMPLETE_PATH = ACS_PATH + "/complete"
 
 
@@ -86,28 +88,29 @@ def _checked(gateway: Gateway, conn, form: dict[str, str]) -> tuple[Session, dic
     return session, pareq
 
 
-_STYLE = ("body{font-family:system-ui,sans-serif;max-width:32em;margin:2em auto;padding:0 1em;"
-          "color:#1d2733}.box{border:1px solid #c5ccd6;border-radius:8px;padding:1em 1.25em}"
-          "dt{color:#5b6675;font-size:90%}dd{margin:0 0 .6em 0;font-weight:600}"
-          "button{font-size:100%;margin:.25em .25em .25em 0;padding:.45em .9em;border-radius:6px;"
-          "border:1px solid #6b7788;background:#f4f6f9;cursor:pointer}button.primary{background:#1f5fbf;"
-          "color:white;border-color:#1f5fbf}.error{border-left:4px solid #b00020;background:#fdecee;"
-          "padding:.75em 1em}small{color:#5b6675}")
-
-
-def _page(title: str, body: str, status: int = 200) -> SandboxResponse:
-    return SandboxResponse.html(html_document(title, body, _STYLE), status, headers={"cache-control": "no-store"})
+def _page(template: str, status: int = 200, form_action: str = "'self'", **context) -> SandboxResponse:
+    # 3-D Secure v1 has the merchant's page frame the ACS, from any origin (the stepper's iframe
+    # in a notebook output too), as a real issuer's ACS is framed
+    return render(template, status=status, framed_by=ANY_FRAMER, form_action=form_action,
+                  headers={"cache-control": "no-store"}, **context)
 
 
 def _error_page(message: str, status: int = 400) -> SandboxResponse:
-    return _page("3-D Secure: request refused", "<h1>3-D Secure: request refused</h1>"
-                 f"<p class='error' id='acs-error'>{html.escape(message)}</p>"
-                 "<p><small>gwkit sandbox ACS (simulated issuer). Nothing was changed.</small></p>", status)
+    return _page("acs_error.html", status, title="3-D Secure: request refused", message=message)
 
 
-def _hidden(form: dict[str, str]) -> str:
-    return "".join(f"<input type='hidden' name='{name}' value='{html.escape(form[name], quote=True)}'>"
-                   for name in FORM_FIELDS)
+def _posted_form(request: SandboxRequest) -> dict[str, str] | SandboxResponse:
+    """The browser's form post, or the error page for a body that is not a UTF-8 form of a few fields.
+
+    (Sandbox.handle has already refused any content type but a URL-encoded form: routes.py.)"""
+    try:
+        return dict(parse_qsl(request.body.decode("utf-8"), keep_blank_values=True,
+                              max_num_fields=MAX_FORM_FIELDS))
+    except UnicodeDecodeError:
+        return _error_page("The form is not UTF-8 text: the ACS reads PaReq, TermUrl and MD as UTF-8.")
+    except ValueError:
+        return _error_page(f"The form has more than {MAX_FORM_FIELDS} fields: the ACS needs PaReq, TermUrl "
+                           "and MD (and an outcome).")
 
 
 def acs_get(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
@@ -117,7 +120,9 @@ def acs_get(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
 
 def acs_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     gateway = sandbox.gateway
-    form = request.form()
+    form = _posted_form(request)
+    if isinstance(form, SandboxResponse):
+        return form
     try:
         with gateway.store.read() as conn:
             session, pareq = _checked(gateway, conn, form)
@@ -126,24 +131,16 @@ def acs_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     programme = _PROGRAMMES.get(pareq.get("type", ""), "3-D Secure")
     facts = (("Merchant", pareq.get("merchant", "")), ("Amount", _amount(session.baseamount, session.currencyiso3a)),
              ("Card", pareq.get("pan", "")), ("Date", gateway.clock.now(session.sitereference).strftime("%d %B %Y %H:%M")))
-    rows = "".join(f"<dt>{k}</dt><dd id='acs-{k.lower()}'>{html.escape(v)}</dd>" for k, v in facts)
-    buttons = "".join(
-        f"<button type='submit' name='outcome' value='{o.value}' id='outcome-{o.value}' "
-        f"class='{'primary' if o.value == 'Y' else ''}' title='{html.escape(o.meaning, quote=True)}'>"
-        f"{html.escape(o.label)}</button>" for o in OUTCOMES)
-    meanings = "".join(f"<li><b>{html.escape(o.label)}</b>: {html.escape(o.meaning)}</li>" for o in OUTCOMES)
-    body = (f"<div class='box'><h1 style='font-size:130%'>{html.escape(pareq.get('issuer', 'gwkit Test Issuer'))}"
-            f"</h1><p><b>{html.escape(programme)}</b> (simulated by the gwkit sandbox)</p>"
-            "<p>Please confirm this purchase.</p>"
-            f"<dl>{rows}</dl>"
-            f"<form method='post' action='{COMPLETE_PATH}' id='acs-form'>{_hidden(form)}{buttons}</form>"
-            f"<details><summary><small>What the buttons do</small></summary><ul>{meanings}</ul></details></div>")
-    return _page(f"{programme}: confirm your purchase", body)
+    return _page("acs_confirm.html", title=f"{programme}: confirm your purchase",
+                 issuer=pareq.get("issuer", "gwkit Test Issuer"), programme=programme, facts=facts,
+                 action=COMPLETE_PATH, hidden=[(name, form[name]) for name in FORM_FIELDS], outcomes=OUTCOMES)
 
 
 def acs_complete(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     gateway = sandbox.gateway
-    form = request.form()
+    form = _posted_form(request)
+    if isinstance(form, SandboxResponse):
+        return form
     outcome = OUTCOME_BY_VALUE.get(form.get("outcome", ""))
     if outcome is None:
         return _error_page(f"Choose an outcome: one of {', '.join(OUTCOME_BY_VALUE)}.")
@@ -154,12 +151,8 @@ def acs_complete(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
             mark_answered(conn, session, outcome.status, pares, gateway.clock.now(session.sitereference))
     except AcsError as error:
         return _error_page(str(error))
-    action = html.escape(session.termurl, quote=True)
-    body = ("<p>Returning you to the merchant...</p>"
-            f"<form method='post' action='{action}' id='acs-return'>"
-            f"<input type='hidden' name='PaRes' value='{html.escape(pares, quote=True)}'>"
-            f"<input type='hidden' name='MD' value='{html.escape(form['MD'], quote=True)}'>"
-            "<noscript><p>JavaScript is off: press Continue to return to the merchant.</p>"
-            "<button type='submit' id='acs-continue'>Continue</button></noscript></form>"
-            "<script>document.getElementById('acs-return').submit();</script>")
-    return _page("3-D Secure: returning to the merchant", body)
+    # The page posts back to the merchant's term URL, so the policy lets forms go there.
+    term_origin = origin_of(session.termurl)
+    return _page("acs_return.html", title="3-D Secure: returning to the merchant",
+                 form_action=f"'self' {term_origin}" if term_origin else "'self'",
+                 termurl=session.termurl, pares=pares, md=form["MD"])

@@ -1,6 +1,7 @@
 """The control API under `/_sandbox/`, for tests, notebooks and scripts (same credentials).
 
-    GET  /_sandbox/health           {"status": "ok", "now": ..., "transactions": N, ...}   (no credentials)
+    GET  /_sandbox/health           {"status": "ok"} without credentials; with them also "now",
+                                    "transactions", "database" and "faults"
     GET  /_sandbox/clock            {"now": latest of the caller's sites, "sites": {site: now, ...}}
     POST /_sandbox/clock/advance    {"by": "P1M"} or {"to": "2027-01-31T00:00:00"} -> what ran meanwhile
     GET  /_sandbox/clock/progress   {"advances": [...]} the running advances of the caller's sites (day n of N)
@@ -41,9 +42,9 @@ from .served import Served
 
 def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     route = (request.method, request.path.rstrip("/"))
-    if route == ("GET", "/_sandbox/health"):
-        return SandboxResponse.json(sandbox.health())
     account = authenticate(sandbox.gateway.accounts, request.headers)
+    if route == ("GET", "/_sandbox/health"):  # without credentials: only that it is up
+        return SandboxResponse.json(sandbox.health() if account is not None else {"status": "ok"})
     if account is None:
         return unauthorised()
     handler = _ROUTES.get(route)

@@ -1,7 +1,12 @@
 """CORS for the gateway endpoint (interface 5.5), which st.js calls from the browser.
 
-Cross-origin calls get CORS headers echoing the origin, except from `https://localhost`, which is
-answered 403 with a JSON body and no CORS headers, for preflights and POSTs alike.
+Only `/json/` answers cross-origin calls, because only st.js makes them: a CACHETOKENISE with no
+credentials, posted as `application/json` (so a preflight comes first). Calls get CORS headers
+echoing the origin, except from `https://localhost`, which is answered 403 with a JSON body and no
+CORS headers, for preflights and POSTs alike. `Access-Control-Allow-Credentials` is never sent:
+a browser never attaches the Basic credentials it keeps to a cross-origin call, so no other page
+can pay or read with a visitor's credentials. The control API, the ACS and the demo merchant send
+no CORS headers at all.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A demo merchant served by the sandbox, to see browser tokenisation end to end (interface 4.9).
 
-    GET  /demo/merchant            a payment page with the st.js form (?locale=fr_fr, ?sitereference=,
+    GET  /demo/merchant            a payment page with the st.js form (?locale=fr_fr,
                                    ?named_card_inputs=1 shows the mistake of naming the card inputs)
     POST /demo/merchant/pay        the form's action: the "merchant server". It records exactly what it
                                    received, then completes the AUTH with the cachetoken (unless the
@@ -8,15 +8,17 @@
     GET  /demo/merchant/received   what the merchant server received, as JSON (or HTML for browsers
                                    and ?format=html), oldest first.
 
-The merchant server is a separate party in spirit: it reaches the gateway with the site's web
-services account, as a real merchant server would. What it records is kept in the sandbox
+The merchant server is a separate party in spirit: it sells on one site, the first of the
+sandbox's default account, and reaches the gateway with that site's web services account, as a
+real merchant server would. It pays only there: a form naming another site, or a cachetoken made
+for another site, is refused (HTTP 400) before anything is sent or kept, and the receipts it lists
+are its own. What it records is kept in the sandbox
 database (a sandbox reset clears it). Should card data ever arrive (a card input with a name
 attribute), the receipt says so and keeps it masked: the sandbox never keeps a PAN in clear.
 """
 
 from __future__ import annotations
 
-import html
 import json
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -27,13 +29,15 @@ from ...interface.cards import luhn_ok
 from ...interface.fields import BILLING_FIELDS
 from ...interface.masking import REDACTED, mask_data, mask_pan, mask_text
 from ...interface.wire import PAN_PATTERN, VERSION
+from ..gateway.cachetokens import token_hash
 from ..gateway.core import Gateway
 from ..http import SandboxRequest, SandboxResponse
-from .pages import html_document
+from .pages import LOOPBACK_FRAMERS, render
 from .served import Served
 
 CARD_FIELD_NAMES = frozenset({"pan", "expirymonth", "expiryyear", "securitycode", "expirydate"})
 ORDER_FIELDS = ("baseamount", "currencyiso3a", "orderreference") + BILLING_FIELDS
+MAX_FORM_FIELDS = 64
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS demo_merchant_receipts (
@@ -89,10 +93,15 @@ def _json_leaves(body: str) -> list[tuple[str, str]]:
 
 
 def received_pairs(content_type: str, raw: bytes) -> tuple[str, list[tuple[str, str]]]:
-    """The body as text and its form fields in the order received (URL-encoded or multipart forms)."""
-    body = raw.decode("utf-8", errors="replace")
+    """The body as text and its form fields in the order received (URL-encoded or multipart forms).
+
+    ValueError, saying why, for a body that is not UTF-8 or a form the merchant cannot read."""
+    try:
+        body = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("it is not UTF-8 text") from None
     if "x-www-form-urlencoded" in content_type:
-        return body, parse_qsl(body, keep_blank_values=True)
+        return body, parse_qsl(body, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
     if "multipart/form-data" in content_type:
         return body, _multipart_pairs(content_type, raw)
     return body, []
@@ -105,8 +114,17 @@ def _multipart_pairs(content_type: str, raw: bytes) -> list[tuple[str, str]]:
     pairs = []
     for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
-        if name is not None:
-            pairs.append((name, part.get_payload(decode=True).decode("utf-8", errors="replace")))
+        if name is None:
+            continue
+        payload = part.get_payload(decode=True)
+        if not isinstance(payload, bytes):
+            raise ValueError(f"the part {name!r} is itself multipart; a form's fields are plain values")
+        try:
+            pairs.append((str(name), payload.decode("utf-8")))
+        except UnicodeDecodeError:
+            raise ValueError(f"the part {name!r} is not UTF-8 text") from None
+        if len(pairs) > MAX_FORM_FIELDS:
+            raise ValueError(f"more than {MAX_FORM_FIELDS} fields")
     return pairs
 
 
@@ -142,25 +160,38 @@ def _masked(name: str, value: str) -> str:
 
 # pages -----------------------------------------------------------------------------------------
 
+def merchant_site(gateway: Gateway) -> str:
+    """The one site the demo merchant sells on: the first site of the sandbox's default account."""
+    return gateway.default_account.sitereferences[0]
+
+
 def payment_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
-    locale = request.query.get("locale", "en_gb")
-    site = request.query.get("sitereference") or sandbox.gateway.default_account.sitereferences[0]
-    named = request.query.get("named_card_inputs") == "1"
-    return SandboxResponse.html(_page("Demo shop: pay by card", _payment_form(request.base_url, site, locale, named)))
+    site = merchant_site(sandbox.gateway)
+    asked = request.query.get("sitereference")
+    if asked is not None and asked != site:
+        return _refused(f"The demo merchant sells on site {site} only, not {asked!r}.")
+    return _page("merchant_payment.html", title="Demo shop: pay by card", site=site, base_url=request.base_url,
+                 locale=request.query.get("locale", "en_gb"), named=request.query.get("named_card_inputs") == "1")
 
 
 def pay(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
+    gateway = sandbox.gateway
     content_type = request.headers.get("content-type", "")
-    body, pairs = received_pairs(content_type, request.body)
-    receipt = receipt_of(content_type, body, pairs)
+    try:
+        body, pairs = received_pairs(content_type, request.body)
+    except ValueError as error:
+        return _refused(f"The merchant server could not read this body: {error}")
     fields = dict(pairs)
+    refusal = _foreign_site(gateway, fields)
+    if refusal:
+        return _refused(refusal)
+    receipt = receipt_of(content_type, body, pairs)
     auth = None
     if fields.get("cachetoken") and fields.get("complete", "now") != "later":
-        auth = complete_payment(sandbox.gateway, fields, request.base_url)
-    receipt_id = _keep(sandbox.gateway, receipt, auth)
-    links = ("<p><a href='/demo/merchant'>Back to the shop</a> &middot; "
-             "<a href='/demo/merchant/received?format=html'>Everything the merchant server received</a></p>")
-    return SandboxResponse.html(_page("Merchant server", _receipt_html(receipt_id, receipt, auth) + links))
+        auth = complete_payment(gateway, fields, request.base_url)
+    receipt_id = _keep(gateway, receipt, auth)
+    return _page("merchant_pay.html", title="Merchant server", receipt_id=receipt_id,
+                 receipt=_shown_receipt(receipt), auth=auth, auth_fields=AUTH_FIELDS_SHOWN)
 
 
 def received(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
@@ -169,13 +200,32 @@ def received(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
         request.query.get("format") != "json" and "text/html" in request.headers.get("accept", ""))
     if not wants_html:
         return SandboxResponse.json({"receipts": receipts})
-    parts = [_receipt_html(r["id"], r, r["auth"]) for r in reversed(receipts)] or ["<p>Nothing received yet.</p>"]
-    return SandboxResponse.html(_page("What the merchant server received", "".join(parts)))
+    return _page("merchant_received.html", title="What the merchant server received",
+                 receipts=[_shown_receipt(r) for r in reversed(receipts)], auth_fields=AUTH_FIELDS_SHOWN)
+
+
+def _foreign_site(gateway: Gateway, fields: dict[str, str]) -> str | None:
+    """Why a post asks the merchant to pay somewhere else than its own site, or None.
+
+    The merchant pays with the server's own credentials, so a form naming another site, or a
+    cachetoken made for another site, is refused before anything is sent or kept."""
+    site = merchant_site(gateway)
+    named = fields.get("sitereference")
+    if named and named != site:
+        return f"The demo merchant pays only on its own site {site}, not on {named!r}."
+    token = fields.get("cachetoken")
+    if token:
+        row = gateway.store.connection().execute(
+            "SELECT sitereference FROM cachetokens WHERE token_hash = ?", (token_hash(token),)).fetchone()
+        if row is not None and row["sitereference"] != site:
+            return (f"This cachetoken was made for another site; the demo merchant pays only on its own "
+                    f"site {site}.")
+    return None
 
 
 def complete_payment(gateway: Gateway, fields: dict[str, str], base_url: str) -> dict[str, Any]:
-    """The merchant server's AUTH with the token, sent with the site's web services account."""
-    site = fields.get("sitereference") or gateway.default_account.sitereferences[0]
+    """The merchant server's AUTH with the token, on its own site with that site's web services account."""
+    site = merchant_site(gateway)
     account = gateway.account_for_site(site) or gateway.default_account
     auth = {"requesttypedescriptions": ["AUTH"], "sitereference": site, "accounttypedescription": "ECOM",
             "cachetoken": fields["cachetoken"], **{k: fields[k] for k in ORDER_FIELDS if fields.get(k)}}
@@ -185,7 +235,10 @@ def complete_payment(gateway: Gateway, fields: dict[str, str], base_url: str) ->
 
 
 def receipts_of(gateway: Gateway) -> list[dict[str, Any]]:
-    rows = gateway.store.connection().execute("SELECT * FROM demo_merchant_receipts ORDER BY id").fetchall()
+    """What the merchant received: its own receipts only (no AUTH yet, or an AUTH on its own site)."""
+    rows = gateway.store.connection().execute(
+        "SELECT * FROM demo_merchant_receipts WHERE auth IS NULL OR json_extract(auth, '$.sitereference') = ? "
+        "ORDER BY id", (merchant_site(gateway),)).fetchall()
     return [{"id": r["id"], "received": r["received"], "content_type": r["content_type"], "body": r["body"],
              "fields": dict(json.loads(r["fields"])), "field_names": [n for n, _ in json.loads(r["fields"])],
              "card_data": json.loads(r["card_data"]), "auth": json.loads(r["auth"]) if r["auth"] else None}
@@ -205,84 +258,26 @@ def _keep(gateway: Gateway, receipt: dict[str, Any], auth: dict[str, Any] | None
 
 # HTML ------------------------------------------------------------------------------------------
 
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em; max-width: 46em; color: #222; }
-label { display: block; margin-top: .6em; font-size: .9em; }
-input, select { font-size: 1em; padding: .3em; }
-.card { border: 1px solid #ccd; border-radius: 6px; padding: .2em 1em 1em; margin: 1em 0; background: #f7f8fc; }
-.st-error { border: 2px solid #c00 !important; }
-#st-message.st-error { background: #fee; color: #900; padding: .5em; border-radius: 4px; }
-#st-message:empty { display: none; }
-table { border-collapse: collapse; margin: .5em 0; }
-th, td { text-align: left; padding: .2em .8em .2em 0; border-bottom: 1px solid #eee; vertical-align: top; }
-td code { word-break: break-all; }
-.ok { color: #1b7f3b; font-weight: bold; } .bad { color: #b00020; font-weight: bold; }
-"""
+AUTH_FIELDS_SHOWN = ("errorcode", "errormessage", "errordata", "transactionreference", "paymenttypedescription",
+                     "maskedpan", "baseamount", "currencyiso3a", "authcode", "settlestatus")
 
 
-def _page(title: str, content: str) -> str:
-    return html_document(title, f"<h1>{html.escape(title)}</h1>{content}", _STYLE)
+def _page(template: str, **context: Any) -> SandboxResponse:
+    # notebook 06 shows the shop and its receipts in an iframe
+    return render(template, framed_by=LOOPBACK_FRAMERS, **context)
 
 
-def _payment_form(base_url: str, site: str, locale: str, named: bool) -> str:
-    def card_input(field: str, label: str, size: int, placeholder: str) -> str:
-        name = f" name='{field}'" if named else ""
-        return (f"<label>{label} <input id='card-{field}' data-st-field='{field}'{name} size='{size}' "
-                f"placeholder='{placeholder}' autocomplete='off'></label>")
-
-    warning = ("<p class='bad'>This page names its card inputs (a mistake): card data will reach the "
-               "merchant server.</p>" if named else "")
-    return f"""{warning}
-<form id="st-payment" action="/demo/merchant/pay" method="post">
-  <div id="st-message"></div>
-  <input type="hidden" name="sitereference" value="{html.escape(site)}">
-  <label>Order reference <input name="orderreference" value="demo-order-1"></label>
-  <label>Amount (base units, 1050 = 10.50) <input name="baseamount" value="1050"></label>
-  <label>Currency <select name="currencyiso3a"><option>GBP</option><option>EUR</option>
-    <option>USD</option></select></label>
-  <label>Name on the order <input name="billinglastname" value="Tester"></label>
-  <div class="card"><p>Card details: these inputs have no <code>name</code>, so they never reach the
-    merchant server; st.js swaps them for a token.</p>
-    {card_input("pan", "Card number", 22, "4111 1111 1111 1111")}
-    {card_input("expirymonth", "Expiry month", 3, "MM")}
-    {card_input("expiryyear", "Expiry year", 5, "YYYY")}
-    {card_input("securitycode", "Security code", 5, "123")}
-  </div>
-  <label>Complete the payment <select name="complete">
-    <option value="now">now, on the merchant server</option>
-    <option value="later">later (keep the token, e.g. for the notebook)</option></select></label>
-  <p><button id="pay" type="submit">Pay</button></p>
-</form>
-<p><a href="/demo/merchant/received?format=html">What the merchant server received</a></p>
-<script src="{html.escape(base_url)}/js/st.js"></script>
-<script>
-  new SecureTrading.Standard({{sitereference: {json.dumps(site)}, locale: {json.dumps(locale)}}});
-</script>"""
+def _refused(message: str) -> SandboxResponse:
+    return render("merchant_refused.html", status=400, framed_by=LOOPBACK_FRAMERS,
+                  title="Demo shop: request refused", message=message)
 
 
-def _receipt_html(receipt_id: int, receipt: dict[str, Any], auth: dict[str, Any] | None) -> str:
+def _shown_receipt(receipt: dict[str, Any]) -> dict[str, Any]:
     fields = receipt["fields"].items() if isinstance(receipt["fields"], dict) else receipt["fields"]
-    rows = "".join(f"<tr><th>{html.escape(name)}</th><td><code>{html.escape(_shown(name, value))}</code></td></tr>"
-                   for name, value in fields)
-    verdict = ("<p class='bad'>Card data reached the merchant server: " + html.escape("; ".join(receipt["card_data"]))
-               + " (kept masked here)</p>" if receipt["card_data"]
-               else "<p class='ok'>No card data reached the merchant server: only the fields below.</p>")
-    return (f"<section id='receipt-{receipt_id}' class='receipt'><h2>Receipt {receipt_id}: what the merchant "
-            f"server received</h2>{verdict}<table class='received'>{rows}</table>{_auth_html(auth)}</section>")
+    return {**receipt, "shown_fields": [(name, _shown(name, value)) for name, value in fields]}
 
 
 def _shown(name: str, value: str) -> str:
     if name == "cachetoken" and len(value) > 16:
         return f"{value[:12]}… ({len(value)} characters)"
     return value
-
-
-def _auth_html(auth: dict[str, Any] | None) -> str:
-    if auth is None:
-        return "<p id='auth-result'>The payment was not completed yet (no AUTH sent).</p>"
-    shown = ("errorcode", "errormessage", "errordata", "transactionreference", "paymenttypedescription",
-             "maskedpan", "baseamount", "currencyiso3a", "authcode", "settlestatus")
-    rows = "".join(f"<tr><th>{k}</th><td>{html.escape(str(auth[k]))}</td></tr>" for k in shown if k in auth)
-    outcome = "ok" if auth.get("errorcode") == "0" else "bad"
-    title = "Payment authorised" if outcome == "ok" else "Payment not authorised"
-    return f"<h3 id='auth-result' class='{outcome}'>{title}</h3><table class='auth'>{rows}</table>"

@@ -21,7 +21,8 @@ from . import faultlog, merchant
 from .fault_controls import FaultControls
 from .faults import FaultBook
 from .injection import Outcome, serve
-from .routes import find_route
+from .pages import secured
+from .routes import find_route, unsupported_body
 
 MAX_BODY_BYTES = 1_048_576
 
@@ -61,10 +62,11 @@ class Sandbox:
     def handle(self, request: SandboxRequest) -> SandboxResponse:
         if len(request.body) > self.max_body_bytes:
             return too_large(self.max_body_bytes)
-        page = find_route(request.method, request.path)
-        if page is None:
-            return SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"}, status=404)
-        return page(self, request)
+        route = find_route(request.method, request.path)
+        if route is None:
+            return secured(SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"},
+                                                status=404))
+        return secured(unsupported_body(route, request) or route.page(self, request))
 
     def snapshots_of(self, account: Account) -> Snapshots:
         """The snapshots an account saved, covering its sites (an operator's: every site;
@@ -75,7 +77,10 @@ class Sandbox:
         """`handle` with fault injection: the answer, or none, and how long to wait (injection.py)."""
         if len(request.body) > self.max_body_bytes:
             return Outcome(too_large(self.max_body_bytes))
-        return serve(self, request)
+        outcome = serve(self, request)
+        if outcome.response is not None:  # an injected fault's page too
+            secured(outcome.response)
+        return outcome
 
     def now(self, sitereference: str | None = None) -> datetime:
         """The clock of a site (default: the latest of the first account's sites)."""

@@ -37,6 +37,6 @@ def stjs_source() -> str:
 
 
 def serve_stjs(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
-    return SandboxResponse(200, {"content-type": "application/javascript; charset=utf-8",
-                                 "cache-control": "no-cache", "access-control-allow-origin": "*"},
+    # A <script src> needs no CORS: st.js is loaded by pages of any origin without it.
+    return SandboxResponse(200, {"content-type": "application/javascript; charset=utf-8", "cache-control": "no-cache"},
                            stjs_source().encode("utf-8"))
