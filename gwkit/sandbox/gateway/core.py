@@ -235,6 +235,7 @@ class Gateway:
             delete_sites(conn, tables, [*sites, ""] if whole_sandbox else sites, keep=CLOCK_TABLES)
             if whole_sandbox:
                 conn.execute(f"DELETE FROM cards WHERE id NOT IN ({tables.cards_used()})")
+        self.store.checkpoint()  # what was deleted (demo receipts, masked cards) lives on in the WAL no more
 
     def health(self) -> dict[str, Any]:
         (count,) = self.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
