@@ -16,7 +16,7 @@ from ..gateway.clock import Clock
 from ..gateway.core import Gateway
 from ..gateway.snapshots import Snapshots
 from ..gateway.store import Store
-from ..http import SandboxRequest, SandboxResponse
+from ..http import BodyError, SandboxRequest, SandboxResponse
 from . import faultlog, merchant
 from .fault_controls import FaultControls
 from .faults import FaultBook
@@ -64,7 +64,10 @@ class Sandbox:
         page = find_route(request.method, request.path)
         if page is None:
             return SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"}, status=404)
-        return page(self, request)
+        try:
+            return page(self, request)
+        except BodyError as error:  # a page read a body that cannot or may not be read
+            return SandboxResponse.bad_body(error)
 
     def snapshots_of(self, account: Account) -> Snapshots:
         """The snapshots an account saved, covering its sites (`Sandbox.snapshots`: the first account's)."""
