@@ -61,8 +61,6 @@ def _check(spec: Field, name: str, value: Any, request: Mapping[str, Any],
         return [_problem(name, "must be a string (every value on the wire is a string)", value)]
     if value == "":
         return [Problem(name, "must not be empty", "")]
-    if _CONTROL.search(value):
-        return [_problem(name, _CONTROL_RULE, value)]
     if spec.max_length is not None and len(value) > spec.max_length:
         return [_problem(name, f"must be at most {spec.max_length} characters (has {len(value)})", value)]
     if len(value) < spec.min_length:
@@ -70,6 +68,8 @@ def _check(spec: Field, name: str, value: Any, request: Mapping[str, Any],
     broken = spec.type.check(value)
     if broken:
         return [_problem(name, f"{spec.type.name}: {broken}", value)]
+    if _CONTROL.search(value):  # what the type allowed may still hold one (a URL, an email, free text)
+        return [_problem(name, _CONTROL_RULE, value)]
     allowed = choices if choices is not None else spec.choices
     if allowed and value not in allowed:
         return [_problem(name, f"must be one of {', '.join(allowed)}", value)]
