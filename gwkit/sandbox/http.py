@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 from urllib.parse import parse_qsl
@@ -67,46 +68,49 @@ def read_json(body: bytes) -> Any:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BodyError(f"not UTF-8 (byte {exc.start})") from None
-    refused: list[_Refused] = []
+    _parsing.refused = False
     try:
-        value = json.loads(text, parse_int=_number(int, refused), parse_float=_number(float, refused),
-                           parse_constant=_constant(refused))
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:  # the position only: the message may quote the body
         raise BodyError(f"not JSON: line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise _too_deep("body") from None
     # Walking the parsed body costs time on big bodies only: a small one cannot break a limit.
-    if refused or len(text) > MAX_STRING_CHARS or text.count("[") + text.count("{") > MAX_JSON_DEPTH:
+    if _parsing.refused or len(text) > MAX_STRING_CHARS or text.count("[") + text.count("{") > MAX_JSON_DEPTH:
         _check_limits(value)
     return value
 
 
 class _Refused:
-    """Stands in for a number the body may not have, until its place is known."""
+    """Stands in for a value the body may not have, until its place is known (`_check_limits`)."""
 
     def __init__(self, detail: str, limit: str | None):
         self.detail = detail
         self.limit = limit
+        _parsing.refused = True
 
 
-def _number(parse: type, refused: list[_Refused]) -> Any:
-    def parsed(text: str) -> Any:
-        if len(text) > MAX_NUMBER_CHARS:
-            refused.append(_Refused(f"a number longer than {MAX_NUMBER_CHARS} characters", "number length"))
-            return refused[-1]
-        number = parse(text)
-        if isinstance(number, float) and not math.isfinite(number):
-            refused.append(_Refused("a number out of range", "number length"))
-            return refused[-1]
-        return number
-    return parsed
+def _parse_int(text: str) -> Any:
+    if len(text) > MAX_NUMBER_CHARS:
+        return _Refused(f"a number longer than {MAX_NUMBER_CHARS} characters", "number length")
+    return int(text)
 
 
-def _constant(refused: list[_Refused]) -> Any:
-    def parsed(text: str) -> Any:
-        refused.append(_Refused(f"{text} is not JSON", None))
-        return refused[-1]
-    return parsed
+def _parse_float(text: str) -> Any:
+    if len(text) > MAX_NUMBER_CHARS:
+        return _Refused(f"a number longer than {MAX_NUMBER_CHARS} characters", "number length")
+    number = float(text)
+    return number if math.isfinite(number) else _Refused("a number out of range", "number length")
+
+
+def _parse_constant(text: str) -> Any:
+    return _Refused(f"{text} is not JSON", None)
+
+
+# One decoder for every body (building one per call costs more than parsing a small body); whether
+# it refused a value is per thread, as bodies are parsed on several threads at once.
+_DECODER = json.JSONDecoder(parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+_parsing = threading.local()
 
 
 def _check_limits(value: Any) -> None:
