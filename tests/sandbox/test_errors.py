@@ -155,8 +155,15 @@ def test_60018_names_what_was_sent_or_the_missing_field(gateway, request_object,
 # Bounded input: each limit answers at once with an error naming it, keeps nothing and leaves the
 # keep-alive connection usable (the next request on the same client succeeds).
 
-def assert_still_serving(gateway) -> None:
-    assert gateway.one(query_request(orderreference="nothing"))["errorcode"] == "0"
+def assert_still_serving(gateway, response) -> None:
+    """The next request goes over the same keep-alive connection, and is answered."""
+    after = gateway.http.post("/json/", json={"request": [query_request(orderreference="nothing")]})
+    assert after.json()["response"][0]["errorcode"] == "0"
+    assert client_address(after) == client_address(response)
+
+
+def client_address(response) -> tuple:
+    return response.extensions["network_stream"].get_extra_info("client_addr")
 
 
 def envelope_bytes(*objects, **extra) -> bytes:
@@ -183,16 +190,17 @@ def test_a_body_over_a_limit_is_30000_naming_where_and_the_limit(gateway, db_pat
         "ERROR", "30000", "Invalid field")
     assert record["errordata"][0].startswith(where) and what in record["errordata"][1]
     assert all_rows(db_path) == before
-    assert_still_serving(gateway)
+    assert_still_serving(gateway, response)
 
 
 @pytest.mark.parametrize("body", [b'{"request": [NaN]}', b'{"request": [Infinity]}', b"\xc3\x28 not utf-8"])
 def test_not_json_is_10205_and_the_connection_stays_usable(gateway, db_path, body):
     before = all_rows(db_path)
-    (record,) = post_raw(gateway, body).json()["response"]
+    response = post_raw(gateway, body)
+    (record,) = response.json()["response"]
     assert (record["errorcode"], record["errormessage"]) == ("10205", "Malformed JSON") and record["errordata"]
     assert all_rows(db_path) == before
-    assert_still_serving(gateway)
+    assert_still_serving(gateway, response)
 
 
 def test_at_most_100_request_objects_in_one_envelope(gateway, db_path):

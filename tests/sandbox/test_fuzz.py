@@ -144,7 +144,13 @@ def assert_served_and_still_serving(client: httpx.Client, response: httpx.Respon
     assert response.status_code < 500, response.text[:500]
     assert response.headers.get("connection", "").lower() != "close"
     assert response.headers["content-type"].startswith("application/json")
-    assert client.get("/_sandbox/health").status_code == 200  # the same keep-alive connection
+    after = client.get("/_sandbox/health")
+    assert after.status_code == 200
+    assert client_address(after) == client_address(response)  # the same keep-alive connection
+
+
+def client_address(response: httpx.Response) -> Any:
+    return response.extensions["network_stream"].get_extra_info("client_addr")
 
 
 def records_of(response: httpx.Response) -> list[dict[str, Any]]:
