@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import gwkit.sandbox
 from gwkit.interface import FIELDS, REQUEST_TYPES
-from gwkit.sandbox.web.faults import KINDS
+from gwkit.sandbox.web.faults import KINDS, SELECTOR_FIELDS
 from support.sandbox import CLOCK, SITE, all_rows
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
 
@@ -174,14 +174,15 @@ def test_no_body_gets_a_5xx_drops_the_connection_or_stores_an_invalid_request(se
 
 CONTROL_PATHS = ["/_sandbox/faults", "/_sandbox/faults/clear", "/_sandbox/settle", "/_sandbox/snapshots",
                  "/_sandbox/snapshots/restore", "/_sandbox/snapshots/delete"]
-CONTROL_KEYS = ["kind", "drop_next", "process", "sitereference", "name", "all", "by", "to", "probability",
-                "latency_ms", "code", "requesttypes"]
+CONTROL_KEYS = sorted({"kind", "drop_next", "process", "sitereference", "name", "all", *SELECTOR_FIELDS,
+                       *(param for params in KINDS.values() for param in params)})
+NUMBERS = st.one_of(st.integers(-10**99, 10**99), st.floats(allow_nan=False, allow_infinity=False))
 
 
 @st.composite
 def control_bodies(draw) -> bytes:
     keys = st.one_of(st.sampled_from(CONTROL_KEYS), st.text(max_size=10))
-    values = st.one_of(JUNK, st.sampled_from(sorted(KINDS)), st.just(HUGE_NUMBER), st.just(SITE),
+    values = st.one_of(JUNK, NUMBERS, st.sampled_from(sorted(KINDS)), st.just(HUGE_NUMBER), st.just(SITE),
                        st.recursive(JUNK, lambda inner: st.lists(inner, max_size=2), max_leaves=40))
     payload = draw(st.one_of(st.dictionaries(keys, values, max_size=4), JUNK))
     body = encoded(payload, draw(st.sampled_from([5, 101, 4301])))
