@@ -317,3 +317,23 @@ def test_control_characters_are_30000_naming_the_field_in_every_string_field(gat
 
 def test_a_tab_in_a_name_is_accepted_as_real_clients_send_it(gateway):
     assert gateway.one(card_auth(billingfirstname="Ann\tMarie"))["errorcode"] == "0"
+
+
+def test_a_sandbox_bug_in_the_control_api_is_a_500_with_a_logged_reference_and_the_connection_stays(
+        gateway, sandbox, monkeypatch, caplog):
+    pan = "4111111111111111"
+
+    def broken(*args, **kwargs):
+        raise RuntimeError(f"settle broke on {pan}")
+
+    monkeypatch.setattr(sandbox.sandbox.gateway, "settle", broken)
+    with caplog.at_level(logging.ERROR, logger="gwkit.sandbox"):
+        response = gateway.http.post("/_sandbox/settle", json={})
+    assert response.status_code == 500
+    answer = response.json()
+    assert answer["error"] == "internal error" and re.fullmatch(r"E-[A-Z2-9]{8}", answer["reference"])
+    assert "RuntimeError" not in response.text
+    (logged,) = [r for r in caplog.records if answer["reference"] in r.getMessage()]
+    assert "RuntimeError" in logged.getMessage() and "4111111111111111" not in caplog.text
+    after = gateway.http.get("/_sandbox/clock")
+    assert after.status_code == 200 and client_address(after) == client_address(response)

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable
 from ..gateway.accounts import Account
 from ..gateway.clock import Clock
 from ..gateway.core import Gateway
+from ..gateway.fault import log_internal_error
 from ..gateway.snapshots import Snapshots
 from ..gateway.store import Store
 from ..http import BodyError, SandboxRequest, SandboxResponse
@@ -68,6 +69,8 @@ class Sandbox:
             return page(self, request)
         except BodyError as error:  # a page read a body that cannot or may not be read
             return SandboxResponse.bad_body(error)
+        except Exception as exc:  # a sandbox bug: an answer the caller can report, and the connection stays
+            return internal_error(exc)
 
     def snapshots_of(self, account: Account) -> Snapshots:
         """The snapshots an account saved, covering its sites (`Sandbox.snapshots`: the first account's)."""
@@ -97,6 +100,13 @@ class Sandbox:
 
     def close(self) -> None:
         self.gateway.close()
+
+
+def internal_error(exc: Exception) -> SandboxResponse:
+    reference = log_internal_error(exc, "answered HTTP 500")
+    return SandboxResponse.json({"error": "internal error", "reference": reference,
+                                 "detail": "a bug of the sandbox; its log has the details under this reference"},
+                                status=500)
 
 
 def too_large(limit_bytes: int) -> SandboxResponse:
