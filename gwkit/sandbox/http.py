@@ -171,7 +171,8 @@ class SandboxResponse:
         return cls(status, {"content-type": "text/html; charset=utf-8", **(headers or {})}, text.encode("utf-8"))
 
     @classmethod
-    def bad_body(cls, error: BodyError) -> "SandboxResponse":
+    def bad_body(cls, error: BodyError, expected: str | None = None) -> "SandboxResponse":
         """400 naming what is wrong with the body (and the limit broken, if one was)."""
         limit = {"limit": error.limit} if error.limit else {}
-        return cls.json({"error": "bad request", "detail": error.detail, **limit}, status=400)
+        detail = f"the body must be {expected}: {error.detail}" if expected else error.detail
+        return cls.json({"error": "bad request", "detail": detail, **limit}, status=400)
