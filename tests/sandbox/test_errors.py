@@ -9,6 +9,8 @@ import re
 import httpx
 import pytest
 
+from gwkit import cli
+from gwkit.sandbox.gateway.fault import unknown_error
 from support.sandbox import SITE, all_rows, card_auth, query_request, store_request
 
 
@@ -268,9 +270,6 @@ def test_a_99999_names_a_reference_that_the_log_has_with_the_traceback(gateway, 
 
 
 def test_gwkit_sandbox_logs_internal_errors_to_stderr(capsys):
-    from gwkit import cli
-    from gwkit.sandbox.gateway.fault import unknown_error
-
     logger = logging.getLogger("gwkit.sandbox")
     handlers, level = list(logger.handlers), logger.level
     try:
