@@ -129,7 +129,8 @@ def test_other_methods_on_the_gateway_endpoint_are_405_json(gateway):
     assert "POST" in response.json()["detail"]
 
 
-@pytest.mark.parametrize("body", [b"PaReq=\xff\xfe&MD=x", b"a=" + b"\xc3\x28", b"&".join(b"f%d=1" % i for i in range(101))])
+@pytest.mark.parametrize("body", [b"PaReq=\xff\xfe&MD=x", b"a=" + b"\xc3\x28",
+                                  b"&".join(b"f%d=1" % i for i in range(101))])
 def test_a_form_the_sandbox_cannot_read_is_a_clear_body_error(body):
     with pytest.raises(BodyError) as caught:
         SandboxRequest("POST", "/acs", {}, body).form()
@@ -155,5 +156,6 @@ def test_read_json_limits_hold_for_the_longest_field_of_the_interface():
     assert MAX_STRING_CHARS >= max(f.max_length or 0 for f in FIELDS.values())
     assert read_json(json.dumps({"md": "m" * MAX_STRING_CHARS}).encode()) == {"md": "m" * MAX_STRING_CHARS}
     with pytest.raises(BodyError) as caught:
-        read_json(json.dumps({"4111111111111111": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}).encode())
+        read_json(json.dumps({"4111111111111111": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]})
+                  .encode())
     assert caught.value.limit == "nesting depth" and "4111111111111111" not in caught.value.detail
