@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sqlite3
 import sys
@@ -62,6 +63,7 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"  password:         {account.password}")
         print(f"  site references:  {', '.join(account.sitereferences)}")
     print("Press Ctrl-C to stop.", flush=True)
+    _log_to_stderr("gwkit.sandbox")
     server = sb.web.server.server_for(sandbox, log_level="info")
     previous_sigterm = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
@@ -74,6 +76,15 @@ def run_sandbox(args: argparse.Namespace) -> int:
         sock.close()
     print("gwkit sandbox stopped.", flush=True)
     return 0
+
+
+def _log_to_stderr(name: str) -> None:
+    """The sandbox's own log (internal errors under their 99999 reference) on stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logger = logging.getLogger(name)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
 
 
 class _Stopped(Exception):

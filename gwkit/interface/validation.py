@@ -7,15 +7,22 @@ to answer `30000` with `errordata` listing the fields.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .fields import FIELDS, FILTER_ONLY_FIELDS, IGNORED_FIELDS, Field
-from .masking import mask_value
+from .masking import mask_text, mask_value
 from .requests import (
     FILTER_FIELDS, REQUEST_TYPES, SINGLE_TYPES, UPDATABLE_FIELDS, RequestType, Variant, request_type_for,
 )
 
+
+# Control characters (C0 but tab, DEL, C1) and unpaired surrogates, in any field: CR/LF could
+# forge lines of a log or a header, NUL cuts C strings, and a surrogate cannot be stored as UTF-8.
+# A tab is allowed: the official client's own tests send one in a name.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_RULE = "must not contain control characters (such as CR, LF or NUL) or unpaired surrogates"
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,8 @@ def _check(spec: Field, name: str, value: Any, request: Mapping[str, Any],
     broken = spec.type.check(value)
     if broken:
         return [_problem(name, f"{spec.type.name}: {broken}", value)]
+    if _CONTROL.search(value):  # what the type allowed may still hold one (a URL, an email, free text)
+        return [_problem(name, _CONTROL_RULE, value)]
     allowed = choices if choices is not None else spec.choices
     if allowed and value not in allowed:
         return [_problem(name, f"must be one of {', '.join(allowed)}", value)]
@@ -92,7 +101,7 @@ def _check_types(types: Any) -> list[Problem]:
         return [_problem(name, "must be a non-empty list of request type names", types)]
     unknown = [t for t in types if t not in SINGLE_TYPES]
     if unknown:
-        return [Problem(name, f"unknown request type(s) {', '.join(unknown)}", types)]
+        return [_problem(name, f"unknown request type(s) {mask_text(', '.join(unknown))}", types)]
     if "SUBSCRIPTION" in types and "AUTH" not in types:
         return [Problem(name, "SUBSCRIPTION must be sent together with AUTH", types)]
     if len(set(types)) != len(types):

@@ -10,6 +10,7 @@ import pytest
 
 from gwkit import ValidationError
 from gwkit.interface import FIELDS, REQUEST_TYPES, errordata, validate_request
+from gwkit.interface.validation import check_value
 from gwkit.interface.fields import IGNORED_FIELDS, REQUEST
 from gwkit.interface.requests import FILTER_FIELDS, UPDATABLE_FIELDS
 
@@ -294,3 +295,25 @@ def test_errordata_names_the_field_of_a_bad_update_and_filter_for_a_bad_filter()
                                  "filter": {"nosuchfilter": [{"value": "1"}]},
                                  "updates": {"baseamount": "0"}})
     assert errordata(problems) == ["filter", "baseamount"]
+
+
+@pytest.mark.parametrize("bad", ["\r", "\n", "\x00", "\x1b", "\x7f", "\x85", "\ud800"],
+                         ids=["CR", "LF", "NUL", "ESC", "DEL", "NEL", "surrogate"])
+@pytest.mark.parametrize("name", [n for n in SAMPLE if isinstance(SAMPLE[n], str)])
+def test_control_characters_are_refused_in_every_string_field_naming_it(name, bad):
+    value = bad + SAMPLE[name][1:]  # the same length: only the character is wrong
+    problems = check_value(name, value)
+    assert [p.field for p in problems] == [name]
+    broken = FIELDS[name].type.check(value)  # the type's own rule, when it refuses the character already
+    assert problems[0].rule == (f"{FIELDS[name].type.name}: {broken}" if broken else
+                                "must not contain control characters (such as CR, LF or NUL) or unpaired surrogates")
+    assert PAN not in str(problems)
+
+
+def test_a_tab_is_not_a_refused_control_character():
+    assert check_value("billingfirstname", "Ann\tMarie") == []
+
+
+def test_an_unknown_request_type_that_is_a_card_number_is_masked():
+    (problem,) = validate_request({"requesttypedescriptions": [PAN]})
+    assert PAN not in str(problem) and MASKED in problem.rule

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import base64
+import json
 
 import httpx
 import pytest
 
+from gwkit.interface import FIELDS
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
+from gwkit.sandbox.http import MAX_STRING_CHARS, BodyError, SandboxRequest, read_json
+from gwkit.sandbox.gateway.threeds import ACS_PATH
 from support.sandbox import SITE, all_rows, card_auth, query_request
 
 ENVELOPE = {"alias": DEFAULT_USERNAME, "version": "1.00", "request": [card_auth()]}
@@ -123,3 +127,35 @@ def test_other_methods_on_the_gateway_endpoint_are_405_json(gateway):
     response = gateway.http.get("/json/")
     assert response.status_code == 405 and response.headers["allow"] == "POST, OPTIONS"
     assert "POST" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("body", [b"PaReq=\xff\xfe&MD=x", b"a=" + b"\xc3\x28",
+                                  b"&".join(b"f%d=1" % i for i in range(101))])
+def test_a_form_the_sandbox_cannot_read_is_a_clear_body_error(body):
+    with pytest.raises(BodyError) as caught:
+        SandboxRequest("POST", "/acs", {}, body).form()
+    assert "UTF-8" in caught.value.detail or caught.value.limit == "form fields"
+
+
+def test_a_utf8_form_is_read_with_blank_values():
+    form = SandboxRequest("POST", "/acs", {}, "a=%C3%A9&b=&c=ü".encode()).form()
+    assert form == {"a": "é", "b": "", "c": "ü"}
+
+
+@pytest.mark.parametrize("path", [ACS_PATH, "/_sandbox/faults"])
+def test_pages_answer_an_unreadable_form_or_body_with_400_and_keep_serving(sandbox, path):
+    with httpx.Client(base_url=sandbox.base_url, auth=(DEFAULT_USERNAME, DEFAULT_PASSWORD)) as client:
+        response = client.post(path, content=b"PaReq=\xff\xfe&MD=" + b"[" * 50_000,
+                               headers={"content-type": "application/x-www-form-urlencoded"
+                                        if path == ACS_PATH else "application/json"})
+        assert 400 <= response.status_code < 500
+        assert client.get("/_sandbox/health").status_code == 200
+
+
+def test_read_json_limits_hold_for_the_longest_field_of_the_interface():
+    assert MAX_STRING_CHARS >= max(f.max_length or 0 for f in FIELDS.values())
+    assert read_json(json.dumps({"md": "m" * MAX_STRING_CHARS}).encode()) == {"md": "m" * MAX_STRING_CHARS}
+    with pytest.raises(BodyError) as caught:
+        read_json(json.dumps({"4111111111111111": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]})
+                  .encode())
+    assert caught.value.limit == "nesting depth" and "4111111111111111" not in caught.value.detail

@@ -22,6 +22,7 @@ import pytest
 
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway import engine
+from gwkit.sandbox.gateway.envelopes import MAX_REQUEST_OBJECTS
 from gwkit.interface.schedule import payment_dates
 
 SITE = "test_gwkit12345"
@@ -45,12 +46,15 @@ def populated(db: Path, count: int, *, settled: bool = False) -> list[tuple[str,
     sandbox = Sandbox(db, clock_start=CLOCK)
     account = sandbox.default_account
     requests = [subscription_request(i) for i in range(count)]
-    answer = sandbox.gateway.process({"alias": account.username, "request": requests}, account)
+    records = [record for start in range(0, count, MAX_REQUEST_OBJECTS)  # at most this many in one envelope
+               for record in sandbox.gateway.process(
+                   {"alias": account.username, "request": requests[start:start + MAX_REQUEST_OBJECTS]},
+                   account)["response"]]
     if settled:
         assert len(sandbox.advance(by="P2D")["subscriptions"]["started_subscriptions"]) == count
     sandbox.close()
-    subs = [r for r in answer["response"] if r["requesttypedescription"] == "SUBSCRIPTION"]
-    assert len(subs) == count and all(r["errorcode"] == "0" for r in answer["response"])
+    subs = [r for r in records if r["requesttypedescription"] == "SUBSCRIPTION"]
+    assert len(subs) == count and all(r["errorcode"] == "0" for r in records)
     return [(r["transactionreference"], date.fromisoformat(r["subscriptionbegindate"])) for r in subs]
 
 

@@ -12,21 +12,23 @@ import itertools
 import json
 import logging
 import threading
-import traceback
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterable, Mapping
 
+from ...interface.masking import mask_data, mask_pan
 from ...interface.requests import SINGLE_TYPES
 from ...interface.validation import errordata, request_types_of, validate_request
-from ...interface.wire import VERSION
+from ...interface.wire import PAN_PATTERN, VERSION
 from . import auth, cachetokens, cardstore, clock, engine, payments, query, settlement, subscriptions, threeds, update
 from .accounts import DEFAULT_ACCOUNT, Account, account_for_site, control_sites
 from .clock import CLOCK_TABLES, ISO, Clock
 from .context import Context, JobContext, Tables
-from .envelopes import answer_reference, envelope, error_record, request_error, usable_reference
-from .fault import Fault
+from .envelopes import (
+    answer_reference, envelope, error_record, request_error, too_many_objects, usable_reference,
+)
+from .fault import Fault, unknown_error
 from .sitedata import SiteTables, delete_sites
 from .store import Store
 
@@ -103,6 +105,8 @@ class Gateway:
             return request_error(Fault(30000, ["version"]), reference)
         if not isinstance(objects, list) or not objects:
             return request_error(Fault(30000, ["request"]), reference)
+        if too_many := too_many_objects(objects):
+            return request_error(too_many, reference)
         records: list[dict[str, Any]] = []
         for request in objects:
             records.extend(self._answer_object(request, account, origin, base_url))
@@ -128,10 +132,8 @@ class Gateway:
         try:
             return self._run_handlers(request, account, origin, base_url)
         except Exception as exc:  # a sandbox bug: nothing of the request object was kept (rolled back)
-            # Where and what, but not the message: it may quote request values such as card data.
-            log.error("request object failed with %s; answered 99999\n%s", type(exc).__name__,
-                      "".join(traceback.format_tb(exc.__traceback__)))
-            return [error_record(t, Fault(99999, [type(exc).__name__])) for t in types]
+            fault = unknown_error(exc)
+            return [error_record(t, fault) for t in types]
 
     def _run_handlers(self, request: dict[str, Any], account: Account, origin: str | None,
                       base_url: str) -> list[dict[str, Any]]:
@@ -258,11 +260,20 @@ def _tracked(running: dict[str, Any], progress: Progress | None) -> Progress:
 
 
 def _as_sent(types: Any) -> list[str]:
-    """`errordata` of a 60018: the request types as sent, or the field's name when none was."""
+    """`errordata` of a 60018: the request types as sent, or the field's name when none was.
+
+    Card numbers in them are masked, and each is cut short: errordata is shown and logged."""
     if types is None:
         return ["requesttypedescriptions"]
     sent = types if isinstance(types, list) else [types]
-    return [t if isinstance(t, str) else json.dumps(t) for t in sent]
+    texts = [t if isinstance(t, str) else json.dumps(mask_data(t)) for t in sent[:_TYPES_SHOWN]]
+    # Every card-number-like run, Luhn or not: no request type has one.
+    shown = [PAN_PATTERN.sub(lambda m: mask_pan(m.group()), t) for t in texts]
+    return [t if len(t) <= _TYPE_CHARS_SHOWN else t[:_TYPE_CHARS_SHOWN - 3] + "..." for t in shown]
+
+
+_TYPES_SHOWN = 10
+_TYPE_CHARS_SHOWN = 60
 
 
 def _merge(into: dict[str, Any], part: Mapping[str, Any]) -> None:

@@ -9,6 +9,8 @@ from ...interface.validation import check_value
 from ...interface.wire import VERSION
 from .fault import Fault
 
+MAX_REQUEST_OBJECTS = 100  # request objects in one envelope: an envelope is answered as one unit of work
+
 _ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
 _SECRAND_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -61,3 +63,11 @@ def envelope(records: list[dict[str, Any]], requestreference: str | None = None)
 def request_error(fault: Fault, requestreference: str | None = None) -> dict[str, Any]:
     """A whole-request failure: one record with `requesttypedescription` ERROR."""
     return envelope([error_record("ERROR", fault)], requestreference)
+
+
+def too_many_objects(objects: list[Any]) -> Fault | None:
+    """The fault of an envelope with more request objects than the sandbox answers at once."""
+    if len(objects) <= MAX_REQUEST_OBJECTS:
+        return None
+    return Fault(30000, ["request", f"at most {MAX_REQUEST_OBJECTS} request objects in one envelope "
+                                   f"(got {len(objects)})"])

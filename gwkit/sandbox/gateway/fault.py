@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import traceback
+
 from ...interface.codes import message_of
 
 
@@ -19,3 +23,24 @@ class Fault(Exception):
 
 def invalid_field(*names: str) -> Fault:
     return Fault(30000, list(names))
+
+
+def unknown_error(exc: BaseException) -> Fault:
+    """A sandbox bug, answered 99999 with a short reference; the traceback is logged under it."""
+    reference = log_internal_error(exc, "answered 99999")
+    return Fault(99999, [f"reference {reference} (the sandbox's log has the details)"])
+
+
+def log_internal_error(exc: BaseException, answered: str) -> str:
+    """Log a sandbox bug under a new short reference (`E-` and 8 letters and digits) and return it.
+
+    The exception's message is neither logged nor shown: it may quote request values such as card
+    data. Its class and the frames say where to look."""
+    reference = "E-" + "".join(_REFERENCE_ALPHABET[byte % len(_REFERENCE_ALPHABET)] for byte in os.urandom(8))
+    log.error("internal error %s: %s (%s)\n%s", reference, type(exc).__name__, answered,
+              "".join(traceback.format_tb(exc.__traceback__)).rstrip())
+    return reference
+
+
+_REFERENCE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
+log = logging.getLogger("gwkit.sandbox")

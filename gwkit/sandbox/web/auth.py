@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import binascii
 from typing import Mapping
 
 from ..gateway.accounts import Account
@@ -17,7 +16,7 @@ def authenticate(accounts: Mapping[str, Account], headers: Mapping[str, str]) ->
         return None
     try:
         username, _, password = base64.b64decode(encoded, validate=True).decode("utf-8").partition(":")
-    except (binascii.Error, UnicodeDecodeError):
+    except ValueError:  # not base64 (binascii.Error), not ASCII, or not UTF-8 (UnicodeDecodeError)
         return None
     account = accounts.get(username)
     return account if account and account.password_matches(password) else None

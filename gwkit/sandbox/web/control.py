@@ -34,7 +34,7 @@ from typing import Any
 from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.clock import ISO, ClockError
 from ..gateway.snapshots import SnapshotNotFound
-from ..http import SandboxRequest, SandboxResponse
+from ..http import BodyError, SandboxRequest, SandboxResponse
 from .auth import authenticate, unauthorised
 from .fault_controls import FaultControls
 from .served import Served
@@ -54,8 +54,8 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
                                      "endpoints": endpoints}, status=404)
     try:
         payload = request.json() if request.method == "POST" else {}
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return _bad_request("the body must be a JSON object")
+    except BodyError as error:
+        return SandboxResponse.bad_body(error, expected="a JSON object")
     if not isinstance(payload, dict):
         return _bad_request("the body must be a JSON object")
     try:

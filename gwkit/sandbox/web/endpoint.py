@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..gateway.accounts import Account
 from ..gateway.core import Gateway
 from ..gateway.envelopes import request_error, usable_reference
-from ..gateway.fault import Fault
-from ..http import SandboxRequest, SandboxResponse
+from ..gateway.fault import Fault, unknown_error
+from ..http import BodyError, SandboxRequest, SandboxResponse, read_json
 from .auth import authenticate, unauthorised
 from .cors import cors_headers, origin_rejected, rejected
 from .served import Served
@@ -37,23 +36,29 @@ def answer(gateway: Gateway, request: SandboxRequest) -> SandboxResponse:
     if account is None and "authorization" in request.headers:
         return unauthorised()
     try:
-        body = json.loads(request.body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        body = read_json(request.body)
+    except BodyError as error:
         if account is None:  # only an authenticated caller learns more than 401
             return unauthorised()
-        # The position only: the message of a JSON error may quote the body (card data).
-        if isinstance(exc, json.JSONDecodeError):
-            where = f"line {exc.lineno} column {exc.colno}"
-        else:
-            where = "not UTF-8"
         reference = usable_reference(request.headers.get("requestreference"))
-        return SandboxResponse.json(request_error(Fault(10205, [where]), reference))
+        return SandboxResponse.json(request_error(body_fault(error), reference))
     account = account or anonymous_account(gateway, body)
     if account is None:
         return unauthorised()
-    return SandboxResponse.json(gateway.process(body, account, origin=request.headers.get("origin"),
-                                                requestreference=request.headers.get("requestreference"),
-                                                base_url=request.base_url))
+    try:
+        return SandboxResponse.json(gateway.process(body, account, origin=request.headers.get("origin"),
+                                                    requestreference=request.headers.get("requestreference"),
+                                                    base_url=request.base_url))
+    except Exception as exc:  # a sandbox bug outside any request object: still the gateway's answer
+        reference = usable_reference(request.headers.get("requestreference"))
+        return SandboxResponse.json(request_error(unknown_error(exc), reference))
+
+
+def body_fault(error: BodyError) -> Fault:
+    """A body that is not JSON is 10205 Malformed JSON; one over a limit is 30000 naming where and the limit."""
+    if error.limit is None:
+        return Fault(10205, [error.what])
+    return Fault(30000, [error.where, error.what])
 
 
 def anonymous_account(gateway: Gateway, body: Any) -> Account | None:
@@ -65,8 +70,8 @@ def anonymous_account(gateway: Gateway, body: Any) -> Account | None:
     for obj in objects:
         if not isinstance(obj, dict) or obj.get("requesttypedescriptions") != ["CACHETOKENISE"]:
             return None
-        sites.add(obj.get("sitereference"))
-    if len(sites) != 1:
-        return None
-    site = sites.pop()
-    return gateway.account_for_site(site) if isinstance(site, str) else None
+        site = obj.get("sitereference")
+        if not isinstance(site, str):
+            return None
+        sites.add(site)
+    return gateway.account_for_site(sites.pop()) if len(sites) == 1 else None

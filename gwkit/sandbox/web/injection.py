@@ -15,7 +15,7 @@ from ...interface.codes import message_of
 from ...interface.wire import FAULT_HEADER
 from ..gateway.clock import ISO
 from ..gateway.envelopes import answer_reference, envelope
-from ..http import JSON_HEADERS, SandboxRequest, SandboxResponse
+from ..http import JSON_HEADERS, BodyError, SandboxRequest, SandboxResponse, read_json
 from . import faultlog
 from .auth import authenticate
 from .endpoint import anonymous_account
@@ -58,8 +58,8 @@ def target_of(sandbox: Served, request: SandboxRequest) -> Target | None:
     """The site a gateway request is for, its request types and amounts; None when no account is known
     (wrong credentials: the 401 is never faulted). Several sites in one envelope: the first by name."""
     try:
-        body = json.loads(request.body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        body = read_json(request.body)
+    except BodyError:
         body = None
     account = authenticate(sandbox.gateway.accounts, request.headers)
     if account is None and "authorization" not in request.headers:

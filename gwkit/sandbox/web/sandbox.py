@@ -14,9 +14,10 @@ from typing import Any, Callable, Iterable
 from ..gateway.accounts import Account
 from ..gateway.clock import Clock
 from ..gateway.core import Gateway
+from ..gateway.fault import log_internal_error
 from ..gateway.snapshots import Snapshots
 from ..gateway.store import Store
-from ..http import SandboxRequest, SandboxResponse
+from ..http import BodyError, SandboxRequest, SandboxResponse
 from . import faultlog, merchant
 from .fault_controls import FaultControls
 from .faults import FaultBook
@@ -66,7 +67,12 @@ class Sandbox:
         if route is None:
             return secured(SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"},
                                                 status=404))
-        return secured(unsupported_body(route, request) or route.page(self, request))
+        try:
+            return secured(unsupported_body(route, request) or route.page(self, request))
+        except BodyError as error:  # a page read a body that cannot or may not be read
+            return secured(SandboxResponse.bad_body(error))
+        except Exception as exc:  # a sandbox bug: an answer the caller can report, and the connection stays
+            return secured(internal_error(exc))
 
     def snapshots_of(self, account: Account) -> Snapshots:
         """The snapshots an account saved, covering its sites (an operator's: every site;
@@ -108,6 +114,13 @@ class Sandbox:
 
     def close(self) -> None:
         self.gateway.close()
+
+
+def internal_error(exc: Exception) -> SandboxResponse:
+    reference = log_internal_error(exc, "answered HTTP 500")
+    return SandboxResponse.json({"error": "internal error", "reference": reference,
+                                 "detail": "a bug of the sandbox; its log has the details under this reference"},
+                                status=500)
 
 
 def too_large(limit_bytes: int) -> SandboxResponse:
