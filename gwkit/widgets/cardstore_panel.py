@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import cardstore
 from ..report.cardstore import cards_frame
+from ..report.people import for_people
 from ..types import GatewayClient
 from .form import RequestForm, form_opener
 from .guard import guarded
@@ -98,9 +99,8 @@ class CardStorePanel(widgets.VBox):
     def _table_html(self) -> str:
         if self.frame.empty:
             return "<i>No stored cards yet: store one with the form above.</i>"
-        shown = self.frame[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)
-        shown["Active"] = shown["Active"].map({True: "yes", False: "no"})
-        return shown.to_html(index=False, na_rep="", classes="gwkit-cardstore-table", border=0)
+        shown = for_people(self.frame[list(TABLE_COLUMNS)]).rename(columns=TABLE_COLUMNS)
+        return shown.to_html(index=False, classes="gwkit-cardstore-table", border=0)
 
     # -- actions -----------------------------------------------------------------------------
     def _chosen(self) -> str:

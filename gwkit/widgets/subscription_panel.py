@@ -24,6 +24,8 @@ import ipywidgets as widgets
 import pandas as pd
 from IPython.display import display
 
+from ..interface.currency import format_money
+from ..report.people import for_people
 from ..report.subscriptions import STATE_COLOURS, payments_frame, schedule_frame
 from ..subscription import STATE_MEANINGS, Subscription
 from ..types import GatewayClient
@@ -37,11 +39,7 @@ SCHEDULE_ROWS = 6
 def frame_html(frame: pd.DataFrame, empty: str) -> str:
     if frame.empty:
         return f"<i>{html.escape(empty)}</i>"
-    shown = frame.copy()
-    for column in shown.columns:
-        if pd.api.types.is_datetime64_any_dtype(shown[column]):
-            shown[column] = shown[column].dt.strftime("%Y-%m-%d")
-    return shown.to_html(index=False, na_rep="", classes="gwkit-table", border=0)
+    return for_people(frame).to_html(index=False, classes="gwkit-table", border=0)
 
 
 class SubscriptionPanel(widgets.VBox):
@@ -164,7 +162,7 @@ class SubscriptionPanel(widgets.VBox):
                   f"(errorcode {sub.auth.get('errorcode') if sub.auth else '?'}, settlestatus "
                   f"{sub.auth.get('settlestatus') if sub.auth else '?'})"),
                  ("transactionactive", record.get("transactionactive")),
-                 ("Amount", f"{record.get('baseamount')} {record.get('currencyiso3a')} (base units)"),
+                 ("Amount", format_money(record.get("baseamount") or 0, record.get("currencyiso3a"))),
                  ("Every", f"{record.get('subscriptionfrequency')} month(s) from {record.get('subscriptionbegindate')}"),
                  ("Next payment number", record.get("subscriptionnumber")),
                  ("Final number", f"{record.get('subscriptionfinalnumber')} (0: no end)")]

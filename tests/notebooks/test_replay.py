@@ -50,7 +50,9 @@ def normalised(outputs: list, state: dict, tmp_path: Path, name: str) -> str:
     * the widget model ids: random per widget, replaced by their order of creation;
     * the loopback port the sandbox listens on (the connection cell);
     * the sandbox clock, i.e. wall-clock time: the "Sandbox clock" row of the connection cell, the
-      "from"/"to" of `gw.sandbox.advance`, and the elapsed milliseconds of the answer widget;
+      "from"/"to" of `gw.sandbox.advance`, and the elapsed milliseconds of the answer widget and of a
+      response shown as HTML;
+    * the element ids of interactive tables (itables makes a random one per table);
     * the journal and sandbox database paths (one per run here, to count each run's exchanges; the
       notebook's own sandbox sits beside the run's, as `sandbox-<run>-01_quickstart.db`);
     * "recording to" / "replaying", which is the point;
@@ -69,7 +71,8 @@ def normalised(outputs: list, state: dict, tmp_path: Path, name: str) -> str:
     text = re.sub(r"(Sandbox clock</th><td style='text-align:left'>)[\d: -]+", r"\1<clock>", text)
     text = re.sub(r"('from': '|'to': ')[\dT:-]+'", r"\1<clock>'", text)
     text = re.sub(r"moved from [\dT:-]+ to [\dT:-]+; settlement settled \d+", "moved <clock>; settled <n>", text)
-    text = re.sub(r"( in )\d+( ms)", r"\1<elapsed>\2", text)
+    text = re.sub(r"( in |, )\d+( ms)", r"\1<elapsed>\2", text)
+    text = re.sub(r"itables_[0-9a-f_]{36}", "itables_<table id>", text)
     text = text.replace(f"journal-{name}.db", "journal-<run>.db").replace(f"sandbox-{name}-", "sandbox-<run>-")
     return re.sub(r"recording to |replaying ", "<mode> ", text)
 

@@ -98,8 +98,8 @@ def test_query_paged_pages_past_500_records(gw, sandbox):
 
 def test_query_paged_says_when_one_day_holds_too_many(gw, sandbox):
     requests = [subscription_request(gw, i) for i in range(501)]
-    for start in range(0, 501, 167):  # under the sandbox's 1 MB request limit
-        gw.send(requests[start:start + 167]).raise_for_errors()
+    for start in range(0, 501, 100):  # the sandbox takes at most 100 request objects per envelope
+        gw.send(requests[start:start + 100]).raise_for_errors()
     sandbox.advance(to="2026-01-16T09:00:00")  # 501 payments on January 15
     with pytest.raises(GwkitError, match="narrow the filter"):
         query_paged(gw, {"accounttypedescription": "RECUR"})

@@ -62,7 +62,7 @@ def test_create_then_walk_the_life_cycle_with_the_clock(panel, sandbox):
     panel.day_button.click()  # caught up: payments 3 and 4, then the final number stops it
     assert panel.last_report["caught_up"] == 2 and panel.last_report["stopped_subscriptions"] == [sub.reference]
     assert rows(panel) == 3 and sub.state == "stopped" and "No payment to come" in panel.schedule.value
-    assert panel.payments.value.count(">2000<") == 2  # the later payments have the new amount
+    assert panel.payments.value.count(">£20.00<") == 2  # the later payments have the new amount, in pounds
 
     panel.final_number.value = 6
     panel.final_button.click()
