@@ -2,7 +2,8 @@
 
 Each request object is validated with the spec tables (the same code as the client), then each
 of its request types is answered, in order, by the handler the handler modules list for it. A
-request object is processed in one write transaction; a refused request type (a `Fault`) is rolled
+request object is processed in one write transaction (one that only queries, in a read
+transaction, so it never holds up a payment); a refused request type (a `Fault`) is rolled
 back to a savepoint, so nothing of a rejected request is kept.
 """
 
@@ -49,6 +50,7 @@ class Gateway:
         self.clock = Clock(self.store, clock_start)
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
         self.advance_lock = threading.Lock()  # held by advance and by snapshot restores
+        self._stopping = threading.Event()  # set by stop_work: long runs end at their next day
         for job in self.daily_jobs:
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.today().isoformat())
         self.run_due_jobs()  # catch up work a killed run left undone
@@ -115,9 +117,12 @@ class Gateway:
     def _run_handlers(self, request: dict[str, Any], account: Account, origin: str | None,
                       base_url: str) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
-        with self.store.write() as conn:
+        request_types = request_types_of(request["requesttypedescriptions"])
+        # A query changes nothing: it reads one consistent view while payments go on being written.
+        reads_only = all(t.key in self.tables.read_only for t in request_types)
+        with self.store.read() if reads_only else self.store.write() as conn:
             ctx = Context(self.store, self.tables, conn, account, self.clock.now(), origin, base_url)
-            for request_type in request_types_of(request["requesttypedescriptions"]):
+            for request_type in request_types:
                 handler = self.tables.request_handlers.get(request_type.key)
                 if handler is None:
                     records.extend(error_record(t, Fault(60018, [t])) for t in request_type.types)
@@ -156,7 +161,13 @@ class Gateway:
         marks = {job.name: date.fromisoformat(self.store.meta_get(f"job:{job.name}:through")
                                               or today.isoformat()) for job in self.daily_jobs}
         day = min(marks.values(), default=today) + timedelta(days=1)
+        if day < today:
+            log.info("running the daily jobs for %d days, %s to %s", (today - day).days + 1, day, today)
         while day <= today:
+            if self._stopping.is_set():  # what ran is committed; the rest runs at the next start
+                log.info("daily jobs stopped before %s: the sandbox is stopping", day)
+                report["stopped_before"] = day.isoformat()
+                break
             for job in self.daily_jobs:
                 if marks[job.name] < day:
                     _merge(report.setdefault(job.name, {}), job.run(job_context, day) or {})
@@ -182,7 +193,12 @@ class Gateway:
         return {"status": "ok", "now": self.clock.now().strftime(ISO), "transactions": count,
                 "database": str(self.store.path)}
 
+    def stop_work(self) -> None:
+        """Make a long run of daily jobs end after the day it is on (the server is stopping)."""
+        self._stopping.set()
+
     def close(self) -> None:
+        self.stop_work()
         self.store.close()
 
 
