@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sqlite3
 import sys
@@ -12,6 +13,18 @@ SANDBOX_HELP = """Run the sandbox gateway on a loopback port until Ctrl-C.
 
 It prints the base URL, the user name, password and site reference to use. Data is kept in
 --db (SQLite, WAL) with the card encryption key beside it, and survives restarts."""
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
+        return value
+    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,6 +37,15 @@ def main(argv: list[str] | None = None) -> int:
                          help="database file (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db)")
     sandbox.add_argument("--accounts", type=Path, default=None,
                          help="TOML file of web services users and their site references")
+    limits = sandbox.add_argument_group("limits (see docs/sandbox.md)")
+    limits.add_argument("--max-connections", type=_positive(int), default=None, metavar="N",
+                        help="open connections served at once; beyond, 503 (default 200)")
+    limits.add_argument("--keep-alive", type=_positive(float), default=None, metavar="SECONDS",
+                        help="an idle connection is closed after this (default 15)")
+    limits.add_argument("--header-timeout", type=_positive(float), default=None, metavar="SECONDS",
+                        help="a request head must arrive within this, or the connection is closed (default 10)")
+    limits.add_argument("--threads", type=_positive(int), default=None, metavar="N",
+                        help="worker threads for requests (default 8)")
     args = parser.parse_args(argv)
     if args.command == "sandbox":
         return run_sandbox(args)
@@ -62,7 +84,8 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"  password:         {account.password}")
         print(f"  site references:  {', '.join(account.sitereferences)}")
     print("Press Ctrl-C to stop.", flush=True)
-    server = sb.web.server.server_for(sandbox, log_level="info")
+    _log_to_stderr()
+    server = sb.web.server.server_for(sandbox, log_level="info", limits=_limits(sb.ServerLimits, args))
     previous_sigterm = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         server.run(sockets=[sock])  # uvicorn stops on SIGINT and SIGTERM, then re-raises the signal
@@ -74,6 +97,21 @@ def run_sandbox(args: argparse.Namespace) -> int:
         sock.close()
     print("gwkit sandbox stopped.", flush=True)
     return 0
+
+
+def _limits(limits_class, args: argparse.Namespace):
+    given = {"max_connections": args.max_connections, "keep_alive_seconds": args.keep_alive,
+             "header_read_seconds": args.header_timeout, "threads": args.threads}
+    return limits_class(**{name: value for name, value in given.items() if value is not None})
+
+
+def _log_to_stderr() -> None:
+    """The sandbox's own log (internal errors with their reference, long clock moves) on stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s:  gwkit.sandbox: %(message)s"))
+    logger = logging.getLogger("gwkit.sandbox")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
 
 
 class _Stopped(Exception):
