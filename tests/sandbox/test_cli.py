@@ -185,7 +185,8 @@ def test_a_missing_accounts_file_and_a_busy_port_are_clear_errors(run, tmp_path)
     assert sandbox.stop()[0] == 0
 
 
-def test_sigterm_during_a_long_clock_move_stops_the_server_and_keeps_the_days_it_ran(run, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_days_it_ran(run, tmp_path, sig):
     db = tmp_path / "cli.db"
     sandbox = run("--port", "0", "--db", str(db))
     banner = sandbox.banner()
@@ -201,7 +202,7 @@ def test_sigterm_during_a_long_clock_move_stops_the_server_and_keeps_the_days_it
 
     threading.Thread(target=advance, daemon=True).start()
     sandbox.until(r"running the daily jobs for 7305 days")  # logged as the long run starts
-    code, output = sandbox.stop(signal.SIGTERM)
+    code, output = sandbox.stop(sig)
 
     assert code == 0 and "gwkit sandbox stopped." in output
     assert "daily jobs stopped before" in output and "Traceback" not in output
