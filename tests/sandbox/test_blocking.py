@@ -22,6 +22,7 @@ import pytest
 import gwkit.sandbox
 from gwkit.sandbox import ServerLimits
 from gwkit.sandbox.gateway.context import DailyJob
+from gwkit.sandbox.gateway.store import Store
 from support.sandbox import CLOCK, VISA, Gateway, card_auth, query_request
 
 BOUND = 30  # seconds: an upper bound so a broken server fails the test instead of hanging it
@@ -277,3 +278,19 @@ def test_connections_beyond_the_bound_get_503_and_those_within_it_are_served(ser
     finally:
         for sock in opened:
             sock.close()
+
+
+def test_a_write_opened_inside_another_on_the_same_thread_is_refused_and_nothing_is_kept(db_path):
+    store = Store(db_path)
+    try:
+        with pytest.raises(RuntimeError, match="inside another"):
+            with store.write() as conn:
+                store.meta_set(conn, "written", "yes")
+                with store.write():
+                    pass  # pragma: no cover - refused before it opens
+        assert store.meta_get("written") is None
+        with store.write() as conn:  # the turn was given back
+            store.meta_set(conn, "written", "later")
+        assert store.meta_get("written") == "later"
+    finally:
+        store.close()

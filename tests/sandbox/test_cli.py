@@ -215,3 +215,12 @@ def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_d
     # Stopped part way: each job is through a day between the start and the target (the rest runs at
     # the next start), and every day it ran is committed.
     assert all(started[job] <= day < target for job, day in ran.items() if job in started), (started, ran)
+
+
+@pytest.mark.parametrize("option, value", [("--max-connections", "0"), ("--keep-alive", "-1"),
+                                           ("--header-timeout", "soon"), ("--threads", "0")])
+def test_a_bad_limit_is_a_clear_error_naming_the_option(tmp_path, option, value):
+    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--db", str(tmp_path / "x.db"), option, value],
+                            capture_output=True, text=True, timeout=STARTUP_TIMEOUT)
+    assert result.returncode == 2 and option in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.db").exists()
