@@ -10,10 +10,12 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import os
 import socket
 import sqlite3
 import threading
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -294,3 +296,35 @@ def test_a_write_opened_inside_another_on_the_same_thread_is_refused_and_nothing
         assert store.meta_get("written") == "later"
     finally:
         store.close()
+
+
+def open_files(path) -> int:
+    """How many of this process's file descriptors are open on `path` (Linux: /proc/self/fd)."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if _target(fd) == str(path))
+
+
+def _target(fd: Path) -> str | None:
+    try:
+        return os.readlink(fd)
+    except OSError:  # closed meanwhile
+        return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts file descriptors through /proc")
+def test_connections_of_finished_threads_are_closed_so_descriptors_do_not_run_out(db_path):
+    store = Store(db_path)
+    try:
+        def query_once() -> None:
+            store.meta_get("clock")
+
+        for _ in range(20):  # one short-lived thread after another, as a notebook's callbacks come and go
+            thread = threading.Thread(target=query_once)
+            thread.start()
+            thread.join()
+        # Each new thread's connection closed the finished ones' (SQLite may keep a closed one's
+        # descriptor for reuse while the file is locked): a few, not one per thread that ever ran.
+        assert open_files(db_path) <= 4
+    finally:
+        store.close()
+    assert open_files(db_path) == 0

@@ -118,7 +118,7 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.vault = Vault.beside(self.path)
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections: dict[threading.Thread, sqlite3.Connection] = {}  # each thread's own
         self._lock = threading.Lock()
         self._turns = WriteTurns()
         self._prefix: str | None = None  # of transaction references: set once per database
@@ -142,8 +142,14 @@ class Store:
             conn.execute("PRAGMA wal_autocheckpoint=16384")  # daily runs write many pages: checkpoint per 64 MB
             self._local.conn = conn
             with self._lock:
-                self._connections.append(conn)
+                self._close_finished_threads_connections()
+                self._connections[threading.current_thread()] = conn
         return conn
+
+    def _close_finished_threads_connections(self) -> None:
+        """Threads come and go (a notebook's, a client's): a finished one's connection is closed, not kept open."""
+        for thread in [t for t in self._connections if not t.is_alive()]:
+            self._connections.pop(thread).close()
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -181,7 +187,7 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
-            for conn in self._connections:
+            for conn in self._connections.values():
                 try:
                     conn.close()
                 except sqlite3.ProgrammingError:  # pragma: no cover - closed from its own thread
