@@ -93,8 +93,19 @@ class WriteTurns:
             turn = threading.Lock()
             turn.acquire()
             self._waiting.append(turn)
-        turn.acquire()  # released by the writer before us, who made us the holder
+        try:
+            turn.acquire()  # released by the writer before us, who made us the holder
+        except BaseException:  # Ctrl-C in a notebook while waiting: leave the queue, or pass the turn on
+            self._give_up(turn)
+            raise
         self._holder = me
+
+    def _give_up(self, turn: threading.Lock) -> None:
+        with self._mutex:
+            if turn in self._waiting:
+                self._waiting.remove(turn)
+                return
+        self.release()  # it was handed to us just as we gave up
 
     def release(self) -> None:
         with self._mutex:
