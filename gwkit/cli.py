@@ -66,12 +66,17 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"gwkit sandbox: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
     db = args.db or sb.default_db_path()
+    _log_to_stderr()  # from here: opening runs the days a stopped clock move left undone, and says so
     try:
         sandbox = sb.Sandbox(db, accounts=accounts)
     except (OSError, sqlite3.Error) as exc:
         sock.close()
         print(f"gwkit sandbox: cannot open the database {db}: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C while catching up: the days run so far are kept
+        sock.close()
+        print("gwkit sandbox stopped before serving.", flush=True)
+        return 130
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"gwkit sandbox listening on http://{shown}:{port}")
@@ -84,7 +89,6 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"  password:         {account.password}")
         print(f"  site references:  {', '.join(account.sitereferences)}")
     print("Press Ctrl-C to stop.", flush=True)
-    _log_to_stderr()
     server = sb.web.server.server_for(sandbox, log_level="info", limits=_limits(sb.ServerLimits, args))
     previous_sigterm = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
@@ -107,11 +111,17 @@ def _limits(limits_class, args: argparse.Namespace):
 
 def _log_to_stderr() -> None:
     """The sandbox's own log (internal errors with their reference, long clock moves) on stderr."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s:  gwkit.sandbox: %(message)s"))
     logger = logging.getLogger("gwkit.sandbox")
-    logger.addHandler(handler)
     logger.setLevel(logging.INFO)
+    if any(h.get_name() == _STDERR_HANDLER for h in logger.handlers):
+        return  # a second run in the same process
+    handler = logging.StreamHandler(sys.stderr)
+    handler.set_name(_STDERR_HANDLER)
+    handler.setFormatter(logging.Formatter("%(levelname)s:  gwkit.sandbox: %(message)s"))
+    logger.addHandler(handler)
+
+
+_STDERR_HANDLER = "gwkit sandbox stderr"
 
 
 class _Stopped(Exception):
