@@ -3,10 +3,9 @@ injection (injection.py): waits a latency out (asyncio.sleep: the event loop kee
 timed-out request until the client gives up, and closes the connection of a dropped answer, the one
 thing only a real server can do.
 
-Gateway work (SQLite, card encryption, JSON of big answers) never runs on the event loop: a slow
-request only takes one worker thread, and health checks and payments go on being answered. Clock
-moves and the other control actions have their own few threads, so a queue of them cannot take
-every worker. Each thread keeps its own SQLite connection (Store.connection); writes take turns.
+Gateway work (SQLite, card encryption, JSON of big answers) never runs on the event loop, and
+slow work never runs where quick work waits (`Workers`). Each thread keeps its own SQLite
+connection (Store.connection); writes take turns.
 """
 
 from __future__ import annotations
@@ -30,8 +29,9 @@ from .sandbox import Sandbox, too_large
 METHODS = ["GET", "POST", "OPTIONS", "PUT", "DELETE", "PATCH", "HEAD"]
 TIMEOUT_CAP_SECONDS = 600.0  # a timed-out request is held at most this long
 RAW_SEND = "gwkit.send"  # the server's own `send`, kept in the scope for closing a connection
-WORKER_THREADS = 8  # gateway requests, pages, health
+WORKER_THREADS = 4  # queries and large bodies
 CONTROL_THREADS = 2  # POST /_sandbox/*: clock moves, settle, reset, snapshots, faults
+QUICK_BODY_BYTES = 8192  # a larger body (many request objects) is answered with the slow work
 BODY_READ_SECONDS = 30.0  # a body not received in full by then is refused (408)
 log = logging.getLogger("gwkit.sandbox")
 
@@ -48,23 +48,35 @@ class NoAnswer(Response):
 
 
 class Workers:
-    """The threads the sandbox's work runs in: one pool for requests, a small one for control actions.
+    """The threads the sandbox's work runs in, by how long it may take.
+
+    - quick: one thread, for payments, updates, pages and health. Writes take turns anyway, and more
+      threads running Python at once only contend for the interpreter: one is the fastest.
+    - slow: `threads` for work whose length depends on the data (TRANSACTIONQUERY, large bodies),
+      so a big query never holds up a payment.
+    - control: `control_threads` for POST /_sandbox/* (clock moves, settle, reset, snapshots), so a
+      queue of clock moves never takes the threads payments and queries need.
 
     The threads live as long as the server, so each one's SQLite connection is opened once."""
 
     def __init__(self, threads: int = WORKER_THREADS, control_threads: int = CONTROL_THREADS):
-        self.requests = ThreadPoolExecutor(threads, thread_name_prefix="gwkit-sandbox")
+        self.quick = ThreadPoolExecutor(1, thread_name_prefix="gwkit-sandbox")
+        self.slow = ThreadPoolExecutor(threads, thread_name_prefix="gwkit-sandbox-slow")
         self.control = ThreadPoolExecutor(control_threads, thread_name_prefix="gwkit-control")
 
-    def pool_for(self, method: str, path: str) -> ThreadPoolExecutor:
-        return self.control if method == "POST" and path.startswith("/_sandbox/") else self.requests
+    def pool_for(self, request: SandboxRequest) -> ThreadPoolExecutor:
+        if request.method == "POST" and request.path.startswith("/_sandbox/"):
+            return self.control
+        if len(request.body) > QUICK_BODY_BYTES or b"TRANSACTIONQUERY" in request.body:
+            return self.slow
+        return self.quick
 
-    async def run(self, method: str, path: str, work: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self.pool_for(method, path), work, *args)
+    async def answer(self, sandbox: Sandbox, request: SandboxRequest) -> Outcome:
+        return await asyncio.get_running_loop().run_in_executor(self.pool_for(request), sandbox.answer, request)
 
     def shutdown(self) -> None:
         """Wait for the work under way (a clock move stops at its next day: Gateway.stop_work)."""
-        for pool in (self.requests, self.control):
+        for pool in (self.quick, self.slow, self.control):
             pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -89,7 +101,7 @@ def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
                 body = await asyncio.wait_for(_read_limited(request, sandbox.max_body_bytes), body_read_seconds)
             except asyncio.TimeoutError:
                 return _body_too_slow(body_read_seconds)
-            outcome = await workers.run(request.method, request.url.path, sandbox.answer, SandboxRequest(
+            outcome = await workers.answer(sandbox, SandboxRequest(
                 method=request.method, path=request.url.path,
                 headers={k.lower(): v for k, v in request.headers.items()}, body=body,
                 query=dict(request.query_params), base_url=f"{request.url.scheme}://{request.url.netloc}",
