@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import queue
 import secrets
+import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable
@@ -47,6 +49,47 @@ class NoAnswer(Response):
         return None
 
 
+class WorkerThread:
+    """One thread answering jobs in order: lighter than a one-thread executor (no concurrent
+    futures, one wake-up of the event loop per answer)."""
+
+    def __init__(self, name: str):
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, work: Callable[[Any], Any], argument: Any) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._jobs.put((loop, future, work, argument))
+        return future
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            loop, future, work, argument = job
+            try:
+                result, error = work(argument), None
+            except BaseException as exc:  # handed to the awaiting request
+                result, error = None, exc
+            try:
+                loop.call_soon_threadsafe(_settle, future, result, error)
+            except RuntimeError:  # the loop has closed: nobody is waiting
+                pass
+
+    def shutdown(self) -> None:
+        self._jobs.put(None)
+        self._thread.join()
+
+
+def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
 class Workers:
     """The threads the sandbox's work runs in, by how long it may take.
 
@@ -60,24 +103,26 @@ class Workers:
     The threads live as long as the server, so each one's SQLite connection is opened once."""
 
     def __init__(self, threads: int = WORKER_THREADS, control_threads: int = CONTROL_THREADS):
-        self.quick = ThreadPoolExecutor(1, thread_name_prefix="gwkit-sandbox")
+        self.quick = WorkerThread("gwkit-sandbox")
         self.slow = ThreadPoolExecutor(threads, thread_name_prefix="gwkit-sandbox-slow")
         self.control = ThreadPoolExecutor(control_threads, thread_name_prefix="gwkit-control")
 
-    def pool_for(self, request: SandboxRequest) -> ThreadPoolExecutor:
-        if request.method == "POST" and request.path.startswith("/_sandbox/"):
-            return self.control
-        if len(request.body) > QUICK_BODY_BYTES or b"TRANSACTIONQUERY" in request.body:
-            return self.slow
-        return self.quick
-
     async def answer(self, sandbox: Sandbox, request: SandboxRequest) -> Outcome:
-        return await asyncio.get_running_loop().run_in_executor(self.pool_for(request), sandbox.answer, request)
+        if request.method == "POST" and request.path.startswith("/_sandbox/"):
+            return await self._in(self.control, sandbox.answer, request)
+        if len(request.body) > QUICK_BODY_BYTES or b"TRANSACTIONQUERY" in request.body:
+            return await self._in(self.slow, sandbox.answer, request)
+        return await self.quick.submit(sandbox.answer, request)
+
+    @staticmethod
+    async def _in(pool: ThreadPoolExecutor, work: Callable[[Any], Any], argument: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(pool, work, argument)
 
     def shutdown(self) -> None:
         """Wait for the work under way (a clock move stops at its next day: Gateway.stop_work)."""
-        for pool in (self.quick, self.slow, self.control):
+        for pool in (self.slow, self.control):
             pool.shutdown(wait=True, cancel_futures=True)
+        self.quick.shutdown()
 
 
 def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
