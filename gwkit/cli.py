@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     limits.add_argument("--header-timeout", type=_positive(float), default=None, metavar="SECONDS",
                         help="a request head must arrive within this, or the connection is closed (default 10)")
     limits.add_argument("--threads", type=_positive(int), default=None, metavar="N",
-                        help="worker threads for requests (default 8)")
+                        help="threads for queries and large requests (default 4)")
     args = parser.parse_args(argv)
     if args.command == "sandbox":
         return run_sandbox(args)

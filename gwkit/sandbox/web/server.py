@@ -57,7 +57,7 @@ class ServerLimits:
     header_read_seconds: float = 10.0
     body_read_seconds: float = BODY_READ_SECONDS
     max_connections: int = 200  # beyond this, 503; well under the usual 1024 file descriptors
-    threads: int = WORKER_THREADS
+    threads: int = WORKER_THREADS  # for queries and large bodies (payments have their own thread)
 
 
 class SandboxConfig(uvicorn.Config):
