@@ -1,8 +1,8 @@
 """AUTH requests per second of the sandbox over loopback HTTP, against a minimal JSON endpoint.
 
 Both servers run in their own process with the same uvicorn settings (`gwkit.sandbox.web.server.
-uvicorn_config`): the sandbox answering real AUTH requests (validation, test acquirer, card
-encryption, an SQLite write per request), and a minimal Starlette app whose one route parses
+uvicorn_config`): the sandbox answering real AUTH requests in its worker threads (validation, test
+acquirer, card encryption, an SQLite write per request), and a minimal Starlette app whose one route parses
 the body and answers a fixed JSON record. The load comes from this process: at each concurrency
 level, that many threads each post over one keep-alive httpx connection until the bounded
 number of requests is done. Rounds alternate which server goes first; the median is reported.
@@ -62,18 +62,17 @@ def minimal_app():
 def serve(kind: str, db: str | None) -> None:
     import uvicorn
 
-    from gwkit.sandbox.web.server import bind, uvicorn_config
+    from gwkit.sandbox.web.server import bind, server_for, uvicorn_config
 
     if kind == "sandbox":
         from gwkit.sandbox import Sandbox
-        from gwkit.sandbox.web.app import create_app
 
-        app = create_app(Sandbox(db))
+        server = server_for(Sandbox(db))  # gateway work in its worker threads, as `gwkit sandbox` runs it
     else:
-        app = minimal_app()
+        server = uvicorn.Server(uvicorn_config(minimal_app()))
     sock = bind("127.0.0.1", 0)
     print(f"{READY}http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
-    uvicorn.Server(uvicorn_config(app)).run(sockets=[sock])
+    server.run(sockets=[sock])
 
 
 class Server:

@@ -15,6 +15,18 @@ It prints the base URL, the user name, password and site reference to use. Data 
 --db (SQLite, WAL) with the card encryption key beside it, and survives restarts."""
 
 
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
+        return value
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gwkit", description="gwkit: a payment gateway toolkit")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -25,6 +37,15 @@ def main(argv: list[str] | None = None) -> int:
                          help="database file (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db)")
     sandbox.add_argument("--accounts", type=Path, default=None,
                          help="TOML file of web services users and their site references")
+    limits = sandbox.add_argument_group("limits (see docs/sandbox.md)")
+    limits.add_argument("--max-connections", type=_positive(int), default=None, metavar="N",
+                        help="open connections served at once; beyond, 503 (default 200)")
+    limits.add_argument("--keep-alive", type=_positive(float), default=None, metavar="SECONDS",
+                        help="an idle connection is closed after this (default 15)")
+    limits.add_argument("--header-timeout", type=_positive(float), default=None, metavar="SECONDS",
+                        help="a request head must arrive within this, or the connection is closed (default 10)")
+    limits.add_argument("--threads", type=_positive(int), default=None, metavar="N",
+                        help="threads for queries and large requests (default 4)")
     args = parser.parse_args(argv)
     if args.command == "sandbox":
         return run_sandbox(args)
@@ -45,12 +66,17 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"gwkit sandbox: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
     db = args.db or sb.default_db_path()
+    _log_to_stderr()  # from here: opening runs the days a stopped clock move left undone, and says so
     try:
         sandbox = sb.Sandbox(db, accounts=accounts)
     except (OSError, sqlite3.Error) as exc:
         sock.close()
         print(f"gwkit sandbox: cannot open the database {db}: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C while catching up: the days run so far are kept
+        sock.close()
+        print("gwkit sandbox stopped before serving.", flush=True)
+        return 130
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"gwkit sandbox listening on http://{shown}:{port}")
@@ -63,8 +89,7 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"  password:         {account.password}")
         print(f"  site references:  {', '.join(account.sitereferences)}")
     print("Press Ctrl-C to stop.", flush=True)
-    _log_to_stderr("gwkit.sandbox")
-    server = sb.web.server.server_for(sandbox, log_level="info")
+    server = sb.web.server.server_for(sandbox, log_level="info", limits=_limits(sb.ServerLimits, args))
     previous_sigterm = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         server.run(sockets=[sock])  # uvicorn stops on SIGINT and SIGTERM, then re-raises the signal
@@ -78,13 +103,25 @@ def run_sandbox(args: argparse.Namespace) -> int:
     return 0
 
 
-def _log_to_stderr(name: str) -> None:
-    """The sandbox's own log (internal errors under their 99999 reference) on stderr."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    logger = logging.getLogger(name)
-    logger.addHandler(handler)
+def _limits(limits_class, args: argparse.Namespace):
+    given = {"max_connections": args.max_connections, "keep_alive_seconds": args.keep_alive,
+             "header_read_seconds": args.header_timeout, "threads": args.threads}
+    return limits_class(**{name: value for name, value in given.items() if value is not None})
+
+
+def _log_to_stderr() -> None:
+    """The sandbox's own log (internal errors with their reference, long clock moves) on stderr."""
+    logger = logging.getLogger("gwkit.sandbox")
     logger.setLevel(logging.INFO)
+    if any(h.get_name() == _STDERR_HANDLER for h in logger.handlers):
+        return  # a second run in the same process
+    handler = logging.StreamHandler(sys.stderr)
+    handler.set_name(_STDERR_HANDLER)
+    handler.setFormatter(logging.Formatter("%(levelname)s:  gwkit.sandbox: %(message)s"))
+    logger.addHandler(handler)
+
+
+_STDERR_HANDLER = "gwkit sandbox stderr"
 
 
 class _Stopped(Exception):

@@ -13,11 +13,11 @@ from .gateway.accounts import DEFAULT_ACCOUNT, Account, AccountsError, load_acco
 from .gateway.clock import ClockError
 from .http import SandboxRequest, SandboxResponse
 from .web.sandbox import Sandbox
-from .web.server import SandboxHandle, default_db_path, start
+from .web.server import SandboxHandle, ServerLimits, default_db_path, start
 from .web.transport import AsyncSandboxTransport, SandboxTransport
 
 __all__ = [
     "DEFAULT_ACCOUNT", "Account", "AccountsError", "AsyncSandboxTransport", "ClockError", "Sandbox",
-    "SandboxHandle", "SandboxRequest", "SandboxResponse", "SandboxTransport", "default_db_path",
+    "SandboxHandle", "SandboxRequest", "SandboxResponse", "SandboxTransport", "ServerLimits", "default_db_path",
     "load_accounts", "start",
 ]

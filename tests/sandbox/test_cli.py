@@ -6,6 +6,7 @@ import queue
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -183,3 +184,44 @@ def test_a_missing_accounts_file_and_a_busy_port_are_clear_errors(run, tmp_path)
                           capture_output=True, text=True, timeout=STARTUP_TIMEOUT, cwd=tmp_path)
     assert busy.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr
     assert sandbox.stop()[0] == 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_days_it_ran(run, tmp_path, sig):
+    db = tmp_path / "cli.db"
+    sandbox = run("--port", "0", "--db", str(db))
+    banner = sandbox.banner()
+    with sqlite3.connect(db) as conn:
+        started = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'job:%:through'").fetchall())
+
+    def advance() -> None:  # its answer is not awaited: the server stops under it
+        try:
+            httpx.post(f"{banner['url']}/_sandbox/clock/advance", json={"by": "P20Y"},
+                       auth=(banner["user"], banner["password"]), timeout=STARTUP_TIMEOUT)
+        except httpx.HTTPError:
+            pass
+
+    threading.Thread(target=advance, daemon=True).start()
+    sandbox.until(r"running the daily jobs for 7305 days")  # logged as the long run starts
+    code, output = sandbox.stop(sig)
+
+    assert code == 0 and "gwkit sandbox stopped." in output
+    assert "daily jobs stopped before" in output and "Traceback" not in output
+    with sqlite3.connect(db) as conn:  # the database opens again, whole, with the days that ran
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        clock = conn.execute("SELECT value FROM meta WHERE key = 'clock'").fetchone()[0]
+        ran = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'job:%:through'").fetchall())
+    target = clock[:10]
+    assert target.startswith(str(int(started["job:settlement:through"][:4]) + 20))  # the move itself was made
+    # Stopped part way: each job is through a day between the start and the target (the rest runs at
+    # the next start), and every day it ran is committed.
+    assert all(started[job] <= day < target for job, day in ran.items() if job in started), (started, ran)
+
+
+@pytest.mark.parametrize("option, value", [("--max-connections", "0"), ("--keep-alive", "-1"),
+                                           ("--header-timeout", "soon"), ("--threads", "0")])
+def test_a_bad_limit_is_a_clear_error_naming_the_option(tmp_path, option, value):
+    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--db", str(tmp_path / "x.db"), option, value],
+                            capture_output=True, text=True, timeout=STARTUP_TIMEOUT)
+    assert result.returncode == 2 and option in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.db").exists()

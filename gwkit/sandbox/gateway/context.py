@@ -36,6 +36,7 @@ class Tables:
     - PARENT_RULES: request type of a parent record -> fn(ctx, row, request) -> Card
     - UPDATE_RULES: request type of an updated record -> fn(ctx, row, updates) -> changes
     - DAILY_JOBS: DailyJob, run in their order; SCHEMA: the module's tables (SQL)
+    - READ_ONLY_REQUESTS: request type keys whose handlers only read (run in a read transaction)
     """
 
     request_handlers: dict[str, Callable[..., list[Record]]]
@@ -44,6 +45,7 @@ class Tables:
     update_rules: dict[str, Callable[..., Any]]
     daily_jobs: list[DailyJob]
     schemas: tuple[str, ...]
+    read_only: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, modules: Iterable[ModuleType]) -> "Tables":
@@ -56,7 +58,8 @@ class Tables:
                       key=lambda job: job.order)
         return cls(merged("REQUEST_HANDLERS"), merged("CARD_SOURCES"), merged("PARENT_RULES"),
                    merged("UPDATE_RULES"), jobs,
-                   tuple(module.SCHEMA for module in modules if hasattr(module, "SCHEMA")))
+                   tuple(module.SCHEMA for module in modules if hasattr(module, "SCHEMA")),
+                   frozenset(key for module in modules for key in getattr(module, "READ_ONLY_REQUESTS", ())))
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 Each request object is validated with the spec tables (the same code as the client), then each
 of its request types is answered, in order, by the handler the handler modules list for it. A
-request object is processed in one write transaction; a refused request type (a `Fault`) is rolled
+request object is processed in one write transaction (one that only queries, in a read
+transaction, so it never holds up a payment); a refused request type (a `Fault`) is rolled
 back to a savepoint, so nothing of a rejected request is kept.
 """
 
@@ -56,6 +57,7 @@ class Gateway:
         self.site_expressions = dict(site_expressions or {})
         self.clock = Clock(self.store, clock_start, self.default_account.sitereferences)
         self.advance_lock = threading.Lock()  # held by advance and by snapshot restores
+        self._stopping = threading.Event()  # set by stop_work: long runs end at their next day
         self._advances: dict[int, dict[str, Any]] = {}  # running advances, for GET /_sandbox/clock/progress
         self._advance_ids = itertools.count(1)
         for job in self.daily_jobs:  # where a site without marks of its own stands
@@ -139,10 +141,13 @@ class Gateway:
                       base_url: str) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
         site = request.get("sitereference")
-        with self.store.write() as conn:
+        request_types = request_types_of(request["requesttypedescriptions"])
+        # A query changes nothing: it reads one consistent view while payments go on being written.
+        reads_only = all(t.key in self.tables.read_only for t in request_types)
+        with self.store.read() if reads_only else self.store.write() as conn:
             now = self.clock.now(site if isinstance(site, str) and site else account.sitereferences[0])
             ctx = Context(self.store, self.tables, conn, account, now, origin, base_url)
-            for request_type in request_types_of(request["requesttypedescriptions"]):
+            for request_type in request_types:
                 handler = self.tables.request_handlers.get(request_type.key)
                 if handler is None:
                     records.extend(error_record(t, Fault(60018, [t])) for t in request_type.types)
@@ -202,7 +207,13 @@ class Gateway:
             return report
         cache: dict[str, Any] = {}
         day, last = min(behind) + timedelta(days=1), max(todays.values())
+        if day < last:
+            log.info("running the daily jobs for %d days, %s to %s", (last - day).days + 1, day, last)
         while day <= last:
+            if self._stopping.is_set():  # what ran is committed; the rest runs at the next start
+                log.info("daily jobs stopped before %s: the sandbox is stopping", day)
+                report["stopped_before"] = day.isoformat()
+                break
             if on_day is not None:
                 on_day(day)
             for job in self.daily_jobs:
@@ -244,7 +255,12 @@ class Gateway:
         return {"status": "ok", "now": self.clock.now().strftime(ISO), "transactions": count,
                 "database": str(self.store.path)}
 
+    def stop_work(self) -> None:
+        """Make a long run of daily jobs end after the day it is on (the server is stopping)."""
+        self._stopping.set()
+
     def close(self) -> None:
+        self.stop_work()
         self.store.close()
 
 

@@ -80,3 +80,4 @@ def handle_query(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 REQUEST_HANDLERS = {"TRANSACTIONQUERY": handle_query}
+READ_ONLY_REQUESTS = ("TRANSACTIONQUERY",)

@@ -17,6 +17,7 @@ import secrets
 import sqlite3
 import tempfile
 import threading
+from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
@@ -69,8 +70,57 @@ CREATE INDEX IF NOT EXISTS transactions_order ON transactions (orderreference);
 CREATE INDEX IF NOT EXISTS transactions_settle ON transactions (settlestatus, settleduedate);
 """
 
+class WriteTurns:
+    """Who writes next, in order of arrival: one writer at a time, handed over first come, first served.
+
+    SQLite allows one writer; its own busy wait is neither fair nor quick (it sleeps and retries), so
+    the threads of one process take turns here, and a long run of short writes (a clock move, day by
+    day) cannot starve a payment that is waiting. Other processes still meet the busy timeout.
+    """
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._waiting: deque[threading.Lock] = deque()
+        self._holder: int | None = None
+
+    def acquire(self) -> None:
+        me = threading.get_ident()
+        with self._mutex:
+            if self._holder == me:
+                raise RuntimeError("a write transaction was opened inside another one on the same thread")
+            if self._holder is None:
+                self._holder = me
+                return
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiting.append(turn)
+        try:
+            turn.acquire()  # released by the writer before us, who made us the holder
+        except BaseException:  # Ctrl-C in a notebook while waiting: leave the queue, or pass the turn on
+            self._give_up(turn)
+            raise
+        self._holder = me
+
+    def _give_up(self, turn: threading.Lock) -> None:
+        with self._mutex:
+            if turn in self._waiting:
+                self._waiting.remove(turn)
+                return
+        self.release()  # it was handed to us just as we gave up
+
+    def release(self) -> None:
+        with self._mutex:
+            if self._waiting:
+                self._holder = -1  # handed over: nobody else may take it meanwhile
+                self._waiting.popleft().release()
+            else:
+                self._holder = None
+
+
 class Store:
-    """A SQLite database shared by threads (one connection each) and by processes (WAL)."""
+    """A SQLite database shared by threads (one connection each) and by processes (WAL).
+
+    Writes take turns (`WriteTurns`); reads run in their own transactions beside them (WAL)."""
 
     def __init__(self, path: str | Path | None = None, *, schemas: Iterable[str] = ()):
         if path is None:
@@ -81,8 +131,9 @@ class Store:
         create_private(self.path)
         self.vault = Vault.beside(self.path)
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections: dict[threading.Thread, sqlite3.Connection] = {}  # each thread's own
         self._lock = threading.Lock()
+        self._turns = WriteTurns()
         self._prefix: str | None = None  # of transaction references: set once per database
         self._schemas = tuple(schemas)
         self.apply_schemas()
@@ -105,23 +156,34 @@ class Store:
             conn.execute("PRAGMA wal_autocheckpoint=16384")  # daily runs write many pages: checkpoint per 64 MB
             self._local.conn = conn
             with self._lock:
-                self._connections.append(conn)
+                self._close_finished_threads_connections()
+                self._connections[threading.current_thread()] = conn
         return conn
+
+    def _close_finished_threads_connections(self) -> None:
+        """Threads come and go (a notebook's, a client's): a finished one's connection is closed, not kept open."""
+        for thread in [t for t in self._connections if not t.is_alive()]:
+            self._connections.pop(thread).close()
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction (BEGIN IMMEDIATE): all of it is kept, or none of it."""
         conn = self.connection()
-        conn.execute("BEGIN IMMEDIATE")
+        self._turns.acquire()
         try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            self._turns.release()
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: one consistent view, without the write lock (writers go on meanwhile)."""
         conn = self.connection()
         conn.execute("BEGIN")
         try:
@@ -139,7 +201,7 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
-            for conn in self._connections:
+            for conn in self._connections.values():
                 try:
                     conn.close()
                 except sqlite3.ProgrammingError:  # pragma: no cover - closed from its own thread

@@ -1,15 +1,27 @@
-"""The Starlette app: hands every request to the Sandbox and acts on its fault injection (injection.py):
-waits a latency out (asyncio.sleep: the event loop keeps serving), holds a timed-out request until the
-client gives up, and closes the connection of a dropped answer, the one thing only a real server can do."""
+"""The Starlette app: hands every request to the Sandbox, in a worker thread, and acts on its fault
+injection (injection.py): waits a latency out (asyncio.sleep: the event loop keeps serving), holds a
+timed-out request until the client gives up, and closes the connection of a dropped answer, the one
+thing only a real server can do.
+
+Gateway work (SQLite, card encryption, JSON of big answers) never runs on the event loop, and
+slow work never runs where quick work waits (`Workers`). Each thread keeps its own SQLite
+connection (Store.connection); writes take turns.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import queue
+import secrets
+import threading
+import traceback
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable
 
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..http import SandboxRequest
@@ -19,6 +31,11 @@ from .sandbox import Sandbox, too_large
 METHODS = ["GET", "POST", "OPTIONS", "PUT", "DELETE", "PATCH", "HEAD"]
 TIMEOUT_CAP_SECONDS = 600.0  # a timed-out request is held at most this long
 RAW_SEND = "gwkit.send"  # the server's own `send`, kept in the scope for closing a connection
+WORKER_THREADS = 4  # queries and large bodies
+CONTROL_THREADS = 2  # POST /_sandbox/*: clock moves, settle, reset, snapshots, faults
+QUICK_BODY_BYTES = 8192  # a larger body (many request objects) is answered with the slow work
+BODY_READ_SECONDS = 30.0  # a body not received in full by then is refused (408)
+log = logging.getLogger("gwkit.sandbox")
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -32,14 +49,104 @@ class NoAnswer(Response):
         return None
 
 
-def create_app(sandbox: Sandbox) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+class WorkerThread:
+    """One thread answering jobs in order: lighter than a one-thread executor (no concurrent
+    futures, one wake-up of the event loop per answer)."""
+
+    def __init__(self, name: str):
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, work: Callable[[Any], Any], argument: Any) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._jobs.put((loop, future, work, argument))
+        return future
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            loop, future, work, argument = job
+            try:
+                result, error = work(argument), None
+            except BaseException as exc:  # handed to the awaiting request
+                result, error = None, exc
+            try:
+                loop.call_soon_threadsafe(_settle, future, result, error)
+            except RuntimeError:  # the loop has closed: nobody is waiting
+                pass
+
+    def shutdown(self) -> None:
+        self._jobs.put(None)
+        self._thread.join()
+
+
+def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+class Workers:
+    """The threads the sandbox's work runs in, by how long it may take.
+
+    - quick: one thread, for payments, updates, pages and health. Writes take turns anyway, and more
+      threads running Python at once only contend for the interpreter: one is the fastest.
+    - slow: `threads` for work whose length depends on the data (TRANSACTIONQUERY, large bodies),
+      so a big query never holds up a payment.
+    - control: `control_threads` for POST /_sandbox/* (clock moves, settle, reset, snapshots), so a
+      queue of clock moves never takes the threads payments and queries need.
+
+    The threads live as long as the server, so each one's SQLite connection is opened once."""
+
+    def __init__(self, threads: int = WORKER_THREADS, control_threads: int = CONTROL_THREADS):
+        self.quick = WorkerThread("gwkit-sandbox")
+        self.slow = ThreadPoolExecutor(threads, thread_name_prefix="gwkit-sandbox-slow")
+        self.control = ThreadPoolExecutor(control_threads, thread_name_prefix="gwkit-control")
+
+    async def answer(self, sandbox: Sandbox, request: SandboxRequest) -> Outcome:
+        if request.method == "POST" and request.path.startswith("/_sandbox/"):
+            return await self._in(self.control, sandbox.answer, request)
+        if len(request.body) > QUICK_BODY_BYTES or b"TRANSACTIONQUERY" in request.body:
+            return await self._in(self.slow, sandbox.answer, request)
+        return await self.quick.submit(sandbox.answer, request)
+
+    @staticmethod
+    async def _in(pool: ThreadPoolExecutor, work: Callable[[Any], Any], argument: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(pool, work, argument)
+
+    def shutdown(self) -> None:
+        """Wait for the work under way (a clock move stops at its next day: Gateway.stop_work)."""
+        for pool in (self.slow, self.control):
+            pool.shutdown(wait=True, cancel_futures=True)
+        self.quick.shutdown()
+
+
+def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
+               body_read_seconds: float = BODY_READ_SECONDS) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+    workers = workers or Workers()
+
     async def endpoint(request: Request) -> Response:
+        try:
+            return await _answer(request)
+        except ClientDisconnect:
+            return NoAnswer()  # the client left while sending: nobody to answer
+        except Exception as exc:  # a sandbox bug: a JSON 500 the client can quote, and the connection stays usable
+            return internal_error(request, exc)
+
+    async def _answer(request: Request) -> Response:
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > sandbox.max_body_bytes:
             outcome = Outcome(too_large(sandbox.max_body_bytes))
         else:
-            body = await _read_limited(request, sandbox.max_body_bytes)
-            outcome = sandbox.answer(SandboxRequest(
+            try:
+                body = await asyncio.wait_for(_read_limited(request, sandbox.max_body_bytes), body_read_seconds)
+            except asyncio.TimeoutError:
+                return _body_too_slow(body_read_seconds)
+            outcome = await workers.answer(sandbox, SandboxRequest(
                 method=request.method, path=request.url.path,
                 headers={k.lower(): v for k, v in request.headers.items()}, body=body,
                 query=dict(request.query_params), base_url=f"{request.url.scheme}://{request.url.netloc}",
@@ -62,7 +169,24 @@ def create_app(sandbox: Sandbox) -> Callable[[Scope, Receive, Send], Awaitable[N
         await starlette(scope, receive, send)
 
     app.sandbox = sandbox  # type: ignore[attr-defined]
+    app.workers = workers  # type: ignore[attr-defined]
     return app
+
+
+def internal_error(request: Request, exc: BaseException) -> JSONResponse:
+    """Log the traceback under a short reference and answer it. The exception's message is left out of
+    both: it may quote request values such as card data."""
+    reference = f"E-{secrets.token_hex(4)}"
+    log.error("internal error %s on %s %s: %s\n%s", reference, request.method, request.url.path,
+              type(exc).__name__, "".join(traceback.format_tb(exc.__traceback__)))
+    return JSONResponse({"error": "internal error", "reference": reference,
+                         "detail": f"the sandbox failed on this request; its log has the details under {reference}"},
+                        status_code=500)
+
+
+def _body_too_slow(seconds: float) -> JSONResponse:
+    return JSONResponse({"error": "request body too slow", "detail": f"the body was not received within {seconds:g} s",
+                         "limit_seconds": seconds}, status_code=408, headers={"connection": "close"})
 
 
 async def _until_disconnected(receive: Receive, cap_seconds: float) -> None:

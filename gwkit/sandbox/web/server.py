@@ -1,8 +1,15 @@
 """Running the sandbox on a loopback port: in a background thread (notebooks, tests) or in the
-foreground (`gwkit sandbox`)."""
+foreground (`gwkit sandbox`).
+
+A shared server must not be held by its clients: an idle keep-alive connection is closed after
+`keep_alive_seconds`, a request whose head has not fully arrived `header_read_seconds` after it
+started (or after the connection opened) is closed, a body has `body_read_seconds`, and beyond
+`max_connections` open connections a request gets 503 (`ServerLimits`).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import threading
@@ -11,11 +18,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..gateway.accounts import Account
 from ..gateway.snapshots import Snapshots
-from .app import create_app
+from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
 from .fault_controls import FaultControls
 from .sandbox import Sandbox
 from .transport import SandboxTransport
@@ -40,14 +49,90 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def uvicorn_config(app, log_level: str = "warning") -> uvicorn.Config:
+@dataclass(frozen=True)
+class ServerLimits:
+    """What one connection or request may hold of a server (documented in docs/sandbox.md)."""
+
+    keep_alive_seconds: float = 15.0  # longer than httpx's 5 s pool expiry: the client always lets go first
+    header_read_seconds: float = 10.0
+    body_read_seconds: float = BODY_READ_SECONDS
+    max_connections: int = 200  # beyond this, 503; well under the usual 1024 file descriptors
+    threads: int = WORKER_THREADS  # for queries and large bodies (payments have their own thread)
+
+
+class SandboxConfig(uvicorn.Config):
+    """uvicorn's settings plus the deadline for a request's head (uvicorn has none)."""
+
+    def __init__(self, app, *, timeout_header_read: float, **kwargs: Any):
+        super().__init__(app, **kwargs)
+        self.timeout_header_read = timeout_header_read
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, closing a connection whose request head is too slow to arrive.
+
+    uvicorn times out only idle keep-alive connections, and any byte received resets that; a client
+    that connects and sends nothing, or sends a header a byte at a time, would hold it forever."""
+
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_head_timer()
+
+    def data_received(self, data: bytes) -> None:
+        if self._head_timer is None and self.conn.their_state is h11.IDLE:
+            self._start_head_timer()  # the first bytes of a new request on a kept-alive connection
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self._stop_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_head_timer()
+        super().connection_lost(exc)
+
+    def _start_head_timer(self) -> None:
+        self._head_timer = self.loop.call_later(self.config.timeout_header_read, self._head_too_slow)
+
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+def uvicorn_config(app, log_level: str = "warning", limits: ServerLimits | None = None) -> uvicorn.Config:
     """The server settings of every sandbox (and of the benchmark's baseline endpoint)."""
-    return uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False,
-                          timeout_graceful_shutdown=2)
+    limits = limits or ServerLimits()
+    return SandboxConfig(app, log_level=log_level, lifespan="off", access_log=False, timeout_graceful_shutdown=2,
+                         http=GuardedH11Protocol, timeout_keep_alive=limits.keep_alive_seconds,
+                         limit_concurrency=limits.max_connections, timeout_header_read=limits.header_read_seconds)
 
 
-def server_for(sandbox: Sandbox, log_level: str = "warning") -> uvicorn.Server:
-    return uvicorn.Server(uvicorn_config(create_app(sandbox), log_level))
+class SandboxServer(uvicorn.Server):
+    """uvicorn, stopping the sandbox's work with it: a long clock move ends at its next day, and the
+    worker threads are waited for, so what was committed stays and nothing keeps the process alive."""
+
+    def __init__(self, config: uvicorn.Config, sandbox: Sandbox, workers: Workers):
+        super().__init__(config)
+        self.sandbox = sandbox
+        self.workers = workers
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.sandbox.gateway.stop_work()
+        await super().shutdown(sockets)
+        await asyncio.to_thread(self.workers.shutdown)
+
+
+def server_for(sandbox: Sandbox, log_level: str = "warning", limits: ServerLimits | None = None) -> SandboxServer:
+    limits = limits or ServerLimits()
+    workers = Workers(limits.threads)
+    app = create_app(sandbox, workers=workers, body_read_seconds=limits.body_read_seconds)
+    return SandboxServer(uvicorn_config(app, log_level, limits), sandbox, workers)
 
 
 @dataclass
@@ -152,16 +237,17 @@ class SandboxHandle:
 
 def start(db_path: str | Path | None = None, *, host: str = "127.0.0.1", port: int = 0,
           accounts: Iterable[Account] | None = None, clock_start: datetime | None = None,
-          sandbox: Sandbox | None = None, log_level: str = "warning") -> SandboxHandle:
+          sandbox: Sandbox | None = None, log_level: str = "warning",
+          limits: ServerLimits | None = None) -> SandboxHandle:
     """Start the sandbox on `host`:`port` (0 picks a free port) in a background thread.
 
     `db_path` defaults to $GWKIT_SANDBOX_DB or .gwkit/sandbox.db; the server is accepting
-    connections when this returns.
+    connections when this returns. `limits`: timeouts and connection bound (`ServerLimits`).
     """
     sandbox = sandbox or Sandbox(db_path if db_path is not None else default_db_path(), accounts=accounts,
                                  clock_start=clock_start)
     sock = bind(host, port)
-    server = server_for(sandbox, log_level)
+    server = server_for(sandbox, log_level, limits)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="gwkit-sandbox", daemon=True)
     thread.start()
     bound_host, bound_port = sock.getsockname()[:2]

@@ -1,0 +1,354 @@
+"""Soak: 50 clients for 60 s of mixed traffic against a real `gwkit sandbox`, killed and restarted twice.
+
+The server is a `gwkit sandbox` subprocess on a loopback port with its own temporary database and
+two accounts: `soak` takes the traffic, `clock` moves the clock (PT1H a second). Each client loops
+over a mix: AUTHs (each with its own orderreference), TRANSACTIONQUERY of its own orders,
+TRANSACTIONUPDATE of its own AUTHs, 3-D Secure (THREEDQUERY, the ACS page and its form, then the
+AUTH with md and pares) and 10% malformed bodies. Twice during the run the server is SIGKILLed and
+started again on the same port and database; clients wait while it is down.
+
+Afterwards every AUTH a client was told was authorised is looked up by TRANSACTIONQUERY: missing
+ones are lost; an orderreference with more than one AUTH is a duplicate (clients never resend).
+Requests in flight at a kill have an unknown outcome: they are counted apart, not as dropped.
+
+    python benchmarks/soak.py [--seconds 60] [--clients 50] [--kills 2] [--seed 1]
+
+Goal: 0 5xx, 0 dropped connections, 0 lost, 0 duplicated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+SOAK = ("soak", "soak-password", "test_soak1")
+CLOCK = ("clock", "clock-password", "test_clock1")
+ACCOUNTS = "".join(f'[[account]]\nusername = "{u}"\npassword = "{p}"\nsitereferences = ["{s}"]\n'
+                   for u, p, s in (SOAK, CLOCK))
+CARD = {"pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
+ENROLLED_CARD = {"pan": "4111110000000211", "expirydate": "12/2030", "securitycode": "123"}
+JSON = {"content-type": "application/json", "accept": "application/json"}
+BATCH = 100  # filter values per TRANSACTIONQUERY after the run
+MALFORMED: list[bytes] = [
+    b'{"alias": "soak", "version": "1.00", "request": [',
+    b"not json at all",
+    b'{"request": "AUTH"}',
+    b'{"request": [{"requesttypedescriptions": "AUTH"}]}',
+    b'{"request": [{"requesttypedescriptions": ["AUTH"], "sitereference": ["test_soak1"]}]}',
+    b'{"request": [{"requesttypedescriptions": ["AUTH"], "baseamount": 1e400}]}',
+    b'{"request": [' + b"[" * 60 + b"]" * 60 + b"]}",
+    b'{"request": [{"requesttypedescriptions": ["AUTH"], "pan": "\xff\xfe"}]}',
+    b'{"request": [{"requesttypedescriptions": ["AUTH"], "baseamount": "' + b"9" * 400 + b'"}]}',
+    b'{"request": [{"requesttypedescriptions": ["NOSUCHTYPE"]}]}',
+    b"[]",
+    b"",
+]
+
+
+@dataclass
+class Tally:
+    served: int = 0
+    server_errors: int = 0
+    dropped: int = 0
+    bad_answers: int = 0  # a 200 whose body was not the gateway's JSON
+    in_flight_at_kill: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    by_kind_latency: dict[str, list[float]] = field(default_factory=dict)
+    authorised: dict[str, str] = field(default_factory=dict)  # transactionreference -> orderreference
+    orders: list[str] = field(default_factory=list)  # every AUTH orderreference sent
+    unknown_orders: list[str] = field(default_factory=list)  # AUTHs in flight at a kill
+
+
+class Server:
+    """`gwkit sandbox` as a subprocess; `restart` kills it (SIGKILL) and starts it on the same port."""
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+        (workdir / "accounts.toml").write_text(ACCOUNTS)
+        self.port = 0
+        self.generation = 0
+        self.up = asyncio.Event()
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gwkit.cli", "sandbox", "--port", str(self.port), "--db",
+             str(self.workdir / "soak.db"), "--accounts", str(self.workdir / "accounts.toml")],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in self.process.stdout:
+            if match := re.search(r"listening on http://127\.0\.0\.1:(\d+)", line):
+                self.port = int(match.group(1))
+            if "Press Ctrl-C to stop" in line:
+                break
+        else:
+            raise RuntimeError("gwkit sandbox did not start")
+        self.log = []
+        threading.Thread(target=self._drain, args=(self.process, self.log), daemon=True).start()
+
+    @staticmethod
+    def _drain(process: subprocess.Popen, log: list[str]) -> None:
+        log.extend(process.stdout)  # keep reading, or a full pipe would block the server
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def restart(self) -> None:
+        self.up.clear()
+        self.generation += 1
+        self.process.kill()
+        self.process.wait()
+        await asyncio.to_thread(self.start)
+        self.up.set()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def envelope(*objects: dict[str, Any]) -> bytes:
+    return json.dumps({"alias": SOAK[0], "version": "1.00", "request": list(objects)}).encode()
+
+
+class Client:
+    """One simulated merchant: a loop of mixed requests, each counted in the tally."""
+
+    def __init__(self, number: int, server: Server, tally: Tally, seed: int, malformed: float):
+        self.number, self.server, self.tally = number, server, tally
+        self.random = random.Random(seed * 1000 + number)
+        self.malformed = malformed
+        self.made: list[str] = []  # this client's authorised AUTHs
+        self.count = 0
+
+    def new_order(self) -> str:
+        self.count += 1
+        return f"soak-{self.number}-{self.count}"
+
+    async def run(self, until: float) -> None:
+        generation, http = -1, None
+        try:
+            while time.monotonic() < until:
+                await self.server.up.wait()
+                if generation != self.server.generation:  # a restarted server: fresh connections
+                    if http is not None:
+                        await http.aclose()
+                    generation = self.server.generation
+                    http = httpx.AsyncClient(base_url=self.server.base_url, auth=SOAK[:2], timeout=60, headers=JSON)
+                try:
+                    await self.one_step(http)
+                except ValueError as exc:
+                    self.tally.bad_answers += 1
+                    print(f"bad answer: client {self.number}: {exc}", file=sys.stderr)
+                except httpx.TransportError as exc:
+                    if generation != self.server.generation or not self.server.up.is_set():
+                        self.tally.in_flight_at_kill += 1
+                    else:
+                        self.tally.dropped += 1
+                        print(f"dropped: client {self.number}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        finally:
+            if http is not None:
+                await http.aclose()
+
+    async def send(self, http: httpx.AsyncClient, kind: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        started = time.perf_counter()
+        response = await http.request(method, path, **kwargs)
+        self.tally.latencies.append(time.perf_counter() - started)
+        self.tally.by_kind_latency.setdefault(kind, []).append(self.tally.latencies[-1])
+        self.tally.served += 1
+        self.tally.by_kind[kind] = self.tally.by_kind.get(kind, 0) + 1
+        if response.status_code >= 500:
+            self.tally.server_errors += 1
+            print(f"5xx: {kind} {response.status_code}: {response.text[:200]}", file=sys.stderr)
+        return response
+
+    async def gateway(self, http: httpx.AsyncClient, kind: str, *objects: dict[str, Any]) -> list[dict[str, Any]]:
+        response = await self.send(http, kind, "POST", "/json/", content=envelope(*objects))
+        return response.json()["response"] if response.status_code == 200 else []
+
+    async def one_step(self, http: httpx.AsyncClient) -> None:
+        draw = self.random.random()
+        if draw < self.malformed:
+            await self.send(http, "malformed", "POST", "/json/", content=self.random.choice(MALFORMED))
+        elif draw < 0.50 or not self.made:
+            await self.auth(http)
+        elif draw < 0.65:
+            orders = [self.made[-1]] if self.random.random() < 0.5 else []
+            await self.gateway(http, "query", {"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": {
+                "sitereference": [{"value": SOAK[2]}],
+                **({"transactionreference": [{"value": r} for r in orders]} if orders else
+                   {"orderreference": [{"value": f"soak-{self.number}-{self.count}"}]})}})
+        elif draw < 0.80:
+            await self.gateway(http, "update", {"requesttypedescriptions": ["TRANSACTIONUPDATE"], "filter": {
+                "sitereference": [{"value": SOAK[2]}], "transactionreference": [{"value": self.random.choice(self.made)}]},
+                "updates": {"settlestatus": self.random.choice(["1", "2"])}})
+        else:
+            await self.three_d_secure(http)
+
+    async def auth(self, http: httpx.AsyncClient) -> None:
+        order = self.new_order()
+        self.tally.orders.append(order)
+        try:
+            records = await self.gateway(http, "auth", {
+                "requesttypedescriptions": ["AUTH"], "sitereference": SOAK[2], "accounttypedescription": "ECOM",
+                "currencyiso3a": "GBP", "baseamount": str(100 + self.random.randrange(5000)), "orderreference": order,
+                **CARD})
+        except httpx.TransportError:
+            self.tally.unknown_orders.append(order)
+            raise
+        self.note(records, order)
+
+    def note(self, records: list[dict[str, Any]], order: str) -> None:
+        for record in records:
+            if record.get("requesttypedescription") == "AUTH" and record.get("errorcode") == "0":
+                self.tally.authorised[record["transactionreference"]] = order
+                self.made.append(record["transactionreference"])
+
+    async def three_d_secure(self, http: httpx.AsyncClient) -> None:
+        order = self.new_order()
+        (query,) = await self.gateway(http, "threedquery", {
+            "requesttypedescriptions": ["THREEDQUERY"], "sitereference": SOAK[2], "accounttypedescription": "ECOM",
+            "currencyiso3a": "GBP", "baseamount": "1050", "orderreference": order,
+            "termurl": f"{self.server.base_url}/term", **ENROLLED_CARD}) or [{}]
+        if query.get("errorcode") != "0" or not query.get("acsurl"):
+            return
+        form = {"PaReq": query["pareq"], "TermUrl": f"{self.server.base_url}/term", "MD": query["md"]}
+        page = await self.send(http, "acs", "POST", query["acsurl"], data=form, headers={"accept": "text/html"})
+        if page.status_code != 200:
+            return
+        done = await self.send(http, "acs", "POST", query["acsurl"] + "/complete", data={**form, "outcome": "Y"},
+                               headers={"accept": "text/html"})
+        pares = re.search(r"name=['\"]PaRes['\"] value=['\"]([^'\"]*)", done.text)
+        if done.status_code != 200 or pares is None:
+            return
+        self.tally.orders.append(order)
+        try:
+            records = await self.gateway(http, "auth", {
+                "requesttypedescriptions": ["AUTH"], "sitereference": SOAK[2], "md": query["md"],
+                "pares": unescape(pares.group(1))})
+        except httpx.TransportError:
+            self.tally.unknown_orders.append(order)
+            raise
+        self.note(records, order)
+
+
+async def move_clock(server: Server, until: float, tally: Tally) -> None:
+    """The other account's clock moves: PT1H a second (one clock for all sites until clocks are per site)."""
+    while time.monotonic() < until:
+        await server.up.wait()
+        try:
+            async with httpx.AsyncClient(base_url=server.base_url, auth=CLOCK[:2], timeout=60, headers=JSON) as http:
+                started = time.perf_counter()
+                response = await http.post("/_sandbox/clock/advance", content=b'{"by": "PT1H"}')
+                tally.latencies.append(time.perf_counter() - started)
+                tally.served += 1
+                tally.by_kind["clock"] = tally.by_kind.get("clock", 0) + 1
+                tally.server_errors += response.status_code >= 500
+        except httpx.TransportError:
+            tally.in_flight_at_kill += 1  # only a kill ends this client's requests
+        await asyncio.sleep(1)
+
+
+async def kill_twice(server: Server, seconds: float, kills: int) -> None:
+    for number in range(1, kills + 1):
+        await asyncio.sleep(seconds / (kills + 1))
+        await server.restart()
+        print(f"killed (SIGKILL) and restarted the server ({number} of {kills})", file=sys.stderr)
+
+
+def lookup(base_url: str, name: str, values: list[str]) -> list[dict[str, Any]]:
+    """Every record whose `name` is one of `values`, in TRANSACTIONQUERY batches."""
+    found = []
+    with httpx.Client(base_url=base_url, auth=SOAK[:2], timeout=120, headers=JSON) as http:
+        for start in range(0, len(values), BATCH):
+            query = {"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": {
+                "sitereference": [{"value": SOAK[2]}], name: [{"value": v} for v in values[start:start + BATCH]]}}
+            (record,) = http.post("/json/", content=envelope(query)).json()["response"]
+            found.extend(record.get("records", []))
+    return found
+
+
+def check(server: Server, tally: Tally) -> dict[str, int]:
+    stored = {r["transactionreference"] for r in lookup(server.base_url, "transactionreference",
+                                                        sorted(tally.authorised))}
+    auths: dict[str, int] = {}
+    for record in lookup(server.base_url, "orderreference", tally.orders):
+        if record.get("requesttypedescription") == "AUTH":
+            auths[record["orderreference"]] = auths.get(record["orderreference"], 0) + 1
+    return {"lost": len(set(tally.authorised) - stored),
+            "duplicated": sum(n - 1 for n in auths.values() if n > 1),
+            "unknown_kept": sum(1 for order in tally.unknown_orders if order in auths)}
+
+
+async def soak(args: argparse.Namespace, server: Server) -> Tally:
+    tally = Tally()
+    until = time.monotonic() + args.seconds
+    clients = [Client(n, server, tally, args.seed, args.malformed) for n in range(args.clients)]
+    await asyncio.gather(kill_twice(server, args.seconds, args.kills), move_clock(server, until, tally),
+                         *(client.run(until) for client in clients))
+    return tally
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--kills", type=int, default=2)
+    parser.add_argument("--malformed", type=float, default=0.10, help="share of malformed bodies")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gwkit-soak-") as tmp:
+        server = Server(Path(tmp))
+        server.start()
+        server.up.set()
+        try:
+            started = time.monotonic()
+            tally = asyncio.run(soak(args, server))
+            elapsed = time.monotonic() - started
+            result = check(server, tally)
+        finally:
+            server.stop()
+    latencies = sorted(tally.latencies)
+    if not latencies:
+        print("soak: no request was served", file=sys.stderr)
+        return 1
+    p50 = statistics.median(latencies) * 1000
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
+    print(f"soak: {args.clients} clients, {elapsed:.0f} s, {args.kills} kills (SIGKILL) and restarts")
+    print(f"  requests served        {tally.served}  ({tally.served / elapsed:.0f}/s)")
+    print(f"  by kind                {', '.join(f'{k} {v}' for k, v in sorted(tally.by_kind.items()))}")
+    print(f"  p50 by kind            {', '.join(f'{k} {statistics.median(v) * 1000:.0f} ms' for k, v in sorted(tally.by_kind_latency.items()))}")
+    print(f"  5xx                    {tally.server_errors}")
+    print(f"  dropped connections    {tally.dropped}")
+    print(f"  unreadable answers     {tally.bad_answers}")
+    print(f"  in flight at a kill    {tally.in_flight_at_kill}  (AUTHs among them kept: "
+          f"{result['unknown_kept']} of {len(tally.unknown_orders)})")
+    print(f"  authorised AUTHs       {len(tally.authorised)}")
+    print(f"  lost                   {result['lost']}")
+    print(f"  duplicated             {result['duplicated']}")
+    print(f"  latency p50 / p99      {p50:.1f} ms / {p99:.1f} ms")
+    failures = tally.server_errors + tally.dropped + tally.bad_answers + result["lost"] + result["duplicated"]
+    print(f"ratio soak_failures_per_request {failures / max(tally.served, 1):.6f}")
+    print(f"ratio soak_p99_over_p50 {p99 / p50:.2f}")
+    print("meets the goal of 0 / 0 / 0 / 0" if not failures else "MISSES the goal of 0 / 0 / 0 / 0")
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
