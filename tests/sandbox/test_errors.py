@@ -273,7 +273,7 @@ def test_gwkit_sandbox_logs_internal_errors_to_stderr(capsys):
     logger = logging.getLogger("gwkit.sandbox")
     handlers, level = list(logger.handlers), logger.level
     try:
-        cli._log_to_stderr("gwkit.sandbox")
+        cli._log_to_stderr()
         pan = "4111111111111111"
         try:
             raise ValueError(pan)
