@@ -21,11 +21,11 @@ import pandas as pd
 
 from .. import cardstore
 from ..report.cardstore import cards_frame
-from ..report.people import for_people
 from ..types import GatewayClient
 from .form import RequestForm, form_opener
 from .guard import guarded
 from .response_view import ResponseView
+from .style import button, table_html
 
 TABLE_COLUMNS = {"transactionreference": "Reference", "maskedpan": "Card", "scheme": "Scheme",
                  "expirydate": "Expiry", "billingname": "Billing name", "billingcountryiso2a": "Country",
@@ -71,9 +71,9 @@ class CardStorePanel(widgets.VBox):
         self.refresh()
 
     def _button(self, text: str, icon: str, action: Any, context: str) -> widgets.Button:
-        button = widgets.Button(description=text, icon=icon)
-        button.on_click(guarded(lambda _button: action(), self.status, context=context))
-        return button
+        made = button(description=text, icon=icon)
+        made.on_click(guarded(lambda _button: action(), self.status, context=context))
+        return made
 
     # -- listing -----------------------------------------------------------------------------
     def refresh(self) -> pd.DataFrame:
@@ -99,8 +99,8 @@ class CardStorePanel(widgets.VBox):
     def _table_html(self) -> str:
         if self.frame.empty:
             return "<i>No stored cards yet: store one with the form above.</i>"
-        shown = for_people(self.frame[list(TABLE_COLUMNS)]).rename(columns=TABLE_COLUMNS)
-        return shown.to_html(index=False, classes="gwkit-cardstore-table", border=0)
+        return table_html(self.frame[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS), "No stored cards yet.",
+                          css_class="gwkit-cardstore-table")
 
     # -- actions -----------------------------------------------------------------------------
     def _chosen(self) -> str:

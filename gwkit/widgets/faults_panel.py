@@ -24,6 +24,7 @@ import ipywidgets as widgets
 
 from ..interface.codes import explain
 from .guard import guarded
+from .style import button
 
 KINDS = ("latency", "timeout", "gateway_error", "http_status", "drop", "malformed")
 GATEWAY_ERROR_CODES = (60010, 60034, 99999, 71000)
@@ -83,9 +84,9 @@ class FaultsPanel(widgets.VBox):
         self.requesttypes = widgets.Text(value="", description="Request types", placeholder="all, or e.g. AUTH, REFUND",
                                          style=STYLE, layout=widgets.Layout(width="26em"))
         self.params = widgets.VBox()
-        self.inject_button = widgets.Button(description="Inject", icon="bolt", button_style="warning")
-        self.clear_button = widgets.Button(description="Clear all", icon="trash")
-        self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
+        self.inject_button = button(description="Inject", icon="bolt", button_style="warning")
+        self.clear_button = button(description="Clear all", icon="trash")
+        self.refresh_button = button(description="Refresh", icon="refresh")
         self.active_table = widgets.HTML()
         self.log_table = widgets.HTML()
 

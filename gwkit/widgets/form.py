@@ -28,13 +28,14 @@ from ..interface import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, 
 from ..interface import types as t
 from ..interface.cards import expired
 from ..interface.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
-from ..interface.requests import RequestType, Variant
-from .guard import error_html, guarded
-from .inputs import FieldInput
 from ..interface.codes import record_ok
+from ..interface.requests import RequestType, Variant
 from ..types import GatewayClient
 from .actions import Action
+from .guard import error_html, guarded
+from .inputs import FieldInput
 from .response_view import ResponseView
+from .style import button
 
 FILTER, UPDATES = "filter", "updates"
 DEFAULT_CURRENCY = "GBP"
@@ -103,14 +104,14 @@ class RequestForm(widgets.VBox):
         self._response_handlers: list[Callable[[Any], None]] = []
         self.general = widgets.HTML()
         self.status = widgets.HTML()
-        self.send_button = widgets.Button(description=f"Send {self.request_type.key}", button_style="primary",
+        self.send_button = button(description=f"Send {self.request_type.key}", button_style="primary",
                                           icon="paper-plane", disabled=True)
         self.send_button.on_click(guarded(self.submit, self.status, context=f"sending {self.request_type.key}"))
         self.response_box = widgets.VBox()
         self.code_style = widgets.Dropdown(options=[("gwkit", "gwkit"), ("httpx", "httpx"), ("curl", "curl"),
                                                     ("official client", "securetrading")],
                                            description="Copy as", layout=widgets.Layout(width="16em"))
-        self.code_button = widgets.Button(description="Show code", icon="code")
+        self.code_button = button(description="Show code", icon="code")
         self.code = widgets.Textarea(layout=widgets.Layout(width="100%", height="14em"))
         self.code_button.on_click(guarded(self.show_code, self.status, context="writing the request as code"))
         self.children = self._layout()

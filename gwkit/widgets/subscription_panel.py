@@ -25,21 +25,19 @@ import pandas as pd
 from IPython.display import display
 
 from ..interface.currency import format_money
-from ..report.people import for_people
 from ..report.subscriptions import STATE_COLOURS, payments_frame, schedule_frame
 from ..subscription import STATE_MEANINGS, Subscription
 from ..types import GatewayClient
 from .form import RequestForm
 from .guard import guarded
+from .style import button, table_html
 
 STEPS = {"+1 day": "P1D", "+1 month": "P1M", "+1 year": "P1Y"}
 SCHEDULE_ROWS = 6
 
 
 def frame_html(frame: pd.DataFrame, empty: str) -> str:
-    if frame.empty:
-        return f"<i>{html.escape(empty)}</i>"
-    return for_people(frame).to_html(index=False, classes="gwkit-table", border=0)
+    return table_html(frame, empty)
 
 
 class SubscriptionPanel(widgets.VBox):
@@ -57,7 +55,7 @@ class SubscriptionPanel(widgets.VBox):
         self.form = RequestForm("AUTH+SUBSCRIPTION", "card", client=client)
         self.form.on_response(guarded(self._created, self.message, context="reading the new subscription"))
         self.reference = widgets.Text(description="Reference", placeholder="SUBSCRIPTION transactionreference")
-        self.load_button = widgets.Button(description="Load", icon="search")
+        self.load_button = button(description="Load", icon="search")
         self.load_button.on_click(guarded(self._load, self.message, context="loading the subscription"))
         self.state = widgets.HTML("<i>No subscription yet: create one above or load one by its reference.</i>")
         self.payments = widgets.HTML()
@@ -86,36 +84,36 @@ class SubscriptionPanel(widgets.VBox):
     # -- layout pieces ---------------------------------------------------------------------------
     def _build_changes(self) -> None:
         self.amount = widgets.Text(description="Amount", placeholder="base units, e.g. 1500")
-        self.amount_button = widgets.Button(description="Set amount")
+        self.amount_button = button(description="Set amount")
         self.final_number = widgets.BoundedIntText(description="Final no.", min=0, max=99999)
-        self.final_button = widgets.Button(description="Set final number")
+        self.final_button = button(description="Set final number")
         self.active = widgets.Dropdown(description="Active", options=[
             ("0: inactive (suspend)", "0"), ("1: active", "1"), ("2: pending", "2")], value="1")
-        self.active_button = widgets.Button(description="Set active state")
-        for button, action in ((self.amount_button, self._set_amount), (self.final_button, self._set_final),
-                               (self.active_button, self._set_active)):
-            button.on_click(guarded(action, self.message, context=f"{button.description.lower()}"))
-            button.disabled = True
+        self.active_button = button(description="Set active state")
+        for control, action in ((self.amount_button, self._set_amount), (self.final_button, self._set_final),
+                                (self.active_button, self._set_active)):
+            control.on_click(guarded(action, self.message, context=f"{control.description.lower()}"))
+            control.disabled = True
         self.changes = widgets.VBox([widgets.HBox([self.amount, self.amount_button]),
                                      widgets.HBox([self.final_number, self.final_button]),
                                      widgets.HBox([self.active, self.active_button])])
 
     def _build_clock(self) -> None:
         self.now = widgets.HTML()
-        self.day_button, self.month_button, self.year_button = (widgets.Button(description=label, icon="forward")
+        self.day_button, self.month_button, self.year_button = (button(description=label, icon="forward")
                                                                 for label in STEPS)
-        for button in (self.day_button, self.month_button, self.year_button):
-            button.on_click(guarded(self._step, self.message, context="moving the clock"))
+        for each in (self.day_button, self.month_button, self.year_button):
+            each.on_click(guarded(self._step, self.message, context="moving the clock"))
         self.to_date = widgets.DatePicker(description="To date")
-        self.to_date_button = widgets.Button(description="Go", icon="calendar")
+        self.to_date_button = button(description="Go", icon="calendar")
         self.to_date_button.on_click(guarded(self._go_to_date, self.message, context="moving the clock"))
         self.progress = _days_bar()
         self.progress_text = widgets.HTML()
         self.report = widgets.HTML()
         buttons = [self.day_button, self.month_button, self.year_button, self.to_date_button]
         if self.sandbox is None:
-            for button in buttons:
-                button.disabled = True
+            for control in buttons:
+                control.disabled = True
             self.now.value = "<i>The clock controls need the embedded sandbox (a real gateway keeps real time).</i>"
         self.clock_box = widgets.VBox([self.now, widgets.HBox([self.day_button, self.month_button, self.year_button]),
                                        widgets.HBox([self.to_date, self.to_date_button]),
@@ -126,8 +124,8 @@ class SubscriptionPanel(widgets.VBox):
         """Show `subscription` (refetched) and enable its controls."""
         self.subscription = subscription.refresh()
         self.reference.value = subscription.reference
-        for button in (self.amount_button, self.final_button, self.active_button):
-            button.disabled = False
+        for each in (self.amount_button, self.final_button, self.active_button):
+            each.disabled = False
         self._show_clock()
         self._draw()
 
@@ -175,7 +173,8 @@ class SubscriptionPanel(widgets.VBox):
         made = sub.payments()
         self.payments.value = frame_html(
             payments_frame([sub], made)[["number", "due_date", "made_on", "baseamount", "currencyiso3a", "outcome",
-                                         "errorcode", "transactionreference"]], "No automated payment yet.")
+                                         "errorcode", "transactionreference"]].iloc[::-1],  # newest first
+            "No automated payment yet.")
         self.schedule.value = frame_html(schedule_frame(sub, SCHEDULE_ROWS, payments=made), "No payment to come.")
 
     def _show_clock(self) -> None:

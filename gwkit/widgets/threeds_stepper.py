@@ -28,6 +28,7 @@ from ..threeds import (AUTH_WITH_PARENT, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH
                        TermUrlReceiver)
 from ..types import GatewayClient
 from .guard import guarded, show_error
+from .style import button
 
 DEFAULT_PAN = "4111110000000211"
 DEFAULT_EXPIRY = "12/2049"
@@ -135,15 +136,15 @@ class ThreeDSecureStepper(widgets.VBox):
         self.securitycode = widgets.Password(value="123", description="Security code")
         self.baseamount = widgets.Text(str(baseamount), description="Amount", placeholder="base units, e.g. 1050")
         self.currency = widgets.Text(getattr(client, "currencyiso3a", None) or "GBP", description="Currency")
-        self.query_button = widgets.Button(description="Send THREEDQUERY", button_style="primary")
-        self.requery_button = widgets.Button(description="Resend THREEDQUERY")
+        self.query_button = button(description="Send THREEDQUERY", button_style="primary")
+        self.requery_button = button(description="Resend THREEDQUERY")
         self.outcome = widgets.Dropdown(options=OUTCOME_CHOICES, value="Y", description="ACS outcome")
-        self.complete_button = widgets.Button(description="Complete the ACS here", tooltip=(
+        self.complete_button = button(description="Complete the ACS here", tooltip=(
             "Play the customer at the sandbox ACS without a browser"))
         self.auto_auth = widgets.Checkbox(True, description="Send the AUTH as soon as the customer returns",
                                           indent=False)
-        self.auth_button = widgets.Button(description="Send AUTH", button_style="primary")
-        self.restart_button = widgets.Button(description="Start again")
+        self.auth_button = button(description="Send AUTH", button_style="primary")
+        self.restart_button = button(description="Start again")
         self.message = widgets.HTML()
         self.outcome_banner = widgets.HTML()
         self.acs_view = widgets.HTML()

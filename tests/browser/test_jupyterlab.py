@@ -229,7 +229,8 @@ def test_every_notebook_renders_in_jupyterlab_without_raw_reprs(shared_lab, path
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(UI_TIMEOUT_MS)
             expect.set_options(timeout=UI_TIMEOUT_MS)
-            page.goto(f"{lab.url}/lab/tree/{path.name}?token={lab.token}")
+            # a workspace of its own, reset: only this notebook's tab is open
+            page.goto(f"{lab.url}/lab/workspaces/{path.stem}/tree/{path.name}?token={lab.token}&reset")
             expect(page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible()
             # JupyterLab records the kernel's language_info on opening: the notebooks carry the kit's, so
             # opening them changes nothing where the kernel's Python is the one they were saved with.
@@ -242,8 +243,9 @@ def test_every_notebook_renders_in_jupyterlab_without_raw_reprs(shared_lab, path
             # every code cell ran, or one failed (Run All stops there: its error is the failure)
             page.wait_for_function(
                 "() => document.querySelector(\"[data-mime-type='application/vnd.jupyter.error']\") || ("
-                "document.querySelectorAll('.jp-CodeCell .jp-InputPrompt').length > 0 && "
-                "[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
+                "document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')"
+                ".length > 0 && "
+                "[...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]"
                 ".every(p => /\\[\\d+\\]/.test(p.textContent)))")
             errors = page.locator("[data-mime-type='application/vnd.jupyter.error']")
             assert errors.count() == 0, f"{path.name} failed in JupyterLab:\n{errors.first.inner_text()[-3000:]}"

@@ -3,6 +3,7 @@ a sandbox on a real loopback port. A callback error fails the test (tests/confte
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
@@ -63,6 +64,8 @@ def test_create_then_walk_the_life_cycle_with_the_clock(panel, sandbox):
     assert panel.last_report["caught_up"] == 2 and panel.last_report["stopped_subscriptions"] == [sub.reference]
     assert rows(panel) == 3 and sub.state == "stopped" and "No payment to come" in panel.schedule.value
     assert panel.payments.value.count(">£20.00<") == 2  # the later payments have the new amount, in pounds
+    numbers = [int(n) for n in re.findall(r"<tr>\s*<td>(\d+)</td>", panel.payments.value)]
+    assert len(numbers) == 3 and numbers == sorted(numbers, reverse=True)  # newest first
 
     panel.final_number.value = 6
     panel.final_button.click()
