@@ -312,3 +312,15 @@ def test_health_without_credentials_says_only_that_it_is_up(sandbox, gateway, an
     assert str(db_path) not in bare.text
     full = gateway.http.get("/_sandbox/health").json()
     assert full["transactions"] == 1 and full["database"] == str(db_path)
+
+
+@pytest.mark.parametrize("path", ["/", "/_sandbox/", "/_sandbox"])
+def test_the_root_and_the_control_root_say_what_the_sandbox_is(sandbox, path):
+    page = httpx.get(f"{sandbox.base_url}{path}")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "gwkit sandbox" in page.text and "POST /json/" in page.text and "docs/sandbox.md" in page.text
+    assert "never send real card data" in page.text
+    assert sandbox.password not in page.text  # says nothing a stranger could use
+    assert "content-security-policy" in page.headers and page.headers["x-frame-options"] == "DENY"
+    data = httpx.get(f"{sandbox.base_url}{path}", headers={"accept": "application/json"}).json()
+    assert data["status"] == "ok" and any(e["where"] == "POST /json/" for e in data["endpoints"])

@@ -17,7 +17,7 @@ from typing import Callable, NamedTuple
 
 from ..gateway.threeds import ACS_PATH
 from ..http import SandboxRequest, SandboxResponse
-from . import acs, merchant
+from . import acs, home, merchant
 from .control import handle_control
 from .endpoint import gateway_endpoint, method_not_allowed
 from .faults import GATEWAY_PATHS
@@ -39,6 +39,9 @@ class Route(NamedTuple):
 ROUTES: dict[tuple[str, str], Route] = {
     **{(method, path): Route(gateway_endpoint) for path in GATEWAY_PATHS for method in ("POST", "OPTIONS")},
     **{("*", path): Route(method_not_allowed, ANY_BODY) for path in GATEWAY_PATHS},  # 405 whatever the body
+    ("GET", "/"): Route(home.home),
+    ("GET", "/_sandbox/"): Route(home.home),
+    ("GET", "/_sandbox"): Route(home.home),
     ("*", "/_sandbox/*"): Route(handle_control),
     ("GET", ACS_PATH): Route(acs.acs_get),
     ("POST", ACS_PATH): Route(acs.acs_page, FORM),

@@ -125,7 +125,10 @@ class SandboxServer(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.sandbox.gateway.stop_work()
         await super().shutdown(sockets)
-        await asyncio.to_thread(self.workers.shutdown)
+        try:
+            await asyncio.to_thread(self.workers.shutdown)
+        except RuntimeError:  # the interpreter is exiting: its executors take no more work
+            self.workers.shutdown()
 
 
 def server_for(sandbox: Sandbox, log_level: str = "warning", limits: ServerLimits | None = None) -> SandboxServer:
