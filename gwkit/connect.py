@@ -190,10 +190,7 @@ def connect(*, target: str | None = None, base_url: str | None = None, username:
         connection.notebook = notebook
         return connection
     db_path = sandbox_db or os.environ.get("GWKIT_SANDBOX_DB") or settings["sandbox"].get("db")
-    if notebook is not None:
-        handle = fresh_sandbox_handle(notebook_db_path(notebook, db_path))
-    else:
-        handle = sandbox_handle(db_path)
+    handle = sandbox_handle(db_path, notebook=notebook)
     kind_target = Target(SANDBOX, handle.base_url, handle.username, handle.sitereference,
                          settings["gateway"].get("currencyiso3a") or DEFAULT_CURRENCY, "embedded sandbox")
     connection = Connection(kind_target, handle.password, sandbox=handle, journal=chosen_journal, **client_options)
@@ -225,7 +222,6 @@ def _cassette(path: str | os.PathLike[str] | None, client_options: Mapping[str, 
 
 
 _NOTEBOOK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-DEFAULT_SANDBOX_DB = ".gwkit/sandbox.db"  # as gwkit.sandbox.default_db_path, without importing the sandbox
 _JOURNALS: dict[Path, Journal] = {}
 _SANDBOXES: dict[Path, "SandboxHandle"] = {}
 _LOCK = threading.Lock()
@@ -247,12 +243,18 @@ def _journal(choice: bool | str | os.PathLike[str] | Journal | None,
         return _JOURNALS[key]
 
 
-def sandbox_handle(db_path: str | os.PathLike[str] | None = None) -> "SandboxHandle":
+def sandbox_handle(db_path: str | os.PathLike[str] | None = None, *, notebook: str | None = None
+                   ) -> "SandboxHandle":
     """The embedded sandbox for `db_path` (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db), started
-    once per process and database file, reused while it runs."""
+    once per process and database file, reused while it runs. With `notebook`, that notebook's own
+    sandbox beside it, started afresh: re-running a notebook's first cell starts from nothing."""
     from . import sandbox as sandbox_module  # the sandbox needs the [sandbox] extra
 
-    key = Path(db_path or sandbox_module.default_db_path()).resolve()
+    key = Path(db_path or sandbox_module.default_db_path())
+    if notebook is not None:
+        key = notebook_db_path(notebook, key)
+        _delete_sandbox(key.resolve())
+    key = key.resolve()
     with _LOCK:
         handle = _SANDBOXES.get(key)
         if handle is None or not handle.running:
@@ -261,25 +263,21 @@ def sandbox_handle(db_path: str | os.PathLike[str] | None = None) -> "SandboxHan
         return handle
 
 
-def notebook_db_path(notebook: str, db_path: str | os.PathLike[str] | None = None) -> Path:
-    """Where a notebook's own sandbox lives: beside the default database, named after it."""
+def notebook_db_path(notebook: str, base: Path) -> Path:
+    """Where a notebook's own sandbox lives: beside the database `base`, named after the notebook."""
     if not _NOTEBOOK_NAME.fullmatch(notebook):
         raise ConfigError(f"notebook must be 1 to 64 letters, digits, '-', '_' or '.', got {notebook!r}")
-    base = Path(db_path or os.environ.get("GWKIT_SANDBOX_DB") or DEFAULT_SANDBOX_DB)
     return base.with_name(f"{base.stem}-{notebook}{base.suffix or '.db'}")
 
 
-def fresh_sandbox_handle(db_path: str | os.PathLike[str]) -> "SandboxHandle":
-    """A sandbox on `db_path` with nothing in it: a running one is stopped and its files deleted
-    (database, WAL, key), then a new one starts. Re-running a notebook's first cell starts afresh."""
-    key = Path(db_path).resolve()
+def _delete_sandbox(key: Path) -> None:
+    """Stop the sandbox running on `key`, if any, and delete its files (database, WAL, key)."""
     with _LOCK:
         running = _SANDBOXES.pop(key, None)
     if running is not None:
         running.stop()
     for leftover in (key, *(key.with_name(key.name + suffix) for suffix in ("-wal", "-shm", ".key"))):
         leftover.unlink(missing_ok=True)
-    return sandbox_handle(key)
 
 
 def stop_sandboxes() -> None:

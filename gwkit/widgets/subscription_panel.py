@@ -50,6 +50,7 @@ class SubscriptionPanel(widgets.VBox):
         self.client = client
         self.sandbox = sandbox if sandbox is not None else getattr(client, "sandbox", None)
         self.subscription: Subscription | None = None
+        self.payments_made: list[Any] = []  # the shown subscription's payments, as last drawn
         self.last_report: dict[str, Any] = {}
         self.message = widgets.HTML()
         self.form = RequestForm("AUTH+SUBSCRIPTION", "card", client=client)
@@ -170,7 +171,7 @@ class SubscriptionPanel(widgets.VBox):
         self.state.value = (f"<span class='gwkit-state' style='background:{colour};color:white;padding:2px 8px;"
                             f"border-radius:4px'>{html.escape(state)}</span> "
                             f"<span>{html.escape(STATE_MEANINGS[state])}</span><table>{rows}</table>")
-        made = sub.payments()
+        made = self.payments_made = sub.payments()
         self.payments.value = frame_html(
             payments_frame([sub], made)[["number", "due_date", "made_on", "baseamount", "currencyiso3a", "outcome",
                                          "errorcode", "transactionreference"]].iloc[::-1],  # newest first
@@ -235,7 +236,7 @@ class SubscriptionPanel(widgets.VBox):
         if self.sandbox is None:
             raise RuntimeError("no sandbox: the clock of a real gateway cannot be moved")
         start = self.sandbox.now()
-        before = len(self.subscription.payments()) if self.subscription is not None else 0
+        before = len(self.payments_made)  # as last drawn: the panel redraws on every change
         self.progress.bar_style = "info"
         self._busy = True
         try:
@@ -247,7 +248,7 @@ class SubscriptionPanel(widgets.VBox):
         _days_done(self.progress, report["days"])
         self.last_report = totals
         self.refresh()
-        own = len(self.subscription.payments()) - before if self.subscription is not None else None
+        own = len(self.payments_made) - before if self.subscription is not None else None
         self.report.value = summary_html(start, self.sandbox.now(), totals, own=own)
         return totals
 

@@ -102,6 +102,33 @@ class LabServer:
         (ARTIFACTS / "jupyterlab-server.log").write_text("".join(self.log))
 
 
+# Every code cell of the shown notebook has its execution count, or one failed (Run All stops there).
+ALL_CELLS_RAN = (
+    "() => document.querySelector(\"[data-mime-type='application/vnd.jupyter.error']\") || ("
+    "document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')"
+    ".length > 0 && "
+    "[...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]"
+    ".every(p => /\\[\\d+\\]/.test(p.textContent)))")
+
+
+def new_page(browser):
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    return page
+
+
+def start_run_all(page) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+
+
+def wait_until_all_ran(page) -> None:
+    page.wait_for_function(ALL_CELLS_RAN)
+
+
 @pytest.fixture
 def lab(tmp_path):
     require_chromium()
@@ -121,16 +148,13 @@ def test_quickstart_runs_in_jupyterlab_and_renders_the_widgets(lab):
     with sync_playwright() as p:
         browser = launch(p)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            expect.set_options(timeout=UI_TIMEOUT_MS)
+            page = new_page(browser)
             page.goto(f"{lab.url}/lab/tree/01_quickstart.ipynb?token={lab.token}")
             expect(page.locator(".jp-NotebookPanel").first).to_be_visible()
             # the kernel is connected and idle (status bar), so Run All is not cancelled by its start-up
             expect(page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible()
 
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            start_run_all(page)
 
             connection = page.locator(".jp-OutputArea-output .gwkit-connection").first
             expect(connection).to_be_visible()
@@ -145,10 +169,7 @@ def test_quickstart_runs_in_jupyterlab_and_renders_the_widgets(lab):
             expect(view.locator("button", has_text="Query this transaction")).to_be_visible()
 
             # every cell ran: no busy prompt left, and no error output anywhere
-            page.wait_for_function(
-                "() => document.querySelectorAll('.jp-CodeCell .jp-InputPrompt').length > 0 && "
-                "[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
-                ".every(p => /\\[\\d+\\]/.test(p.textContent))")
+            wait_until_all_ran(page)
             assert page.locator("[data-mime-type='application/vnd.jupyter.error']").count() == 0
             assert "4111111111111111" not in view.inner_text()
 
@@ -169,17 +190,11 @@ def test_faults_notebook_runs_in_jupyterlab_and_the_panel_renders(lab):
     with sync_playwright() as p:
         browser = launch(p)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            expect.set_options(timeout=UI_TIMEOUT_MS)
+            page = new_page(browser)
             page.goto(f"{lab.url}/lab/tree/08_faults_and_reconciliation.ipynb?token={lab.token}")
             expect(page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible()
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-            page.wait_for_function(
-                "() => document.querySelectorAll('.jp-CodeCell .jp-InputPrompt').length > 0 && "
-                "[...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
-                ".every(p => /\\[\\d+\\]/.test(p.textContent))")
+            start_run_all(page)
+            wait_until_all_ran(page)
             assert page.locator("[data-mime-type='application/vnd.jupyter.error']").count() == 0
             panel = page.locator(".gwkit-faults-panel").first
             expect(panel).to_be_visible()
@@ -226,9 +241,7 @@ def test_every_notebook_renders_in_jupyterlab_without_raw_reprs(shared_lab, path
         browser = launch(p)
         page = None
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            expect.set_options(timeout=UI_TIMEOUT_MS)
+            page = new_page(browser)
             # a workspace of its own, reset: only this notebook's tab is open
             page.goto(f"{lab.url}/lab/workspaces/{path.stem}/tree/{path.name}?token={lab.token}&reset")
             expect(page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible()
@@ -238,15 +251,8 @@ def test_every_notebook_renders_in_jupyterlab_without_raw_reprs(shared_lab, path
             if saved == platform.python_version():
                 assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, "opening the notebook changed it"
 
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-            # every code cell ran, or one failed (Run All stops there: its error is the failure)
-            page.wait_for_function(
-                "() => document.querySelector(\"[data-mime-type='application/vnd.jupyter.error']\") || ("
-                "document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')"
-                ".length > 0 && "
-                "[...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]"
-                ".every(p => /\\[\\d+\\]/.test(p.textContent)))")
+            start_run_all(page)
+            wait_until_all_ran(page)
             errors = page.locator("[data-mime-type='application/vnd.jupyter.error']")
             assert errors.count() == 0, f"{path.name} failed in JupyterLab:\n{errors.first.inner_text()[-3000:]}"
             outputs = page.locator(".jp-OutputArea-output")

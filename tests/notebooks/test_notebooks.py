@@ -21,6 +21,13 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT = 300
 
 
+def no_gateway_configured(monkeypatch) -> None:
+    """A fresh machine: no gateway settings, so the notebooks use the embedded sandbox."""
+    for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
+                 "GWKIT_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def test_there_are_notebooks():
     assert {"01_quickstart.ipynb", "02_request_explorer.ipynb", "07_reporting.ipynb"} <= {p.name for p in NOTEBOOKS}
 
@@ -29,9 +36,7 @@ def test_there_are_notebooks():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
     # A fresh machine: no gateway configured, databases in a temporary folder, cwd a copy of notebooks/.
-    for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
-                 "GWKIT_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
+    no_gateway_configured(monkeypatch)
     monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
     monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
     workdir = tmp_path / "notebooks"
@@ -95,9 +100,7 @@ RERUNNABLE = [p for p in NOTEBOOKS if p.stem.startswith("08_")]
 @pytest.mark.parametrize("path", RERUNNABLE, ids=[p.stem for p in RERUNNABLE])
 def test_notebook_reruns_on_the_same_sandbox(path, tmp_path, monkeypatch):
     """Restart & Run All, twice, on one sandbox database: the second run tells the same story."""
-    for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
-                 "GWKIT_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
+    no_gateway_configured(monkeypatch)
     monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
     monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
     texts = []
@@ -117,8 +120,8 @@ def test_notebook_reruns_on_the_same_sandbox(path, tmp_path, monkeypatch):
 def test_every_notebook_twice_then_all_in_reverse_in_one_shared_folder(tmp_path, monkeypatch):
     """As a user works: one notebooks folder with its default .gwkit/ data, every notebook run twice
     in a row (Restart & Run All), then all of them again in reverse order. Each tells its story."""
-    for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
-                 "GWKIT_CONFIG", "GWKIT_SANDBOX_DB", "GWKIT_JOURNAL", "GWKIT_CASSETTE"):
+    no_gateway_configured(monkeypatch)
+    for name in ("GWKIT_SANDBOX_DB", "GWKIT_JOURNAL", "GWKIT_CASSETTE"):  # the defaults, as a user has them
         monkeypatch.delenv(name, raising=False)
     workdir = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
