@@ -16,6 +16,7 @@ from .exchange import Exchange
 from .interface import mask_data, mask_pan, validate_request
 from .journal import Journal
 from .response import Record, Response
+from .shop import DemoShop
 from .subscription import Subscription, SubscriptionError
 from .threeds import ThreeDSecureError, ThreeDSecureFlow
 
@@ -23,7 +24,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AsyncClient", "AuthenticationError", "CardStoreError", "Client", "ConfigError", "ConnectError", "Connection",
-    "Exchange", "GatewayError", "GwkitError", "HTTPStatusError", "Journal", "Record", "RequestTimeoutError",
+    "DemoShop", "Exchange", "GatewayError", "GwkitError", "HTTPStatusError", "Journal", "Record", "RequestTimeoutError",
     "Response", "ResponseFormatError", "Subscription", "SubscriptionError", "ThreeDSecureError",
     "ThreeDSecureFlow", "TransportError", "ValidationError", "connect", "mask_data", "mask_pan",
     "validate_request",

@@ -28,7 +28,7 @@ TESTS = ROOT / "tests"
 ROOTS = {"gwkit", "gwkit.cli", "gwkit.connect", "gwkit.pytest_plugin", "gwkit.__main__"}
 CORE = {"gwkit.changes", "gwkit.errors", "gwkit.log", "gwkit.envelope", "gwkit.response", "gwkit.exchange", "gwkit.client",
         "gwkit.journal", "gwkit.subscription", "gwkit.cardstore", "gwkit.threeds", "gwkit.reconcile",
-        "gwkit.cassette", "gwkit.codegen", "gwkit.querying", "gwkit.types", "gwkit.config"}
+        "gwkit.cassette", "gwkit.codegen", "gwkit.querying", "gwkit.shop", "gwkit.types", "gwkit.config"}
 ALLOWED = {
     "interface": {"interface"},
     "sandbox": {"interface", "sandbox"},

@@ -10,7 +10,7 @@ import gwkit
 
 PUBLIC = {
     "AsyncClient", "AuthenticationError", "CardStoreError", "Client", "ConfigError", "ConnectError", "Connection",
-    "Exchange", "GatewayError", "GwkitError", "HTTPStatusError", "Journal", "Record", "RequestTimeoutError",
+    "DemoShop", "Exchange", "GatewayError", "GwkitError", "HTTPStatusError", "Journal", "Record", "RequestTimeoutError",
     "Response", "ResponseFormatError", "Subscription", "SubscriptionError", "ThreeDSecureError",
     "ThreeDSecureFlow", "TransportError", "ValidationError", "connect", "mask_data", "mask_pan",
     "validate_request",

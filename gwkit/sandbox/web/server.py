@@ -23,6 +23,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..gateway.accounts import Account
+from ..gateway.cachetokens import token_rows
 from ..gateway.snapshots import Snapshots
 from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
 from .fault_controls import FaultControls
@@ -207,6 +208,12 @@ class SandboxHandle:
 
     def health(self) -> dict[str, Any]:
         return self.sandbox.health()
+
+    def cachetokens(self, sitereference: str | None = None) -> list[dict[str, Any]]:
+        """The cachetokens issued on this handle's site (or `sitereference`), newest first: masked
+        card, times and state (used, expired or live). The tokens themselves are never kept."""
+        site = self._sites(sitereference or self.sitereference)[0]
+        return token_rows(self.sandbox.store, self.sandbox.gateway.clock, site)
 
     @property
     def faults(self) -> FaultControls:
