@@ -128,6 +128,11 @@ class Record(Mapping[str, Any]):
                                       excerpt(inner))
         return [Record(r) for r in inner]
 
+    def only(self, *names: str) -> "Excerpt":
+        """These fields of the record, in this order (absent ones left out). In a notebook it reads
+        like the record: its plain-words line first, then just these fields."""
+        return Excerpt(self, names)
+
     def gateway_error(self, requestreference: str | None = None) -> GatewayError | None:
         """The `GatewayError` this record stands for, or None when it is ok."""
         if self.ok:
@@ -136,6 +141,36 @@ class Record(Mapping[str, Any]):
         if self.errorcode == 0:  # errorcode 0 but cancelled
             message = f"{message} (settlestatus {CANCELLED}: cancelled)".strip()
         return GatewayError(self.errorcode, message, self.errordata, requestreference, self.requesttype)
+
+
+class Excerpt(Mapping[str, Any]):
+    """Some fields of a record (`Record.only`): a mapping of just those, shown with the record's headline."""
+
+    __slots__ = ("record", "names")
+
+    def __init__(self, record: Record, names: Sequence[str]):
+        self.record = record
+        self.names = tuple(name for name in dict.fromkeys(names) if name in record)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.names:
+            raise KeyError(key)
+        return self.record[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"Excerpt({mask_data(dict(self))!r})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        return records_html([self.record], fields=self.names)
 
 
 class Response(Sequence[Record]):
@@ -220,14 +255,16 @@ class Response(Sequence[Record]):
                 f"{f', {self.elapsed * 1000:.0f} ms' if self.elapsed else ''}</small>{records_html(self.records)}</div>")
 
 
-def records_html(records: Sequence[Mapping[str, Any]]) -> str:
+def records_html(records: Sequence[Mapping[str, Any]], fields: Sequence[str] | None = None) -> str:
     """Records as a person reads them: one line in plain words each, then a masked field table
-    (nested query records summarised by count; gwkit.widgets.ResponseView shows them in full)."""
+    (nested query records summarised by count; gwkit.widgets.ResponseView shows them in full),
+    of every field or of `fields` only."""
     lines = "".join(
         f"<div class='gwkit-headline' style='font-weight:bold;color:{'#1b7f3b' if record_ok(r) else '#b00020'}'>"
         f"{html.escape(in_words(r))}</div>" for r in records)
     masked = [mask_data(dict(r)) for r in records]
-    names = list(dict.fromkeys(name for r in masked for name in r if name != "records"))
+    names = list(fields) if fields is not None else list(
+        dict.fromkeys(name for r in masked for name in r if name != "records"))
     rows = "".join(
         f"<tr><th style='text-align:left;padding-right:1em'><code>{html.escape(name)}</code></th>"
         + "".join(f"<td style='text-align:left;padding-right:1em'>{_cell_text(r.get(name))}</td>" for r in masked)
