@@ -7,10 +7,12 @@ A long operation is made long without wall time: it waits on a threading.Event i
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import logging
 import os
+import select
 import socket
 import sqlite3
 import threading
@@ -221,19 +223,21 @@ def health_request() -> bytes:
     return b"GET /_sandbox/health HTTP/1.1\r\nHost: sandbox\r\n\r\n"
 
 
-def read_answer(sock: socket.socket) -> tuple[int, bytes]:
-    """One HTTP answer on a kept-alive connection: its status and body."""
+def read_answer(sock: socket.socket, chunk: int = 1 << 20) -> tuple[int, bytes]:
+    """One HTTP answer on a kept-alive connection: its status and body (read `chunk` bytes at a time)."""
     head = b""
     while b"\r\n\r\n" not in head:
-        chunk = sock.recv(1)
-        assert chunk, f"the connection closed before an answer: {head!r}"
-        head += chunk
+        byte = sock.recv(1)
+        assert byte, f"the connection closed before an answer: {head!r}"
+        head += byte
     status = int(head.split(b" ", 2)[1])
     length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
-    body = b""
+    body = bytearray()
     while len(body) < length:
-        body += sock.recv(length - len(body))
-    return status, body
+        data = sock.recv(min(chunk, length - len(body)))
+        assert data, f"the connection closed after {len(body)} of {length} bytes"
+        body += data
+    return status, bytes(body)
 
 
 def test_a_connection_that_sends_nothing_is_closed(serve):
@@ -260,6 +264,54 @@ def test_a_body_that_does_not_arrive_is_a_408(serve):
         answer = read_until_closed(sock)
     assert answer.startswith(b"HTTP/1.1 408")
     assert b"request body too slow" in answer
+
+
+def a_large_answer(handle) -> bytes:
+    """A request whose answer is 9 MB (20 queries of 500 records), more than the kernel's socket buffers
+    take in, as raw HTTP with credentials."""
+    gateway = Gateway(handle.base_url)
+    for _ in range(5):
+        gateway.records(*[card_auth(orderreference="large-answer")] * 100)
+    gateway.close()
+    body = json.dumps({"request": [{**query_request(orderreference="large-answer"), "sitereference": "test_gwkit12345"}] * 20}).encode()
+    credentials = base64.b64encode(f"{handle.username}:{handle.password}".encode())
+    return (b"POST /json/ HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\nAuthorization: Basic "
+            + credentials + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+
+def small_window(handle) -> socket.socket:
+    """A connection whose client takes little at a time (a 4 KiB receive buffer): a large answer backs up."""
+    host, port = handle.base_url.removeprefix("http://").rsplit(":", 1)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(BOUND)
+    sock.connect((host, int(port)))
+    return sock
+
+
+def test_a_client_that_stops_reading_a_large_answer_is_dropped(serve):
+    handle = serve(write_stall_seconds=0.2)
+    request = a_large_answer(handle)
+    with small_window(handle) as sock:
+        sock.sendall(request)
+        hang_up = select.poll()
+        hang_up.register(sock, select.POLLRDHUP)  # not POLLIN: the waiting answer does not count, a reset does
+        events = hang_up.poll(BOUND * 1000)
+        assert events and events[0][1] & (select.POLLHUP | select.POLLERR | select.POLLRDHUP)
+    with connect(handle) as other:
+        other.sendall(health_request())
+        assert read_answer(other)[0] == 200
+
+
+def test_a_slow_client_that_keeps_reading_gets_its_whole_answer(serve):
+    handle = serve(write_stall_seconds=2)
+    request = a_large_answer(handle)
+    with small_window(handle) as sock:
+        sock.sendall(request)
+        status, body = read_answer(sock, chunk=4096)
+    assert status == 200 and len(body) > 4_000_000
+    answer = json.loads(body)
+    assert len(answer["response"]) == 20 and all(len(r["records"]) == 500 for r in answer["response"])
 
 
 def test_connections_beyond_the_bound_get_503_and_those_within_it_are_served(serve):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import struct
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -56,6 +57,7 @@ class ServerLimits:
 
     keep_alive_seconds: float = 15.0  # longer than httpx's 5 s pool expiry: the client always lets go first
     header_read_seconds: float = 10.0
+    write_stall_seconds: float = 30.0  # an answer the client stops reading: closed after this long
     body_read_seconds: float = BODY_READ_SECONDS
     max_connections: int = 200  # beyond this, 503; well under the usual 1024 file descriptors
     threads: int = WORKER_THREADS  # for queries and large bodies (payments have their own thread)
@@ -64,18 +66,22 @@ class ServerLimits:
 class SandboxConfig(uvicorn.Config):
     """uvicorn's settings plus the deadline for a request's head (uvicorn has none)."""
 
-    def __init__(self, app, *, timeout_header_read: float, **kwargs: Any):
+    def __init__(self, app, *, timeout_header_read: float, timeout_write_stall: float, **kwargs: Any):
         super().__init__(app, **kwargs)
         self.timeout_header_read = timeout_header_read
+        self.timeout_write_stall = timeout_write_stall
 
 
 class GuardedH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol, closing a connection whose request head is too slow to arrive.
+    """uvicorn's HTTP/1.1 protocol, closing a connection whose request head is too slow to arrive,
+    or whose client stops reading its answer.
 
     uvicorn times out only idle keep-alive connections, and any byte received resets that; a client
-    that connects and sends nothing, or sends a header a byte at a time, would hold it forever."""
+    that connects and sends nothing, or sends a header a byte at a time, would hold it forever. One
+    that never reads a large answer would hold it too: the answer waits for the socket to drain."""
 
     _head_timer: asyncio.TimerHandle | None = None
+    _stall_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -90,7 +96,41 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_head_timer()
+        self._stop_stall_timer()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stall_timer is None:
+            self._watch_drain(None)
+
+    def resume_writing(self) -> None:
+        self._stop_stall_timer()
+        super().resume_writing()
+
+    def _watch_drain(self, size_before: int | None) -> None:
+        """While the answer waits for the client, check it keeps draining; if nothing left the buffer
+        in `timeout_write_stall`, the client stopped reading: drop the connection. (A slow reader that
+        keeps reading is never cut, however long its answer takes.)"""
+        size = self.transport.get_write_buffer_size()
+        if size_before is not None and size >= size_before:
+            self._stall_timer = None
+            self._reset()
+            return
+        self._stall_timer = self.loop.call_later(self.config.timeout_write_stall, self._watch_drain, size)
+
+    def _reset(self) -> None:
+        """Drop the connection at once, what the kernel still holds for it included (a reset, not a
+        close: close() waits for the buffer to drain, and the kernel would go on holding the rest)."""
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.transport.abort()
+
+    def _stop_stall_timer(self) -> None:
+        if self._stall_timer is not None:
+            self._stall_timer.cancel()
+            self._stall_timer = None
 
     def _start_head_timer(self) -> None:
         self._head_timer = self.loop.call_later(self.config.timeout_header_read, self._head_too_slow)
@@ -111,7 +151,8 @@ def uvicorn_config(app, log_level: str = "warning", limits: ServerLimits | None 
     limits = limits or ServerLimits()
     return SandboxConfig(app, log_level=log_level, lifespan="off", access_log=False, timeout_graceful_shutdown=2,
                          http=GuardedH11Protocol, timeout_keep_alive=limits.keep_alive_seconds,
-                         limit_concurrency=limits.max_connections, timeout_header_read=limits.header_read_seconds)
+                         limit_concurrency=limits.max_connections, timeout_header_read=limits.header_read_seconds,
+                         timeout_write_stall=limits.write_stall_seconds)
 
 
 class SandboxServer(uvicorn.Server):
