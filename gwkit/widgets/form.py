@@ -30,6 +30,7 @@ from ..interface.cards import expired
 from ..interface.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
 from ..interface.codes import record_ok
 from ..interface.requests import RequestType, Variant
+from ..interface.testcards import test_card
 from ..types import GatewayClient
 from .actions import Action
 from .guard import error_html, guarded
@@ -59,6 +60,14 @@ DEFAULTS: dict[str, str | Callable[[date], str]] = {
     "termurl": "https://merchant.example.com/3ds/return",
 }
 OPTIONAL_DEFAULTS = frozenset({"securitycode", "baseamount", "currencyiso3a", "accounttypedescription"})
+
+
+def test_card_meaning(pan: Any) -> str:
+    """What a test card does, in a line (the test cards' data file), or '' for any other number."""
+    card = test_card(pan.replace(" ", "")) if isinstance(pan, str) else None
+    if card is None:
+        return ""
+    return f"Test card ({card.paymenttypedescription}, {card.source}): {card.notes}."
 
 
 def default_variant(request_type: RequestType) -> Variant:
@@ -245,6 +254,8 @@ class RequestForm(widgets.VBox):
         currency = self._currency()
         for field_input in self.inputs.values():
             field_input.show_major(currency)
+        if "pan" in self.inputs:
+            self.inputs["pan"].show_note(test_card_meaning(self.inputs["pan"].get()))
         self.general.value = "".join(
             f"<div class='gwkit-problem' style='color:#b00020'>{html.escape(p)}</div>" for p in general)
         self.send_button.disabled = bool(self.problems) or self.client is None

@@ -59,13 +59,14 @@ class FieldInput:
         self.widget = self._make_widget(multiple)
         self.hint = widgets.HTML(self._limits_hint())
         self.message = widgets.HTML("", layout=widgets.Layout(margin="0 0 0 " + LABEL_WIDTH))
+        self.note = widgets.HTML("", layout=widgets.Layout(margin="0 0 0 " + LABEL_WIDTH))
         title = html.escape(label or spec.title)
         mark = " <span style='color:#b00020' title='required'>*</span>" if required else ""
         tip = html.escape(" ".join(p for p in (spec.help, f"Field {name}: {spec.type.name}.",
                                                limits_text(spec)) if p))
         self.label = widgets.HTML(f"<span title='{tip}'>{title}{mark}</span>",
                                   layout=widgets.Layout(width=LABEL_WIDTH))
-        self.row = widgets.VBox([widgets.HBox([self.label, self.widget, self.hint]), self.message],
+        self.row = widgets.VBox([widgets.HBox([self.label, self.widget, self.hint]), self.note, self.message],
                                 layout=widgets.Layout(margin="0 0 2px 0"))
 
     # -- the widget for this field, from its table entry ---------------------------------------
@@ -122,6 +123,11 @@ class FieldInput:
         self.message.value = "".join(
             f"<div class='gwkit-problem' style='color:#b00020;font-size:90%'>{html.escape(r)}</div>" for r in rules
         )
+
+    def show_note(self, text: str) -> None:
+        """A line of information under the input (not a problem): what a test value will do."""
+        self.note.value = (f"<div class='gwkit-note' style='color:#1a5fb4;font-size:90%'>{html.escape(text)}</div>"
+                           if text else "")
 
     def show_major(self, currency: str | None) -> None:
         """For amounts: the major-unit value beside the base units, e.g. `= 10.50 GBP`."""
