@@ -30,7 +30,8 @@ DEFAULT_CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium tries to reach Google's hosts at every start.
 CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run")
-VIEWPORT = {"width": 900, "height": 700}
+# Short: a full-page screenshot is as tall as the page's content, never padded to the window.
+VIEWPORT = {"width": 900, "height": 120}
 # Screenshots never show card data in clear: Chromium draws these inputs as dots. (Set through the
 # DOM, which the page's Content-Security-Policy allows, unlike an added <style>.)
 HIDE_CARD_DATA = ("document.querySelectorAll('[data-st-field=pan], [data-st-field=securitycode]')"
@@ -191,7 +192,7 @@ class DemoShop:
 
 def _page_height(page, url: str) -> int:
     page.goto(url)
-    return int(page.evaluate("document.documentElement.scrollHeight")) + 24
+    return int(page.evaluate("document.documentElement.scrollHeight")) + 4
 
 
 def _pay_on_page(page, url: str, card: dict[str, str], complete: str) -> Payment:

@@ -114,14 +114,24 @@ def mapping_html(mapping: dict[str, Any]) -> str:
     return f"<table class='gwkit-fields'>{rows}</table>"
 
 
+def series_html(series: pd.Series) -> str:
+    """A Series as a person reads it: a table of its labels and values (a count per state, a type
+    per column), with the same formatting as a DataFrame."""
+    values = series.rename(series.name if series.name is not None else "value")
+    if isinstance(series.index, pd.RangeIndex) and series.index.name is None:
+        return to_html(values.reset_index(drop=True).to_frame())
+    return to_html(values.rename_axis(series.index.name or "").reset_index())
+
+
 def show(frame: pd.DataFrame, *, caption: str | None = None) -> None:
     """Display one frame for people (in a notebook)."""
     display(HTML(to_html(frame, caption=caption)))
 
 
 def show_tables_for_people() -> bool:
-    """From now on in this IPython session, every DataFrame and dict displays for people (False
-    outside one): a DataFrame as `to_html`, a dict as a table of fields (`mapping_html`)."""
+    """From now on in this IPython session, every DataFrame, Series and dict displays for people
+    (False outside one): a DataFrame as `to_html`, a Series as a table of labels and values
+    (`series_html`), a dict as a table of fields (`mapping_html`)."""
     shell = get_ipython()
     if shell is None:
         return False
@@ -129,5 +139,6 @@ def show_tables_for_people() -> bool:
         itables.init_notebook_mode(all_interactive=False)  # loads the table library into the notebook, offline
     html_formatter = shell.display_formatter.formatters["text/html"]
     html_formatter.for_type(pd.DataFrame, lambda frame: to_html(frame))
+    html_formatter.for_type(pd.Series, series_html)
     html_formatter.for_type(dict, mapping_html)
     return True

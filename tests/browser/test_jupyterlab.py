@@ -212,7 +212,7 @@ def test_faults_notebook_runs_in_jupyterlab_and_the_panel_renders(lab):
 
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-RAW_REPR = re.compile(r"<Axes|<gwkit\.|\{'|<NA>|\bNaN\b|<matplotlib|<Figure")
+RAW_REPR = re.compile(r"<Axes|<gwkit\.|\{'|\['|\(\d+, '|\bdtype: |<NA>|\bNaN\b|<matplotlib|<Figure")
 
 
 @pytest.fixture(scope="module")
@@ -266,4 +266,19 @@ def test_every_notebook_renders_in_jupyterlab_without_raw_reprs(shared_lab, path
             ARTIFACTS.mkdir(exist_ok=True)
             for folder in (tmp_path, ARTIFACTS) if page is not None else ():  # also when it failed
                 page.screenshot(path=str(folder / f"notebook-{path.stem}.png"), full_page=True)
+            if page is not None:
+                screenshot_whole_notebook(page, ARTIFACTS / f"notebook-{path.stem}-whole.png")
             browser.close()
+
+
+def screenshot_whole_notebook(page, target) -> None:
+    """The whole notebook in one picture, top to bottom, to look at as a reader would: the window is
+    made as tall as the notebook (at most 20,000 pixels), so nothing is cut or scrolled."""
+    panel = page.locator(".jp-NotebookPanel:visible .jp-WindowedPanel-outer").first
+    if not panel.count():
+        return
+    extra = page.viewport_size["height"] - panel.evaluate("e => e.clientHeight")
+    height = min(20_000, panel.evaluate("e => e.scrollHeight") + extra)
+    page.set_viewport_size({"width": page.viewport_size["width"], "height": height})
+    panel.evaluate("e => { e.scrollTop = 0; }")
+    page.screenshot(path=str(target))

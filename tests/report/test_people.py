@@ -76,5 +76,21 @@ def test_show_tables_for_people_registers_dataframes_and_dicts_in_ipython():
         assert "gwkit-fields" in data["text/html"]
         data, _ = shell.display_formatter.format(pd.DataFrame({"baseamount": [1050], "currencyiso3a": ["GBP"]}))
         assert "£10.50" in data["text/html"]
+        data, _ = shell.display_formatter.format(pd.Series([3, 1], index=["active", "ended"], name="count"))
+        assert "active" in data["text/html"] and "dtype" not in data["text/html"]
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_a_series_is_a_table_of_labels_and_values_written_for_people():
+    counts = pd.Series([1200, 3], index=pd.Index(["active", "ended"], name="state"), name="count")
+    shown = people.series_html(counts)
+    assert "state" in shown and "count" in shown and "1,200" in shown
+    assert "dtype" not in shown and "Name:" not in shown
+
+    types = pd.DataFrame({"baseamount": pd.array([1050], dtype="Int64"), "when": pd.to_datetime(["2026-01-01"])}).dtypes
+    shown = people.series_html(types)
+    assert "baseamount" in shown and "Int64" in shown and "datetime64" in shown
+
+    plain = people.series_html(pd.Series([0.5, None]))
+    assert "NaN" not in plain and "value" in plain
