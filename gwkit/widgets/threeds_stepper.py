@@ -16,6 +16,7 @@ the sandbox ACS. Tests drive the stepper through its widgets' `.value` and `.cli
 from __future__ import annotations
 
 import html
+import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -93,7 +94,7 @@ def card_choices() -> list[tuple[str, str]]:
 
 
 def _shown(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    text = value if isinstance(value, str) else json.dumps(value, default=str)  # as on the wire, never a repr
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 

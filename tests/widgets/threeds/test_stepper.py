@@ -53,6 +53,7 @@ def test_enrolled_card_authenticated_moves_on_by_itself(stepper):
     assert "411111######0211" in text and "4111110000000211" not in text
     assert stepper.flow.md not in text and stepper.flow.pares not in text
     assert stepper.auth_button.disabled and stepper.complete_button.disabled
+    assert "[&quot;AUTH&quot;]" in auth_view and "[&#x27;" not in text  # lists as on the wire, never a repr
 
 
 def test_manual_auth_after_the_return(stepper):
