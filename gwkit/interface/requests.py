@@ -227,12 +227,12 @@ REFUND = RequestType(
     variants=(
         Variant(
             "parent", "Refund of an AUTH", ("sitereference", "parenttransactionreference"),
-            ("baseamount", "currencyiso3a", "orderreference") + COMMON,
+            ("baseamount", "orderreference") + COMMON,
             forbidden={"pan": NOT_WITH_PARENT_REFUND, "expirydate": NOT_WITH_PARENT_REFUND,
                        "securitycode": NOT_WITH_PARENT_REFUND, "cachetoken": NOT_WITH_PARENT_REFUND,
                        "md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
             selected_by=_PARENT_SELECTOR,
-            help="Without baseamount, all that is left of the AUTH's amount is refunded; the currency is the AUTH's.",
+            help="Without baseamount, all that is left of the AUTH's amount is refunded, in the AUTH's currency.",
         ),
         Variant(
             "cft", "Standalone refund to a card (CFT)",
