@@ -118,3 +118,13 @@ def test_money_columns_are_shown_as_money(ledger):
     shown = report.for_people(table)
     first = shown.iloc[0]
     assert first["authorised"] == "£95.00" and first["released"] == "£20.00"
+
+
+def test_no_money_gives_empty_typed_tables():
+    declined = report.records_frame([{"requesttypedescription": "AUTH", "errorcode": "70000", "settlestatus": "3",
+                                      "baseamount": "1000", "currencyiso3a": "GBP",
+                                      "transactionstartedtimestamp": "2026-01-10 10:00:00"}])
+    table = report.settlement_reconciliation(declined)
+    assert table.empty and list(table.columns) == report.finance.RECONCILIATION_COLUMNS
+    assert table["authorised"].dtype == "Int64"
+    assert report.declines_by_code(declined)["count"].tolist() == [1]

@@ -3,10 +3,12 @@ CFT refund, and every rule with the real service's code (real-gateway-facts.md).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from gwkit.interface.codes import message_of
-from support.sandbox import EXPIRY, SITE, VISA, all_rows, card_auth, store_request, update_request
+from support.sandbox import EXPIRY, SITE, VISA, Gateway, all_rows, card_auth, store_request, update_request
 
 
 def refund(parent: str, **fields: str) -> dict:
@@ -206,3 +208,17 @@ def test_an_unsettled_refund_can_be_updated_like_an_auth(sandbox, gateway, settl
     assert gateway.one(refund(settled))["baseamount"] == "650"  # 1050 less the 400 the first settles for
     sandbox.advance(by="P1D")
     assert gateway.one(update_request(reference, settlestatus="2"))["errorcode"] == "60017"  # settled: final
+
+
+def test_refunds_at_the_same_time_never_exceed_the_amount(sandbox, settled):
+    """Eight clients refund 300 of the 1050 at once: exactly three succeed, the rest are too great."""
+    def one_refund(_: int) -> str:
+        client = Gateway(sandbox.base_url)
+        try:
+            return client.one(refund(settled, baseamount="300"))["errorcode"]
+        finally:
+            client.close()
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        codes = sorted(pool.map(one_refund, range(8)))
+    assert codes == ["0"] * 3 + ["20007"] * 5

@@ -31,6 +31,8 @@ from .store import details_of, record_of
 from .update import update_auth
 
 SETTLED = "100"
+# What a refund of an AUTH answers of its parent's card (never the card itself).
+_CARD_FIELDS = ("paymenttypedescription", "maskedpan", "issuer", "issuercountryiso2a")
 
 
 def handle_refund(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -117,9 +119,6 @@ def refund_record(ctx: Context, request: Mapping[str, Any], fields: Mapping[str,
         "authcode": f"TEST{secrets.randbelow(90) + 10}", "settlestatus": "0",
     }
 
-
-# What a refund of an AUTH answers of its parent's card (never the card itself).
-_CARD_FIELDS = ("paymenttypedescription", "maskedpan", "issuer", "issuercountryiso2a")
 
 REQUEST_HANDLERS = {"REFUND": handle_refund}
 # A refund is updatable as an AUTH is while it has not settled (real-gateway-facts.md).
