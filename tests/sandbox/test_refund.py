@@ -99,7 +99,7 @@ def test_missing_parent(gateway, db_path):
     refused(gateway, db_path, refund("1-9-999999"), 20004, ["parenttransactionreference"])
 
 
-def test_a_parent_on_another_site_is_missing(gateway, db_path, settled):
+def test_a_site_not_the_accounts_is_refused(gateway, db_path, settled):
     other = refund(settled)
     other["sitereference"] = "test_other00000"  # not the account's: the site itself is refused
     record = gateway.one(other)
