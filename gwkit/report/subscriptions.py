@@ -9,8 +9,9 @@
 `subscription_payments_frame(sub)` and `schedule_frame(sub)` show one subscription.
 `subscriptions_frame` has one row per subscription (its SUBSCRIPTION record, typed from the spec
 tables, plus `state` and `next_due_date`); `payments_frame` one row per automated payment:
-`number`, `due_date`, `made_on`, amount, `outcome`, `refunded` (given back by REFUNDs). Both are built from what TRANSACTIONQUERY
-answers, so they work against the real gateway as against the sandbox.
+`number`, `due_date`, `made_on`, amount, `outcome`, `refunded` (what REFUNDs gave back of it). Both
+are built from what TRANSACTIONQUERY answers, so they work against the real gateway as against the
+sandbox.
 """
 
 from __future__ import annotations
@@ -117,10 +118,12 @@ def refunded_by_parent(refunds: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 def subscription_payments_frame(subscription: Subscription) -> pd.DataFrame:
     """One row per payment of one subscription (refetched first): number, due date, date made,
-    amount, outcome."""
+    amount, outcome, refunded."""
     payments = subscription.payments()
-    refunds = query_paged(subscription.client, {"requesttypedescription": "REFUND", "parenttransactionreference":
-                                                [p["transactionreference"] for p in payments]}) if payments else []
+    references = [p["transactionreference"] for p in payments]
+    refunds = [r for start in range(0, len(references), 100)  # 100 references to a query, as fetch_subscriptions
+               for r in query_paged(subscription.client, {"requesttypedescription": "REFUND",
+                                                          "parenttransactionreference": references[start:start + 100]})]
     return payments_frame([subscription.refresh()], payments, refunds)
 
 

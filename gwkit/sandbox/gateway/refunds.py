@@ -80,7 +80,8 @@ def refunded_so_far(conn: sqlite3.Connection, parent_reference: str) -> int:
 
 def refund_amount(ctx: Context, parent: sqlite3.Row, asked: str | None) -> int:
     """The amount to refund: as asked, or all that is left; 20007 past what the AUTH settles for."""
-    left = int(parent["settlebaseamount"] or parent["baseamount"]) - refunded_so_far(ctx.conn, parent["transactionreference"])
+    settles_for = int(parent["settlebaseamount"] or parent["baseamount"])
+    left = settles_for - refunded_so_far(ctx.conn, parent["transactionreference"])
     amount = left if asked is None else int(asked)
     if amount <= 0 or amount > left:
         raise Fault(20007, ["baseamount"])
