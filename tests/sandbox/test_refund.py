@@ -222,3 +222,14 @@ def test_refunds_at_the_same_time_never_exceed_the_amount(sandbox, settled):
     with ThreadPoolExecutor(max_workers=8) as pool:
         codes = sorted(pool.map(one_refund, range(8)))
     assert codes == ["0"] * 3 + ["20007"] * 5
+
+
+def test_a_refund_whose_answer_is_unknown_may_exist_and_counts(sandbox, gateway, settled):
+    """Payment-aware faults cover refunds: after a 60010 the refund may exist; query before refunding again."""
+    sandbox.faults.add("gateway_error", code=60010, made=True, requesttypes=["REFUND"])
+    answered = gateway.one(refund(settled, baseamount="1000"))
+    assert answered["errorcode"] == "60010"
+    (kept,) = gateway.query(parenttransactionreference=settled)
+    assert (kept["transactionreference"], kept["baseamount"]) == (answered["transactionreference"], "1000")
+    again = gateway.one(refund(settled, baseamount="1000"))  # the blind retry is too great: it was made
+    assert again["errorcode"] == "20007"
