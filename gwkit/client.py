@@ -74,6 +74,15 @@ class _Requests:
         """CACHETOKENISE: what the browser library sends; the answer carries a `cachetoken`."""
         return self._dispatch(partial(self._single, ("CACHETOKENISE",), fields), validate)
 
+    def refund(self, parenttransactionreference: str | None = None, *, validate: bool | None = None,
+               **fields: Any) -> Any:
+        """REFUND of an AUTH: `refund("23-9-1")` gives back all that is left of it, `refund("23-9-1",
+        baseamount=500)` part of it. Without a parent, a standalone refund to a card
+        (`accounttypedescription="CFT"`, card fields, `baseamount`)."""
+        if parenttransactionreference is not None:
+            fields = {"parenttransactionreference": parenttransactionreference, **fields}
+        return self._dispatch(partial(self._single, ("REFUND",), fields), validate)
+
     def transaction_query(self, filter: Mapping[str, Any] | None = None, *, validate: bool | None = None,
                           **filter_fields: Any) -> Any:
         """TRANSACTIONQUERY. `filter` in the gateway's shape, or filter fields as keywords:

@@ -25,7 +25,7 @@ PASSWORD_PLACEHOLDER = "$GWKIT_PASSWORD"
 DEFAULT_BASE_URL = "https://webservices.example/"
 # gwkit Client methods by request type key; anything else goes through `send`.
 _METHODS = {"AUTH": "auth", "AUTH+SUBSCRIPTION": "auth_subscription", "SUBSCRIPTION+AUTH": "auth_subscription",
-            "THREEDQUERY": "threedquery", "STORE": "store", "CACHETOKENISE": "cachetokenise",
+            "THREEDQUERY": "threedquery", "STORE": "store", "CACHETOKENISE": "cachetokenise", "REFUND": "refund",
             "TRANSACTIONQUERY": "transaction_query", "TRANSACTIONUPDATE": "transaction_update"}
 # Filled in by the client itself, so left out of gwkit code.
 _CLIENT_FILLS = ("requesttypedescriptions", "requestreference")

@@ -187,6 +187,22 @@ class Subscription:
         found = query_paged(self.client, {"parenttransactionreference": self.reference, "requesttypedescription": "AUTH"})
         return sorted(found, key=lambda r: int(r.get("subscriptionnumber") or 0))
 
+    def refund_payment(self, number: int, baseamount: int | str | None = None) -> Record:
+        """REFUND of automated payment `number` (all that is left of it without `baseamount`); the REFUND
+        record. The payment must have settled, or be due to settle today, as for any AUTH."""
+        made = [p for p in self.payments() if int(p.get("subscriptionnumber") or 0) == int(number)]
+        if not made:
+            raise SubscriptionError(20004, f"subscription {self.reference} has made no payment {number}",
+                                    ["subscriptionnumber"])
+        fields = {} if baseamount is None else {"baseamount": baseamount}
+        response = self.client.refund(made[0]["transactionreference"], **fields)
+        record = response.record
+        if record.errorcode != 0:
+            raise SubscriptionError(record.errorcode, f"REFUND of payment {number} of {self.reference} refused: "
+                                    f"{record.errormessage}", record.errordata, response.requestreference,
+                                    record.requesttype)
+        return record
+
     @property
     def first_number(self) -> int:
         """The number of the first automated payment (numbers run on from it, none skipped)."""

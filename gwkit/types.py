@@ -22,6 +22,9 @@ class GatewayClient(Protocol):
 
     def store(self, *, validate: bool | None = None, **fields: Any) -> Response: ...
 
+    def refund(self, parenttransactionreference: str | None = None, *, validate: bool | None = None,
+               **fields: Any) -> Response: ...
+
     def transaction_query(self, filter: Mapping[str, Any] | None = None, *, validate: bool | None = None,
                           **filter_fields: Any) -> Response: ...
 

@@ -139,7 +139,7 @@ _FIELD_LIST: list[Field] = [
     _f("sitereference", t.ALPHANUMERIC_UNDERSCORE, 50, where=_REQ_RESP, report=CATEGORY,
        label="Site reference", help="Identifies the merchant site; test sites start with test_."),
     _f("accounttypedescription", t.ALPHA, 20, where=_REQ_RESP, report=CATEGORY,
-       choices=("ECOM", "MOTO", "RECUR", "CARDSTORE"), label="Account type",
+       choices=("ECOM", "MOTO", "RECUR", "CARDSTORE", "CFT"), label="Account type",
        help="Source of the transaction."),
     _f("currencyiso3a", t.ALPHA, 3, min_length=3, rules=(UPPERCASE,), where=_REQ_RESP, report=CATEGORY,
        label="Currency", help="ISO 4217 alphabetic code, e.g. GBP."),

@@ -218,6 +218,36 @@ REQUEST_TYPES: dict[str, RequestType] = {
 SINGLE_TYPES = frozenset({"AUTH", "THREEDQUERY", "STORE", "TRANSACTIONUPDATE", "TRANSACTIONQUERY",
                           "CACHETOKENISE", "SUBSCRIPTION"})
 
+# REFUND (real-gateway-facts.md, "Request types beyond the interface's list"): money back to the card
+# of an AUTH (full, or partial up to what is left of it), or a standalone refund (CFT) to a card.
+NOT_WITH_PARENT_REFUND = "a refund of an AUTH goes back to the AUTH's card"
+REFUND = RequestType(
+    "REFUND", ("REFUND",), "Refund",
+    help="Gives money back: all or part of a settled AUTH, or to a card with no parent (CFT).",
+    variants=(
+        Variant(
+            "parent", "Refund of an AUTH", ("sitereference", "parenttransactionreference"),
+            ("baseamount", "orderreference") + COMMON,
+            forbidden={"pan": NOT_WITH_PARENT_REFUND, "expirydate": NOT_WITH_PARENT_REFUND,
+                       "securitycode": NOT_WITH_PARENT_REFUND, "cachetoken": NOT_WITH_PARENT_REFUND,
+                       "md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
+            selected_by=_PARENT_SELECTOR,
+            help="Without baseamount, all that is left of the AUTH's amount is refunded, in the AUTH's currency.",
+        ),
+        Variant(
+            "cft", "Standalone refund to a card (CFT)",
+            ("sitereference", "accounttypedescription", "currencyiso3a", "baseamount") + CARD,
+            ("securitycode", "orderreference") + COMMON + BILLING,
+            forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS,
+                       "cachetoken": "a standalone refund takes card details"},
+            choices={"accounttypedescription": ("CFT",)},
+            help="Credit to a card with no earlier transaction: accounttypedescription CFT.",
+        ),
+    ),
+)
+REQUEST_TYPES[REFUND.key] = REFUND
+SINGLE_TYPES = SINGLE_TYPES | {"REFUND"}
+
 # TRANSACTIONQUERY and TRANSACTIONUPDATE filters: the fields a filter may name.
 FILTER_FIELDS: tuple[str, ...] = (
     "sitereference", "transactionreference", "parenttransactionreference", "orderreference",

@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - exercised by test_people's fallback te
     itables = None
 
 PERCENT_NAME = re.compile(r"(^|_)(rate|share|percent|pct|ratio)(_|$)")
-MONEY_NAME = re.compile(r"(^|_)(amount|revenue|mrr|net|refunded|settled|authorised|pending)(_|$)")
+MONEY_NAME = re.compile(r"(^|_)(amount|revenue|mrr|net|refunded|settled|authorised|pending|released)(_|$)")
 MAX_ROWS = 5000  # rows sent to the browser for one interactive table
 
 

@@ -1,15 +1,17 @@
 """Subscriptions and their payments as pandas tables, and the numbers finance asks for.
 
     subs, pays = gwkit.report.subscription_portfolio(gw)   # every subscription of the site, every payment
-    monthly_recurring_revenue(pays)                         # authorised recurring revenue per month
+    monthly_recurring_revenue(pays)                         # recurring revenue, refunded and net per month
+    subscription_finance(subs, pays)                        # revenue, refunds, net, failed payments, churn per month
     revenue_by_state(subs, pays); churn(subs, pays); decline_rates(pays)
-    plot_revenue_by_state(subs, pays)                       # stacked bars, axes labelled
+    plot_revenue_by_state(subs, pays); plot_subscription_finance(subs, pays)   # axes labelled
 
 `subscription_payments_frame(sub)` and `schedule_frame(sub)` show one subscription.
 `subscriptions_frame` has one row per subscription (its SUBSCRIPTION record, typed from the spec
 tables, plus `state` and `next_due_date`); `payments_frame` one row per automated payment:
-`number`, `due_date`, `made_on`, amount, `outcome`. Both are built from what TRANSACTIONQUERY
-answers, so they work against the real gateway as against the sandbox.
+`number`, `due_date`, `made_on`, amount, `outcome`, `refunded` (what REFUNDs gave back of it). Both
+are built from what TRANSACTIONQUERY answers, so they work against the real gateway as against the
+sandbox.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ SUBSCRIPTION_COLUMNS = [
     "subscriptionfinalnumber", "parenttransactionreference", "maskedpan", "paymenttypedescription",
 ]
 PAYMENT_COLUMNS = ["subscription", "number", "due_date", "made_on", "baseamount", "baseamount_major",
-                   "currencyiso3a", "outcome", "errorcode", "errormessage", "transactionreference", "settlestatus"]
+                   "currencyiso3a", "outcome", "errorcode", "errormessage", "transactionreference", "settlestatus",
+                   "refunded", "refunded_major"]
 AUTHORISED, DECLINED, FAILED = "authorised", "declined", "failed"
 STATE_COLOURS = {SCHEDULED: "#1b7f3b", PENDING: "#1f77b4", "suspended": "#ff7f0e", "stopped": "#7f7f7f",
                  "declined": "#b00020"}
@@ -67,12 +70,15 @@ def _next_due(sub: Subscription, state: str, made: int) -> date | None:
 
 
 def payments_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
-                   payments: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+                   payments: Iterable[Mapping[str, Any]],
+                   refunds: Iterable[Mapping[str, Any]] = ()) -> pd.DataFrame:
     """One row per payment of the given subscriptions, by subscription and number.
 
     `due_date` comes from the subscription's schedule (3.1), counted from the first automated
     payment's number (the lowest made: the engine never skips one).
-    `outcome` is authorised, declined (70000) or failed (any other error)."""
+    `outcome` is authorised, declined (70000) or failed (any other error).
+    `refunded` is what the successful REFUND records among `refunds` gave back of each payment."""
+    refunded = refunded_by_parent(refunds)
     subs = {s.reference: s for s in _as_subscriptions(subscriptions)}
     by_subscription: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for payment in payments:
@@ -95,14 +101,30 @@ def payments_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
                 "errormessage": payment.get("errormessage"),
                 "transactionreference": payment.get("transactionreference"),
                 "settlestatus": payment.get("settlestatus"),
+                "refunded": refunded.get(payment.get("transactionreference"), 0),
             })
     return _typed_payments(rows)
 
 
+def refunded_by_parent(refunds: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Base units refunded per parent reference: successful REFUND records, each for what it settles for."""
+    totals: dict[str, int] = defaultdict(int)
+    for refund in refunds:
+        if refund.get("requesttypedescription") == "REFUND" and record_ok(refund):
+            amount = refund.get("settlebaseamount") or refund.get("baseamount") or 0
+            totals[str(refund.get("parenttransactionreference"))] += int(amount)
+    return dict(totals)
+
+
 def subscription_payments_frame(subscription: Subscription) -> pd.DataFrame:
     """One row per payment of one subscription (refetched first): number, due date, date made,
-    amount, outcome."""
-    return payments_frame([subscription.refresh()], subscription.payments())
+    amount, outcome, refunded."""
+    payments = subscription.payments()
+    references = [p["transactionreference"] for p in payments]
+    refunds = [r for start in range(0, len(references), 100)  # 100 references to a query, as fetch_subscriptions
+               for r in query_paged(subscription.client, {"requesttypedescription": "REFUND",
+                                                          "parenttransactionreference": references[start:start + 100]})]
+    return payments_frame([subscription.refresh()], payments, refunds)
 
 
 def schedule_frame(subscription: Subscription, periods: int = 12, *, until: date | None = None,
@@ -129,6 +151,8 @@ def _typed_payments(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame = records_frame([{"baseamount": r["baseamount"], "currencyiso3a": r["currencyiso3a"],
                             "errorcode": r["errorcode"], "settlestatus": r["settlestatus"]} for r in rows],
                           columns=["baseamount", "currencyiso3a", "errorcode", "settlestatus"])
+    refunds = records_frame([{"baseamount": str(r["refunded"]), "currencyiso3a": r["currencyiso3a"]} for r in rows],
+                            columns=["baseamount", "currencyiso3a"])
     return pd.DataFrame({
         "subscription": pd.array([r["subscription"] for r in rows], dtype="string"),
         "number": pd.array([r["number"] for r in rows], dtype="Int64"),
@@ -141,6 +165,7 @@ def _typed_payments(rows: list[dict[str, Any]]) -> pd.DataFrame:
         "errormessage": pd.array([r["errormessage"] for r in rows], dtype="string"),
         "transactionreference": pd.array([r["transactionreference"] for r in rows], dtype="string"),
         "settlestatus": frame["settlestatus"],
+        "refunded": refunds["baseamount"].fillna(0), "refunded_major": refunds["baseamount_major"].fillna(0.0),
     }, columns=PAYMENT_COLUMNS)
 
 
@@ -150,7 +175,8 @@ def subscription_portfolio(client: GatewayClient, references: Iterable[str] | No
     references, fetched with TRANSACTIONQUERY (paged past 500 records)."""
     subs = fetch_subscriptions(client, references)
     payments = query_paged(client, {"accounttypedescription": "RECUR", "requesttypedescription": "AUTH"})
-    pays = payments_frame(subs, payments)
+    refunds = query_paged(client, {"accounttypedescription": "RECUR", "requesttypedescription": "REFUND"})
+    pays = payments_frame(subs, payments, refunds)
     return subscriptions_frame(subs, pays), pays
 
 
@@ -160,18 +186,27 @@ def _month(series: pd.Series) -> pd.Series:
     return series.dt.to_period("M")
 
 
+MRR_COLUMNS = ["month", "currencyiso3a", "revenue", "refunded", "net", "authorised", "declined"]
+
+
 def monthly_recurring_revenue(payments: pd.DataFrame) -> pd.DataFrame:
-    """Per month the payments were made and currency: authorised revenue (major units), the number
-    of payments authorised and declined."""
+    """Per month the payments were made and currency: authorised revenue, what was refunded of those
+    payments and the net (major units), the number of payments authorised and declined (any
+    outcome but authorised: the failed payments).
+
+    A refund counts in the month of the payment it gives back, so `net` is what that month's
+    payments finally brought in."""
     if payments.empty:
-        return pd.DataFrame(columns=["month", "currencyiso3a", "revenue", "authorised", "declined"])
+        return pd.DataFrame(columns=MRR_COLUMNS)
     data = payments.assign(month=_month(payments["made_on"]),
                            authorised=(payments["outcome"] == AUTHORISED).astype(int),
                            declined=(payments["outcome"] != AUTHORISED).astype(int))
     data["revenue"] = data["baseamount_major"].where(data["authorised"] == 1, 0.0)
-    table = (data.groupby(["month", "currencyiso3a"], observed=True)[["revenue", "authorised", "declined"]]
+    data["refunded"] = data["refunded_major"] if "refunded_major" in data.columns else 0.0
+    table = (data.groupby(["month", "currencyiso3a"], observed=True)[["revenue", "refunded", "authorised", "declined"]]
              .sum().reset_index())
-    return table
+    table["net"] = table["revenue"] - table["refunded"]
+    return table.reindex(columns=MRR_COLUMNS)
 
 
 def current_mrr(subscriptions: pd.DataFrame) -> pd.Series:
@@ -217,6 +252,27 @@ def churn(subscriptions: pd.DataFrame, payments: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+FINANCE_COLUMNS = ["revenue", "refunded", "net", "paying", "failed_payments", "churned", "churn_rate"]
+
+
+def subscription_finance(subscriptions: pd.DataFrame, payments: pd.DataFrame,
+                         currency: str | None = None) -> pd.DataFrame:
+    """Per month, in one currency (default: the most frequent): recurring revenue, refunded and net
+    (major units, as `monthly_recurring_revenue`), subscriptions paying, failed payments (declined or
+    failed), churned subscriptions and the churn rate (as `churn`)."""
+    if payments.empty:
+        return pd.DataFrame(columns=FINANCE_COLUMNS, index=pd.PeriodIndex([], freq="M", name="month"))
+    currency = currency or _main_currency(payments["currencyiso3a"], "no payments with a currency")
+    mine = payments[payments["currencyiso3a"] == currency]
+    money = monthly_recurring_revenue(mine).set_index("month")
+    table = money[["revenue", "refunded", "net"]].join(churn(subscriptions, mine), how="left")
+    table = table.assign(failed_payments=money["declined"]).fillna({"paying": 0, "churned": 0, "churn_rate": 0.0})
+    table = table.astype({"paying": "int64", "churned": "int64", "failed_payments": "int64"})
+    table.index.name = "month"
+    table.attrs["currency"] = currency
+    return table[FINANCE_COLUMNS]
+
+
 def decline_rates(payments: pd.DataFrame, by: str = "month") -> pd.DataFrame:
     """Payments, declined (any non-authorised outcome) and the rate, per month made (`by="month"`)
     or per payment number (`by="number"`)."""
@@ -244,6 +300,28 @@ def plot_revenue_by_state(subscriptions: pd.DataFrame, payments: pd.DataFrame, *
     ax = table.plot.bar(stacked=True, ax=_axes(ax, (9, 4)), rot=45, color=colours)
     return labelled(ax, f"Recurring revenue by month and subscription state ({currency})", "Month the payment was made",
                     f"Authorised revenue ({currency}, major units)", legend="State now")
+
+
+def plot_subscription_finance(subscriptions: pd.DataFrame, payments: pd.DataFrame, *, currency: str | None = None,
+                              ax: Any = None) -> Any:
+    """Bars per month: net recurring revenue (green) and refunded (red) stacked to the revenue; the
+    failed payments as a line on a second axis (count)."""
+    table = subscription_finance(subscriptions, payments, currency)
+    if table.empty:
+        raise ValueError("no subscription payments to chart")
+    currency = table.attrs["currency"]
+    shown = table[["net", "refunded"]].rename(columns={"net": "net revenue", "refunded": "refunded"})
+    shown.index = shown.index.astype(str)
+    ax = shown.plot.bar(stacked=True, ax=_axes(ax, (9, 4)), rot=45, color=["#1b7f3b", "#b00020"])
+    failures = ax.twinx()
+    failures.plot(range(len(table)), table["failed_payments"].to_numpy(), color="#ff7f0e", marker="o",
+                  label="failed payments")
+    failures.set_ylabel("Failed payments (count)")
+    failures.set_ylim(bottom=0)
+    failures.yaxis.get_major_locator().set_params(integer=True)
+    failures.legend(loc="upper right")
+    return labelled(ax, f"Recurring revenue, refunds and failed payments by month ({currency})",
+                    "Month the payment was made", f"Revenue ({currency}, major units)", legend="Money")
 
 
 def plot_subscriptions_by_state(subscriptions: pd.DataFrame, *, ax: Any = None) -> Any:

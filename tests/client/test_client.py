@@ -105,6 +105,9 @@ def test_explicit_fields_win_over_defaults(client, gateway):
     ("store", ["STORE"], {"accounttypedescription": "CARDSTORE", "pan": PAN, "expirydate": "12/2030"}, True, False),
     ("auth", ["AUTH"], {"md": "m", "pares": "p"}, True, False),
     ("auth", ["AUTH"], {"parenttransactionreference": "23-9-1"}, True, True),
+    ("refund", ["REFUND"], {"parenttransactionreference": "23-9-1", "baseamount": 500}, True, False),
+    ("refund", ["REFUND"], {"accounttypedescription": "CFT", "baseamount": 500, "pan": PAN,
+                            "expirydate": "12/2030"}, True, True),
     ("cachetokenise", ["CACHETOKENISE"], {"pan": PAN, "expirymonth": "12", "expiryyear": "2030"}, True, False),
     ("threedquery", ["THREEDQUERY"], {"termurl": "https://m.example/t", "accounttypedescription": "ECOM",
                                       "baseamount": 1050, "pan": PAN, "expirydate": "12/2030"}, True, True),
@@ -120,6 +123,16 @@ def test_defaults_only_where_the_request_type_uses_them(client, gateway, call, t
     assert sent["requesttypedescriptions"] == types
     assert ("sitereference" in sent) is site and ("currencyiso3a" in sent) is currency
     assert response.ok
+
+
+def test_refund_takes_the_parent_as_its_first_argument(client, gateway):
+    client.refund("23-9-1")
+    assert gateway.sent() == {"requesttypedescriptions": ["REFUND"], "parenttransactionreference": "23-9-1",
+                              "sitereference": "test_site12345",
+                              "requestreference": gateway.sent()["requestreference"]}
+    with pytest.raises(ValidationError, match="currencyiso3a"):  # a refund of an AUTH is in the AUTH's currency
+        client.refund("23-9-1", currencyiso3a="EUR")
+    assert gateway.calls == 1
 
 
 def test_transaction_query_convenience_filters(client, gateway):

@@ -75,6 +75,35 @@ def test_revenue_churn_and_decline_rates(gw, portfolio):
     assert reports.decline_rates(pays, by="number").loc[4, "declined"] == 1
 
 
+def test_refunds_of_payments_in_the_payments_revenue_and_finance_tables(gw, portfolio):
+    refund = portfolio[0].refund_payment(2)  # January's payment, all of it
+    assert (refund["requesttypedescription"], refund["baseamount"]) == ("REFUND", "1000")
+    assert portfolio[1].refund_payment(3, baseamount=250)["baseamount"] == "250"  # part of February's
+    with pytest.raises(GwkitError, match="Refund amount too great"):
+        portfolio[1].refund_payment(3, baseamount=751)
+    with pytest.raises(GwkitError, match="no payment 9"):
+        portfolio[1].refund_payment(9)
+    subs, pays = reports.subscription_portfolio(gw)
+    refunded = pays[pays["refunded"] > 0].set_index(["subscription", "number"])["refunded"]
+    assert refunded.to_dict() == {(portfolio[0].reference, 2): 1000, (portfolio[1].reference, 3): 250}
+    assert pays["refunded"].dtype == "Int64" and pays["refunded_major"].sum() == 12.5
+    revenue = reports.monthly_recurring_revenue(pays).set_index("month")
+    assert revenue.loc[pd.Period("2026-01"), ["revenue", "refunded", "net"]].tolist() == [70.0, 10.0, 60.0]
+    assert revenue.loc[pd.Period("2026-02"), ["revenue", "refunded", "net"]].tolist() == [70.0, 2.5, 67.5]
+    finance = reports.subscription_finance(subs, pays)
+    assert list(finance.columns) == reports.FINANCE_COLUMNS and finance.attrs["currency"] == "GBP"
+    assert finance.loc[pd.Period("2026-02"), ["net", "paying", "churned"]].tolist() == [67.5, 6, 1]
+    assert finance.loc[pd.Period("2026-03"), "failed_payments"] == 1
+    assert finance["failed_payments"].sum() == (pays["outcome"] != "authorised").sum()
+    assert finance["net"].sum() == pytest.approx(pays.loc[pays["outcome"] == "authorised", "baseamount_major"].sum()
+                                                 - pays["refunded_major"].sum())
+    one = reports.subscription_payments_frame(portfolio[0])
+    assert one.set_index("number").loc[2, "refunded"] == 1000 and one.set_index("number").loc[3, "refunded"] == 0
+    ax = reports.plot_subscription_finance(subs, pays)
+    assert "GBP" in ax.get_ylabel() and ax.get_title() and ax.get_xlabel()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["net revenue", "refunded"]
+
+
 def test_charts_have_labelled_axes(gw, portfolio):
     subs, pays = reports.subscription_portfolio(gw)
     for ax in (reports.plot_revenue_by_state(subs, pays), reports.plot_subscriptions_by_state(subs),

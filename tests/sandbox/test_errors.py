@@ -38,7 +38,7 @@ def test_30000_names_every_missing_field(gateway):
 
 
 @pytest.mark.parametrize("types, errordata", [
-    (["REFUND"], ["REFUND"]), (["AUTH", "FOO"], ["AUTH", "FOO"]), ([], []), ("AUTH", ["AUTH"]),
+    (["PAYOUT"], ["PAYOUT"]), (["AUTH", "FOO"], ["AUTH", "FOO"]), ([], []), ("AUTH", ["AUTH"]),
     (["SUBSCRIPTION"], ["SUBSCRIPTION"]),
 ])
 def test_60018_unknown_request_types_is_an_error_record(gateway, db_path, types, errordata):

@@ -82,7 +82,7 @@ def test_declines_and_errors_read_without_error(official):
     invalid = official.process({"requesttypedescriptions": ["AUTH"], **CARD, "pan": "4111111111111112"})
     (record,) = invalid["responses"]
     assert (record["errorcode"], record["errordata"]) == ("30000", ["pan"])
-    unknown = official.process({"requesttypedescriptions": ["REFUND"], "sitereference": SITE})
+    unknown = official.process({"requesttypedescriptions": ["PAYOUT"], "sitereference": SITE})
     (record,) = unknown["responses"]
     assert (record["requesttypedescription"], record["errorcode"]) == ("ERROR", "60018")
 
@@ -103,3 +103,24 @@ def test_the_official_client_resends_after_a_lost_answer_and_pays_twice(sandbox,
                                  "filter": {"orderreference": [{"value": "lost-answer"}]}}))
     assert len(query["records"]) == 2  # one payment asked for, two made
     assert record["transactionreference"] == query["records"][0]["transactionreference"]
+
+
+def test_refund_of_a_settled_auth_and_a_standalone_refund(sandbox, official):
+    auth = ok(official.process({"requesttypedescriptions": ["AUTH"], "orderreference": "official-refund", **CARD}))
+    too_early = official.process({"requesttypedescriptions": ["REFUND"], "sitereference": SITE,
+                                  "parenttransactionreference": auth["transactionreference"]})
+    (record,) = too_early["responses"]
+    assert record["errorcode"] == "20005"  # not settled, not due today
+    sandbox.advance(by="P1D")
+    request = securetrading.Request()
+    request.update({"requesttypedescriptions": ["REFUND"], "sitereference": SITE,
+                    "parenttransactionreference": auth["transactionreference"], "baseamount": "50"})
+    response = official.process(request)
+    assert response["requestreference"] == request["requestreference"]
+    refund = ok(response)
+    assert (refund["requesttypedescription"], refund["baseamount"], refund["parenttransactionreference"]) == (
+        "REFUND", "50", auth["transactionreference"])
+    standalone = ok(official.process({
+        "requesttypedescriptions": ["REFUND"], "sitereference": SITE, "accounttypedescription": "CFT",
+        "currencyiso3a": "GBP", "baseamount": "700", "pan": "4111111111111111", "expirydate": "12/2030"}))
+    assert (standalone["acquirerresponsecode"], standalone["accounttypedescription"]) == ("00", "CFT")

@@ -257,3 +257,14 @@ def test_a_long_advance_reports_its_progress_to_its_owner_only(two_accounts):
     assert 0 < running["day"] <= running["days"]
     assert running["step"].startswith("subscriptions 2026-02-15") and running["done"] == running["total"] == 1
     assert alice.http.get("/_sandbox/clock/progress").json() == {"advances": []}  # finished
+
+
+def test_another_users_payment_cannot_be_refunded(two_accounts):
+    handle, alice, bob = two_accounts
+    paid = alice.one(card_auth(sitereference=ALICE_1))["transactionreference"]
+    handle.advance(by="P1D")  # settled
+    refund = {"requesttypedescriptions": ["REFUND"], "parenttransactionreference": paid}
+    for caller, site in ((bob, BOB), (alice, ALICE_2)):  # another user's, and another site of the same user
+        record = caller.one({**refund, "sitereference": site})
+        assert (record["errorcode"], record["errordata"]) == ("20004", ["parenttransactionreference"])
+    assert alice.one({**refund, "sitereference": ALICE_1})["errorcode"] == "0"

@@ -329,7 +329,7 @@ def test_set_values_prefills_and_rejects_unknown_fields():
     with pytest.raises(KeyError, match="no input for pan"):
         form.set_values(pan="4111111111111111")
     with pytest.raises(KeyError, match="choose from"):
-        RequestForm("REFUND")
+        RequestForm("PAYOUT")
 
 
 # -- guarded callbacks ----------------------------------------------------------------------------

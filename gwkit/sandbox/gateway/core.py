@@ -23,6 +23,7 @@ from ...interface.requests import SINGLE_TYPES
 from ...interface.validation import errordata, request_types_of, validate_request
 from ...interface.wire import PAN_PATTERN, VERSION
 from . import auth, cachetokens, cardstore, clock, engine, payments, query, settlement, subscriptions, threeds, update
+from . import refunds
 from .accounts import DEFAULT_ACCOUNT, Account, account_for_site, control_sites
 from .clock import CLOCK_TABLES, ISO, Clock
 from .context import Context, JobContext, Tables
@@ -35,7 +36,8 @@ from .store import Store
 
 # Every part of the gateway, each listing what it serves in plain constants (see context.Tables).
 HANDLER_MODULES: tuple[ModuleType, ...] = (
-    payments, auth, cardstore, query, update, settlement, threeds, subscriptions, engine, cachetokens)
+    payments, auth, cardstore, query, update, settlement, threeds, subscriptions, engine, cachetokens,
+    refunds)
 Progress = Callable[[str, int, int], None]
 log = logging.getLogger("gwkit.sandbox")
 

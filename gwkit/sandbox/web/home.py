@@ -12,7 +12,7 @@ from .served import Served
 
 ENDPOINTS = (
     ("POST /json/", "the gateway: AUTH, AUTH SUBSCRIPTION, THREEDQUERY, STORE, "
-                    "TRANSACTIONUPDATE, TRANSACTIONQUERY, CACHETOKENISE (JSON, Basic credentials)"),
+                    "TRANSACTIONUPDATE, TRANSACTIONQUERY, CACHETOKENISE, REFUND (JSON, Basic credentials)"),
     ("GET /js/st.js", "the browser library that tokenises a card into a cachetoken"),
     ("GET /demo/merchant", "a demo shop page that pays with st.js"),
     ("/acs/...", "the simulated issuer (ACS) of 3-D Secure version 1"),
