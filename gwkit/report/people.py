@@ -34,11 +34,17 @@ except ImportError:  # pragma: no cover - exercised by test_people's fallback te
 
 PERCENT_NAME = re.compile(r"(^|_)(rate|share|percent|pct|ratio)(_|$)")
 MONEY_NAME = re.compile(r"(^|_)(amount|revenue|mrr|net|refunded|settled|authorised|pending|released)(_|$)")
+# Whole numbers that name something rather than count it: written without thousands separators.
+CODE_NAME = re.compile(r"(code|status|number|reference|id)$")
 MAX_ROWS = 5000  # rows sent to the browser for one interactive table
 
 
 def for_people(frame: pd.DataFrame, *, currency: str | None = None) -> pd.DataFrame:
-    """A copy of `frame` with every value written for a person (all strings, "" where missing)."""
+    """A copy of `frame` with every value written for a person (all strings, "" where missing).
+
+    Money: integer columns are base units (1050 -> £10.50), float columns major units (10.5 -> £10.50),
+    in the frame's `currencyiso3a` column, else `currency`, else the frame's `attrs["currency"]`."""
+    currency = currency or frame.attrs.get("currency")
     shown = pd.DataFrame(index=frame.index)
     currencies = frame[CURRENCY_COLUMN] if CURRENCY_COLUMN in frame else None
     for name in frame.columns:
@@ -54,7 +60,8 @@ def _written(name: str, column: pd.Series, currencies: pd.Series | None, currenc
              *, major: bool) -> pd.Series:
     missing = column.isna()
     if report_kind(name) == AMOUNT or major or (MONEY_NAME.search(name) and pd.api.types.is_numeric_dtype(column)):
-        written = [_money(v, c if currencies is not None else currency, major=major or not _whole(column))
+        in_major = major or pd.api.types.is_float_dtype(column)
+        written = [_money(v, c if currencies is not None else currency, major=in_major)
                    for v, c in zip(column, currencies if currencies is not None else [currency] * len(column))]
         return pd.Series(written, index=column.index).where(~missing, "")
     if pd.api.types.is_bool_dtype(column):
@@ -66,7 +73,8 @@ def _written(name: str, column: pd.Series, currencies: pd.Series | None, currenc
     if pd.api.types.is_float_dtype(column) and PERCENT_NAME.search(name):
         return column.map(lambda v: f"{v:.1%}" if pd.notna(v) else "")
     if pd.api.types.is_integer_dtype(column) or (pd.api.types.is_float_dtype(column) and _whole(column)):
-        return column.map(lambda v: f"{int(v):,}" if pd.notna(v) else "")
+        pattern = "{:d}" if CODE_NAME.search(name) else "{:,d}"
+        return column.map(lambda v: pattern.format(int(v)) if pd.notna(v) else "")
     if pd.api.types.is_float_dtype(column):
         return column.map(lambda v: f"{v:,.2f}" if pd.notna(v) else "")
     return column.astype(object).map(_text)
@@ -98,7 +106,10 @@ def _whole(column: pd.Series) -> bool:
 
 
 def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
-    """The frame for people as HTML: an interactive itables table, or a plain one without itables."""
+    """The frame for people as HTML: an interactive itables table, or a plain one without itables.
+    A meaningful index (named, or other than 0, 1, 2, ...) is shown as the first columns."""
+    if frame.index.names != [None] or not isinstance(frame.index, pd.RangeIndex):
+        frame = frame.reset_index().pipe(lambda flat: flat.attrs.update(frame.attrs) or flat)
     shown = for_people(frame)
     if itables is not None:
         return itables.to_html_datatable(shown.head(MAX_ROWS), caption=caption, showIndex=False)

@@ -94,3 +94,24 @@ def test_a_series_is_a_table_of_labels_and_values_written_for_people():
 
     plain = people.series_html(pd.Series([0.5, None]))
     assert "NaN" not in plain and "value" in plain
+
+
+def test_money_is_base_units_in_integer_columns_and_major_units_in_float_columns():
+    frame = pd.DataFrame({"refunded": pd.array([1050, 0], dtype="Int64"), "revenue": [40.0, 30.5]})
+    frame.attrs["currency"] = "GBP"
+    shown = for_people(frame)
+    assert list(shown["refunded"]) == ["£10.50", "£0.00"]
+    assert list(shown["revenue"]) == ["£40.00", "£30.50"]
+
+
+def test_codes_and_references_are_written_without_thousands_separators():
+    shown = for_people(pd.DataFrame({"errorcode": [20007, 0], "payments": [12000, 3]}))
+    assert list(shown["errorcode"]) == ["20007", "0"] and list(shown["payments"]) == ["12,000", "3"]
+
+
+def test_a_meaningful_index_is_shown_as_columns():
+    by_day = pd.DataFrame({"settled": [1050, 2000]}, index=pd.Index(["2026-11-23", "2026-11-24"], name="day"))
+    by_month = pd.DataFrame({"paying": [4, 3]}, index=pd.PeriodIndex(["2026-11", "2026-12"], freq="M", name="month"))
+    assert "2026-11-24" in people.to_html(by_day) and ">day<" in people.to_html(by_day)
+    assert "2026-12" in people.to_html(by_month) and ">month<" in people.to_html(by_month)
+    assert ">index<" not in people.to_html(pd.DataFrame({"paying": [4]}))
