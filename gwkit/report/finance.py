@@ -31,6 +31,7 @@ import pandas as pd
 from ..interface.codes import explain
 from ..interface.currency import exponent
 from .charts import DAY_COLUMN, _axes, _main_currency, labelled
+from .frames import MONEY_COLUMNS
 
 RECONCILIATION_COLUMNS = ["day", "currencyiso3a", "authorised", "settled", "pending", "released", "refunded", "net"]
 DECLINE_COLUMNS = ["errorcode", "message", "meaning", "action", "unknown_outcome", "count", "share"]
@@ -94,7 +95,9 @@ def settlement_reconciliation(frame: pd.DataFrame) -> pd.DataFrame:
     table["net"] = table["settled"] - table["refunded"]
     table["currencyiso3a"] = table["currencyiso3a"].astype("category")
     table["day"] = pd.to_datetime(table["day"])
-    return table.reindex(columns=RECONCILIATION_COLUMNS)
+    table = table.reindex(columns=RECONCILIATION_COLUMNS)
+    table.attrs[MONEY_COLUMNS] = ["authorised", "settled", "pending", "released", "refunded", "net"]
+    return table
 
 
 def plot_reconciliation(frame: pd.DataFrame, *, currency: str | None = None, ax: Any = None) -> Any:

@@ -33,6 +33,8 @@ from ..interface.currency import DEFAULT_EXPONENT, exponent
 
 CURRENCY_COLUMN = "currencyiso3a"
 MAJOR_SUFFIX = "_major"
+# A frame's attrs key naming its money columns whose names do not say so (a reconciliation's "settled").
+MONEY_COLUMNS = "money_columns"
 
 _FORMATS = {DATETIME: "%Y-%m-%d %H:%M:%S", DATE: "%Y-%m-%d"}
 _RULES = {

@@ -25,7 +25,7 @@ from IPython.display import HTML, display
 from ..interface.currency import exponent, format_money
 from ..interface.fields import AMOUNT
 from ..interface.masking import mask_data
-from .frames import CURRENCY_COLUMN, MAJOR_SUFFIX, report_kind
+from .frames import CURRENCY_COLUMN, MAJOR_SUFFIX, MONEY_COLUMNS, report_kind
 
 try:  # the [lab] extra brings itables; the plain table below is the fallback
     import itables
@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - exercised by test_people's fallback te
     itables = None
 
 PERCENT_NAME = re.compile(r"(^|_)(rate|share|percent|pct|ratio)(_|$)")
-MONEY_NAME = re.compile(r"(^|_)(amount|revenue|mrr|net|refunded|settled|authorised|pending|released)(_|$)")
+MONEY_NAME = re.compile(r"(^|_)(amount|revenue|mrr|net|refunded)(_|$)")
 # Whole numbers that name something rather than count it: written without thousands separators.
 CODE_NAME = re.compile(r"(code|status|number|reference|id)$")
 MAX_ROWS = 5000  # rows sent to the browser for one interactive table
@@ -52,14 +52,16 @@ def for_people(frame: pd.DataFrame, *, currency: str | None = None) -> pd.DataFr
         base = name[: -len(MAJOR_SUFFIX)] if isinstance(name, str) and name.endswith(MAJOR_SUFFIX) else None
         if base is not None and base in frame.columns:
             continue  # the amount is shown once, from its base units
-        shown[name] = _written(str(name), column, currencies, currency, major=base is not None)
+        money = name in frame.attrs.get(MONEY_COLUMNS, ())
+        shown[name] = _written(str(name), column, currencies, currency, major=base is not None, money=money)
     return shown
 
 
 def _written(name: str, column: pd.Series, currencies: pd.Series | None, currency: str | None,
-             *, major: bool) -> pd.Series:
+             *, major: bool, money: bool = False) -> pd.Series:
     missing = column.isna()
-    if report_kind(name) == AMOUNT or major or (MONEY_NAME.search(name) and pd.api.types.is_numeric_dtype(column)):
+    named_money = money or MONEY_NAME.search(name)
+    if report_kind(name) == AMOUNT or major or (named_money and pd.api.types.is_numeric_dtype(column)):
         in_major = major or pd.api.types.is_float_dtype(column)
         written = [_money(v, c if currencies is not None else currency, major=in_major)
                    for v, c in zip(column, currencies if currencies is not None else [currency] * len(column))]
@@ -112,7 +114,10 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
         frame = frame.reset_index().pipe(lambda flat: flat.attrs.update(frame.attrs) or flat)
     shown = for_people(frame)
     if itables is not None:
-        return itables.to_html_datatable(shown.head(MAX_ROWS), caption=caption, showIndex=False)
+        # "display compact" without itables' default "nowrap": long text (what a code means) wraps
+        # inside the notebook's width instead of running off its right edge.
+        return itables.to_html_datatable(shown.head(MAX_ROWS), caption=caption, showIndex=False,
+                                         classes="display compact")
     head = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     return shown.to_html(index=False, classes="gwkit-table", border=0).replace("<thead>", f"{head}<thead>", 1)
 

@@ -115,3 +115,11 @@ def test_a_meaningful_index_is_shown_as_columns():
     assert "2026-11-24" in people.to_html(by_day) and ">day<" in people.to_html(by_day)
     assert "2026-12" in people.to_html(by_month) and ">month<" in people.to_html(by_month)
     assert ">index<" not in people.to_html(pd.DataFrame({"paying": [4]}))
+
+
+def test_counts_are_not_money_unless_the_frame_says_so():
+    counts = pd.DataFrame({"authorised": [134], "declined": [2]})
+    assert list(for_people(counts)["authorised"]) == ["134"]
+    amounts = pd.DataFrame({"authorised": pd.array([1050], dtype="Int64"), "currencyiso3a": ["GBP"]})
+    amounts.attrs["money_columns"] = ["authorised"]
+    assert list(for_people(amounts)["authorised"]) == ["£10.50"]
