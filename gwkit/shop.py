@@ -16,6 +16,7 @@ here keeps it.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import concurrent.futures
 import html
@@ -114,6 +115,7 @@ class DemoShop:
         self.sitereference = sitereference
         self.chromium = Path(chromium) if chromium else chromium_path()
         self.url = f"{self.base_url}/demo/merchant"
+        self._browser: _BrowserThread | None = None
 
     def __repr__(self) -> str:
         return f"<DemoShop {self.url} site {self.sitereference}>"
@@ -162,20 +164,17 @@ class DemoShop:
         return self.chromium is not None and self.chromium.exists() and browser_available()
 
     def _in_browser(self, work, *args: Any) -> Any:
-        """Run `work(page, *args)` in headless Chromium. Playwright's sync API refuses to run on a
-        thread with an event loop (a notebook's), so it runs on a thread of its own."""
-        def run() -> Any:
-            from playwright.sync_api import sync_playwright
+        """Run `work(page, *args)` on a new page of this shop's headless Chromium (started once, at
+        the first use, and kept until `close()`)."""
+        if self._browser is None:
+            self._browser = _BrowserThread(self.chromium)
+        return self._browser.run(work, *args)
 
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=str(self.chromium), args=list(CHROMIUM_ARGS))
-                try:
-                    return work(browser.new_page(viewport=VIEWPORT), *args)
-                finally:
-                    browser.close()
-
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            return pool.submit(run).result()
+    def close(self) -> None:
+        """Stop the headless browser, if one was started (also done when the interpreter exits)."""
+        if self._browser is not None:
+            self._browser.close()
+            self._browser = None
 
     def _pay_like_stjs(self, card: Mapping[str, str], complete: str, named_card_inputs: bool) -> Payment:
         envelope = {"version": "1.00", "request": [
@@ -188,6 +187,48 @@ class DemoShop:
             form.update(card)
         httpx.post(f"{self.url}/pay", data=form, timeout=_TIMEOUT)
         return Payment("st.js emulation")
+
+
+class _BrowserThread:
+    """One headless Chromium, driven from one thread of its own: Playwright's sync API belongs to the
+    thread that started it, and refuses a thread with an event loop (a notebook's)."""
+
+    def __init__(self, chromium: Path):
+        self._chromium = chromium
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gwkit-shop-browser")
+        self._playwright: Any = None
+        self._browser: Any = None
+        atexit.register(self.close)
+
+    def run(self, work, *args: Any) -> Any:
+        return self._thread.submit(self._on_page, work, args).result()
+
+    def _on_page(self, work, args: tuple[Any, ...]) -> Any:
+        if self._browser is None:
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            self._browser = self._playwright.chromium.launch(executable_path=str(self._chromium),
+                                                             args=list(CHROMIUM_ARGS))
+        page = self._browser.new_page(viewport=VIEWPORT)
+        try:
+            return work(page, *args)
+        finally:
+            page.close()
+
+    def close(self) -> None:
+        atexit.unregister(self.close)
+        try:
+            self._thread.submit(self._stop).result()
+        except RuntimeError:  # the interpreter is exiting: its executors take no more work
+            pass
+        self._thread.shutdown(wait=True)
+
+    def _stop(self) -> None:
+        if self._browser is not None:
+            self._browser.close()
+            self._playwright.stop()
+            self._browser = self._playwright = None
 
 
 def _page_height(page, url: str) -> int:

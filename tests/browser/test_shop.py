@@ -32,9 +32,11 @@ def handle(tmp_path_factory):
     started.stop()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def shop(handle):
-    return gwkit.DemoShop(handle.base_url, handle.sitereference, chromium=CHROMIUM)
+    started = gwkit.DemoShop(handle.base_url, handle.sitereference, chromium=CHROMIUM)
+    yield started
+    started.close()
 
 
 def png_size(png: bytes) -> tuple[int, int]:
@@ -116,3 +118,15 @@ def test_screenshots_draw_the_card_number_and_security_code_as_dots(shop):
 
     assert masked_visa == masked_other
     assert clear_visa != clear_other
+
+
+def test_one_browser_serves_every_payment_and_close_stops_it(handle):
+    shop = gwkit.DemoShop(handle.base_url, handle.sitereference, chromium=CHROMIUM)
+    shop.pay(CARD)
+    browser = shop._browser
+    shop.pay(CARD)
+    assert shop._browser is browser and browser._browser is not None
+    shop.close()
+    assert shop._browser is None and browser._browser is None
+    assert shop.pay(CARD).via == "browser"  # a closed shop starts its browser again
+    shop.close()
