@@ -67,7 +67,9 @@ def test_card_meaning(pan: Any) -> str:
     card = test_card(pan.replace(" ", "")) if isinstance(pan, str) else None
     if card is None:
         return ""
-    return f"Test card ({card.paymenttypedescription}, {card.source}): {card.notes}."
+    whose = ("a test card of the real test environment" if card.source == "real test environment"
+             else "a gwkit sandbox test card (a real test site may answer otherwise)")
+    return f"{card.paymenttypedescription}, {whose}: {card.notes}."
 
 
 def default_variant(request_type: RequestType) -> Variant:
