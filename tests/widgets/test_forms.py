@@ -214,9 +214,9 @@ def test_a_test_card_says_what_it_will_do_and_is_not_a_problem(gw):
     assert "4000000000000812" not in note
     form.fields["pan"].value = "4111110000000211"
     assert "3-D Secure v1 enrolled (Y)" in form.inputs["pan"].note.value
+    assert not form.send_button.disabled
     form.fields["pan"].value = "340000000000017"
     assert "AMEX, a gwkit sandbox test card (a real test site may answer otherwise)" in form.inputs["pan"].note.value
-    assert not form.send_button.disabled
     form.fields["pan"].value = "5555555555554444"
     assert form.inputs["pan"].note.value == ""
 
