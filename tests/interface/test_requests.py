@@ -178,7 +178,10 @@ def test_auth_after_3d_secure_needs_md_and_pares_and_inherits_the_rest():
     ("AUTH", "must be a non-empty list of request type names"),
     ([1], "must be a non-empty list of request type names"),
     (["FOO"], "unknown request type(s) FOO"),
-    (["SUBSCRIPTION"], "SUBSCRIPTION must be sent together with AUTH"),
+    (["SUBSCRIPTION", "AUTH"], "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming its parent)"),
+    (["STORE", "SUBSCRIPTION"], "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming its parent)"),
+    (["TRANSACTIONUPDATE", "AUTH"], "TRANSACTIONUPDATE cannot be combined with other request types in one object"),
+    (["AUTH", "CACHETOKENISE"], "CACHETOKENISE cannot be combined with other request types in one object"),
     (["STORE", "STORE"], "names a request type twice"),
 ])
 def test_request_type_list_problems(types, rule):
@@ -221,7 +224,9 @@ def test_updates_name_updatable_fields_with_valid_values():
         return {"requesttypedescriptions": ["TRANSACTIONUPDATE"],
                 "filter": {"transactionreference": [{"value": "1-2-3"}]}, "updates": updates}
     for name in UPDATABLE_FIELDS:
-        value = {"baseamount": "2000", "settlebaseamount": "2000", "subscriptionfinalnumber": "24"}.get(name, "1")
+        value = {"baseamount": "2000", "settlebaseamount": "2000", "subscriptionfinalnumber": "24",
+                 "settleduedate": "2026-02-01", "billingcountryiso2a": "GB", "billingemail": "a@example.com",
+                 "billingtelephonetype": "M"}.get(name, "1")
         assert problems_of(update({name: value})) == [], name
     assert problems_of(update({"pan": PAN}))[0][0] == "updates.pan"
     assert problems_of(update({"transactionactive": "5"})) == [("updates.transactionactive", "must be one of 0, 1, 2")]

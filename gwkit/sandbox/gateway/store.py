@@ -322,6 +322,11 @@ class Store:
         conn.execute(f"UPDATE transactions SET {', '.join(assignments)} WHERE transactionreference = ?",
                      [*params, reference])
 
+    def update_details(self, conn: sqlite3.Connection, reference: str, details: Mapping[str, Any]) -> None:
+        """Replace the details (billing, names) a kept record holds and lends to its children."""
+        conn.execute("UPDATE transactions SET details = ? WHERE transactionreference = ?",
+                     (json.dumps(dict(details)), reference))
+
 
 def create_private(path: Path) -> None:
     """Create the database file readable by its owner only (SQLite gives its -wal and -shm files

@@ -23,6 +23,18 @@ When the engine may pay (`next_due_date` is set only then):
 Payments whose date passed while the subscription could not run (pending until settlement,
 suspended, stopped at its final number) are caught up by the next daily run: no number is ever
 skipped, each is made once.
+
+SUBSCRIPTION on its own (what the official clients send after an ACCOUNTCHECK) names its parent
+by `parenttransactionreference`, or takes the record just before it in the same request object or
+envelope (core.py, chains.py). The parent must exist (else 20004), must not be a SUBSCRIPTION
+(20032), must be an AUTH or an ACCOUNTCHECK (else 30000 naming the field) and must have succeeded
+(20019). The amount and currency are the request's, else the parent's (an ACCOUNTCHECK's 0 is no
+amount: 30000 `baseamount`). gwkit's choices where the facts are silent:
+- an AUTH parent was payment `subscriptionnumber`, as in the combined request; after an
+  ACCOUNTCHECK no payment was made, so the first automated payment is `subscriptionnumber` itself;
+- without `subscriptionbegindate` the first automated payment is due one interval after today
+  (AUTH parent) or today, paid by the next daily run (ACCOUNTCHECK parent);
+- an ACCOUNTCHECK parent has nothing to settle: `transactionactive` 2 runs at once, as 1.
 """
 
 from __future__ import annotations
@@ -34,10 +46,11 @@ from typing import Any, Mapping, NamedTuple
 
 from ...interface.codes import record_ok
 from ...interface.requests import AUTH_SUBSCRIPTION
-from ...interface.schedule import due_date
+from ...interface.schedule import add_months, due_date
 from .context import Context
 from .fault import Fault, invalid_field
 from .payments import authorise, resolve_card
+from .store import record_of
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS subscriptions (
@@ -78,7 +91,7 @@ CREATE TABLE IF NOT EXISTS subscription_payments (
 # Parent AUTH states.
 AUTHORISED, SETTLED, FAILED = "authorised", "settled", "failed"
 DEFAULT_ACTIVE = "2"
-UPDATABLE = ("baseamount", "subscriptionfinalnumber", "transactionactive")
+UPDATABLE = ("baseamount", "subscriptionfinalnumber", "transactionactive", "subscriptionfrequency")
 NOT_UPDATABLE = Fault(60017)
 
 
@@ -126,21 +139,57 @@ def handle_auth_subscription(ctx: Context, request: dict[str, Any]) -> list[dict
     begin, number, final = _checked_schedule(ctx, request)
     card = resolve_card(ctx, request, AUTH_SUBSCRIPTION.select(request).name)
     auth = authorise(ctx, request, card, extra={"credentialsonfile": request["credentialsonfile"]})
-    failed = not record_ok(auth)
-    record = subscription_record(ctx, request, auth, number + 1)
     auth_row = ctx.store.transaction(ctx.conn, auth["transactionreference"])
-    ctx.store.add_transaction(ctx.conn, record, card_id=auth_row["card_id"], details=json.loads(auth_row["details"]))
-    plan = Plan(begin, int(request["subscriptionfrequency"]), number + 1, final, number + 1,
-                record["transactionactive"], FAILED if failed else AUTHORISED)
+    failed = not record_ok(record_of(auth_row))  # what was kept: a 60034 answer hides a payment made
+    record = _start(ctx, request, auth, auth_row, begin, number + 1, final, FAILED if failed else AUTHORISED)
+    return [auth, record]
+
+
+def handle_subscription(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
+    """SUBSCRIPTION on its own, from a successful AUTH or ACCOUNTCHECK parent."""
+    row = ctx.store.transaction(ctx.conn, request["parenttransactionreference"], ctx.sites)
+    if row is None:
+        raise Fault(20004, ["parenttransactionreference"])
+    kind = row["requesttypedescription"]
+    if kind == "SUBSCRIPTION":
+        raise Fault(20032, ["parenttransactionreference"])
+    if kind not in ("AUTH", "ACCOUNTCHECK"):
+        raise invalid_field("parenttransactionreference")
+    parent = record_of(row)
+    if not record_ok(parent):
+        raise Fault(20019, ["parenttransactionreference"])
+    amount = request.get("baseamount") or (parent.get("baseamount") if parent.get("baseamount") != "0" else None)
+    currency = request.get("currencyiso3a") or parent.get("currencyiso3a")
+    missing = [name for name, value in (("baseamount", amount), ("currencyiso3a", currency)) if not value]
+    if missing:
+        raise invalid_field(*missing)
+    frequency = int(request["subscriptionfrequency"])
+    first_begin = ctx.now.date() if kind == "ACCOUNTCHECK" else add_months(ctx.now.date(), frequency)
+    begin, number, final = _checked_schedule(ctx, {**request, "subscriptionbegindate": request.get(
+        "subscriptionbegindate") or first_begin.isoformat()})
+    state = SETTLED if kind == "ACCOUNTCHECK" or row["settlestatus"] == "100" else AUTHORISED
+    lent = {**parent, "baseamount": amount, "currencyiso3a": currency}
+    sent = {**request, "subscriptionbegindate": begin.isoformat(),
+            "orderreference": request.get("orderreference") or parent.get("orderreference")}
+    return [_start(ctx, sent, lent, row, begin, number if kind == "ACCOUNTCHECK" else number + 1, final, state)]
+
+
+def _start(ctx: Context, request: Mapping[str, Any], parent: Mapping[str, Any], parent_row: sqlite3.Row,
+           begin: date, first: int, final: int, state: str) -> dict[str, Any]:
+    """Keep the SUBSCRIPTION record and the engine's row; the record as answered."""
+    record = subscription_record(ctx, request, parent, first)
+    ctx.store.add_transaction(ctx.conn, record, card_id=parent_row["card_id"],
+                              details=json.loads(parent_row["details"]))
+    plan = Plan(begin, int(request["subscriptionfrequency"]), first, final, first, record["transactionactive"], state)
     ctx.conn.execute(
         "INSERT INTO subscriptions (transactionreference, authreference, sitereference, card_id, details, "
         "orderreference, currencyiso3a, baseamount, begindate, frequency, firstnumber, finalnumber, nextnumber, "
         "active, parent, next_due_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (record["transactionreference"], auth["transactionreference"], record["sitereference"],
-         auth_row["card_id"], auth_row["details"], record.get("orderreference"), record["currencyiso3a"],
+        (record["transactionreference"], parent["transactionreference"], record["sitereference"],
+         parent_row["card_id"], parent_row["details"], record.get("orderreference"), record["currencyiso3a"],
          record["baseamount"], begin.isoformat(), plan.frequency, plan.firstnumber, final, plan.nextnumber,
          plan.active, plan.parent, plan.next_due()))
-    return [auth, record]
+    return record
 
 
 def _checked_schedule(ctx: Context, request: Mapping[str, Any]) -> tuple[date, int, int]:
@@ -181,7 +230,10 @@ def subscription_record(ctx: Context, request: Mapping[str, Any], auth: Mapping[
 # -- TRANSACTIONUPDATE ------------------------------------------------------------------------
 
 def update_subscription(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
-    """Amount of the payments to come, final number, active state; nothing else."""
+    """Amount of the payments to come, final number, active state, interval; nothing else.
+
+    A new `subscriptionfrequency` applies from the next payment on: it stays due when it was, and
+    the payments after it follow the new interval (the schedule is anchored there afresh)."""
     refused = [name for name in updates if name not in UPDATABLE]
     if refused:
         raise invalid_field(*refused)
@@ -192,11 +244,23 @@ def update_subscription(ctx: Context, row: sqlite3.Row, updates: Mapping[str, st
     changes = _checked_updates(sub, updates)
     plan = Plan.of(sub, finalnumber=int(changes.get("subscriptionfinalnumber", sub["finalnumber"])),
                    active=changes.get("transactionactive", sub["active"]), parent=parent_state(ctx.conn, sub))
+    if "subscriptionfrequency" in changes:
+        plan = _reanchored(plan, int(changes["subscriptionfrequency"]))
     ctx.conn.execute(
-        "UPDATE subscriptions SET baseamount = ?, finalnumber = ?, active = ?, parent = ?, next_due_date = ? "
-        "WHERE id = ?", (changes.get("baseamount", sub["baseamount"]), plan.finalnumber, plan.active, plan.parent,
-                         plan.next_due(), sub["id"]))
+        "UPDATE subscriptions SET baseamount = ?, finalnumber = ?, active = ?, parent = ?, next_due_date = ?, "
+        "begindate = ?, frequency = ?, firstnumber = ? WHERE id = ?",
+        (changes.get("baseamount", sub["baseamount"]), plan.finalnumber, plan.active, plan.parent, plan.next_due(),
+         plan.begindate.isoformat(), plan.frequency, plan.firstnumber, sub["id"]))
     return changes
+
+
+def _reanchored(plan: Plan, frequency: int) -> Plan:
+    """The plan with a new interval from its next payment on (that payment keeps its due date)."""
+    try:
+        next_due = due_date(plan.begindate, plan.frequency, plan.firstnumber, plan.nextnumber)
+    except OverflowError:
+        raise invalid_field("subscriptionfrequency") from None
+    return plan._replace(begindate=next_due, frequency=frequency, firstnumber=plan.nextnumber)
 
 
 def parent_state(conn: sqlite3.Connection, sub: Mapping[str, Any]) -> str:
@@ -218,5 +282,5 @@ def _checked_updates(sub: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, 
     return changes
 
 
-REQUEST_HANDLERS = {"AUTH+SUBSCRIPTION": handle_auth_subscription}
+REQUEST_HANDLERS = {"AUTH+SUBSCRIPTION": handle_auth_subscription, "SUBSCRIPTION": handle_subscription}
 UPDATE_RULES = {"SUBSCRIPTION": update_subscription}
