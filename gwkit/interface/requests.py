@@ -222,8 +222,9 @@ ACCOUNTCHECK = RequestType(
          "a subscription.",
     variants=(
         Variant(
-            "parent", "From a stored card", ("sitereference", "parenttransactionreference", "currencyiso3a"),
-            ("accounttypedescription", "baseamount", "orderreference", "securitycode", "credentialsonfile")
+            "parent", "From a stored card",
+            ("sitereference", "parenttransactionreference", "accounttypedescription", "currencyiso3a"),
+            ("baseamount", "orderreference", "securitycode", "credentialsonfile")
             + COMMON + BILLING,
             forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA, "md": NOT_WITH_3DS,
                        "pares": NOT_WITH_3DS, "cachetoken": NO_CARD_DATA},
