@@ -244,3 +244,22 @@ def test_records_of_other_types_are_not_updatable(gateway):
                          "expirydate": "12/2030"})
     record = gateway.one(update_request(check["transactionreference"], settlestatus="1"))
     assert record["errorcode"] == "60017"
+
+
+def test_subscriptionfrequency_applies_from_the_next_payment_on(sandbox, gateway):
+    auth, subscription = gateway.records({
+        **card_auth(orderreference="freq"), "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+        "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
+        "subscriptionnumber": "1", "subscriptionfinalnumber": "4", "subscriptionbegindate": "2026-02-01",
+        "credentialsonfile": "1", "transactionactive": "1"})
+    reference = subscription["transactionreference"]
+    sandbox.advance(to="2026-02-02T10:00:00")  # payment 2 made on 2026-02-01
+    assert gateway.one(update_request(reference, subscriptionfrequency="3"))["errorcode"] == "0"
+    assert only(gateway, reference)["subscriptionfrequency"] == "3"
+    sandbox.advance(to="2026-09-01T10:00:00")
+    payments = gateway.query(parenttransactionreference=reference)
+    # payment 3 stays due on 2026-03-01, payment 4 comes three months later
+    assert [(p["subscriptionnumber"], p["transactionstartedtimestamp"][:10]) for p in payments] == [
+        ("4", "2026-06-01"), ("3", "2026-03-01"), ("2", "2026-02-01")]
+    record = gateway.one(update_request(reference, subscriptionfrequency="0"))
+    assert (record["errorcode"], record["errordata"]) == ("30000", ["subscriptionfrequency"])
