@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+import gwkit
+
 from support.sandbox import SITE, all_rows, store_request
 
 CARD = {"sitereference": SITE, "accounttypedescription": "ECOM", "currencyiso3a": "GBP",
@@ -109,3 +111,14 @@ def test_a_subscription_from_an_accountcheck_pays_on_its_schedule(sandbox, gatew
     payments = gateway.query(parenttransactionreference=subscription["transactionreference"])
     assert [(p["subscriptionnumber"], p["transactionstartedtimestamp"][:10], p["baseamount"]) for p in payments] == [
         ("2", "2026-02-20", "1200"), ("1", "2026-01-20", "1200")]
+
+
+def test_gwkits_client_makes_an_accountcheck_and_validates_it_first(sandbox):
+    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password, sitereference=SITE,
+                      currencyiso3a="GBP") as client:
+        answer = client.accountcheck(accounttypedescription="ECOM", pan="4111111111111111",
+                                     expirymonth="11", expiryyear="2031")
+        assert (answer.record["requesttypedescription"], answer.record.errorcode) == ("ACCOUNTCHECK", 0)
+        with pytest.raises(gwkit.ValidationError, match="expirymonth"):
+            client.accountcheck(accounttypedescription="ECOM", pan="4111111111111111",
+                                expirymonth="13", expiryyear="2031")
