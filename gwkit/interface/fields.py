@@ -184,7 +184,7 @@ _FIELD_LIST: list[Field] = [
        label="Cache token"),
     _f("requestreference", t.ALPHANUMERIC_HYPHENS, 25, where=_REQ_RESP, label="Request reference"),
     # 2.3 subscription fields
-    _f("subscriptiontype", t.ALPHA, 11, choices=("RECURRING",), where=_REQ_RESP | {SUBSCRIPTION},
+    _f("subscriptiontype", t.ALPHA, 11, choices=("RECURRING", "INSTALLMENT"), where=_REQ_RESP | {SUBSCRIPTION},
        report=CATEGORY, label="Subscription type"),
     _f("subscriptionunit", t.ALPHA, 5, choices=("MONTH",), where=_REQ_RESP | {SUBSCRIPTION},
        report=CATEGORY, label="Unit"),

@@ -227,3 +227,27 @@ def test_in_one_envelope_an_update_of_a_settled_auth_is_60017_and_the_next_objec
          "updates": {"settlebaseamount": "80"}}, card_auth())
     assert (update["errorcode"], update["errormessage"]) == ("60017", "Transaction not updatable")
     assert auth["errorcode"] == "0"
+
+
+def test_installment_subscriptions_are_scheduled_and_must_end(sandbox, gateway):
+    request = {**accountcheck(baseamount="2000"), **SUBSCRIPTION, "subscriptiontype": "INSTALLMENT",
+               "subscriptionfinalnumber": "2", "requesttypedescriptions": ["ACCOUNTCHECK", "SUBSCRIPTION"]}
+    check, subscription = gateway.records(request)
+    assert (subscription["errorcode"], subscription["subscriptiontype"]) == ("0", "INSTALLMENT")
+    refused = gateway.one({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
+                           "filter": {"transactionreference": [{"value": subscription["transactionreference"]}]},
+                           "updates": {"subscriptionfinalnumber": "0"}})
+    assert (refused["errorcode"], refused["errordata"]) == ("30000", ["subscriptionfinalnumber"])
+    sandbox.advance(to="2026-04-01T10:00:00")
+    payments = gateway.query(parenttransactionreference=subscription["transactionreference"])
+    assert [p["subscriptionnumber"] for p in payments] == ["2", "1"]  # two instalments, then it stops
+    endless = gateway.records({**request, "subscriptionfinalnumber": "0"})
+    assert (endless[-1]["errorcode"], endless[-1]["errordata"]) == ("30000", ["subscriptionfinalnumber"])
+
+
+def test_a_day_unit_is_not_scheduled_yet(gateway, db_path):
+    before = all_rows(db_path)
+    record = gateway.records({**accountcheck(baseamount="100"), **SUBSCRIPTION, "subscriptionunit": "DAY",
+                              "requesttypedescriptions": ["ACCOUNTCHECK", "SUBSCRIPTION"]})[0]
+    assert (record["errorcode"], record["errordata"]) == ("30000", ["subscriptionunit"])
+    assert all_rows(db_path) == before

@@ -34,7 +34,9 @@ amount: 30000 `baseamount`). gwkit's choices where the facts are silent:
   ACCOUNTCHECK no payment was made, so the first automated payment is `subscriptionnumber` itself;
 - without `subscriptionbegindate` the first automated payment is due one interval after today
   (AUTH parent) or today, paid by the next daily run (ACCOUNTCHECK parent);
-- an ACCOUNTCHECK parent has nothing to settle: `transactionactive` 2 runs at once, as 1.
+- an ACCOUNTCHECK parent has nothing to settle: `transactionactive` 2 runs at once, as 1;
+- `subscriptiontype` INSTALLMENT (sent by the official clients' tests) is scheduled as RECURRING
+  is, but must end: `subscriptionfinalnumber` 0 is refused (30000), when sent and by update.
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ CREATE TABLE IF NOT EXISTS subscription_payments (
 ) WITHOUT ROWID;
 """
 
+INSTALLMENT = "INSTALLMENT"  # scheduled as RECURRING is, but never without an end (final number 0)
 # Parent AUTH states.
 AUTHORISED, SETTLED, FAILED = "authorised", "settled", "failed"
 DEFAULT_ACTIVE = "2"
@@ -200,6 +203,8 @@ def _checked_schedule(ctx: Context, request: Mapping[str, Any]) -> tuple[date, i
     number, final = int(request["subscriptionnumber"]), int(request["subscriptionfinalnumber"])
     if final != 0 and final < number:  # the last payment cannot come before this first one
         raise invalid_field("subscriptionfinalnumber")
+    if final == 0 and request["subscriptiontype"] == INSTALLMENT:  # instalments pay off an amount: they end
+        raise invalid_field("subscriptionfinalnumber")
     return begin, number, final
 
 
@@ -242,6 +247,8 @@ def update_subscription(ctx: Context, row: sqlite3.Row, updates: Mapping[str, st
     if sub is None or sub["parent"] == FAILED:
         raise NOT_UPDATABLE
     changes = _checked_updates(sub, updates)
+    if changes.get("subscriptionfinalnumber") == "0" and record_of(row).get("subscriptiontype") == INSTALLMENT:
+        raise invalid_field("subscriptionfinalnumber")
     plan = Plan.of(sub, finalnumber=int(changes.get("subscriptionfinalnumber", sub["finalnumber"])),
                    active=changes.get("transactionactive", sub["active"]), parent=parent_state(ctx.conn, sub))
     if "subscriptionfrequency" in changes:
