@@ -251,3 +251,16 @@ def test_a_day_unit_is_not_scheduled_yet(gateway, db_path):
                               "requesttypedescriptions": ["ACCOUNTCHECK", "SUBSCRIPTION"]})[0]
     assert (record["errorcode"], record["errordata"]) == ("30000", ["subscriptionunit"])
     assert all_rows(db_path) == before
+
+
+def test_only_the_object_just_before_lends_its_record(gateway):
+    check, refused, subscription = gateway.records(
+        accountcheck(baseamount="100"), {"requesttypedescriptions": ["NOSUCHTYPE"]},
+        {"requesttypedescriptions": ["SUBSCRIPTION"], "sitereference": SITE, **SUBSCRIPTION})
+    assert (check["errorcode"], refused["errorcode"]) == ("0", "60018")
+    assert (subscription["errorcode"], subscription["errordata"]) == ("30000", ["parenttransactionreference"])
+
+
+def test_a_maestro_card_can_be_checked_without_3ds(gateway):
+    record = gateway.one(accountcheck(pan="6759000000000018"))
+    assert (record["errorcode"], record["paymenttypedescription"]) == ("0", "MAESTRO")

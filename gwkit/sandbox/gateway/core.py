@@ -113,9 +113,10 @@ class Gateway:
         if too_many := too_many_objects(objects):
             return request_error(too_many, reference)
         records: list[dict[str, Any]] = []
+        answered: list[dict[str, Any]] = []  # the previous object's records: the last may be a parent
         for request in objects:
-            previous = next((r for r in reversed(records) if r.get("transactionreference")), None)
-            records.extend(self._answer_object(request, account, origin, base_url, previous))
+            answered = self._answer_object(request, account, origin, base_url, answered[-1] if answered else None)
+            records.extend(answered)
         return envelope(records, reference)
 
     def _answer_object(self, request: Any, account: Account, origin: str | None,

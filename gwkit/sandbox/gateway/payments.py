@@ -107,7 +107,7 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
     missing = [n for n in ("baseamount", "currencyiso3a", "accounttypedescription") if not fields[n]]
     if missing:
         raise invalid_field(*missing)
-    if (card.paymenttype == "MAESTRO" and fields["accounttypedescription"] == "ECOM"
+    if (takes_money and card.paymenttype == "MAESTRO" and fields["accounttypedescription"] == "ECOM"
             and not card.threeds_authenticated and card.outcome is None):
         # Interface 4.3: every e-commerce Maestro transaction must use 3-D Secure. The code is gwkit's
         # choice (not shown): refused, nothing kept, the bank not contacted.
