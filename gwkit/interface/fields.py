@@ -186,7 +186,7 @@ _FIELD_LIST: list[Field] = [
     # 2.3 subscription fields
     _f("subscriptiontype", t.ALPHA, 11, choices=("RECURRING", "INSTALLMENT"), where=_REQ_RESP | {SUBSCRIPTION},
        report=CATEGORY, label="Subscription type"),
-    _f("subscriptionunit", t.ALPHA, 5, choices=("MONTH",), where=_REQ_RESP | {SUBSCRIPTION},
+    _f("subscriptionunit", t.ALPHA, 5, choices=("MONTH", "DAY"), where=_REQ_RESP | {SUBSCRIPTION},
        report=CATEGORY, label="Unit"),
     _f("subscriptionfrequency", t.NUMERIC, 11, rules=(AT_LEAST_ONE,), where=_REQ_RESP | {SUBSCRIPTION},
        report=INTEGER, label="Frequency", help="Units between payments."),

@@ -123,8 +123,7 @@ def values(requesttype: str, **updates) -> dict:
                          "customerfirstname": UNI},
         "THREEDQUERY": {"accounttypedescription": "ECOM", "currencyiso3a": "GBP", "termurl": "https://www.termurl.com",
                         "baseamount": "100", "customerfirstname": UNI},
-        # the official tests send unit DAY and type INSTALLMENT, which gwkit's sandbox does not schedule
-        "SUBSCRIPTION": {"subscriptionunit": "MONTH", "subscriptiontype": "RECURRING", "subscriptionfrequency": "1",
+        "SUBSCRIPTION": {"subscriptionunit": "DAY", "subscriptiontype": "INSTALLMENT", "subscriptionfrequency": "1",
                          "subscriptionfinalnumber": "1", "subscriptionnumber": "1"},
     }.get(requesttype, {}))
     base.update(updates)

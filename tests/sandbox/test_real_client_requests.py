@@ -245,12 +245,28 @@ def test_installment_subscriptions_are_scheduled_and_must_end(sandbox, gateway):
     assert (endless[-1]["errorcode"], endless[-1]["errordata"]) == ("30000", ["subscriptionfinalnumber"])
 
 
-def test_a_day_unit_is_not_scheduled_yet(gateway, db_path):
-    before = all_rows(db_path)
-    record = gateway.records({**accountcheck(baseamount="100"), **SUBSCRIPTION, "subscriptionunit": "DAY",
-                              "requesttypedescriptions": ["ACCOUNTCHECK", "SUBSCRIPTION"]})[0]
-    assert (record["errorcode"], record["errordata"]) == ("30000", ["subscriptionunit"])
-    assert all_rows(db_path) == before
+def test_a_subscription_of_days_as_the_official_tests_send_it(sandbox, gateway):
+    """module_test_api.py: unit DAY, type INSTALLMENT, frequency 1, final number 1, no begin date."""
+    official = {"subscriptionunit": "DAY", "subscriptiontype": "INSTALLMENT", "subscriptionfrequency": "1",
+                "subscriptionfinalnumber": "1", "subscriptionnumber": "1"}
+    check, subscription = gateway.records({**with_pair(accountcheck(baseamount="100")), **official,
+                                           "requesttypedescriptions": ["ACCOUNTCHECK", "SUBSCRIPTION"]})
+    assert (check["errorcode"], subscription["errorcode"], subscription["subscriptionunit"]) == ("0", "0", "DAY")
+    sandbox.advance(by="P5D")
+    payments = gateway.query(parenttransactionreference=subscription["transactionreference"])
+    assert [(p["subscriptionnumber"], p["baseamount"]) for p in payments] == [("1", "100")]  # one, then it ends
+
+
+def test_days_between_payments_after_an_auth(sandbox, gateway):
+    auth, subscription = gateway.records(card_auth(baseamount="700"), {
+        "requesttypedescriptions": ["SUBSCRIPTION"], "sitereference": SITE, **SUBSCRIPTION,
+        "subscriptionunit": "DAY", "subscriptionfrequency": "7", "subscriptionfinalnumber": "4",
+        "transactionactive": "1"})
+    assert (subscription["subscriptionnumber"], subscription["subscriptionbegindate"]) == ("2", "2026-01-22")
+    sandbox.advance(to="2026-03-01T10:00:00")
+    payments = gateway.query(parenttransactionreference=subscription["transactionreference"])
+    assert [(p["subscriptionnumber"], p["transactionstartedtimestamp"][:10]) for p in payments] == [
+        ("4", "2026-02-05"), ("3", "2026-01-29"), ("2", "2026-01-22")]
 
 
 def test_only_the_object_just_before_lends_its_record(gateway):

@@ -55,7 +55,8 @@ class Gateway:
                  schemas: Iterable[str] = (), site_expressions: Mapping[str, str] | None = None):
         self.tables = Tables.of(modules)
         self.daily_jobs = list(self.tables.daily_jobs)
-        self.store = Store(db_path, schemas=(clock.SCHEMA, *self.tables.schemas, *schemas))
+        self.store = Store(db_path, schemas=(clock.SCHEMA, *self.tables.schemas, *schemas),
+                           added_columns=self.tables.added_columns)
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
         self.site_expressions = dict(site_expressions or {})
         self.clock = Clock(self.store, clock_start, self.default_account.sitereferences)

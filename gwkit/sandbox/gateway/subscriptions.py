@@ -7,8 +7,9 @@ row of the engine's own `subscriptions` table. The engine (engine.py) makes the 
 Numbers. The AUTH is payment `subscriptionnumber` as sent (1 for a new series, 4 to continue one
 that had 3 payments). The SUBSCRIPTION record answers one higher: the number of the next payment,
 the first automated one, due on `subscriptionbegindate`. Payment `n` is due
-`add_months(begin, (n - first) * frequency)`, always counted from the begin date and clamped to
-the last day of short months, so a schedule anchored on the 31st returns to the 31st. The engine
+`(n - first) * frequency` units (`subscriptionunit` MONTH, or DAY as the official clients' tests
+send) after the begin date (`schedule.due_date`), always counted from the begin date; months are
+clamped to the last day of short months, so a schedule anchored on the 31st returns to the 31st. The engine
 pays numbers up to `subscriptionfinalnumber` (0: no end) and raises the record's
 `subscriptionnumber` by one per payment, so it always names the next payment.
 
@@ -48,7 +49,7 @@ from typing import Any, Mapping, NamedTuple
 
 from ...interface.codes import record_ok
 from ...interface.requests import AUTH_SUBSCRIPTION
-from ...interface.schedule import add_months, due_date
+from ...interface.schedule import MONTH, due_date
 from .context import Context
 from .fault import Fault, invalid_field
 from .payments import authorise, resolve_card
@@ -66,7 +67,8 @@ CREATE TABLE IF NOT EXISTS subscriptions (
     currencyiso3a TEXT NOT NULL,
     baseamount TEXT NOT NULL,                   -- of the payments still to come
     begindate TEXT NOT NULL,                    -- YYYY-MM-DD, due date of firstnumber
-    frequency INTEGER NOT NULL,                 -- months between payments
+    frequency INTEGER NOT NULL,                 -- units between payments
+    unit TEXT NOT NULL DEFAULT 'MONTH',         -- MONTH or DAY
     firstnumber INTEGER NOT NULL,               -- number of the first automated payment
     finalnumber INTEGER NOT NULL,               -- 0: no end
     nextnumber INTEGER NOT NULL,                -- the next payment to make
@@ -91,6 +93,7 @@ CREATE TABLE IF NOT EXISTS subscription_payments (
 """
 
 INSTALLMENT = "INSTALLMENT"  # scheduled as RECURRING is, but never without an end (final number 0)
+ADDED_COLUMNS = (("subscriptions", "unit", "TEXT NOT NULL DEFAULT 'MONTH'"),)
 # Parent AUTH states.
 AUTHORISED, SETTLED, FAILED = "authorised", "settled", "failed"
 DEFAULT_ACTIVE = "2"
@@ -109,11 +112,12 @@ class Plan(NamedTuple):
     nextnumber: int
     active: str
     parent: str
+    unit: str = MONTH
 
     @classmethod
     def of(cls, row: Mapping[str, Any], **changes: Any) -> "Plan":
         plan = cls(date.fromisoformat(row["begindate"]), row["frequency"], row["firstnumber"], row["finalnumber"],
-                   row["nextnumber"], row["active"], row["parent"])
+                   row["nextnumber"], row["active"], row["parent"], row["unit"])
         return plan._replace(**changes) if changes else plan
 
     @property
@@ -131,7 +135,7 @@ class Plan(NamedTuple):
         if self.finalnumber != 0 and number > self.finalnumber:
             return None
         try:
-            return due_date(self.begindate, self.frequency, self.firstnumber, number).isoformat()
+            return due_date(self.begindate, self.frequency, self.firstnumber, number, self.unit).isoformat()
         except OverflowError:
             return None
 
@@ -167,7 +171,8 @@ def handle_subscription(ctx: Context, request: dict[str, Any]) -> list[dict[str,
     if missing:
         raise invalid_field(*missing)
     frequency = int(request["subscriptionfrequency"])
-    first_begin = ctx.now.date() if kind == "ACCOUNTCHECK" else add_months(ctx.now.date(), frequency)
+    first_begin = ctx.now.date() if kind == "ACCOUNTCHECK" else due_date(
+        ctx.now.date(), frequency, 1, 2, request["subscriptionunit"])
     begin, number, final = _checked_schedule(ctx, {**request, "subscriptionbegindate": request.get(
         "subscriptionbegindate") or first_begin.isoformat()})
     state = SETTLED if kind == "ACCOUNTCHECK" or row["settlestatus"] == "100" else AUTHORISED
@@ -183,15 +188,16 @@ def _start(ctx: Context, request: Mapping[str, Any], parent: Mapping[str, Any], 
     record = subscription_record(ctx, request, parent, first)
     ctx.store.add_transaction(ctx.conn, record, card_id=parent_row["card_id"],
                               details=json.loads(parent_row["details"]))
-    plan = Plan(begin, int(request["subscriptionfrequency"]), first, final, first, record["transactionactive"], state)
+    plan = Plan(begin, int(request["subscriptionfrequency"]), first, final, first, record["transactionactive"], state,
+                request["subscriptionunit"])
     ctx.conn.execute(
         "INSERT INTO subscriptions (transactionreference, authreference, sitereference, card_id, details, "
-        "orderreference, currencyiso3a, baseamount, begindate, frequency, firstnumber, finalnumber, nextnumber, "
-        "active, parent, next_due_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "orderreference, currencyiso3a, baseamount, begindate, frequency, unit, firstnumber, finalnumber, "
+        "nextnumber, active, parent, next_due_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (record["transactionreference"], parent["transactionreference"], record["sitereference"],
          parent_row["card_id"], parent_row["details"], record.get("orderreference"), record["currencyiso3a"],
-         record["baseamount"], begin.isoformat(), plan.frequency, plan.firstnumber, final, plan.nextnumber,
-         plan.active, plan.parent, plan.next_due()))
+         record["baseamount"], begin.isoformat(), plan.frequency, plan.unit, plan.firstnumber, final,
+         plan.nextnumber, plan.active, plan.parent, plan.next_due()))
     return record
 
 
@@ -264,7 +270,7 @@ def update_subscription(ctx: Context, row: sqlite3.Row, updates: Mapping[str, st
 def _reanchored(plan: Plan, frequency: int) -> Plan:
     """The plan with a new interval from its next payment on (that payment keeps its due date)."""
     try:
-        next_due = due_date(plan.begindate, plan.frequency, plan.firstnumber, plan.nextnumber)
+        next_due = due_date(plan.begindate, plan.frequency, plan.firstnumber, plan.nextnumber, plan.unit)
     except OverflowError:
         raise invalid_field("subscriptionfrequency") from None
     return plan._replace(begindate=next_due, frequency=frequency, firstnumber=plan.nextnumber)
