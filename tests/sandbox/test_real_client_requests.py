@@ -4,6 +4,7 @@ in one object and across objects, refused combinations, and 60018 ["None"] for a
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from support.sandbox import SITE, all_rows, card_auth, store_request
@@ -280,3 +281,10 @@ def test_only_the_object_just_before_lends_its_record(gateway):
 def test_a_maestro_card_can_be_checked_without_3ds(gateway):
     record = gateway.one(accountcheck(pan="6759000000000018"))
     assert (record["errorcode"], record["paymenttypedescription"]) == ("0", "MAESTRO")
+
+
+def test_a_singular_cachetokenise_needs_no_credentials_like_the_list_form(sandbox):
+    body = {"version": "1.00", "request": [{"requesttypedescription": "CACHETOKENISE", "sitereference": SITE,
+                                            "pan": "4111111111111111", **PAIR}]}
+    (record,) = httpx.post(sandbox.base_url + "/json/", json=body, timeout=30).json()["response"]
+    assert (record["errorcode"], record["requesttypedescription"]) == ("0", "CACHETOKENISE")
