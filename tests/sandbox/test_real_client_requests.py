@@ -288,3 +288,9 @@ def test_a_singular_cachetokenise_needs_no_credentials_like_the_list_form(sandbo
                                             "pan": "4111111111111111", **PAIR}]}
     (record,) = httpx.post(sandbox.base_url + "/json/", json=body, timeout=30).json()["response"]
     assert (record["errorcode"], record["requesttypedescription"]) == ("0", "CACHETOKENISE")
+
+
+@pytest.mark.parametrize("types", [[{"a": 1}], [["SUBSCRIPTION"]], [None], "SUBSCRIPTION"])
+def test_junk_request_types_after_a_parent_are_60018(gateway, types):
+    check, record = gateway.records(accountcheck(), {"requesttypedescriptions": types, "sitereference": SITE})
+    assert (check["errorcode"], record["requesttypedescription"], record["errorcode"]) == ("0", "ERROR", "60018")

@@ -40,7 +40,7 @@ def with_envelope_parent(request: dict[str, Any], previous: Mapping[str, Any] | 
     """A request object that chains from the previous object's last record, with that record as its parent."""
     types = request.get("requesttypedescriptions")
     if (previous is None or not previous.get("transactionreference") or not isinstance(types, list) or not types
-            or (previous.get("requesttypedescription"), types[0]) not in CHAINS
+            or not isinstance(types[0], str) or (previous.get("requesttypedescription"), types[0]) not in CHAINS
             or request.get("parenttransactionreference") or any(request.get(n) for n in CARD_INPUTS)):
         return request
     return {**request, "parenttransactionreference": previous["transactionreference"]}
