@@ -294,3 +294,14 @@ def test_a_singular_cachetokenise_needs_no_credentials_like_the_list_form(sandbo
 def test_junk_request_types_after_a_parent_are_60018(gateway, types):
     check, record = gateway.records(accountcheck(), {"requesttypedescriptions": types, "sitereference": SITE})
     assert (check["errorcode"], record["requesttypedescription"], record["errorcode"]) == ("0", "ERROR", "60018")
+
+
+def test_threedquery_auth_subscription_for_a_card_not_enrolled(gateway):
+    query, auth, subscription = gateway.records({
+        **threedquery("4000000000000721", orderreference="3ds-sub"), **SUBSCRIPTION,
+        "requesttypedescriptions": ["THREEDQUERY", "AUTH", "SUBSCRIPTION"],
+        "subscriptionbegindate": "2026-02-15", "credentialsonfile": "1"})
+    assert [r["requesttypedescription"] for r in (query, auth, subscription)] == [
+        "THREEDQUERY", "AUTH", "SUBSCRIPTION"]
+    assert (auth["errorcode"], auth["parenttransactionreference"]) == ("0", query["transactionreference"])
+    assert (subscription["errorcode"], subscription["parenttransactionreference"]) == ("0", auth["transactionreference"])
