@@ -62,6 +62,10 @@ class _Requests:
         """AUTH + SUBSCRIPTION: the first payment now, the schedule in the subscription engine."""
         return self._dispatch(partial(self._single, ("AUTH", "SUBSCRIPTION"), fields), validate)
 
+    def accountcheck(self, *, validate: bool | None = None, **fields: Any) -> Any:
+        """ACCOUNTCHECK: the bank checks the card (card details or a stored card) and takes no money."""
+        return self._dispatch(partial(self._single, ("ACCOUNTCHECK",), fields), validate)
+
     def threedquery(self, *, validate: bool | None = None, **fields: Any) -> Any:
         """THREEDQUERY: is the card enrolled in 3-D Secure version 1?"""
         return self._dispatch(partial(self._single, ("THREEDQUERY",), fields), validate)

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import GatewayError
 from .interface.codes import record_ok
-from .interface.schedule import payment_dates
+from .interface.schedule import MONTH, payment_dates
 from .querying import query_answer, query_paged
 from .response import Record
 from .types import GatewayClient
@@ -153,6 +153,11 @@ class Subscription:
     def frequency(self) -> int:
         return int(self.record.get("subscriptionfrequency") or 1)
 
+    @property
+    def unit(self) -> str:
+        """`MONTH` (the interface's) or `DAY`."""
+        return str(self.record.get("subscriptionunit") or MONTH)
+
     # changes (TRANSACTIONUPDATE)
 
     def update(self, **updates: Any) -> "Subscription":
@@ -221,7 +226,7 @@ class Subscription:
             payments = self.payments()
         first = min((int(p.get("subscriptionnumber") or 0) for p in payments), default=self.next_number)
         dates = payment_dates(self.begin_date, self.frequency, first, self.final_number, start=self.next_number,
-                              until=until, limit=None if until is not None else periods)
+                              until=until, limit=None if until is not None else periods, unit=self.unit)
         expected = EXPECTED[self.state]
         return [{"number": number, "due_date": due, "baseamount": int(self.record["baseamount"]),
                  "currencyiso3a": self.record.get("currencyiso3a"), "expected": expected}

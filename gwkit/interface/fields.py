@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Callable, Mapping
 
 from . import types as t
@@ -70,6 +71,18 @@ def _securitycode_fits_scheme(value: str, request: Mapping[str, object]) -> bool
     return scheme is None or len(value) == scheme.securitycode_length
 
 
+def _month(value: str, _request: Mapping[str, object]) -> bool:
+    return value.isdigit() and 1 <= int(value) <= 12
+
+
+def _timestamp(value: str, _request: Mapping[str, object]) -> bool:
+    try:
+        datetime.strptime(value, "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return False
+    return len(value) == 19
+
+
 def _uppercase(value: str, _request: Mapping[str, object]) -> bool:
     return value == value.upper()
 
@@ -123,6 +136,10 @@ UPPERCASE = Rule("must be upper case", _uppercase)
 POSTCODE = Rule("must be a valid postcode for a US, GB or CA billing address", _postcode_fits_country)
 US_STATE = Rule("must be a US state code (e.g. NY) or state name for US addresses", _us_state)
 AT_LEAST_ONE = Rule("must be at least 1", _positive)
+MONTH = Rule("must be a month, 01 to 12", _month)
+TIMESTAMP = Rule("must be a real time in the format YYYY-MM-DD HH:MM:SS", _timestamp)
+# ACCOUNTCHECK takes no money: its amount may be 0 (or absent), as the real service allows.
+ZERO_OR_MORE = Rule("must be 0 or more, in base units with no separators", lambda v, _r: v.isdigit())
 
 
 def _f(name: str, type_: t.TypeClass, max_length: int | None = None, **kw) -> Field:
@@ -167,9 +184,9 @@ _FIELD_LIST: list[Field] = [
        label="Cache token"),
     _f("requestreference", t.ALPHANUMERIC_HYPHENS, 25, where=_REQ_RESP, label="Request reference"),
     # 2.3 subscription fields
-    _f("subscriptiontype", t.ALPHA, 11, choices=("RECURRING",), where=_REQ_RESP | {SUBSCRIPTION},
+    _f("subscriptiontype", t.ALPHA, 11, choices=("RECURRING", "INSTALLMENT"), where=_REQ_RESP | {SUBSCRIPTION},
        report=CATEGORY, label="Subscription type"),
-    _f("subscriptionunit", t.ALPHA, 5, choices=("MONTH",), where=_REQ_RESP | {SUBSCRIPTION},
+    _f("subscriptionunit", t.ALPHA, 5, choices=("MONTH", "DAY"), where=_REQ_RESP | {SUBSCRIPTION},
        report=CATEGORY, label="Unit"),
     _f("subscriptionfrequency", t.NUMERIC, 11, rules=(AT_LEAST_ONE,), where=_REQ_RESP | {SUBSCRIPTION},
        report=INTEGER, label="Frequency", help="Units between payments."),
@@ -202,9 +219,11 @@ _FIELD_LIST: list[Field] = [
     _f("billingmiddlename", t.ALPHANUMERIC_SYMBOLS, 127, where={REQUEST, BILLING}, label="Middle name"),
     _f("billinglastname", t.ALPHANUMERIC_SYMBOLS, 127, where={REQUEST, BILLING}, label="Last name"),
     _f("billingsuffixname", t.ALPHANUMERIC_SYMBOLS, 25, where={REQUEST, BILLING}, label="Suffix"),
-    # browser tokenisation (CACHETOKENISE)
-    _f("expirymonth", t.NUMERIC, 2, min_length=2, where={TOKENISE}, label="Expiry month"),
-    _f("expiryyear", t.NUMERIC, 4, min_length=4, where={TOKENISE}, label="Expiry year"),
+    # browser tokenisation (CACHETOKENISE); the official clients also send the expiry as these two in
+    # place of `expirydate` in every request that carries a card (see validation.with_expirydate)
+    _f("expirymonth", t.NUMERIC, 2, min_length=2, rules=(MONTH,), where={REQUEST, TOKENISE},
+       label="Expiry month"),
+    _f("expiryyear", t.NUMERIC, 4, min_length=4, where={REQUEST, TOKENISE}, label="Expiry year"),
     _f("paymenttypedescription", t.ALPHA, 20, where={RESPONSE, TOKENISE}, report=CATEGORY,
        label="Payment type"),
     # settlement fields the gateway lets a merchant update
@@ -262,7 +281,18 @@ FILTER_ONLY_FIELDS: dict[str, Field] = {
                     label="From date", help="Transactions started on or after this day."),
     "enddate": _f("enddate", t.DATE_ISO, 10, min_length=10, where={"filter"}, report=DATE,
                   label="To date", help="Transactions started on or before this day."),
+    "starttimestamp": _f("starttimestamp", t.STRING, 19, min_length=19, rules=(TIMESTAMP,), where={"filter"},
+                         report=DATETIME, label="From time",
+                         help="Transactions started at or after this time (YYYY-MM-DD HH:MM:SS)."),
+    "endtimestamp": _f("endtimestamp", t.STRING, 19, min_length=19, rules=(TIMESTAMP,), where={"filter"},
+                       report=DATETIME, label="To time",
+                       help="Transactions started at or before this time (YYYY-MM-DD HH:MM:SS)."),
 }
+# The one baseamount rule that differs by request type: an ACCOUNTCHECK takes no money.
+ACCOUNTCHECK_BASEAMOUNT = Field("baseamount", t.NUMERIC, 13, rules=(ZERO_OR_MORE, NO_LEADING_ZERO),
+                                where=frozenset({REQUEST, RESPONSE}), report=AMOUNT,
+                                label="Amount (base units)",
+                                help="0 or absent: the card is checked and no money is taken.")
 SENSITIVE_FIELDS: dict[str, str] = {f.name: f.sensitive for f in _FIELD_LIST if f.sensitive}
 # Fields the gateway and its official clients send that carry no business meaning; accepted and ignored.
 IGNORED_FIELDS = frozenset({"versioninfo", "acceptcustomeroutput", "libraryversion"})

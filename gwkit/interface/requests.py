@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .fields import BILLING_FIELDS, SUBSCRIPTION_FIELDS
+from .fields import ACCOUNTCHECK_BASEAMOUNT, BILLING_FIELDS, SUBSCRIPTION_FIELDS, Field
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,8 @@ class Variant:
     # The variant applies when any of these fields is present; () marks the fallback variant.
     selected_by: tuple[str, ...] = ()
     help: str = ""
+    # A field whose rule differs for this request type (an ACCOUNTCHECK's amount may be 0).
+    fields: Mapping[str, Field] = field(default_factory=dict)
 
     @property
     def allowed(self) -> tuple[str, ...]:
@@ -210,13 +212,72 @@ CACHETOKENISE = RequestType(
     ),
 )
 
+_ACCOUNTCHECK_CHOICES = {"accounttypedescription": ("ECOM", "MOTO", "RECUR")}
+_ACCOUNTCHECK_AMOUNT = {"baseamount": ACCOUNTCHECK_BASEAMOUNT}
+
+ACCOUNTCHECK = RequestType(
+    "ACCOUNTCHECK", ("ACCOUNTCHECK",), "Account check (no money taken)",
+    help="Checks a card (and its security code) with the bank without taking money: baseamount 0 or "
+         "absent. The recommended alternative to the card store; can be the parent of an AUTH or of "
+         "a subscription.",
+    variants=(
+        Variant(
+            "parent", "From a stored card",
+            ("sitereference", "parenttransactionreference", "accounttypedescription", "currencyiso3a"),
+            ("baseamount", "orderreference", "securitycode", "credentialsonfile")
+            + COMMON + BILLING,
+            forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA, "md": NOT_WITH_3DS,
+                       "pares": NOT_WITH_3DS, "cachetoken": NO_CARD_DATA},
+            choices=_ACCOUNTCHECK_CHOICES, selected_by=_PARENT_SELECTOR, fields=_ACCOUNTCHECK_AMOUNT,
+            help="The card and billing details of the stored card are checked.",
+        ),
+        Variant(
+            "card", "With card details",
+            ("sitereference", "accounttypedescription", "currencyiso3a") + CARD,
+            ("baseamount", "securitycode", "orderreference", "credentialsonfile") + COMMON + BILLING,
+            forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS, "cachetoken": "send card details"},
+            choices=_ACCOUNTCHECK_CHOICES, fields=_ACCOUNTCHECK_AMOUNT,
+        ),
+    ),
+)
+
+SUBSCRIPTION = RequestType(
+    "SUBSCRIPTION", ("SUBSCRIPTION",), "Subscription from a parent (ACCOUNTCHECK or AUTH)",
+    help="Schedules payments with the card of an earlier ACCOUNTCHECK or AUTH: named by "
+         "parenttransactionreference, or the record just before it in the same request object or envelope.",
+    variants=(
+        Variant(
+            "parent", "From an ACCOUNTCHECK or AUTH",
+            ("sitereference", "parenttransactionreference", "subscriptiontype", "subscriptionunit",
+             "subscriptionfrequency", "subscriptionnumber", "subscriptionfinalnumber"),
+            ("subscriptionbegindate", "baseamount", "currencyiso3a", "accounttypedescription", "orderreference",
+             "credentialsonfile", "transactionactive") + COMMON,
+            forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA, "cachetoken": NO_CARD_DATA,
+                       "md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
+            choices={"accounttypedescription": ("ECOM", "MOTO", "RECUR")},
+            help="Without subscriptionbegindate the first payment is due one interval after an AUTH "
+                 "parent (the AUTH was the first payment), or today after an ACCOUNTCHECK.",
+        ),
+    ),
+)
+
 REQUEST_TYPES: dict[str, RequestType] = {
     rt.key: rt
-    for rt in (AUTH, AUTH_SUBSCRIPTION, THREEDQUERY, STORE, TRANSACTIONUPDATE, TRANSACTIONQUERY, CACHETOKENISE)
+    for rt in (AUTH, AUTH_SUBSCRIPTION, ACCOUNTCHECK, SUBSCRIPTION, THREEDQUERY, STORE, TRANSACTIONUPDATE,
+               TRANSACTIONQUERY, CACHETOKENISE)
 }
-# Request types the gateway knows on their own (SUBSCRIPTION only comes with AUTH).
-SINGLE_TYPES = frozenset({"AUTH", "THREEDQUERY", "STORE", "TRANSACTIONUPDATE", "TRANSACTIONQUERY",
+# Request types the gateway knows.
+SINGLE_TYPES = frozenset({"AUTH", "ACCOUNTCHECK", "THREEDQUERY", "STORE", "TRANSACTIONUPDATE", "TRANSACTIONQUERY",
                           "CACHETOKENISE", "SUBSCRIPTION"})
+# Several request types in one object run in order. In these pairs the second takes the first's
+# record as its parent (as the real service chains them); other pairs run side by side.
+CHAINS = frozenset({("THREEDQUERY", "AUTH"), ("ACCOUNTCHECK", "AUTH"), ("ACCOUNTCHECK", "SUBSCRIPTION"),
+                    ("AUTH", "SUBSCRIPTION")})
+# Request types that act on records named by a filter or a parent, never combined with another in one
+# object (the real service answers TRANSACTIONUPDATE+REFUND with 30000 requesttypedescriptions).
+ALONE_TYPES = frozenset({"TRANSACTIONUPDATE", "CACHETOKENISE", "REFUND"})
+# What a kept record's requesttypedescription may be: the values a query filter takes.
+RECORD_TYPES: tuple[str, ...] = ("AUTH", "ACCOUNTCHECK", "REFUND", "SUBSCRIPTION", "THREEDQUERY", "STORE")
 
 # REFUND (real-gateway-facts.md, "Request types beyond the interface's list"): money back to the card
 # of an AUTH (full, or partial up to what is left of it), or a standalone refund (CFT) to a card.
@@ -252,12 +313,15 @@ SINGLE_TYPES = SINGLE_TYPES | {"REFUND"}
 FILTER_FIELDS: tuple[str, ...] = (
     "sitereference", "transactionreference", "parenttransactionreference", "orderreference",
     "requesttypedescription", "accounttypedescription", "currencyiso3a", "paymenttypedescription",
-    "settlestatus", "errorcode", "transactionactive", "startdate", "enddate",
+    "settlestatus", "errorcode", "transactionactive", "startdate", "enddate", "starttimestamp", "endtimestamp",
 )
-# Fields a TRANSACTIONUPDATE may change; which apply depends on the record found.
-UPDATABLE_FIELDS: tuple[str, ...] = (
-    "baseamount", "subscriptionfinalnumber", "transactionactive", "settlestatus", "settlebaseamount",
-)
+# Fields a TRANSACTIONUPDATE may change; which apply depends on the record found: an unsettled AUTH
+# (settlement), a subscription (its schedule and amount), a stored card (active state, billing details).
+AUTH_UPDATABLE: tuple[str, ...] = ("settlestatus", "settleduedate", "settlebaseamount")
+SUBSCRIPTION_UPDATABLE: tuple[str, ...] = ("baseamount", "subscriptionfinalnumber", "transactionactive",
+                                           "subscriptionfrequency")
+STORE_UPDATABLE: tuple[str, ...] = ("transactionactive",) + BILLING_FIELDS
+UPDATABLE_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(SUBSCRIPTION_UPDATABLE + AUTH_UPDATABLE + STORE_UPDATABLE))
 
 
 def request_type_key(types: list[str] | tuple[str, ...]) -> str:

@@ -14,7 +14,8 @@ from typing import Any, Iterable, Mapping
 from .fields import FIELDS, FILTER_ONLY_FIELDS, IGNORED_FIELDS, Field
 from .masking import mask_text, mask_value
 from .requests import (
-    FILTER_FIELDS, REQUEST_TYPES, SINGLE_TYPES, UPDATABLE_FIELDS, RequestType, Variant, request_type_for,
+    ALONE_TYPES, CHAINS, FILTER_FIELDS, RECORD_TYPES, REQUEST_TYPES, SINGLE_TYPES, UPDATABLE_FIELDS, RequestType,
+    Variant, request_type_for,
 )
 
 
@@ -87,12 +88,52 @@ def validate_request(request: Mapping[str, Any], *, strict: bool = True) -> list
     """
     if not isinstance(request, Mapping):
         return [Problem("request", "each request object must be a JSON object")]
+    request, problems = normalised(request)
     types = request.get("requesttypedescriptions")
-    problems = _check_types(types)
-    if problems:
-        return problems
+    type_problems = _check_types(types)
+    if type_problems:
+        return type_problems
     variants = variants_for(types, request)
-    return _check_variants(variants, request, strict)
+    found = _check_variants(variants, request, strict, chained_entries(types))
+    if problems:  # the expiry pair was sent, and is wrong: expirydate is not missing, the pair is wrong
+        found = [p for p in found if p.field not in ("expirydate",) + _EXPIRY_PAIR]
+    return problems + found
+
+
+_EXPIRY_PAIR = ("expirymonth", "expiryyear")
+
+
+def normalised(request: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """A request object in the form the tables describe, and the problems met on the way.
+
+    The official clients send what the interface does not show, and the real service accepts it:
+    `requesttypedescription` (one string) in place of the list `requesttypedescriptions`, and the
+    card expiry as `expirymonth` + `expiryyear` in place of `expirydate` (CACHETOKENISE takes the
+    pair itself). A good pair becomes `expirydate`; a bad or lone half is kept, with a problem
+    naming that half. Normalising twice changes nothing more.
+    """
+    result = dict(request)
+    single = result.pop("requesttypedescription", None)
+    if "requesttypedescriptions" not in result and isinstance(single, str):
+        result["requesttypedescriptions"] = [single]
+    types = result.get("requesttypedescriptions")
+    if types == ["CACHETOKENISE"] or not any(result.get(name) not in (None, "") for name in _EXPIRY_PAIR):
+        return result, []
+    if result.get("expirydate") not in (None, ""):  # both forms sent: expirydate is the interface's
+        return {k: v for k, v in result.items() if k not in _EXPIRY_PAIR}, []
+    problems: list[Problem] = []
+    for name in _EXPIRY_PAIR:
+        value = result.get(name)
+        if value in (None, ""):
+            other = _EXPIRY_PAIR[1 - _EXPIRY_PAIR.index(name)]
+            problems.append(Problem(name, f"is required with {other} (or send expirydate as MM/YYYY)"))
+        else:
+            problems.extend(check_value(name, value))
+    if problems:
+        return result, problems
+    month, year = (result.pop(name) for name in _EXPIRY_PAIR)
+    result["expirydate"] = f"{month}/{year}"
+    return result, []
 
 
 def _check_types(types: Any) -> list[Problem]:
@@ -102,10 +143,22 @@ def _check_types(types: Any) -> list[Problem]:
     unknown = [t for t in types if t not in SINGLE_TYPES]
     if unknown:
         return [_problem(name, f"unknown request type(s) {mask_text(', '.join(unknown))}", types)]
-    if "SUBSCRIPTION" in types and "AUTH" not in types:
-        return [Problem(name, "SUBSCRIPTION must be sent together with AUTH", types)]
     if len(set(types)) != len(types):
         return [Problem(name, "names a request type twice", types)]
+    return combination_problems(types)
+
+
+def combination_problems(types: list[str]) -> list[Problem]:
+    """Request types of one object that the service does not run together (30000 naming the field)."""
+    name = "requesttypedescriptions"
+    alone = [t for t in types if t in ALONE_TYPES]
+    if alone and len(types) > 1:
+        return [Problem(name, f"{alone[0]} cannot be combined with other request types in one object", types)]
+    if "SUBSCRIPTION" in types:
+        at = types.index("SUBSCRIPTION")
+        if at != len(types) - 1 or (at > 0 and (types[at - 1], "SUBSCRIPTION") not in CHAINS):
+            return [Problem(name, "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming "
+                                  "its parent)", types)]
     return []
 
 
@@ -115,12 +168,20 @@ def request_types_of(types: list[str]) -> list[RequestType]:
     if combined:
         return [combined]
     found: list[RequestType] = []
-    for name in types:
-        if name == "SUBSCRIPTION":
-            continue
-        key = "AUTH+SUBSCRIPTION" if name == "AUTH" and "SUBSCRIPTION" in types else name
+    for at, name in enumerate(types):
+        if name == "SUBSCRIPTION" and at > 0 and types[at - 1] == "AUTH":
+            continue  # the AUTH before it made the combined AUTH+SUBSCRIPTION entry
+        following = types[at + 1] if at + 1 < len(types) else None
+        key = "AUTH+SUBSCRIPTION" if name == "AUTH" and following == "SUBSCRIPTION" else name
         found.append(REQUEST_TYPES[key])
     return found
+
+
+def chained_entries(types: list[str]) -> tuple[bool, ...]:
+    """For each entry of `request_types_of(types)`: does it take the record before it as its parent?"""
+    entries = request_types_of(types)
+    return tuple(at > 0 and (entries[at - 1].types[-1], entry.types[0]) in CHAINS
+                 for at, entry in enumerate(entries))
 
 
 def variants_for(types: list[str], request: Mapping[str, Any]) -> list[tuple[RequestType, Variant]]:
@@ -132,23 +193,28 @@ def variants_for(types: list[str], request: Mapping[str, Any]) -> list[tuple[Req
 _MERGED: dict[tuple[int, ...], tuple[Any, ...]] = {}
 
 
-def _merged(variants: list[tuple[RequestType, Variant]]) -> tuple[Any, ...]:
-    key = tuple(id(variant) for _, variant in variants)
+def _merged(variants: list[tuple[RequestType, Variant]], chained: tuple[bool, ...] = ()) -> tuple[Any, ...]:
+    key = (tuple(id(variant) for _, variant in variants), chained)
     merged = _MERGED.get(key)
     if merged is None:
         allowed: set[str] = {"requesttypedescriptions"}
         forbidden: dict[str, tuple[str, str]] = {}
         choices: dict[str, tuple[str, ...]] = {}
         required: list[str] = []
-        for rt, variant in variants:
+        for at, (rt, variant) in enumerate(variants):
             allowed.update(variant.allowed)
-            required.extend(f for f in variant.required if f not in required)
+            takes_parent = at < len(chained) and chained[at]  # the record before it is its parent
+            required.extend(f for f in variant.required if f not in required
+                            and not (takes_parent and f == "parenttransactionreference"))
             for name, why in variant.forbidden.items():
                 forbidden.setdefault(name, (rt.key, why))
             for name, values in variant.choices.items():  # several types: a value any of them takes
                 choices[name] = tuple(dict.fromkeys(choices.get(name, ()) + values))
+        # A field's own rule for a request type holds only when every type using the field agrees.
+        specs = {name: spec for _, variant in variants for name, spec in variant.fields.items()
+                 if all(name in v.fields for _, v in variants if name in v.allowed)}
         merged = _MERGED[key] = (tuple(v for _, v in variants), frozenset(allowed), tuple(required),
-                                 forbidden, choices)
+                                 forbidden, choices, specs)
     return merged
 
 
@@ -158,9 +224,9 @@ def allowed_fields(variants: list[tuple[RequestType, Variant]]) -> frozenset[str
 
 
 def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mapping[str, Any],
-                    strict: bool) -> list[Problem]:
+                    strict: bool, chained: tuple[bool, ...] = ()) -> list[Problem]:
     problems: list[Problem] = []
-    _, allowed, required, forbidden, choices = _merged(variants)
+    _, allowed, required, forbidden, choices, specs = _merged(variants, chained)
     for name in required:
         if request.get(name) in (None, ""):
             what = " + ".join(f"{rt.key} ({v.name})" for rt, v in variants)
@@ -168,7 +234,7 @@ def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mappin
     for name, value in request.items():
         if name in allowed and name in FIELDS:  # the usual case first: a field this request type uses
             if value is not None and name != "requesttypedescriptions":
-                problems.extend(_check(FIELDS[name], name, value, request, choices.get(name)))
+                problems.extend(_check(specs.get(name) or FIELDS[name], name, value, request, choices.get(name)))
             continue
         if name in IGNORED_FIELDS or name == "requesttypedescriptions":
             continue
@@ -210,7 +276,9 @@ def _check_filter(value: Any) -> list[Problem]:
             if not isinstance(entry, Mapping) or "value" not in entry:
                 problems.append(_problem(where, 'each entry must be an object {"value": "..."}', entry))
                 continue
-            problems.extend(Problem(where, p.rule, p.value) for p in check_value(name, entry["value"]))
+            choices = RECORD_TYPES if name == "requesttypedescription" else None
+            problems.extend(Problem(where, p.rule, p.value) for p in check_value(name, entry["value"],
+                                                                                  choices=choices))
     return problems
 
 

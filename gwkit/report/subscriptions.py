@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from ..interface.schedule import due_date
+from ..interface.schedule import MONTHS_PER_UNIT, due_date
 from ..querying import query_paged
 from ..subscription import PENDING, SCHEDULED, STATES, Subscription, fetch_subscriptions
 from ..interface.codes import record_ok
@@ -66,7 +66,7 @@ def subscriptions_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]
 def _next_due(sub: Subscription, state: str, made: int) -> date | None:
     if state not in (SCHEDULED, PENDING):
         return None
-    return due_date(sub.begin_date, sub.frequency, sub.next_number - made, sub.next_number)
+    return due_date(sub.begin_date, sub.frequency, sub.next_number - made, sub.next_number, sub.unit)
 
 
 def payments_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
@@ -94,7 +94,7 @@ def payments_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
             number = int(payment.get("subscriptionnumber") or 0)
             rows.append({
                 "subscription": reference, "number": number,
-                "due_date": due_date(sub.begin_date, sub.frequency, first, number) if number >= first else None,
+                "due_date": due_date(sub.begin_date, sub.frequency, first, number, sub.unit) if number >= first else None,
                 "made_on": str(payment.get("transactionstartedtimestamp", ""))[:10] or None,
                 "baseamount": payment.get("baseamount"), "currencyiso3a": payment.get("currencyiso3a"),
                 "outcome": _outcome(payment), "errorcode": payment.get("errorcode"),
@@ -211,9 +211,10 @@ def monthly_recurring_revenue(payments: pd.DataFrame) -> pd.DataFrame:
 
 def current_mrr(subscriptions: pd.DataFrame) -> pd.Series:
     """Monthly recurring revenue now, per currency: each scheduled subscription's amount (major units)
-    divided by its frequency in months."""
+    divided by its frequency in months (a DAY unit counted as 12/365.25 of a month)."""
     scheduled = subscriptions[subscriptions["state"] == SCHEDULED]
-    monthly = scheduled["baseamount_major"] / scheduled["subscriptionfrequency"].astype("float64")
+    months_per_unit = scheduled["subscriptionunit"].astype("object").map(MONTHS_PER_UNIT).fillna(1.0)
+    monthly = scheduled["baseamount_major"] / (scheduled["subscriptionfrequency"].astype("float64") * months_per_unit)
     return monthly.groupby(scheduled["currencyiso3a"], observed=True).sum().rename("mrr")
 
 

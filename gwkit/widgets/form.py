@@ -168,7 +168,7 @@ class RequestForm(widgets.VBox):
         return parts
 
     def _add(self, name: str, *, required: bool = False, prefix: str = "", multiple: bool = False) -> widgets.Widget:
-        spec = field_spec(name)
+        spec = field_spec(name) if prefix else self.variant.fields.get(name) or field_spec(name)
         choices = self.variant.choices.get(name, spec.choices)
         key = f"{prefix}.{name}" if prefix else name
         self.inputs[key] = FieldInput(key, spec, required=required, choices=choices, multiple=multiple,
@@ -203,6 +203,8 @@ class RequestForm(widgets.VBox):
                 value = field_input.choices[0]
             if value is None or not (field_input.required or name in OPTIONAL_DEFAULTS):
                 continue
+            if name in self.variant.fields and not field_input.required:
+                continue  # a rule of this request type's own (an ACCOUNTCHECK's amount): left to the user
             field_input.set(value(today) if callable(value) else value)
 
     def _filled_by_client(self) -> dict[str, Any]:

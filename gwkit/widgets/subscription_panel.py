@@ -162,7 +162,8 @@ class SubscriptionPanel(widgets.VBox):
                   f"{sub.auth.get('settlestatus') if sub.auth else '?'})"),
                  ("transactionactive", record.get("transactionactive")),
                  ("Amount", format_money(record.get("baseamount") or 0, record.get("currencyiso3a"))),
-                 ("Every", f"{record.get('subscriptionfrequency')} month(s) from {record.get('subscriptionbegindate')}"),
+                 ("Every", f"{record.get('subscriptionfrequency')} {str(record.get('subscriptionunit') or 'MONTH').lower()}"
+                           f"(s) from {record.get('subscriptionbegindate')}"),
                  ("Next payment number", record.get("subscriptionnumber")),
                  ("Final number", f"{record.get('subscriptionfinalnumber')} (0: no end)")]
         rows = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"

@@ -185,6 +185,10 @@ RULE_CASES: dict[f.Rule, list[tuple[str, dict[str, str], bool]]] = {
         ("1234", {"pan": "9999999999999995"}, True),  # no known scheme
     ],
     f.UPPERCASE: [("GBP", {}, True), ("gbp", {}, False), ("Gb", {}, False)],
+    f.MONTH: [("01", {}, True), ("12", {}, True), ("00", {}, False), ("13", {}, False)],
+    f.TIMESTAMP: [("2026-01-15 10:00:00", {}, True), ("2026-02-30 10:00:00", {}, False),
+                  ("2026-01-15T10:00:00", {}, False), ("2026-01-15 24:00:00", {}, False)],
+    f.ZERO_OR_MORE: [("0", {}, True), ("1050", {}, True), ("-1", {}, False), ("1.5", {}, False)],
     f.POSTCODE: [
         ("90210", {"billingcountryiso2a": "US"}, True), ("12345-6789", {"billingcountryiso2a": "US"}, True),
         ("9021", {"billingcountryiso2a": "US"}, False), ("SW1A 1AA", {"billingcountryiso2a": "US"}, False),

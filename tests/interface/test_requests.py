@@ -10,7 +10,7 @@ import pytest
 
 from gwkit import ValidationError
 from gwkit.interface import FIELDS, REQUEST_TYPES, errordata, validate_request
-from gwkit.interface.validation import check_value
+from gwkit.interface.validation import chained_entries, check_value, normalised
 from gwkit.interface.fields import IGNORED_FIELDS, REQUEST
 from gwkit.interface.requests import FILTER_FIELDS, UPDATABLE_FIELDS
 
@@ -178,7 +178,10 @@ def test_auth_after_3d_secure_needs_md_and_pares_and_inherits_the_rest():
     ("AUTH", "must be a non-empty list of request type names"),
     ([1], "must be a non-empty list of request type names"),
     (["FOO"], "unknown request type(s) FOO"),
-    (["SUBSCRIPTION"], "SUBSCRIPTION must be sent together with AUTH"),
+    (["SUBSCRIPTION", "AUTH"], "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming its parent)"),
+    (["STORE", "SUBSCRIPTION"], "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming its parent)"),
+    (["TRANSACTIONUPDATE", "AUTH"], "TRANSACTIONUPDATE cannot be combined with other request types in one object"),
+    (["AUTH", "CACHETOKENISE"], "CACHETOKENISE cannot be combined with other request types in one object"),
     (["STORE", "STORE"], "names a request type twice"),
 ])
 def test_request_type_list_problems(types, rule):
@@ -221,7 +224,9 @@ def test_updates_name_updatable_fields_with_valid_values():
         return {"requesttypedescriptions": ["TRANSACTIONUPDATE"],
                 "filter": {"transactionreference": [{"value": "1-2-3"}]}, "updates": updates}
     for name in UPDATABLE_FIELDS:
-        value = {"baseamount": "2000", "settlebaseamount": "2000", "subscriptionfinalnumber": "24"}.get(name, "1")
+        value = {"baseamount": "2000", "settlebaseamount": "2000", "subscriptionfinalnumber": "24",
+                 "settleduedate": "2026-02-01", "billingcountryiso2a": "GB", "billingemail": "a@example.com",
+                 "billingtelephonetype": "M"}.get(name, "1")
         assert problems_of(update({name: value})) == [], name
     assert problems_of(update({"pan": PAN}))[0][0] == "updates.pan"
     assert problems_of(update({"transactionactive": "5"})) == [("updates.transactionactive", "must be one of 0, 1, 2")]
@@ -317,3 +322,76 @@ def test_a_tab_is_not_a_refused_control_character():
 def test_an_unknown_request_type_that_is_a_card_number_is_masked():
     (problem,) = validate_request({"requesttypedescriptions": [PAN]})
     assert PAN not in str(problem) and MASKED in problem.rule
+
+
+# -- what the official clients send (issue 17) -------------------------------------------------------
+
+def card_request(types, **fields):
+    return {"requesttypedescriptions": types, "sitereference": "test_site12345", "accounttypedescription": "ECOM",
+            "currencyiso3a": "GBP", "baseamount": "1050", "pan": PAN, "expirydate": "12/2030", **fields}
+
+
+def with_pair(request, month="11", year="2031"):
+    return {**{k: v for k, v in request.items() if k != "expirydate"}, "expirymonth": month, "expiryyear": year}
+
+
+@pytest.mark.parametrize("types", [["AUTH"], ["ACCOUNTCHECK"], ["STORE"]])
+def test_the_expiry_pair_stands_for_expirydate(types):
+    request = card_request(types, **({"accounttypedescription": "CARDSTORE"} if types == ["STORE"] else {}))
+    if types == ["STORE"]:
+        del request["baseamount"], request["currencyiso3a"]
+    assert validate_request(request) == []
+    assert validate_request(with_pair(request)) == []
+    assert normalised(with_pair(request))[0]["expirydate"] == "11/2031"
+    assert "expirymonth" not in normalised(with_pair(request))[0]
+
+
+@pytest.mark.parametrize("month, year, problem", [
+    ("13", "2031", ("expirymonth", "must be a month, 01 to 12")),
+    ("00", "2031", ("expirymonth", "must be a month, 01 to 12")),
+    ("11", "31", ("expiryyear", "must be at least 4 characters (has 2)")),
+    (None, "2031", ("expirymonth", "is required with expiryyear (or send expirydate as MM/YYYY)")),
+])
+def test_a_bad_expiry_pair_names_its_half_and_only_that(month, year, problem):
+    request = {k: v for k, v in with_pair(card_request(["AUTH"]), month or "", year).items() if v != ""}
+    assert problems_of(request) == [problem]
+
+
+def test_cachetokenise_keeps_its_own_pair():
+    request = {"requesttypedescriptions": ["CACHETOKENISE"], "sitereference": "test_site12345", "pan": PAN,
+               "expirymonth": "11", "expiryyear": "2031"}
+    assert normalised(request)[0] == request and validate_request(request) == []
+
+
+def test_the_singular_request_type_is_the_list_of_one():
+    request = card_request(["AUTH"])
+    request["requesttypedescription"] = request.pop("requesttypedescriptions")[0]
+    assert normalised(request)[0]["requesttypedescriptions"] == ["AUTH"]
+    assert validate_request(request) == []
+
+
+def test_an_accountcheck_takes_an_amount_of_zero_and_an_auth_does_not():
+    assert validate_request(card_request(["ACCOUNTCHECK"], baseamount="0")) == []
+    assert [p.field for p in validate_request(card_request(["AUTH"], baseamount="0"))] == ["baseamount"]
+    [problem] = validate_request(card_request(["ACCOUNTCHECK"], baseamount="01"))
+    assert (problem.field, problem.rule) == ("baseamount", "must not start with 0")
+    # chained with an AUTH, the object's amount is the AUTH's too: the stricter rule holds
+    assert [p.field for p in validate_request(card_request(["ACCOUNTCHECK", "AUTH"], baseamount="0"))] == ["baseamount"]
+
+
+def test_a_chained_request_type_needs_no_parent_of_its_own():
+    subscription = {"subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
+                    "subscriptionnumber": "1", "subscriptionfinalnumber": "0"}
+    assert validate_request(card_request(["ACCOUNTCHECK", "SUBSCRIPTION"], **subscription)) == []
+    alone = {"requesttypedescriptions": ["SUBSCRIPTION"], "sitereference": "test_site12345", **subscription}
+    assert problems_of(alone) == [("parenttransactionreference", "is required in SUBSCRIPTION (parent) requests")]
+    assert chained_entries(["THREEDQUERY", "AUTH", "SUBSCRIPTION"]) == (False, True)
+    assert chained_entries(["AUTH", "TRANSACTIONQUERY"]) == (False, False)
+
+
+def test_a_requesttypedescription_filter_takes_the_record_types_only():
+    query = {"requesttypedescriptions": ["TRANSACTIONQUERY"]}
+    for kind in ("ACCOUNTCHECK", "REFUND", "AUTH", "SUBSCRIPTION", "STORE", "THREEDQUERY"):
+        assert validate_request({**query, "filter": {"requesttypedescription": [{"value": kind}]}}) == [], kind
+    [problem] = validate_request({**query, "filter": {"requesttypedescription": [{"value": "TRANSACTIONQUERY"}]}})
+    assert problem.field == "filter.requesttypedescription" and "ACCOUNTCHECK" in problem.rule

@@ -217,6 +217,16 @@ def test_count_selects_the_next_n_matching_requests(tmp_path):
     assert codes == ["60010", "60010", "0"] and sandbox.faults.active() == []
 
 
+def test_a_requesttypes_selector_matches_the_singular_requesttypedescription(tmp_path):
+    sandbox = Sandbox(tmp_path / "x.db")
+    sandbox.faults.add("gateway_error", code=60034, count=1, requesttypes=["AUTH"])
+    gw = _in_process(sandbox)
+    singular = auth("s1")
+    singular["requesttypedescription"] = singular.pop("requesttypedescriptions")[0]
+    assert gw.one(singular)["errorcode"] == "60034"
+    sandbox.close()
+
+
 def test_fraction_with_a_seed_is_deterministic(tmp_path):
     def run(db) -> list[str]:
         sandbox = Sandbox(db)

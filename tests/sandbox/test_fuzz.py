@@ -28,7 +28,7 @@ FUZZ = settings(derandomize=True, max_examples=200, deadline=None, database=None
                                        HealthCheck.function_scoped_fixture])
 
 # Answers to a request that is not valid: nothing of it may be stored.
-INVALID_CODES = {"10205", "30000", "60018", "60013", "60019"}
+INVALID_CODES = {"10205", "30000", "60018", "60013", "60019", "20004", "20019", "20032"}
 
 # A valid value for each field whose rule a pattern cannot give (Luhn, dates, the sandbox's site);
 # choices and lengths come from the tables.

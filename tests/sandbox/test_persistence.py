@@ -164,3 +164,26 @@ def test_a_database_of_an_earlier_schema_is_upgraded(db_path):
     finally:
         gateway.close()
         handle.stop()
+
+
+def test_subscriptions_of_a_database_made_before_units_are_monthly(db_path):
+    handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
+    handle.stop()
+    with sqlite3.connect(db_path) as conn:  # the subscriptions table before `unit` existed
+        conn.execute("ALTER TABLE subscriptions DROP COLUMN unit")
+    handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
+    gateway = Gateway(handle.base_url)
+    try:
+        auth, subscription = gateway.records({
+            **card_auth(), "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "orderreference": "old-db",
+            "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
+            "subscriptionnumber": "1", "subscriptionfinalnumber": "2", "subscriptionbegindate": "2026-02-01",
+            "credentialsonfile": "1", "transactionactive": "1"})
+        assert subscription["errorcode"] == "0"
+        handle.advance(to="2026-02-02T10:00:00")
+        assert len(gateway.query(parenttransactionreference=subscription["transactionreference"])) == 1
+    finally:
+        gateway.close()
+        handle.stop()
+    with sqlite3.connect(db_path) as conn:
+        assert conn.execute("SELECT unit FROM subscriptions").fetchall() == [("MONTH",)]

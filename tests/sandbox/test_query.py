@@ -9,7 +9,7 @@ import pytest
 from gwkit.interface.requests import FILTER_FIELDS
 from support.sandbox import SITE, all_rows, card_auth, parent_auth, query_request, store_request, update_request
 
-DATE_FILTERS = ("startdate", "enddate")
+DATE_FILTERS = ("startdate", "enddate", "starttimestamp", "endtimestamp")
 
 
 @pytest.fixture
@@ -76,6 +76,38 @@ def test_date_range(gateway, history, start, end):
     assert references(gateway.query(**filters)) == expected
 
 
+@pytest.mark.parametrize("start, end", [
+    ("2026-01-15 10:00:00", None), ("2026-01-15 10:00:01", None), (None, "2026-01-15 10:00:00"),
+    (None, "2026-01-17 09:59:59"), ("2026-01-17 10:00:00", "2026-01-17 10:00:00"),
+    ("2026-01-16 00:00:00", "2026-01-20 09:59:59"), ("2026-02-01 00:00:00", None),
+])
+def test_timestamp_range_to_the_second(gateway, history, start, end):
+    filters = {k: v for k, v in (("starttimestamp", start), ("endtimestamp", end)) if v}
+    expected = [r["transactionreference"] for r in history
+                if (start is None or r["transactionstartedtimestamp"] >= start)
+                and (end is None or r["transactionstartedtimestamp"] <= end)]
+    assert references(gateway.query(**filters)) == expected
+
+
+def test_timestamp_and_date_filters_hold_together(gateway, history):
+    found = gateway.query(startdate="2026-01-15", endtimestamp="2026-01-17 10:00:00")
+    assert [r["orderreference"] for r in found] == ["q-e", "q-d", "q-c", "q-b", "q-a"]
+    found = gateway.query(startdate="2026-01-17", starttimestamp="2026-01-20 00:00:00")
+    assert [r["orderreference"] for r in found] == ["q-g", "q-f"]
+
+
+def test_requesttypedescription_filter_takes_the_new_types(gateway, history):
+    check = gateway.one({"requesttypedescriptions": ["ACCOUNTCHECK"], "sitereference": SITE, "orderreference": "q-h",
+                         "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "pan": "4111111111111111",
+                         "expirydate": "12/2030"})
+    assert references(gateway.query(requesttypedescription="ACCOUNTCHECK")) == [check["transactionreference"]]
+    assert gateway.query(requesttypedescription="REFUND") == []
+    found = gateway.query(requesttypedescription=["ACCOUNTCHECK", "STORE"])
+    assert [r["orderreference"] for r in found] == ["q-h", "q-f", "q-c"]
+    record = gateway.one(query_request(requesttypedescription="REFUNDS"))
+    assert (record["errorcode"], record["errordata"]) == ("30000", ["filter"])
+
+
 def test_filters_combine_with_and(gateway, history):
     found = gateway.query(requesttypedescription="AUTH", errorcode="0", currencyiso3a=["GBP", "EUR"])
     assert [r["orderreference"] for r in found] == ["q-e", "q-d", "q-a"]
@@ -96,6 +128,9 @@ def test_no_usable_filter_is_60019(gateway, request_object):
     ({"pan": [{"value": "4111111111111111"}]}, ["filter"]),  # not a filter
     ({"orderreference": "q-a"}, ["filter"]),  # not the list shape
     ({"startdate": [{"value": "15/01/2026"}]}, ["filter"]),
+    ({"starttimestamp": [{"value": "2026-01-15"}]}, ["filter"]),
+    ({"endtimestamp": [{"value": "2026-01-15T10:00:00"}]}, ["filter"]),
+    ({"endtimestamp": [{"value": "2026-02-30 10:00:00"}]}, ["filter"]),
 ])
 def test_malformed_filters_are_30000(gateway, bad_filter, errordata):
     record = gateway.one({"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": bad_filter})

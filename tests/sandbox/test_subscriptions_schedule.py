@@ -162,3 +162,11 @@ def test_engine_over_five_years_on_every_month_end_anchor(tmp_path):
             days = [d for _, d in expected]
             assert date(2028, 2, 29) in days and date(2028, 3, 31) in days and date(2027, 2, 28) in days
     sandbox.close()
+
+
+@given(begin=st.dates(min_value=date(1990, 1, 1), max_value=date(2200, 12, 31)), frequency=st.integers(1, 400),
+       first=st.integers(1, 50), steps=st.integers(0, 400))
+def test_a_day_unit_counts_days_from_the_begin_date(begin, frequency, first, steps):
+    assert due_date(begin, frequency, first, first + steps, "DAY") == begin + timedelta(days=steps * frequency)
+    dates = payment_dates(begin, frequency, first, first + 3, unit="DAY")
+    assert [d for _, d in dates] == [begin + timedelta(days=k * frequency) for k in range(4)]

@@ -149,6 +149,22 @@ def test_subscription_defaults_are_valid_and_begin_in_the_future(gw):
     assert form.request()["subscriptiontype"] == "RECURRING"
 
 
+def test_the_accountcheck_form_checks_a_card_without_taking_money(gw):
+    form = RequestForm("ACCOUNTCHECK", client=gw)
+    assert {"pan", "expirydate", "securitycode", "baseamount", "currencyiso3a"} <= set(form.fields)
+    assert form.problems == [] and "baseamount" not in form.request()  # absent: no money taken
+    form.fields["baseamount"].value = "0"
+    assert form.problems == []  # 0 is an ACCOUNTCHECK's amount, as the table says
+    assert "no money is taken" in form.inputs["baseamount"].spec.help  # the input shows the type's own rule
+    form.send_button.click()
+    record = form.last_response.record
+    assert (record["requesttypedescription"], record.errorcode, record["baseamount"]) == ("ACCOUNTCHECK", 0, "0")
+    assert "settlestatus" not in record
+    form.fields["pan"].value = "4000000000000812"
+    form.send_button.click()
+    assert form.last_response.record.errorcode == 70000
+
+
 def test_a_form_without_client_cannot_send():
     form = RequestForm("AUTH")
     assert form.send_button.disabled

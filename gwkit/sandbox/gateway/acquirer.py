@@ -3,6 +3,14 @@
 As in the real test environment: `baseamount` 70000 declines, 60010 is a bank system error,
 security code 123 (1234 for American Express) matches. Cards listed in `data/test_cards.csv`
 have their documented outcome; any other valid card is authorised.
+
+gwkit's own test amounts for the answers the real test environment gives no value for:
+- 71000 is a soft decline (the issuer wants strong customer authentication) for an e-commerce
+  payment made without 3-D Secure; the same amount after a THREEDQUERY, or by MOTO or RECUR
+  (outside strong authentication), is authorised. Nothing is taken; the record is kept.
+- 60034 is authorised by the bank, but answered 60034 (final status unknown): the transaction
+  exists, and a TRANSACTIONQUERY shows what really happened (errorcode 0, settlestatus 0).
+  60010 is the other way round: answered 60010, and nothing was taken (settlestatus 3).
 """
 
 from __future__ import annotations
@@ -15,6 +23,11 @@ from ...interface.testcards import test_card
 
 DECLINE_AMOUNT = "70000"
 BANK_ERROR_AMOUNT = "60010"
+SOFT_DECLINE_AMOUNT = "71000"
+UNKNOWN_OUTCOME_AMOUNT = "60034"
+# Every test amount and the errorcode it answers (the error-code table must hold each).
+TEST_AMOUNTS = {DECLINE_AMOUNT: 70000, BANK_ERROR_AMOUNT: 60010, SOFT_DECLINE_AMOUNT: 71000,
+                UNKNOWN_OUTCOME_AMOUNT: 60034}
 
 
 def issuer_of(pan: str) -> tuple[str, str]:
@@ -33,8 +46,9 @@ def security_response(pan: str, securitycode: str | None) -> str:
     return "2" if securitycode == expected else "4"
 
 
-def decide(pan: str, baseamount: str, securitycode: str | None) -> dict[str, str]:
-    """The bank's part of an AUTH record."""
+def decide(pan: str, baseamount: str, securitycode: str | None, *, strong_auth_exempt: bool = False) -> dict[str, str]:
+    """The bank's part of an AUTH record. `strong_auth_exempt`: the payment went through 3-D Secure,
+    or is outside strong customer authentication (MOTO, RECUR), so no soft decline."""
     security = {"securityresponsesecuritycode": security_response(pan, securitycode),
                 "securityresponsepostcode": "0", "securityresponseaddress": "0"}
     card = test_card(pan)
@@ -43,6 +57,10 @@ def decide(pan: str, baseamount: str, securitycode: str | None) -> dict[str, str
                 "authcode": "", "settlestatus": "3", **security}
     if baseamount == DECLINE_AMOUNT or (card and card.outcome == "declined"):
         return decline(security)
+    if baseamount == SOFT_DECLINE_AMOUNT and not strong_auth_exempt:
+        # Visa's "additional customer authentication required"
+        return {"errorcode": "71000", "errormessage": message_of(71000), "acquirerresponsecode": "1A",
+                "authcode": "", "settlestatus": "3", **security}
     return {"errorcode": "0", "errormessage": "Ok", "acquirerresponsecode": "00",
             "authcode": f"TEST{secrets.randbelow(90) + 10}", "settlestatus": "0", **security}
 
@@ -50,3 +68,11 @@ def decide(pan: str, baseamount: str, securitycode: str | None) -> dict[str, str
 def decline(security: dict[str, str] | None = None) -> dict[str, str]:
     return {"errorcode": "70000", "errormessage": message_of(70000), "acquirerresponsecode": "05",
             "authcode": "DECLINED", "settlestatus": "3", **(security or {})}
+
+
+def answered_outcome(baseamount: str, kept: dict[str, str]) -> dict[str, str]:
+    """What the answer says over the kept record: 60034 for the unknown-outcome amount when the
+    payment was made (the record keeps the truth, for a TRANSACTIONQUERY to find)."""
+    if baseamount == UNKNOWN_OUTCOME_AMOUNT and kept.get("errorcode") == "0":
+        return {"errorcode": "60034", "errormessage": message_of(60034)}
+    return {}

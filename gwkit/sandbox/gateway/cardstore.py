@@ -10,7 +10,8 @@
   `parenttransactionreference` (AUTH, THREEDQUERY, AUTH SUBSCRIPTION) while `transactionactive`
   is 1; a disabled one is refused with 30000 naming `parenttransactionreference`. Subscriptions
   already started from it go on: they have their own `transactionactive`.
-- TRANSACTIONUPDATE changes `transactionactive` (0 or 1) and nothing else.
+- TRANSACTIONUPDATE changes `transactionactive` (0 or 1) and the billing details (checked together
+  with the details kept, so a postcode still fits its country); children made later inherit them.
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ import sqlite3
 from typing import Any, Mapping
 
 from ...interface.cards import scheme_of
+from ...interface.fields import BILLING_FIELDS
 from ...interface.masking import mask_pan
+from ...interface.requests import STORE_UPDATABLE
+from ...interface.validation import check_value
 from . import acquirer
 from .context import Context
 from .fault import invalid_field
 from .payments import MERCHANT, Card, billing_details, expired, inherit_card
+from .store import details_of
 
 
 def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -58,12 +63,20 @@ def stored_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> C
 
 
 def update_stored_card(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
-    refused = [name for name in updates if name != "transactionactive"]
+    """`transactionactive` goes to the record; billing details to the details the card lends."""
+    refused = [name for name in updates if name not in STORE_UPDATABLE]
     if refused:
         raise invalid_field(*refused)
-    if updates["transactionactive"] not in ("0", "1"):
+    if updates.get("transactionactive", "1") not in ("0", "1"):
         raise invalid_field("transactionactive")
-    return {"transactionactive": updates["transactionactive"]}
+    billing = {name: value for name, value in updates.items() if name in BILLING_FIELDS}
+    if billing:
+        details = {**details_of(row), **billing}
+        wrong = [name for name in billing if check_value(name, billing[name], details)]
+        if wrong:
+            raise invalid_field(*wrong)
+        ctx.store.update_details(ctx.conn, row["transactionreference"], details)
+    return {name: value for name, value in updates.items() if name == "transactionactive"}
 
 
 REQUEST_HANDLERS = {"STORE": handle_store}

@@ -37,6 +37,8 @@ class Tables:
     - UPDATE_RULES: request type of an updated record -> fn(ctx, row, updates) -> changes
     - DAILY_JOBS: DailyJob, run in their order; SCHEMA: the module's tables (SQL)
     - READ_ONLY_REQUESTS: request type keys whose handlers only read (run in a read transaction)
+    - ADDED_COLUMNS: (table, column, SQL declaration) added by a later gwkit to a table of SCHEMA:
+      a database made by an earlier one gets them when it opens
     """
 
     request_handlers: dict[str, Callable[..., list[Record]]]
@@ -46,6 +48,7 @@ class Tables:
     daily_jobs: list[DailyJob]
     schemas: tuple[str, ...]
     read_only: frozenset[str] = frozenset()
+    added_columns: tuple[tuple[str, str, str], ...] = ()
 
     @classmethod
     def of(cls, modules: Iterable[ModuleType]) -> "Tables":
@@ -59,7 +62,8 @@ class Tables:
         return cls(merged("REQUEST_HANDLERS"), merged("CARD_SOURCES"), merged("PARENT_RULES"),
                    merged("UPDATE_RULES"), jobs,
                    tuple(module.SCHEMA for module in modules if hasattr(module, "SCHEMA")),
-                   frozenset(key for module in modules for key in getattr(module, "READ_ONLY_REQUESTS", ())))
+                   frozenset(key for module in modules for key in getattr(module, "READ_ONLY_REQUESTS", ())),
+                   tuple(column for module in modules for column in getattr(module, "ADDED_COLUMNS", ())))
 
 
 @dataclass

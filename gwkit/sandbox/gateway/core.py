@@ -1,7 +1,9 @@
 """The Gateway: one envelope in, one envelope out; the sites' clocks, their daily jobs, settle and reset.
 
 Each request object is validated with the spec tables (the same code as the client), then each
-of its request types is answered, in order, by the handler the handler modules list for it. A
+of its request types is answered, in order, by the handler the handler modules list for it; a
+request type chained after another takes that record as its parent, within an object and from
+one object to the next (chains.py). A
 request object is processed in one write transaction (one that only queries, in a read
 transaction, so it never holds up a payment); a refused request type (a `Fault`) is rolled
 back to a savepoint, so nothing of a rejected request is kept.
@@ -20,10 +22,10 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ...interface.masking import mask_data, mask_pan
 from ...interface.requests import SINGLE_TYPES
-from ...interface.validation import errordata, request_types_of, validate_request
+from ...interface.validation import chained_entries, errordata, normalised, request_types_of, validate_request
 from ...interface.wire import PAN_PATTERN, VERSION
-from . import auth, cachetokens, cardstore, clock, engine, payments, query, settlement, subscriptions, threeds, update
-from . import refunds
+from . import (accountcheck, auth, cachetokens, cardstore, chains, clock, engine, payments, query, settlement,
+               subscriptions, threeds, update)
 from .accounts import DEFAULT_ACCOUNT, Account, account_for_site, control_sites
 from .clock import CLOCK_TABLES, ISO, Clock
 from .context import Context, JobContext, Tables
@@ -36,7 +38,7 @@ from .store import Store
 
 # Every part of the gateway, each listing what it serves in plain constants (see context.Tables).
 HANDLER_MODULES: tuple[ModuleType, ...] = (
-    payments, auth, cardstore, query, update, settlement, threeds, subscriptions, engine, cachetokens,
+    payments, auth, accountcheck, cardstore, query, update, settlement, threeds, subscriptions, engine, cachetokens,
     refunds)
 Progress = Callable[[str, int, int], None]
 log = logging.getLogger("gwkit.sandbox")
@@ -54,7 +56,8 @@ class Gateway:
                  schemas: Iterable[str] = (), site_expressions: Mapping[str, str] | None = None):
         self.tables = Tables.of(modules)
         self.daily_jobs = list(self.tables.daily_jobs)
-        self.store = Store(db_path, schemas=(clock.SCHEMA, *self.tables.schemas, *schemas))
+        self.store = Store(db_path, schemas=(clock.SCHEMA, *self.tables.schemas, *schemas),
+                           added_columns=self.tables.added_columns)
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
         self.site_expressions = dict(site_expressions or {})
         self.clock = Clock(self.store, clock_start, self.default_account.sitereferences)
@@ -112,18 +115,20 @@ class Gateway:
         if too_many := too_many_objects(objects):
             return request_error(too_many, reference)
         records: list[dict[str, Any]] = []
+        answered: list[dict[str, Any]] = []  # the previous object's records: the last may be a parent
         for request in objects:
-            records.extend(self._answer_object(request, account, origin, base_url))
+            answered = self._answer_object(request, account, origin, base_url, answered[-1] if answered else None)
+            records.extend(answered)
         return envelope(records, reference)
 
     def _answer_object(self, request: Any, account: Account, origin: str | None,
-                       base_url: str) -> list[dict[str, Any]]:
+                       base_url: str, previous: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         if not isinstance(request, dict):
             return [error_record("ERROR", Fault(30000, ["request"]))]
+        request = chains.with_envelope_parent(normalised(request)[0], previous)
         types = request.get("requesttypedescriptions")
         if (not isinstance(types, list) or not types or not all(isinstance(t, str) for t in types)
-                or any(t not in SINGLE_TYPES for t in types)
-                or ("SUBSCRIPTION" in types and "AUTH" not in types)):
+                or any(t not in SINGLE_TYPES for t in types)):
             return [error_record("ERROR", Fault(60018, _as_sent(types)))]
         problems = validate_request(request, strict=False)
         if problems:
@@ -144,19 +149,22 @@ class Gateway:
         records: list[dict[str, Any]] = []
         site = request.get("sitereference")
         request_types = request_types_of(request["requesttypedescriptions"])
+        chained = chained_entries(request["requesttypedescriptions"])
         # A query changes nothing: it reads one consistent view while payments go on being written.
         reads_only = all(t.key in self.tables.read_only for t in request_types)
         with self.store.read() if reads_only else self.store.write() as conn:
             now = self.clock.now(site if isinstance(site, str) and site else account.sitereferences[0])
             ctx = Context(self.store, self.tables, conn, account, now, origin, base_url)
-            for request_type in request_types:
+            for request_type, takes_parent in zip(request_types, chained):
                 handler = self.tables.request_handlers.get(request_type.key)
                 if handler is None:
                     records.extend(error_record(t, Fault(60018, [t])) for t in request_type.types)
                     break
+                if takes_parent and not chains.goes_on(records[-1] if records else None):
+                    break
                 conn.execute("SAVEPOINT request_type")
                 try:
-                    answered = handler(ctx, request)
+                    answered = handler(ctx, chains.child_request(request, records[-1]) if takes_parent else request)
                 except Fault as fault:
                     conn.execute("ROLLBACK TO request_type")
                     conn.execute("RELEASE request_type")
@@ -278,11 +286,12 @@ def _tracked(running: dict[str, Any], progress: Progress | None) -> Progress:
 
 
 def _as_sent(types: Any) -> list[str]:
-    """`errordata` of a 60018: the request types as sent, or the field's name when none was.
+    """`errordata` of a 60018: the request types as sent, or `["None"]` when none was (as the real
+    service answers an empty request object).
 
     Card numbers in them are masked, and each is cut short: errordata is shown and logged."""
     if types is None:
-        return ["requesttypedescriptions"]
+        return ["None"]
     sent = types if isinstance(types, list) else [types]
     texts = [t if isinstance(t, str) else json.dumps(mask_data(t)) for t in sent[:_TYPES_SHOWN]]
     # Every card-number-like run, Luhn or not: no request type has one.

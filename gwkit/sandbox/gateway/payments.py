@@ -97,13 +97,17 @@ def settle_due_date(now: datetime) -> str:
 
 
 def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requesttype: str = "AUTH",
-              extra: Mapping[str, str] | None = None, check_expiry: bool = True) -> dict[str, Any]:
-    """Make the payment, keep its record, and return the record."""
+              extra: Mapping[str, str] | None = None, check_expiry: bool = True,
+              takes_money: bool = True) -> dict[str, Any]:
+    """Make the payment (or, with `takes_money` False, an ACCOUNTCHECK of the card), keep its record,
+    and return the record as answered."""
     fields = {name: request.get(name) or card.inherited.get(name) for name in INHERITABLE}
+    if not takes_money:
+        fields["baseamount"] = fields["baseamount"] or "0"
     missing = [n for n in ("baseamount", "currencyiso3a", "accounttypedescription") if not fields[n]]
     if missing:
         raise invalid_field(*missing)
-    if (card.paymenttype == "MAESTRO" and fields["accounttypedescription"] == "ECOM"
+    if (takes_money and card.paymenttype == "MAESTRO" and fields["accounttypedescription"] == "ECOM"
             and not card.threeds_authenticated and card.outcome is None):
         # Interface 4.3: every e-commerce Maestro transaction must use 3-D Secure. The code is gwkit's
         # choice (not shown): refused, nothing kept, the bank not contacted.
@@ -114,12 +118,16 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
     is_expired = expired(card.expirydate, ctx.now.date())
     if is_expired and check_expiry:
         raise invalid_field("expirydate")
-    outcome = card.outcome or (acquirer.decline() if is_expired
-                               else acquirer.decide(card.pan, fields["baseamount"], card.securitycode))
+    exempt = bool(card.extra.get("enrolled")) or fields["accounttypedescription"] in ("MOTO", "RECUR")
+    outcome = card.outcome or (acquirer.decline() if is_expired else acquirer.decide(
+        card.pan, fields["baseamount"], card.securitycode, strong_auth_exempt=exempt or not takes_money))
+    if not takes_money and outcome.get("errorcode") == "0":
+        outcome = {k: v for k, v in outcome.items() if k != "settlestatus"}  # nothing to settle
     issuer, country = acquirer.issuer_of(card.pan)
     record: dict[str, Any] = {
         "transactionstartedtimestamp": ctx.timestamp, "livestatus": "0", "issuer": issuer,
-        "splitfinalnumber": "1", "dccenabled": "0", "settleduedate": settle_due_date(ctx.now),
+        "splitfinalnumber": "1", "dccenabled": "0",
+        **({"settleduedate": settle_due_date(ctx.now)} if takes_money else {}),
         **MERCHANT, "baseamount": fields["baseamount"], "transactionreference": ctx.new_reference(),
         "paymenttypedescription": paymenttype, "accounttypedescription": fields["accounttypedescription"],
         "requesttypedescription": requesttype, "currencyiso3a": fields["currencyiso3a"],
@@ -133,7 +141,7 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
     card_id = card.card_id or ctx.store.card_for(ctx.conn, card.pan, card.expirydate, paymenttype)
     details = {**card.details, **billing_details(request)}
     ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)
-    return record
+    return {**record, **acquirer.answered_outcome(fields["baseamount"], record)}
 
 
 CARD_SOURCES = {"card": card_from_fields, "parent": card_from_parent}

@@ -2,6 +2,9 @@
 
 The filter has the real service's shape, several values per field meaning "any of":
 `{"settlestatus": [{"value": "0"}, {"value": "100"}], "startdate": [{"value": "2026-01-01"}]}`.
+The time range filters bound `transactionstartedtimestamp`: `startdate`/`enddate` by whole days,
+`starttimestamp`/`endtimestamp` (`YYYY-MM-DD HH:MM:SS`) to the second, both ends included; given
+together, every bound holds.
 Card numbers are masked; MD, PaRes and cache tokens are never answered.
 """
 
@@ -17,9 +20,11 @@ from .fault import Fault
 from .store import TRANSACTION_COLUMNS
 
 MAX_RECORDS = 500
-_DATE_FILTERS = ("startdate", "enddate")
+# Range filter -> (comparison on transactionstartedtimestamp, pick among several values, time appended).
+_RANGE_FILTERS = {"startdate": (">=", min, " 00:00:00"), "enddate": ("<=", max, " 23:59:59"),
+                  "starttimestamp": (">=", min, ""), "endtimestamp": ("<=", max, "")}
 # Every other filter of the spec is a column of `transactions` holding the wire value.
-_COLUMN_FILTERS = tuple(name for name in FILTER_FIELDS if name not in _DATE_FILTERS)
+_COLUMN_FILTERS = tuple(name for name in FILTER_FIELDS if name not in _RANGE_FILTERS)
 assert set(_COLUMN_FILTERS) <= set(TRANSACTION_COLUMNS), "a filter of the spec has no column"
 
 
@@ -47,12 +52,10 @@ def where_clause(ctx: Context, filters: Mapping[str, list[str]]) -> tuple[str, l
         if name in filters and name != "sitereference":
             clauses.append(f"{name} IN ({', '.join('?' * len(filters[name]))})")
             params.extend(filters[name])
-    if "startdate" in filters:
-        clauses.append("transactionstartedtimestamp >= ?")
-        params.append(min(filters["startdate"]) + " 00:00:00")
-    if "enddate" in filters:
-        clauses.append("transactionstartedtimestamp <= ?")
-        params.append(max(filters["enddate"]) + " 23:59:59")
+    for name, (comparison, pick, time) in _RANGE_FILTERS.items():
+        if name in filters:
+            clauses.append(f"transactionstartedtimestamp {comparison} ?")
+            params.append(pick(filters[name]) + time)
     return " AND ".join(clauses), params
 
 

@@ -122,7 +122,8 @@ class Store:
 
     Writes take turns (`WriteTurns`); reads run in their own transactions beside them (WAL)."""
 
-    def __init__(self, path: str | Path | None = None, *, schemas: Iterable[str] = ()):
+    def __init__(self, path: str | Path | None = None, *, schemas: Iterable[str] = (),
+                 added_columns: Iterable[tuple[str, str, str]] = ()):
         if path is None:
             self._tempdir = tempfile.TemporaryDirectory(prefix="gwkit-sandbox-")
             path = Path(self._tempdir.name) / "sandbox.db"
@@ -136,6 +137,7 @@ class Store:
         self._turns = WriteTurns()
         self._prefix: str | None = None  # of transaction references: set once per database
         self._schemas = tuple(schemas)
+        self._added_columns = tuple(added_columns)
         self.apply_schemas()
 
     def __repr__(self) -> str:
@@ -195,8 +197,9 @@ class Store:
         conn = self.connection()
         for sql in (CORE_SCHEMA, *self._schemas):
             conn.executescript(sql)
-        if "card_index" not in {row["name"] for row in conn.execute("PRAGMA table_info(cards)")}:
-            conn.execute("ALTER TABLE cards ADD COLUMN card_index BLOB")  # a database of an earlier gwkit
+        for table, column, declaration in (("cards", "card_index", "BLOB"), *self._added_columns):
+            if column not in {row["name"] for row in conn.execute(f'PRAGMA table_info("{table}")')}:
+                conn.execute(f'ALTER TABLE "{table}" ADD COLUMN "{column}" {declaration}')  # an earlier gwkit's database
         conn.execute("CREATE INDEX IF NOT EXISTS cards_index ON cards (card_index) WHERE card_index IS NOT NULL")
 
     def close(self) -> None:
@@ -321,6 +324,11 @@ class Store:
             params.extend([f'$."{name}"', value])
         conn.execute(f"UPDATE transactions SET {', '.join(assignments)} WHERE transactionreference = ?",
                      [*params, reference])
+
+    def update_details(self, conn: sqlite3.Connection, reference: str, details: Mapping[str, Any]) -> None:
+        """Replace the details (billing, names) a kept record holds and lends to its children."""
+        conn.execute("UPDATE transactions SET details = ? WHERE transactionreference = ?",
+                     (json.dumps(dict(details)), reference))
 
 
 def create_private(path: Path) -> None:

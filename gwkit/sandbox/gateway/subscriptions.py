@@ -7,8 +7,9 @@ row of the engine's own `subscriptions` table. The engine (engine.py) makes the 
 Numbers. The AUTH is payment `subscriptionnumber` as sent (1 for a new series, 4 to continue one
 that had 3 payments). The SUBSCRIPTION record answers one higher: the number of the next payment,
 the first automated one, due on `subscriptionbegindate`. Payment `n` is due
-`add_months(begin, (n - first) * frequency)`, always counted from the begin date and clamped to
-the last day of short months, so a schedule anchored on the 31st returns to the 31st. The engine
+`(n - first) * frequency` units (`subscriptionunit` MONTH, or DAY as the official clients' tests
+send) after the begin date (`schedule.due_date`), always counted from the begin date; months are
+clamped to the last day of short months, so a schedule anchored on the 31st returns to the 31st. The engine
 pays numbers up to `subscriptionfinalnumber` (0: no end) and raises the record's
 `subscriptionnumber` by one per payment, so it always names the next payment.
 
@@ -23,6 +24,20 @@ When the engine may pay (`next_due_date` is set only then):
 Payments whose date passed while the subscription could not run (pending until settlement,
 suspended, stopped at its final number) are caught up by the next daily run: no number is ever
 skipped, each is made once.
+
+SUBSCRIPTION on its own (what the official clients send after an ACCOUNTCHECK) names its parent
+by `parenttransactionreference`, or takes the record just before it in the same request object or
+envelope (core.py, chains.py). The parent must exist (else 20004), must not be a SUBSCRIPTION
+(20032), must be an AUTH or an ACCOUNTCHECK (else 30000 naming the field) and must have succeeded
+(20019). The amount and currency are the request's, else the parent's (an ACCOUNTCHECK's 0 is no
+amount: 30000 `baseamount`). gwkit's choices where the facts are silent:
+- an AUTH parent was payment `subscriptionnumber`, as in the combined request; after an
+  ACCOUNTCHECK no payment was made, so the first automated payment is `subscriptionnumber` itself;
+- without `subscriptionbegindate` the first automated payment is due one interval after today
+  (AUTH parent) or today, paid by the next daily run (ACCOUNTCHECK parent);
+- an ACCOUNTCHECK parent has nothing to settle: `transactionactive` 2 runs at once, as 1;
+- `subscriptiontype` INSTALLMENT (sent by the official clients' tests) is scheduled as RECURRING
+  is, but must end: `subscriptionfinalnumber` 0 is refused (30000), when sent and by update.
 """
 
 from __future__ import annotations
@@ -34,10 +49,11 @@ from typing import Any, Mapping, NamedTuple
 
 from ...interface.codes import record_ok
 from ...interface.requests import AUTH_SUBSCRIPTION
-from ...interface.schedule import due_date
+from ...interface.schedule import MONTH, due_date
 from .context import Context
 from .fault import Fault, invalid_field
 from .payments import authorise, resolve_card
+from .store import record_of
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS subscriptions (
@@ -51,7 +67,8 @@ CREATE TABLE IF NOT EXISTS subscriptions (
     currencyiso3a TEXT NOT NULL,
     baseamount TEXT NOT NULL,                   -- of the payments still to come
     begindate TEXT NOT NULL,                    -- YYYY-MM-DD, due date of firstnumber
-    frequency INTEGER NOT NULL,                 -- months between payments
+    frequency INTEGER NOT NULL,                 -- units between payments
+    unit TEXT NOT NULL DEFAULT 'MONTH',         -- MONTH or DAY
     firstnumber INTEGER NOT NULL,               -- number of the first automated payment
     finalnumber INTEGER NOT NULL,               -- 0: no end
     nextnumber INTEGER NOT NULL,                -- the next payment to make
@@ -75,10 +92,12 @@ CREATE TABLE IF NOT EXISTS subscription_payments (
 ) WITHOUT ROWID;
 """
 
+INSTALLMENT = "INSTALLMENT"  # scheduled as RECURRING is, but never without an end (final number 0)
+ADDED_COLUMNS = (("subscriptions", "unit", "TEXT NOT NULL DEFAULT 'MONTH'"),)
 # Parent AUTH states.
 AUTHORISED, SETTLED, FAILED = "authorised", "settled", "failed"
 DEFAULT_ACTIVE = "2"
-UPDATABLE = ("baseamount", "subscriptionfinalnumber", "transactionactive")
+UPDATABLE = ("baseamount", "subscriptionfinalnumber", "transactionactive", "subscriptionfrequency")
 NOT_UPDATABLE = Fault(60017)
 
 
@@ -93,11 +112,12 @@ class Plan(NamedTuple):
     nextnumber: int
     active: str
     parent: str
+    unit: str = MONTH
 
     @classmethod
     def of(cls, row: Mapping[str, Any], **changes: Any) -> "Plan":
         plan = cls(date.fromisoformat(row["begindate"]), row["frequency"], row["firstnumber"], row["finalnumber"],
-                   row["nextnumber"], row["active"], row["parent"])
+                   row["nextnumber"], row["active"], row["parent"], row["unit"])
         return plan._replace(**changes) if changes else plan
 
     @property
@@ -115,7 +135,7 @@ class Plan(NamedTuple):
         if self.finalnumber != 0 and number > self.finalnumber:
             return None
         try:
-            return due_date(self.begindate, self.frequency, self.firstnumber, number).isoformat()
+            return due_date(self.begindate, self.frequency, self.firstnumber, number, self.unit).isoformat()
         except OverflowError:
             return None
 
@@ -126,21 +146,59 @@ def handle_auth_subscription(ctx: Context, request: dict[str, Any]) -> list[dict
     begin, number, final = _checked_schedule(ctx, request)
     card = resolve_card(ctx, request, AUTH_SUBSCRIPTION.select(request).name)
     auth = authorise(ctx, request, card, extra={"credentialsonfile": request["credentialsonfile"]})
-    failed = not record_ok(auth)
-    record = subscription_record(ctx, request, auth, number + 1)
     auth_row = ctx.store.transaction(ctx.conn, auth["transactionreference"])
-    ctx.store.add_transaction(ctx.conn, record, card_id=auth_row["card_id"], details=json.loads(auth_row["details"]))
-    plan = Plan(begin, int(request["subscriptionfrequency"]), number + 1, final, number + 1,
-                record["transactionactive"], FAILED if failed else AUTHORISED)
+    failed = not record_ok(record_of(auth_row))  # what was kept: a 60034 answer hides a payment made
+    record = _start(ctx, request, auth, auth_row, begin, number + 1, final, FAILED if failed else AUTHORISED)
+    return [auth, record]
+
+
+def handle_subscription(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
+    """SUBSCRIPTION on its own, from a successful AUTH or ACCOUNTCHECK parent."""
+    row = ctx.store.transaction(ctx.conn, request["parenttransactionreference"], ctx.sites)
+    if row is None:
+        raise Fault(20004, ["parenttransactionreference"])
+    kind = row["requesttypedescription"]
+    if kind == "SUBSCRIPTION":
+        raise Fault(20032, ["parenttransactionreference"])
+    if kind not in ("AUTH", "ACCOUNTCHECK"):
+        raise invalid_field("parenttransactionreference")
+    parent = record_of(row)
+    if not record_ok(parent):
+        raise Fault(20019, ["parenttransactionreference"])
+    amount = request.get("baseamount") or (parent.get("baseamount") if parent.get("baseamount") != "0" else None)
+    currency = request.get("currencyiso3a") or parent.get("currencyiso3a")
+    missing = [name for name, value in (("baseamount", amount), ("currencyiso3a", currency)) if not value]
+    if missing:
+        raise invalid_field(*missing)
+    frequency = int(request["subscriptionfrequency"])
+    first_begin = ctx.now.date() if kind == "ACCOUNTCHECK" else due_date(
+        ctx.now.date(), frequency, 1, 2, request["subscriptionunit"])
+    begin, number, final = _checked_schedule(ctx, {**request, "subscriptionbegindate": request.get(
+        "subscriptionbegindate") or first_begin.isoformat()})
+    state = SETTLED if kind == "ACCOUNTCHECK" or row["settlestatus"] == "100" else AUTHORISED
+    lent = {**parent, "baseamount": amount, "currencyiso3a": currency}
+    sent = {**request, "subscriptionbegindate": begin.isoformat(),
+            "orderreference": request.get("orderreference") or parent.get("orderreference")}
+    return [_start(ctx, sent, lent, row, begin, number if kind == "ACCOUNTCHECK" else number + 1, final, state)]
+
+
+def _start(ctx: Context, request: Mapping[str, Any], parent: Mapping[str, Any], parent_row: sqlite3.Row,
+           begin: date, first: int, final: int, state: str) -> dict[str, Any]:
+    """Keep the SUBSCRIPTION record and the engine's row; the record as answered."""
+    record = subscription_record(ctx, request, parent, first)
+    ctx.store.add_transaction(ctx.conn, record, card_id=parent_row["card_id"],
+                              details=json.loads(parent_row["details"]))
+    plan = Plan(begin, int(request["subscriptionfrequency"]), first, final, first, record["transactionactive"], state,
+                request["subscriptionunit"])
     ctx.conn.execute(
         "INSERT INTO subscriptions (transactionreference, authreference, sitereference, card_id, details, "
-        "orderreference, currencyiso3a, baseamount, begindate, frequency, firstnumber, finalnumber, nextnumber, "
-        "active, parent, next_due_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (record["transactionreference"], auth["transactionreference"], record["sitereference"],
-         auth_row["card_id"], auth_row["details"], record.get("orderreference"), record["currencyiso3a"],
-         record["baseamount"], begin.isoformat(), plan.frequency, plan.firstnumber, final, plan.nextnumber,
-         plan.active, plan.parent, plan.next_due()))
-    return [auth, record]
+        "orderreference, currencyiso3a, baseamount, begindate, frequency, unit, firstnumber, finalnumber, "
+        "nextnumber, active, parent, next_due_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (record["transactionreference"], parent["transactionreference"], record["sitereference"],
+         parent_row["card_id"], parent_row["details"], record.get("orderreference"), record["currencyiso3a"],
+         record["baseamount"], begin.isoformat(), plan.frequency, plan.unit, plan.firstnumber, final,
+         plan.nextnumber, plan.active, plan.parent, plan.next_due()))
+    return record
 
 
 def _checked_schedule(ctx: Context, request: Mapping[str, Any]) -> tuple[date, int, int]:
@@ -150,6 +208,8 @@ def _checked_schedule(ctx: Context, request: Mapping[str, Any]) -> tuple[date, i
         raise invalid_field("subscriptionbegindate")
     number, final = int(request["subscriptionnumber"]), int(request["subscriptionfinalnumber"])
     if final != 0 and final < number:  # the last payment cannot come before this first one
+        raise invalid_field("subscriptionfinalnumber")
+    if final == 0 and request["subscriptiontype"] == INSTALLMENT:  # instalments pay off an amount: they end
         raise invalid_field("subscriptionfinalnumber")
     return begin, number, final
 
@@ -181,7 +241,10 @@ def subscription_record(ctx: Context, request: Mapping[str, Any], auth: Mapping[
 # -- TRANSACTIONUPDATE ------------------------------------------------------------------------
 
 def update_subscription(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
-    """Amount of the payments to come, final number, active state; nothing else."""
+    """Amount of the payments to come, final number, active state, interval; nothing else.
+
+    A new `subscriptionfrequency` applies from the next payment on: it stays due when it was, and
+    the payments after it follow the new interval (the schedule is anchored there afresh)."""
     refused = [name for name in updates if name not in UPDATABLE]
     if refused:
         raise invalid_field(*refused)
@@ -190,13 +253,27 @@ def update_subscription(ctx: Context, row: sqlite3.Row, updates: Mapping[str, st
     if sub is None or sub["parent"] == FAILED:
         raise NOT_UPDATABLE
     changes = _checked_updates(sub, updates)
+    if changes.get("subscriptionfinalnumber") == "0" and record_of(row).get("subscriptiontype") == INSTALLMENT:
+        raise invalid_field("subscriptionfinalnumber")
     plan = Plan.of(sub, finalnumber=int(changes.get("subscriptionfinalnumber", sub["finalnumber"])),
                    active=changes.get("transactionactive", sub["active"]), parent=parent_state(ctx.conn, sub))
+    if "subscriptionfrequency" in changes:
+        plan = _reanchored(plan, int(changes["subscriptionfrequency"]))
     ctx.conn.execute(
-        "UPDATE subscriptions SET baseamount = ?, finalnumber = ?, active = ?, parent = ?, next_due_date = ? "
-        "WHERE id = ?", (changes.get("baseamount", sub["baseamount"]), plan.finalnumber, plan.active, plan.parent,
-                         plan.next_due(), sub["id"]))
+        "UPDATE subscriptions SET baseamount = ?, finalnumber = ?, active = ?, parent = ?, next_due_date = ?, "
+        "begindate = ?, frequency = ?, firstnumber = ? WHERE id = ?",
+        (changes.get("baseamount", sub["baseamount"]), plan.finalnumber, plan.active, plan.parent, plan.next_due(),
+         plan.begindate.isoformat(), plan.frequency, plan.firstnumber, sub["id"]))
     return changes
+
+
+def _reanchored(plan: Plan, frequency: int) -> Plan:
+    """The plan with a new interval from its next payment on (that payment keeps its due date)."""
+    try:
+        next_due = due_date(plan.begindate, plan.frequency, plan.firstnumber, plan.nextnumber, plan.unit)
+    except OverflowError:
+        raise invalid_field("subscriptionfrequency") from None
+    return plan._replace(begindate=next_due, frequency=frequency, firstnumber=plan.nextnumber)
 
 
 def parent_state(conn: sqlite3.Connection, sub: Mapping[str, Any]) -> str:
@@ -218,5 +295,5 @@ def _checked_updates(sub: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, 
     return changes
 
 
-REQUEST_HANDLERS = {"AUTH+SUBSCRIPTION": handle_auth_subscription}
+REQUEST_HANDLERS = {"AUTH+SUBSCRIPTION": handle_auth_subscription, "SUBSCRIPTION": handle_subscription}
 UPDATE_RULES = {"SUBSCRIPTION": update_subscription}

@@ -1,8 +1,15 @@
 """TRANSACTIONUPDATE: change records found by `transactionreference`, as their type allows.
 
 Each request type's module lists what may change (its UPDATE_RULES): a stored card's
-`transactionactive`; an unsettled AUTH's `settlestatus` (0, 1, 2) and `settlebaseamount`; a
-subscription's amount, final number and active state. All named records change, or none.
+`transactionactive` and billing details; a subscription's amount, final number, active state and
+interval; an AUTH's settlement while it is pending or suspended (`settlestatus` 0, 1 or 2):
+- `settlestatus` 0, 1, 2, or 3 to cancel it (the real service's way to cancel an AUTH; a
+  cancelled AUTH never settles and is final, as a declined one);
+- `settleduedate` (YYYY-MM-DD), today or later on the site's clock: it settles on that day;
+- `settlebaseamount`, only lowered: at most what it would settle now (`settlebaseamount` if set,
+  else `baseamount`).
+Settled (100) and cancelled (3) AUTHs, declines, and records of other types answer 60017; a field
+the record does not take is 30000 naming it. All named records change, or none.
 """
 
 from __future__ import annotations
@@ -10,6 +17,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Mapping
 
+from ...interface.codes import CANCELLED
+from ...interface.requests import AUTH_UPDATABLE
 from .context import Context
 from .fault import Fault, invalid_field
 from .query import filter_values, requested_sites
@@ -33,23 +42,31 @@ def handle_update(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]
         rule = ctx.tables.update_rules.get(row["requesttypedescription"])
         if rule is None:
             raise NOT_UPDATABLE
-        ctx.store.update_transaction(ctx.conn, reference, rule(ctx, row, updates))
+        changes = rule(ctx, row, updates)
+        if changes:
+            ctx.store.update_transaction(ctx.conn, reference, changes)
     return [{"requesttypedescription": "TRANSACTIONUPDATE", "errorcode": "0", "errormessage": "Ok",
              "transactionstartedtimestamp": ctx.timestamp, "operatorname": ctx.account.username}]
 
 
 def update_auth(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
     """Settlement instructions for an AUTH that has not settled and was not cancelled."""
-    if row["errorcode"] != "0" or row["settlestatus"] in ("3", "100"):
+    if row["errorcode"] != "0" or row["settlestatus"] not in PENDING:
         raise NOT_UPDATABLE
-    refused = [name for name in updates if name not in ("settlestatus", "settlebaseamount")]
+    refused = [name for name in updates if name not in AUTH_UPDATABLE]
     if refused:
         raise invalid_field(*refused)
-    if updates.get("settlestatus", "0") not in ("0", "1", "2"):
+    if updates.get("settlestatus", "0") not in PENDING + (CANCELLED,):
         raise invalid_field("settlestatus")
-    if "settlebaseamount" in updates and int(updates["settlebaseamount"]) > int(row["baseamount"]):
+    if updates.get("settleduedate", ctx.now.date().isoformat()) < ctx.now.date().isoformat():
+        raise invalid_field("settleduedate")
+    settling = row["settlebaseamount"] or row["baseamount"]
+    if "settlebaseamount" in updates and int(updates["settlebaseamount"]) > int(settling):
         raise invalid_field("settlebaseamount")
     return dict(updates)
+
+
+PENDING = ("0", "1", "2")
 
 
 REQUEST_HANDLERS = {"TRANSACTIONUPDATE": handle_update}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...interface.validation import normalised
 from ..gateway.accounts import Account
 from ..gateway.core import Gateway
 from ..gateway.envelopes import request_error, usable_reference
@@ -68,7 +69,7 @@ def anonymous_account(gateway: Gateway, body: Any) -> Account | None:
         return None
     sites = set()
     for obj in objects:
-        if not isinstance(obj, dict) or obj.get("requesttypedescriptions") != ["CACHETOKENISE"]:
+        if not isinstance(obj, dict) or normalised(obj)[0].get("requesttypedescriptions") != ["CACHETOKENISE"]:
             return None
         site = obj.get("sitereference")
         if not isinstance(site, str):

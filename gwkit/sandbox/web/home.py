@@ -11,7 +11,7 @@ from .pages import render
 from .served import Served
 
 ENDPOINTS = (
-    ("POST /json/", "the gateway: AUTH, AUTH SUBSCRIPTION, THREEDQUERY, STORE, "
+    ("POST /json/", "the gateway: AUTH, AUTH SUBSCRIPTION, ACCOUNTCHECK, SUBSCRIPTION, THREEDQUERY, STORE, "
                     "TRANSACTIONUPDATE, TRANSACTIONQUERY, CACHETOKENISE, REFUND (JSON, Basic credentials)"),
     ("GET /js/st.js", "the browser library that tokenises a card into a cachetoken"),
     ("GET /demo/merchant", "a demo shop page that pays with st.js"),

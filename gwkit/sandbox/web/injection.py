@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...interface.codes import message_of
+from ...interface.validation import normalised
 from ...interface.wire import FAULT_HEADER
 from ..gateway.clock import ISO
 from ..gateway.envelopes import answer_reference, envelope
@@ -72,8 +73,8 @@ def target_of(sandbox: Served, request: SandboxRequest) -> Target | None:
     if sites - set(account.sitereferences):
         return None  # refused by the gateway: not one of the caller's sites
     site = min(sites) if sites else account.sitereferences[0]
-    types = [t for o in objects if isinstance(o.get("requesttypedescriptions"), list)
-             for t in o["requesttypedescriptions"] if isinstance(t, str)]
+    named = [normalised(o)[0].get("requesttypedescriptions") for o in objects]  # the singular form too
+    types = [t for listed in named if isinstance(listed, list) for t in listed if isinstance(t, str)]
     order = next((o["orderreference"] for o in objects if isinstance(o.get("orderreference"), str)), None)
     return Target(site, types, [_amount(o.get("baseamount")) for o in objects], order)
 

@@ -271,7 +271,9 @@ def test_payment_records_are_auths_of_their_own_found_by_parent_reference(gw, sa
 @pytest.mark.parametrize("updates, errordata", [
     ({"settlestatus": "1"}, ["settlestatus"]),
     ({"settlebaseamount": "100"}, ["settlebaseamount"]),
-    ({"subscriptionfrequency": "2"}, ["subscriptionfrequency"]),  # not updatable at all
+    ({"settleduedate": "2026-03-01"}, ["settleduedate"]),  # an AUTH's, not a subscription's
+    ({"billingtown": "Leeds"}, ["billingtown"]),  # a stored card's
+    ({"subscriptionfrequency": "0"}, ["subscriptionfrequency"]),  # updatable, but at least 1
     ({"transactionactive": "3"}, ["transactionactive"]),
     ({"baseamount": "0"}, ["baseamount"]),
 ])

@@ -76,7 +76,7 @@ def test_not_enrolled_card_has_no_acs_fields(flow):
 
 
 def test_unknown_card_of_a_supported_scheme_is_not_enrolled(flow):
-    assert flow.query(**card("4242424242424242"))["enrolled"] == "N"
+    assert flow.query(**card(luhn_complete("424242424242000")))["enrolled"] == "N"
 
 
 @pytest.mark.parametrize("pan", [DINERS, DISCOVER])
@@ -353,3 +353,16 @@ def test_signed_values_detect_any_change():
                                     (key, "pareq", token), (key, "pares", payload), (key, "pares", "")]:
         with pytest.raises(BadToken):
             verify(bad_key, purpose, value)
+
+
+def test_the_soft_decline_amount_is_authorised_once_the_customer_authenticated(client, receiver):
+    """71000 (gwkit's soft-decline test amount) declines an e-commerce AUTH without 3-D Secure; the
+    story continues with 3-D Secure, and the authenticated AUTH of the same amount is authorised."""
+    soft = client.auth(**card(N_CARD, baseamount="71000"), accounttypedescription="ECOM")
+    assert soft.record["errorcode"] == "71000"
+    f = authenticated(client, receiver, "Y", baseamount="71000")
+    try:
+        record = f.auth()
+        assert (record["errorcode"], record["status"], record["baseamount"]) == ("0", "Y", "71000")
+    finally:
+        f.close()
