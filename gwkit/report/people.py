@@ -62,7 +62,8 @@ def _written(name: str, column: pd.Series, currencies: pd.Series | None, currenc
     missing = column.isna()
     named_money = money or MONEY_NAME.search(name)
     if report_kind(name) == AMOUNT or major or (named_money and pd.api.types.is_numeric_dtype(column)):
-        in_major = major or pd.api.types.is_float_dtype(column)
+        # a wire amount (baseamount) is base units even as floats (a missing value makes them float)
+        in_major = major or (report_kind(name) != AMOUNT and pd.api.types.is_float_dtype(column))
         written = [_money(v, c if currencies is not None else currency, major=in_major)
                    for v, c in zip(column, currencies if currencies is not None else [currency] * len(column))]
         return pd.Series(written, index=column.index).where(~missing, "")

@@ -117,6 +117,7 @@ def test_notebook_reruns_on_the_same_sandbox(path, tmp_path, monkeypatch):
 
 
 @pytest.mark.notebook
+@pytest.mark.timeout(1800)  # 24 notebook runs; each cell still has its own CELL_TIMEOUT
 def test_every_notebook_twice_then_all_in_reverse_in_one_shared_folder(tmp_path, monkeypatch):
     """As a user works: one notebooks folder with its default .gwkit/ data, every notebook run twice
     in a row (Restart & Run All), then all of them again in reverse order. Each tells its story."""
