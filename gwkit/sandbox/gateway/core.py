@@ -24,8 +24,8 @@ from ...interface.masking import mask_data, mask_pan
 from ...interface.requests import SINGLE_TYPES
 from ...interface.validation import chained_entries, errordata, normalised, request_types_of, validate_request
 from ...interface.wire import PAN_PATTERN, VERSION
-from . import (accountcheck, auth, cachetokens, cardstore, chains, clock, engine, payments, query, settlement,
-               subscriptions, threeds, update)
+from . import (accountcheck, auth, cachetokens, cardstore, chains, clock, engine, payments, query, refunds,
+               settlement, subscriptions, threeds, update)
 from .accounts import DEFAULT_ACCOUNT, Account, account_for_site, control_sites
 from .clock import CLOCK_TABLES, ISO, Clock
 from .context import Context, JobContext, Tables
