@@ -26,7 +26,7 @@ bench: $(SYNC_STAMP)
 env: $(SYNC_STAMP)
 
 $(SYNC_STAMP): pyproject.toml uv.lock | $(UV)
-	$(UV) sync --locked --extra lab
+	$(UV) sync --locked --extra lab --extra team
 	@touch $@
 
 $(CURDIR)/.tools/bin/uv:

@@ -11,6 +11,8 @@ from gwkit.sandbox import DEFAULT_ACCOUNT, ClockError, Sandbox
 from gwkit.sandbox.gateway.core import Gateway as GatewayCore
 from support.sandbox import CLOCK, SITE, all_rows, card_auth
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 
 def advance(gateway, **payload):
     response = gateway.http.post("/_sandbox/clock/advance", json=payload)

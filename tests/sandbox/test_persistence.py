@@ -13,6 +13,8 @@ import pytest
 import gwkit.sandbox
 from support.sandbox import CLOCK, Gateway, card_auth, parent_auth, store_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 AMEX, AMEX_CODE = "340000000000017", "8642"  # a code that appears nowhere else in the data
 CARDS = ("4111111111111111", "5100000000000008", AMEX)
 

@@ -25,6 +25,8 @@ from gwkit.sandbox.gateway import engine
 from gwkit.sandbox.gateway.envelopes import MAX_REQUEST_OBJECTS
 from gwkit.interface.schedule import payment_dates
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 SITE = "test_gwkit12345"
 CLOCK = datetime(2026, 1, 1, 8, 0)
 TARGET = "2026-07-01T08:00:00"

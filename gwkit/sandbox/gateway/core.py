@@ -30,6 +30,7 @@ from .envelopes import (
     answer_reference, envelope, error_record, request_error, too_many_objects, usable_reference,
 )
 from .fault import Fault, unknown_error
+from .pgstore import PgStore, is_postgres_url
 from .sitedata import SiteTables, delete_sites
 from .store import Store
 
@@ -52,7 +53,8 @@ class Gateway:
                  schemas: Iterable[str] = (), site_expressions: Mapping[str, str] | None = None):
         self.tables = Tables.of(modules)
         self.daily_jobs = list(self.tables.daily_jobs)
-        self.store = Store(db_path, schemas=(clock.SCHEMA, *self.tables.schemas, *schemas))
+        store_class = PgStore if is_postgres_url(db_path) else Store  # a postgresql:// URL: the team sandbox
+        self.store = store_class(db_path, schemas=(clock.SCHEMA, *self.tables.schemas, *schemas))
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
         self.site_expressions = dict(site_expressions or {})
         self.clock = Clock(self.store, clock_start, self.default_account.sitereferences)

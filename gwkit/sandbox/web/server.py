@@ -23,6 +23,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..gateway.accounts import Account
+from ..gateway.pgstore import is_postgres_url
 from ..gateway.snapshots import Snapshots
 from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
 from .fault_controls import FaultControls
@@ -32,8 +33,14 @@ from .transport import SandboxTransport
 DEFAULT_DB = Path(".gwkit") / "sandbox.db"
 
 
-def default_db_path() -> Path:
-    return Path(os.environ.get("GWKIT_SANDBOX_DB") or DEFAULT_DB)
+def default_db_path() -> Path | str:
+    """$GWKIT_SANDBOX_DB (a file, or a postgresql:// URL) or .gwkit/sandbox.db."""
+    return db_location(os.environ.get("GWKIT_SANDBOX_DB") or DEFAULT_DB)
+
+
+def db_location(text: str | Path) -> Path | str:
+    """A database given by the user: a postgresql:// URL as it is, else a file path."""
+    return text if is_postgres_url(text) else Path(text)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -172,7 +179,8 @@ class SandboxHandle:
         return self.account.sitereferences[0]
 
     @property
-    def db_path(self) -> Path:
+    def db_path(self) -> Path | str:
+        """The database file, or the PostgreSQL URL without its password."""
         return self.sandbox.store.path
 
     @property
