@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -24,6 +23,7 @@ from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway import engine
 from gwkit.sandbox.gateway.envelopes import MAX_REQUEST_OBJECTS
 from gwkit.interface.schedule import payment_dates
+from support.databases import Database
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -42,7 +42,7 @@ def subscription_request(index: int) -> dict[str, str]:
             "subscriptionbegindate": f"2026-01-{28 + index % 4:02d}", "credentialsonfile": "1"}
 
 
-def populated(db: Path, count: int, *, settled: bool = False) -> list[tuple[str, date]]:
+def populated(db: Path | str, count: int, *, settled: bool = False) -> list[tuple[str, date]]:
     """A database with `count` pending monthly subscriptions (their references and begin dates);
     with `settled`, the clock has moved on until their first payments settled and they started."""
     sandbox = Sandbox(db, clock_start=CLOCK)
@@ -60,7 +60,7 @@ def populated(db: Path, count: int, *, settled: bool = False) -> list[tuple[str,
     return [(r["transactionreference"], date.fromisoformat(r["subscriptionbegindate"])) for r in subs]
 
 
-def assert_each_payment_made_once(db: Path, subscriptions: list[tuple[str, date]], until: date) -> int:
+def assert_each_payment_made_once(db: Path | str, subscriptions: list[tuple[str, date]], until: date) -> int:
     """Every scheduled payment exists exactly once, on its day; nothing else was paid."""
     sandbox = Sandbox(db)
     conn = sandbox.store.connection()
@@ -79,14 +79,10 @@ def assert_each_payment_made_once(db: Path, subscriptions: list[tuple[str, date]
     return len(made)
 
 
-def committed_payments(db: Path) -> int:
+def committed_payments(db: Path | str) -> int:
     """Payments on disk, read without opening a Sandbox (which would run the unfinished days)."""
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("SELECT COUNT(*) FROM transactions WHERE accounttypedescription = 'RECUR' "
-                            "AND requesttypedescription = 'AUTH'").fetchone()[0]
-    finally:
-        conn.close()
+    return Database(db).value("SELECT COUNT(*) FROM transactions WHERE accounttypedescription = 'RECUR' "
+                              "AND requesttypedescription = 'AUTH'")
 
 
 def run_script(tmp_path: Path, body: str, *args: str, stdin=None) -> subprocess.Popen:
@@ -123,9 +119,9 @@ def advance_both(sandboxes: list[Sandbox], before=lambda: None) -> list[dict]:
     return reports
 
 
-def test_two_threads_running_freely_on_the_same_database(tmp_path, monkeypatch):
+def test_two_threads_running_freely_on_the_same_database(db_path, tmp_path, monkeypatch):
     """Both runs start together and race: many small batches, each re-read under the write lock."""
-    db = tmp_path / "sandbox.db"
+    db = db_path
     subscriptions = populated(db, 120)
     monkeypatch.setattr(engine, "BATCH_SIZE", 3)
     sandboxes = [Sandbox(db), Sandbox(db)]
@@ -136,10 +132,10 @@ def test_two_threads_running_freely_on_the_same_database(tmp_path, monkeypatch):
     assert sum(r.get("subscriptions", {}).get("made", 0) for r in reports) == total
 
 
-def test_two_threads_reaching_the_same_due_batch_at_once(tmp_path, monkeypatch):
+def test_two_threads_reaching_the_same_due_batch_at_once(db_path, tmp_path, monkeypatch):
     """Deterministic overlap: each run's first engine transaction waits at a barrier until the other
     run is at the same point, so both ask for the same due batch at the same moment."""
-    db = tmp_path / "sandbox.db"
+    db = db_path
     subscriptions = populated(db, 120, settled=True)  # so the first engine write of each run pays
     monkeypatch.setattr(engine, "BATCH_SIZE", 3)
     sandboxes = [Sandbox(db), Sandbox(db)]
@@ -176,8 +172,8 @@ PROCESS_RUN = """
 """
 
 
-def test_two_processes_advancing_the_same_database(tmp_path):
-    db = tmp_path / "sandbox.db"
+def test_two_processes_advancing_the_same_database(db_path, tmp_path):
+    db = db_path
     subscriptions = populated(db, 150)
     runs = [run_script(tmp_path, PROCESS_RUN, str(db), TARGET, "5", stdin=subprocess.PIPE) for _ in range(2)]
     for run in runs:
@@ -235,8 +231,8 @@ KILLED_RUN = """
 
 
 @pytest.mark.parametrize("mode, kill_after", [("inside-a-batch", 100), ("after-a-batch", 15)])
-def test_a_run_killed_halfway_is_finished_by_the_next_start(tmp_path, mode, kill_after):
-    db = tmp_path / "sandbox.db"
+def test_a_run_killed_halfway_is_finished_by_the_next_start(db_path, tmp_path, mode, kill_after):
+    db = db_path
     marker = tmp_path / "killed"
     subscriptions = populated(db, 60)
     run = run_script(tmp_path, KILLED_RUN, str(db), TARGET, "7", str(kill_after), mode, str(marker))
