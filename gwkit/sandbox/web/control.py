@@ -33,7 +33,7 @@ from typing import Any
 
 from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.clock import ISO, ClockError
-from ..gateway.snapshots import SnapshotNotFound
+from ..gateway.snapshots import SnapshotNotFound, SnapshotsUnsupported
 from ..http import BodyError, SandboxRequest, SandboxResponse
 from .auth import authenticate, unauthorised
 from .fault_controls import FaultControls
@@ -65,6 +65,8 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
                                     status=403)
     except ClockError as exc:
         return _bad_request(str(exc), **({"limit": exc.limit} if exc.limit else {}))
+    except SnapshotsUnsupported as exc:
+        return SandboxResponse.json({"error": "not implemented", "detail": str(exc)}, status=501)
     except ValueError as exc:
         return _bad_request(str(exc))
     except SnapshotNotFound as exc:
