@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import os
 import threading
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -255,7 +256,7 @@ class Gateway:
     def health(self) -> dict[str, Any]:
         (count,) = self.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
         return {"status": "ok", "now": self.clock.now().strftime(ISO), "transactions": count,
-                "database": str(self.store.path)}
+                "database": str(self.store.path), "process": os.getpid()}  # which worker answered
 
     def stop_work(self) -> None:
         """Make a long run of daily jobs end after the day it is on (the server is stopping)."""

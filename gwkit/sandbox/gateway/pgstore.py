@@ -55,11 +55,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
-class SchemaTooNew(RuntimeError):
+class StoreError(RuntimeError):
+    """The PostgreSQL store cannot be opened: no driver, no server, a schema of a newer gwkit."""
+
+
+class SchemaTooNew(StoreError):
     """The database was migrated by a newer gwkit than this one: upgrade gwkit, never downgrade it."""
 
 
-class MissingDriver(RuntimeError):
+class MissingDriver(StoreError):
     """psycopg or psycopg_pool is not installed (the `team` extra)."""
 
 
@@ -192,7 +196,12 @@ class PgStore(Store):
         self._schemas = tuple(schemas)
         self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=False, name="gwkit-sandbox",
                                     kwargs={"autocommit": True, "row_factory": _row_factory})
-        self._pool.open(wait=True, timeout=30)
+        try:  # one connection first: a wrong password or no server is said at once, not after the pool's wait
+            psycopg.connect(url, connect_timeout=10).close()
+            self._pool.open(wait=True, timeout=30)
+        except psycopg.Error as exc:
+            self._pool.close()
+            raise StoreError(f"cannot connect: {str(exc).strip().splitlines()[-1]}") from None
         try:
             with self._pool.connection() as raw:
                 self._write_lock = raw.execute(

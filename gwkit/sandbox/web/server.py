@@ -43,14 +43,21 @@ def db_location(text: str | Path) -> Path | str:
     return text if is_postgres_url(text) else Path(text)
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket: clients can connect as soon as this returns, before the server runs."""
+def bind(host: str, port: int, *, shared: bool = False, listen: bool = True) -> socket.socket:
+    """A listening socket: clients can connect as soon as this returns, before the server runs.
+
+    `shared`: several processes bind the port (SO_REUSEPORT, `gwkit sandbox --workers`), and the
+    kernel spreads new connections over them; `listen=False` only holds the port for them."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto must be IPPROTO_TCP, not 0: asyncio only sets TCP_NODELAY on accepted sockets whose
     # proto says TCP, and without it every keep-alive answer waits ~40 ms for a delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if shared:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
+    if not listen:
+        return sock
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
