@@ -1,7 +1,7 @@
 """The control API under `/_sandbox/`, for tests, notebooks and scripts (same credentials).
 
     GET  /_sandbox/health           {"status": "ok"} without credentials; with them also "now",
-                                    "transactions", "database" and "faults"
+                                    "transactions", "database", "process" (the worker's) and "faults"
     GET  /_sandbox/clock            {"now": latest of the caller's sites, "sites": {site: now, ...}}
     POST /_sandbox/clock/advance    {"by": "P1M"} or {"to": "2027-01-31T00:00:00"} -> what ran meanwhile
     GET  /_sandbox/clock/progress   {"advances": [...]} the running advances of the caller's sites (day n of N)
@@ -23,7 +23,8 @@ is not the caller's is a 403 {"error": "forbidden", "field": "sitereference", "d
 
 Errors are HTTP 400 with {"error": "bad request", "detail": "..."}; a move of the clock backwards is
 one of them, and a move past a limit also names it ("limit": "max_move" or "latest"). A snapshot
-that does not exist is a 404 {"error": "not found", "detail": "..."}.
+that does not exist is a 404 {"error": "not found", "detail": "..."}; snapshots on a PostgreSQL
+sandbox are a 501 {"error": "not implemented", "detail": "..."} (docs/team-sandbox.md).
 """
 
 from __future__ import annotations
