@@ -7,6 +7,7 @@ import json
 import threading
 
 import httpx
+import psycopg
 import pytest
 
 import gwkit.sandbox
@@ -148,3 +149,34 @@ def test_snapshots_are_refused_by_name_on_postgresql(two_workers):
         response = first.http.request(method, path, json={"name": "before"} if method == "POST" else None)
         assert response.status_code == 501
         assert "PostgreSQL" in response.json()["detail"] and "pg_dump" in response.json()["detail"]
+
+
+def test_writes_of_two_workers_take_turns_and_reads_go_on_beside_them(pg_url):
+    first, second = PgStore(pg_url), PgStore(pg_url)
+    order: list[str] = []
+    try:
+        with first.write() as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('turns', 'first')")
+            waiting = threading.Thread(target=lambda: _write_after(second, order))
+            waiting.start()
+            with psycopg.connect(pg_url, autocommit=True) as watcher:  # until the second writer waits for the lock
+                for _ in range(100_000):
+                    (waiters,) = watcher.execute("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                                 "AND NOT granted").fetchone()
+                    if waiters:
+                        break
+            assert waiters == 1 and order == []
+            with second.read() as reading:  # a read does not wait
+                assert reading.execute("SELECT value FROM meta WHERE key = 'turns'").fetchone() is None
+            order.append("first committed")
+        waiting.join()
+    finally:
+        first.close()
+        second.close()
+    assert order == ["first committed", "second wrote after: first"]
+
+
+def _write_after(store: PgStore, order: list[str]) -> None:
+    with store.write() as conn:
+        (value,) = conn.execute("SELECT value FROM meta WHERE key = 'turns'").fetchone()
+        order.append(f"second wrote after: {value}")
