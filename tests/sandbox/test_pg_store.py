@@ -1,5 +1,6 @@
-"""The PostgreSQL store: its SQL dialect, its versioned schema, and two sandboxes (as two workers would)
-sharing one database: references, clocks, cachetokens and the control API alike from either."""
+"""The PostgreSQL store: its SQL dialect, its versioned schema, writers taking turns, and two sandboxes
+(as two workers would) sharing one database: references, clocks, cachetokens, 3-D Secure sessions
+and the control API alike from either."""
 
 from __future__ import annotations
 
@@ -7,16 +8,20 @@ import json
 import threading
 
 import httpx
-import psycopg
 import pytest
 
+import gwkit
 import gwkit.sandbox
 from gwkit.sandbox.gateway import pgdialect
+from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
 from gwkit.sandbox.gateway.pgstore import SCHEMA_VERSION, PgStore, SchemaTooNew, redacted
-from support.databases import Database
+from gwkit.threeds import ThreeDSecureFlow, TermUrlReceiver
+from support.databases import POSTGRES_HOWTO, Database
 from support.sandbox import CLOCK, SITE, Gateway, card_auth
 
 VISA = "4111111111111111"
+
+psycopg = pytest.importorskip("psycopg", reason=POSTGRES_HOWTO)
 
 
 # -- the dialect, without a server -------------------------------------------------------------
@@ -180,3 +185,21 @@ def _write_after(store: PgStore, order: list[str]) -> None:
     with store.write() as conn:
         (value,) = conn.execute("SELECT value FROM meta WHERE key = 'turns'").fetchone()
         order.append(f"second wrote after: {value}")
+
+
+def test_a_3d_secure_session_begun_on_one_worker_is_completed_on_the_other(two_workers):
+    clients = [gwkit.Client(str(w.http.base_url), DEFAULT_USERNAME, DEFAULT_PASSWORD, sitereference=SITE,
+                            currencyiso3a="GBP") for w in two_workers]
+    with TermUrlReceiver() as receiver:
+        flow = ThreeDSecureFlow(clients[0], receiver=receiver)
+        try:
+            flow.query(pan="4111110000000211", expirydate="12/2030", securitycode="123", baseamount="1050")
+            flow.complete_acs("Y")  # the ACS of the first worker signs the PaRes with the shared key
+            flow.client = clients[1]
+            record = flow.auth()
+        finally:
+            flow.close()
+            for client in clients:
+                client.close()
+    assert (record["errorcode"], record["status"], record["eci"]) == ("0", "Y", "05")
+    assert record["parenttransactionreference"] == flow.query_record["transactionreference"]

@@ -17,14 +17,16 @@ import threading
 from datetime import date
 
 import httpx
-import psycopg
 import pytest
 
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
+from support.databases import POSTGRES_HOWTO
 from support.engine_runs import assert_each_payment_made_once, populated
 
 SUBSCRIPTIONS = 2000
 TARGET, UNTIL = "2027-01-01T08:00:00", date(2027, 1, 1)
+
+psycopg = pytest.importorskip("psycopg", reason=POSTGRES_HOWTO)
 
 
 @pytest.fixture
