@@ -14,9 +14,9 @@ SQLite SQL and run it as PostgreSQL (`pgdialect`), and rows read by name or by p
 - Reads run in REPEATABLE READ READ ONLY transactions beside the writers.
 - References come from a sequence; card numbers are encrypted by the same `Vault`, its key in a
   file (GWKIT_SANDBOX_KEY_FILE, else under ~/.gwkit/team-sandbox/), never in the database.
-- The schema is versioned (`gwkit_schema_version`): `MIGRATIONS` are applied at start, under an
-  advisory lock so workers starting together apply them once; a database of a newer gwkit is
-  refused (`SchemaTooNew`).
+- The schema is versioned (`gwkit_schema_version`): `MIGRATIONS` are applied at start, under the
+  writers' lock, so workers starting together apply them once and no write is under way meanwhile;
+  a database of a newer gwkit is refused (`SchemaTooNew`).
 """
 
 from __future__ import annotations
@@ -257,15 +257,19 @@ class PgStore(Store):
                 yield conn
             except BaseException:
                 self._local.conn = None
-                if not raw.closed:
+                try:
                     raw.execute("ROLLBACK")
+                except psycopg.Error:  # the connection broke: the server rolled it back; the pool drops it
+                    pass
                 raise
             self._local.conn = None
             raw.execute("COMMIT")
 
     def apply_schemas(self) -> None:
         with self._pool.connection() as raw, raw.transaction():
-            raw.execute("SELECT pg_advisory_xact_lock(hashtextextended('gwkit sandbox schema ' || current_schema(), 0))")
+            # The writers' lock: workers starting together apply each change once, and no write
+            # transaction holds a table this one locks (CREATE INDEX IF NOT EXISTS takes a share lock).
+            raw.execute("SELECT pg_advisory_xact_lock(%s)", (self._write_lock,))
             raw.execute("CREATE TABLE IF NOT EXISTS gwkit_schema_version ("
                         "version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)")
             found = raw.execute("SELECT coalesce(max(version), 0) FROM gwkit_schema_version").fetchone()[0]
