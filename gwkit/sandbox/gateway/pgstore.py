@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections import deque
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -43,6 +44,7 @@ from .vault import Vault
 URL_SCHEMES = ("postgresql://", "postgres://")
 POOL_SIZE = 16  # connections per worker process; a request holds one for its transaction only
 REFERENCE_SEQUENCE = "transaction_reference"
+REFERENCE_BLOCK = 50  # sequence numbers a worker takes at once
 
 # Versioned changes a `CREATE TABLE IF NOT EXISTS` cannot make; applied in order, each once.
 # The tables the modules declare are (re)declared at every start after these, idempotently.
@@ -200,6 +202,8 @@ class PgStore(Store):
         self.vault = Vault.at(key_path)
         self._local = threading.local()
         self._prefix: str | None = None
+        self._numbers: deque[int] = deque()  # of the sequence, taken ahead (next_reference)
+        self._numbers_lock = threading.Lock()
         self._schemas = tuple(schemas)
         self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=False, name="gwkit-sandbox",
                                     kwargs={"autocommit": True, "row_factory": _row_factory},
@@ -309,7 +313,14 @@ class PgStore(Store):
     # transactions
 
     def next_reference(self, conn: Any) -> str:
-        """`N-9-M`: a per-database prefix and a sequence's next value, unique across workers."""
+        """`N-9-M`: a per-database prefix and a number of the sequence, unique across workers.
+
+        Numbers are taken `REFERENCE_BLOCK` at a time (a round trip saved per payment): each worker's
+        increase, the workers' interleave, and the ones a stopped worker held are never used."""
         prefix = self._reference_prefix(conn)
-        (number,) = conn.execute(f"SELECT nextval('{REFERENCE_SEQUENCE}')").fetchone()
+        with self._numbers_lock:
+            if not self._numbers:
+                self._numbers.extend(row[0] for row in conn.execute(
+                    f"SELECT nextval('{REFERENCE_SEQUENCE}') FROM generate_series(1, {REFERENCE_BLOCK})"))
+            number = self._numbers.popleft()
         return f"{prefix}-9-{number}"
