@@ -258,7 +258,10 @@ class PgStore(Store):
             raw.execute(begin)
             self._local.conn = conn
             try:
-                yield conn
+                # Pipeline mode: a statement whose result nobody reads (a SAVEPOINT, an INSERT) goes
+                # out with the next one that is read, or with the COMMIT, not in a round trip of its own.
+                with raw.pipeline():
+                    yield conn
             except BaseException:
                 self._local.conn = None
                 try:
