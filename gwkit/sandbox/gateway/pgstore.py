@@ -164,7 +164,7 @@ class _Fetched:
 
 def _configure(raw: Any) -> None:
     """A new pooled connection: commits do not wait for the WAL to reach the disk (the durability of
-    SQLite's synchronous=NORMAL: a crash of the machine may lose the last moments' commits, never
+    SQLite's synchronous=NORMAL: a crash of PostgreSQL or the machine may lose the last moments' commits, never
     half of one, so exactly-once holds)."""
     raw.execute("SET synchronous_commit TO off")
 
