@@ -2,7 +2,8 @@
 SQLite sandbox, and the subscription engine against its insert floor.
 
 Each server is `gwkit sandbox` in its own process tree (`--workers N` on PostgreSQL, in a fresh
-schema of the database scripts/pg-up starts, or of $GWKIT_PG_URL). The load comes from this
+schema of the database scripts/pg-up starts, or of $GWKIT_PG_URL; without one it says so and
+skips). The load comes from this
 process: `--concurrency` threads, each posting AUTH requests over one keep-alive connection, until
 the bounded number of requests is done; the median of `--rounds` rounds, servers taking turns.
 
@@ -46,12 +47,12 @@ AUTH_BODY = json.dumps({
 }).encode()
 
 
-def postgres_server() -> str:
-    if os.environ.get("GWKIT_PG_URL"):
-        return os.environ["GWKIT_PG_URL"]
+def postgres_server() -> str | None:
+    """The database scripts/pg-up starts (or $GWKIT_PG_URL), or None, saying why, where there is none."""
     done = subprocess.run([str(ROOT / "scripts" / "pg-up"), "gwkit_test"], capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"no PostgreSQL: {done.stderr.strip()}")
+        print(f"team_sandbox: skipped, no PostgreSQL ({done.stderr.strip()})")
+        return None
     return done.stdout.strip().splitlines()[-1]
 
 
@@ -240,6 +241,8 @@ def main() -> int:
     args = parser.parse_args()
     args.workers = [int(w) for w in args.workers.split(",")]
     server_url = postgres_server()
+    if server_url is None:
+        return 0
     throughput(args, server_url)
     if args.subscriptions:
         engine(args, server_url)
