@@ -8,7 +8,7 @@ SYNC_STAMP := .venv/.gwkit-synced
 # JupyterLab refuses to run as root unless told to (containers and CI machines run as root).
 LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test sandbox bench env clean strip-notebooks
+.PHONY: lab test sandbox team-sandbox pg-up bench env clean strip-notebooks
 
 lab: $(SYNC_STAMP)
 	$(UV) run --no-sync jupyter lab --notebook-dir=notebooks $(LAB_ROOT_FLAG)
@@ -20,13 +20,26 @@ test: $(SYNC_STAMP)
 sandbox: $(SYNC_STAMP)
 	$(UV) run --no-sync gwkit sandbox --db notebooks/.gwkit/sandbox.db
 
+# The team sandbox (docs/team-sandbox.md): PostgreSQL, served by $(WORKERS) worker processes. Unless
+# TEAM_DB names a database (postgresql://user:password@host/dbname), a local PostgreSQL is started
+# first by scripts/pg-up (as root it installs Debian's postgresql when missing).
+TEAM_DB ?=
+WORKERS ?= 2
+team-sandbox: $(SYNC_STAMP)
+	@db="$(TEAM_DB)"; if [ -z "$$db" ]; then db="$$(scripts/pg-up --install)" || exit 1; fi; \
+	GWKIT_SANDBOX_DB="$$db" $(UV) run --no-sync gwkit sandbox --workers $(WORKERS)
+
+# The PostgreSQL the tests use (they start it themselves too, when they can; else they skip, saying why).
+pg-up:
+	scripts/pg-up --install gwkit_test
+
 bench: $(SYNC_STAMP)
 	@for b in benchmarks/*.py; do echo "== $$b"; $(UV) run --no-sync python $$b || exit 1; done
 
 env: $(SYNC_STAMP)
 
 $(SYNC_STAMP): pyproject.toml uv.lock | $(UV)
-	$(UV) sync --locked --extra lab
+	$(UV) sync --locked --extra lab --extra team
 	@touch $@
 
 $(CURDIR)/.tools/bin/uv:

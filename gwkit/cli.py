@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
+import socket
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
 SANDBOX_HELP = """Run the sandbox gateway on a loopback port until Ctrl-C.
 
 It prints the base URL, the user name, password and site reference to use. Data is kept in
---db (SQLite, WAL) with the card encryption key beside it, and survives restarts."""
+--db (SQLite, WAL) with the card encryption key beside it, and survives restarts. With a
+postgresql:// URL as --db (the team sandbox, docs/team-sandbox.md) it is kept in PostgreSQL,
+and --workers N serves the one port from N processes."""
 
 
 def _positive(kind):
@@ -33,8 +38,13 @@ def main(argv: list[str] | None = None) -> int:
     sandbox = commands.add_parser("sandbox", help="run the sandbox gateway", description=SANDBOX_HELP)
     sandbox.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     sandbox.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
-    sandbox.add_argument("--db", type=Path, default=None,
-                         help="database file (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db)")
+    sandbox.add_argument("--db", default=None,
+                         help="database file, or postgresql://user@host/dbname "
+                              "(default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db)")
+    sandbox.add_argument("--workers", type=_positive(int), default=1, metavar="N",
+                         help="server processes sharing the port (default 1; more need a postgresql:// --db)")
+    sandbox.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)  # a worker: say when serving
+    sandbox.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # one of --workers N
     sandbox.add_argument("--accounts", type=Path, default=None,
                          help="TOML file of web services users and their site references")
     limits = sandbox.add_argument_group("limits (see docs/sandbox.md)")
@@ -60,23 +70,44 @@ def run_sandbox(args: argparse.Namespace) -> int:
     except (sb.AccountsError, OSError) as exc:
         print(f"gwkit sandbox: {exc}", file=sys.stderr)
         return 2
-    try:
-        sock = sb.web.server.bind(args.host, args.port)
+    db = sb.web.server.db_location(args.db) if args.db else sb.default_db_path()
+    if args.workers > 1 and not sb.gateway.pgstore.is_postgres_url(db):
+        print("gwkit sandbox: --workers needs a postgresql:// --db (SQLite has one writer: serve it from one "
+              "process)", file=sys.stderr)
+        return 2
+    try:  # workers each listen on the port (SO_REUSEPORT); their parent only holds it
+        sock = sb.web.server.bind(args.host, args.port, shared=args.worker or args.workers > 1,
+                                  listen=args.workers == 1)
     except OSError as exc:
         print(f"gwkit sandbox: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
-    db = args.db or sb.default_db_path()
     _log_to_stderr()  # from here: opening runs the days a stopped clock move left undone, and says so
     try:
         sandbox = sb.Sandbox(db, accounts=accounts)
-    except (OSError, sqlite3.Error) as exc:
+    except (OSError, sqlite3.Error, sb.gateway.pgstore.StoreError) as exc:
         sock.close()
-        print(f"gwkit sandbox: cannot open the database {db}: {exc}", file=sys.stderr)
+        shown = sb.gateway.pgstore.redacted(db) if sb.gateway.pgstore.is_postgres_url(db) else db
+        print(f"gwkit sandbox: cannot open the database {shown}: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C while catching up: the days run so far are kept
         sock.close()
         print("gwkit sandbox stopped before serving.", flush=True)
         return 130
+    if not args.worker:
+        _print_banner(sandbox, sock, args.workers)
+    if args.workers > 1:
+        sandbox.close()  # the workers open their own; this process only watches them
+        try:
+            return _supervise(_worker_command(args, sock), args.workers, db)
+        finally:
+            sock.close()
+    if args.ready_fd is not None:
+        os.write(args.ready_fd, b"1")
+        os.close(args.ready_fd)
+    return _serve(sb, sandbox, sock, args)
+
+
+def _print_banner(sandbox, sock: socket.socket, workers: int) -> None:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"gwkit sandbox listening on http://{shown}:{port}")
@@ -88,7 +119,12 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"  user name:        {account.username}")
         print(f"  password:         {account.password}")
         print(f"  site references:  {', '.join(account.sitereferences)}")
+    if workers > 1:
+        print(f"  workers:          {workers} processes on this port, one database")
     print("Press Ctrl-C to stop.", flush=True)
+
+
+def _serve(sb, sandbox, sock: socket.socket, args: argparse.Namespace) -> int:
     server = sb.web.server.server_for(sandbox, log_level="info", limits=_limits(sb.ServerLimits, args))
     previous_sigterm = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
@@ -99,8 +135,74 @@ def run_sandbox(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous_sigterm)
         sandbox.close()
         sock.close()
-    print("gwkit sandbox stopped.", flush=True)
+    if not args.worker:
+        print("gwkit sandbox stopped.", flush=True)
     return 0
+
+
+def _worker_command(args: argparse.Namespace, sock: socket.socket) -> list[str]:
+    """How a worker is started: this command on the port `sock` holds, one worker each."""
+    host, port = sock.getsockname()[:2]
+    command = [sys.executable, "-m", "gwkit.cli", "sandbox", "--worker", "--host", host, "--port", str(port)]
+    for flag, value in (("--accounts", args.accounts), ("--max-connections", args.max_connections),
+                        ("--keep-alive", args.keep_alive), ("--header-timeout", args.header_timeout),
+                        ("--threads", args.threads)):
+        if value is not None:
+            command += [flag, str(value)]
+    return command
+
+
+def _supervise(command: list[str], count: int, db: str) -> int:
+    """Run `count` workers until SIGINT or SIGTERM; a worker killed by a signal is replaced.
+
+    The database URL goes to the workers in their environment, not their command line (`ps` shows that)."""
+    env = {**os.environ, "GWKIT_SANDBOX_DB": db}
+    ready_read, ready_write = os.pipe()
+
+    def spawn(ready: bool = False) -> subprocess.Popen:
+        if not ready:
+            return subprocess.Popen(command, env=env)
+        return subprocess.Popen([*command, "--ready-fd", str(ready_write)], pass_fds=(ready_write,), env=env)
+
+    workers = {worker.pid: worker for worker in (spawn(ready=True) for _ in range(count))}
+    os.close(ready_write)
+    with os.fdopen(ready_read, "rb") as ready:
+        serving = len(ready.read(count))  # each worker writes a byte once it serves; EOF if all died first
+    print(f"  worker processes: {', '.join(map(str, workers))} ({serving} serving)", flush=True)
+    stopping: list[int] = []
+
+    def stop(signum, frame) -> None:
+        stopping.append(signum)
+        for worker in list(workers.values()):
+            worker.send_signal(signal.SIGTERM)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    status = 0 if serving == count else 1
+    if status:
+        stop(signal.SIGTERM, None)
+    try:
+        while workers:
+            pid, code = os.wait()
+            worker = workers.pop(pid, None)
+            if worker is None:
+                continue
+            worker.returncode = os.waitstatus_to_exitcode(code)
+            if stopping:
+                continue
+            if worker.returncode < 0:  # killed (SIGKILL, the OOM killer): what it committed stays
+                replacement = spawn()
+                workers[replacement.pid] = replacement
+                logging.getLogger("gwkit.sandbox").warning(
+                    "worker %d was killed by signal %d; worker %d started in its place",
+                    pid, -worker.returncode, replacement.pid)
+            else:  # it stopped by itself (it could not open the database...): stop them all
+                status = worker.returncode or 1
+                stop(signal.SIGTERM, None)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("gwkit sandbox stopped.", flush=True)
+    return status
 
 
 def _limits(limits_class, args: argparse.Namespace):

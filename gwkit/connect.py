@@ -250,7 +250,12 @@ def sandbox_handle(db_path: str | os.PathLike[str] | None = None, *, notebook: s
     sandbox beside it, started afresh: re-running a notebook's first cell starts from nothing."""
     from . import sandbox as sandbox_module  # the sandbox needs the [sandbox] extra
 
-    key = Path(db_path or sandbox_module.default_db_path())
+    chosen = db_path or sandbox_module.default_db_path()
+    if str(chosen).startswith(("postgresql://", "postgres://")):
+        raise ConfigError("the sandbox database is a PostgreSQL URL: that is for `gwkit sandbox` (the team "
+                          "sandbox); a notebook reaches it with GWKIT_BASE_URL, GWKIT_USERNAME, GWKIT_PASSWORD "
+                          "and GWKIT_SITEREFERENCE (docs/team-sandbox.md)")
+    key = Path(chosen)
     if notebook is not None:
         key = notebook_db_path(notebook, key)
         _delete_sandbox(key.resolve())

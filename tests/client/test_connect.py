@@ -73,6 +73,12 @@ def test_env_vars_choose_the_sandbox_and_journal_files(tmp_path, monkeypatch):
     assert connect(journal=tmp_path / "other.db").journal.path == tmp_path / "other.db"
 
 
+def test_a_postgresql_sandbox_database_is_for_the_team_sandbox_not_a_notebook(monkeypatch):
+    monkeypatch.setenv("GWKIT_SANDBOX_DB", "postgresql://gwkit@127.0.0.1/gwkit_sandbox")
+    with pytest.raises(ConfigError, match="GWKIT_BASE_URL"):
+        connect()
+
+
 def test_the_rich_output_shows_the_target_but_never_the_password():
     gw = connect()
     text, rich = repr(gw), gw._repr_html_()

@@ -11,6 +11,8 @@ import pytest
 from gwkit.interface.cards import scheme_of
 from support.sandbox import CLOCK, VISA, VISA_DECLINED, all_rows, card_auth, parent_auth, store_request, update_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 TEST_CARDS = list(csv.DictReader(open(Path(__file__).resolve().parents[2] / "data" / "test_cards.csv",
                                       encoding="utf-8")))
 AUTH_RECORD_FIELDS = {  # interface 2.4 (credentialsonfile only when sent)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 
 import pytest
 
 from gwkit.sandbox import DEFAULT_ACCOUNT, ClockError, Sandbox
 from gwkit.sandbox.gateway.core import Gateway as GatewayCore
+from support.databases import Database
 from support.sandbox import CLOCK, SITE, all_rows, card_auth
+
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 
 def advance(gateway, **payload):
@@ -121,8 +123,7 @@ def test_a_killed_advance_is_caught_up_at_the_next_start(db_path):
 
 
 def clocks(db_path) -> list[tuple]:
-    with sqlite3.connect(db_path) as conn:
-        return conn.execute("SELECT * FROM site_clocks ORDER BY sitereference").fetchall()
+    return Database(db_path).rows("SELECT * FROM site_clocks ORDER BY sitereference")
 
 
 @pytest.mark.parametrize("payload, limit", [

@@ -9,6 +9,8 @@ import pytest
 
 from support.sandbox import all_rows, card_auth, parent_auth, store_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 PROTECTED = [("GET", "/_sandbox/clock"), ("POST", "/_sandbox/clock/advance"), ("POST", "/_sandbox/settle"),
              ("POST", "/_sandbox/reset"), ("GET", "/_sandbox/faults"), ("POST", "/_sandbox/faults")]
 

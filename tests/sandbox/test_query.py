@@ -9,6 +9,8 @@ import pytest
 from gwkit.interface.requests import FILTER_FIELDS
 from support.sandbox import SITE, all_rows, card_auth, parent_auth, query_request, store_request, update_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 DATE_FILTERS = ("startdate", "enddate", "starttimestamp", "endtimestamp")
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from support.sandbox import all_rows, store_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 STORE_RECORD_FIELDS = {  # interface 2.8
     "transactionreference", "merchantname", "paymenttypedescription", "transactionactive", "orderreference",
     "transactionstartedtimestamp", "errormessage", "errorcode", "operatorname", "accounttypedescription",

@@ -10,81 +10,23 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway import engine
-from gwkit.sandbox.gateway.envelopes import MAX_REQUEST_OBJECTS
-from gwkit.interface.schedule import payment_dates
+from support.engine_runs import assert_each_payment_made_once, committed_payments, populated
 
-SITE = "test_gwkit12345"
-CLOCK = datetime(2026, 1, 1, 8, 0)
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 TARGET = "2026-07-01T08:00:00"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def subscription_request(index: int) -> dict[str, str]:
-    return {"requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE,
-            "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": str(1000 + index),
-            "orderreference": f"once-{index}", "pan": "4111111111111111", "expirydate": "12/2030",
-            "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
-            "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "0",
-            "subscriptionbegindate": f"2026-01-{28 + index % 4:02d}", "credentialsonfile": "1"}
-
-
-def populated(db: Path, count: int, *, settled: bool = False) -> list[tuple[str, date]]:
-    """A database with `count` pending monthly subscriptions (their references and begin dates);
-    with `settled`, the clock has moved on until their first payments settled and they started."""
-    sandbox = Sandbox(db, clock_start=CLOCK)
-    account = sandbox.default_account
-    requests = [subscription_request(i) for i in range(count)]
-    records = [record for start in range(0, count, MAX_REQUEST_OBJECTS)  # at most this many in one envelope
-               for record in sandbox.gateway.process(
-                   {"alias": account.username, "request": requests[start:start + MAX_REQUEST_OBJECTS]},
-                   account)["response"]]
-    if settled:
-        assert len(sandbox.advance(by="P2D")["subscriptions"]["started_subscriptions"]) == count
-    sandbox.close()
-    subs = [r for r in records if r["requesttypedescription"] == "SUBSCRIPTION"]
-    assert len(subs) == count and all(r["errorcode"] == "0" for r in records)
-    return [(r["transactionreference"], date.fromisoformat(r["subscriptionbegindate"])) for r in subs]
-
-
-def assert_each_payment_made_once(db: Path, subscriptions: list[tuple[str, date]], until: date) -> int:
-    """Every scheduled payment exists exactly once, on its day; nothing else was paid."""
-    sandbox = Sandbox(db)
-    conn = sandbox.store.connection()
-    rows = conn.execute(
-        "SELECT parenttransactionreference, json_extract(record, '$.subscriptionnumber'), "
-        "substr(transactionstartedtimestamp, 1, 10) FROM transactions WHERE accounttypedescription = 'RECUR' "
-        "AND requesttypedescription = 'AUTH'").fetchall()
-    claims = conn.execute("SELECT COUNT(*) FROM subscription_payments").fetchone()[0]
-    sandbox.close()
-    made = sorted((parent, int(number), day) for parent, number, day in rows)
-    expected = sorted((reference, number, due.isoformat()) for reference, begin in subscriptions
-                      for number, due in payment_dates(begin, 1, 2, 0, until=until))
-    assert len(made) == len(set(made)), "a payment was made twice"
-    assert made == expected
-    assert claims == len(expected)
-    return len(made)
-
-
-def committed_payments(db: Path) -> int:
-    """Payments on disk, read without opening a Sandbox (which would run the unfinished days)."""
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("SELECT COUNT(*) FROM transactions WHERE accounttypedescription = 'RECUR' "
-                            "AND requesttypedescription = 'AUTH'").fetchone()[0]
-    finally:
-        conn.close()
 
 
 def run_script(tmp_path: Path, body: str, *args: str, stdin=None) -> subprocess.Popen:
@@ -121,9 +63,9 @@ def advance_both(sandboxes: list[Sandbox], before=lambda: None) -> list[dict]:
     return reports
 
 
-def test_two_threads_running_freely_on_the_same_database(tmp_path, monkeypatch):
+def test_two_threads_running_freely_on_the_same_database(db_path, tmp_path, monkeypatch):
     """Both runs start together and race: many small batches, each re-read under the write lock."""
-    db = tmp_path / "sandbox.db"
+    db = db_path
     subscriptions = populated(db, 120)
     monkeypatch.setattr(engine, "BATCH_SIZE", 3)
     sandboxes = [Sandbox(db), Sandbox(db)]
@@ -134,10 +76,10 @@ def test_two_threads_running_freely_on_the_same_database(tmp_path, monkeypatch):
     assert sum(r.get("subscriptions", {}).get("made", 0) for r in reports) == total
 
 
-def test_two_threads_reaching_the_same_due_batch_at_once(tmp_path, monkeypatch):
+def test_two_threads_reaching_the_same_due_batch_at_once(db_path, tmp_path, monkeypatch):
     """Deterministic overlap: each run's first engine transaction waits at a barrier until the other
     run is at the same point, so both ask for the same due batch at the same moment."""
-    db = tmp_path / "sandbox.db"
+    db = db_path
     subscriptions = populated(db, 120, settled=True)  # so the first engine write of each run pays
     monkeypatch.setattr(engine, "BATCH_SIZE", 3)
     sandboxes = [Sandbox(db), Sandbox(db)]
@@ -174,8 +116,8 @@ PROCESS_RUN = """
 """
 
 
-def test_two_processes_advancing_the_same_database(tmp_path):
-    db = tmp_path / "sandbox.db"
+def test_two_processes_advancing_the_same_database(db_path, tmp_path):
+    db = db_path
     subscriptions = populated(db, 150)
     runs = [run_script(tmp_path, PROCESS_RUN, str(db), TARGET, "5", stdin=subprocess.PIPE) for _ in range(2)]
     for run in runs:
@@ -233,8 +175,8 @@ KILLED_RUN = """
 
 
 @pytest.mark.parametrize("mode, kill_after", [("inside-a-batch", 100), ("after-a-batch", 15)])
-def test_a_run_killed_halfway_is_finished_by_the_next_start(tmp_path, mode, kill_after):
-    db = tmp_path / "sandbox.db"
+def test_a_run_killed_halfway_is_finished_by_the_next_start(db_path, tmp_path, mode, kill_after):
+    db = db_path
     marker = tmp_path / "killed"
     subscriptions = populated(db, 60)
     run = run_script(tmp_path, KILLED_RUN, str(db), TARGET, "7", str(kill_after), mode, str(marker))

@@ -147,10 +147,11 @@ def test_engine_payments_equal_the_schedule(engine_sandbox, plans):
         assert made_payments(sandbox, reference) == payment_dates(begin, frequency, first, final, until=until)
 
 
-def test_engine_over_five_years_on_every_month_end_anchor(tmp_path):
+@pytest.mark.both_stores
+def test_engine_over_five_years_on_every_month_end_anchor(db_path):
     """Anchors 28 to 31 with frequencies 1, 2, 3, 5 and 12 across a leap year, final numbers
     bounded and endless: every payment on its clamped date, none missing, none twice."""
-    sandbox = Sandbox(tmp_path / "sandbox.db", clock_start=datetime(2026, 1, 1, 8, 0))
+    sandbox = Sandbox(db_path, clock_start=datetime(2026, 1, 1, 8, 0))
     cases = [(date(2026, 1, day), frequency, final)
              for day in (28, 29, 30, 31) for frequency in (1, 2, 3, 5, 12) for final in (0, 9)]
     references = create(sandbox, [subscription_request(b, f, 1, n, "2") for b, f, n in cases])

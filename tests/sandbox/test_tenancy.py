@@ -8,6 +8,8 @@ import pytest
 import gwkit.sandbox
 from support.sandbox import CLOCK, Gateway, card_auth, parent_auth, query_request, store_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 ACCOUNTS = """
 [[account]]
 username = "alice@example.test"

@@ -8,6 +8,8 @@ import pytest
 
 from support.sandbox import SITE, all_rows, card_auth, store_request, update_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 
 def only(gateway, reference):
     (record,) = gateway.query(transactionreference=reference)

@@ -6,7 +6,6 @@ The fixtures that use them (`db_path`, `sandbox`, `gateway`) are in tests/sandbo
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import httpx
 import pytest
 
 import gwkit.sandbox
+from support.databases import Database
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_SITEREFERENCE, DEFAULT_USERNAME
 
 CLOCK = datetime(2026, 1, 15, 10, 0, 0)
@@ -87,20 +87,14 @@ class Gateway:
         self.http.close()
 
 
-def rows(db_path: Path, table: str = "transactions") -> int:
-    with sqlite3.connect(db_path) as conn:
-        (count,) = conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()
-    return count
+def rows(db_path: str | Path, table: str = "transactions") -> int:
+    return Database(db_path).count(table)
 
 
-def all_rows(db_path: Path) -> dict[str, int]:
+def all_rows(db_path: str | Path) -> dict[str, int]:
     """Row counts of every table: what "nothing was stored" is checked against. The fault log is left
     out: recording an injected fault is its job, not data the request stored."""
-    with sqlite3.connect(db_path) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND name != 'fault_log'")]
-        counts = {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
-        counts["meta:reference_counter"] = (conn.execute(
-            "SELECT value FROM meta WHERE key = 'reference_counter'").fetchone() or [None])[0]
+    database = Database(db_path)
+    counts = {t: database.count(t) for t in database.tables() if t != "fault_log"}
+    counts["meta:reference_counter"] = database.references_made()
     return counts

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import os
 import threading
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -33,6 +34,7 @@ from .envelopes import (
     answer_reference, envelope, error_record, request_error, too_many_objects, usable_reference,
 )
 from .fault import Fault, unknown_error
+from .pgstore import PgStore, is_postgres_url
 from .sitedata import SiteTables, delete_sites
 from .store import Store
 
@@ -56,8 +58,9 @@ class Gateway:
                  schemas: Iterable[str] = (), site_expressions: Mapping[str, str] | None = None):
         self.tables = Tables.of(modules)
         self.daily_jobs = list(self.tables.daily_jobs)
-        self.store = Store(db_path, schemas=(clock.SCHEMA, *self.tables.schemas, *schemas),
-                           added_columns=self.tables.added_columns)
+        store_class = PgStore if is_postgres_url(db_path) else Store  # a postgresql:// URL: the team sandbox
+        self.store = store_class(db_path, schemas=(clock.SCHEMA, *self.tables.schemas, *schemas),
+                                 added_columns=self.tables.added_columns)
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
         self.site_expressions = dict(site_expressions or {})
         self.clock = Clock(self.store, clock_start, self.default_account.sitereferences)
@@ -263,7 +266,7 @@ class Gateway:
     def health(self) -> dict[str, Any]:
         (count,) = self.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
         return {"status": "ok", "now": self.clock.now().strftime(ISO), "transactions": count,
-                "database": str(self.store.path)}
+                "database": str(self.store.path), "process": os.getpid()}  # which worker answered
 
     def stop_work(self) -> None:
         """Make a long run of daily jobs end after the day it is on (the server is stopping)."""

@@ -120,7 +120,11 @@ class WriteTurns:
 class Store:
     """A SQLite database shared by threads (one connection each) and by processes (WAL).
 
+    The team sandbox's PostgreSQL store (pgstore.PgStore) has the same interface.
+
     Writes take turns (`WriteTurns`); reads run in their own transactions beside them (WAL)."""
+
+    dialect = "sqlite"
 
     def __init__(self, path: str | Path | None = None, *, schemas: Iterable[str] = (),
                  added_columns: Iterable[tuple[str, str, str]] = ()):
@@ -243,11 +247,10 @@ class Store:
     # cards
 
     def add_card(self, conn: sqlite3.Connection, pan: str, expirydate: str, paymenttype: str | None) -> int:
-        cursor = conn.execute(
-            "INSERT INTO cards (pan_encrypted, maskedpan, expirydate, paymenttypedescription) VALUES (?, ?, ?, ?)",
-            (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype),
-        )
-        return int(cursor.lastrowid)
+        (card_id,) = conn.execute(
+            "INSERT INTO cards (pan_encrypted, maskedpan, expirydate, paymenttypedescription) VALUES (?, ?, ?, ?) "
+            "RETURNING id", (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype)).fetchone()
+        return int(card_id)
 
     def card_for(self, conn: sqlite3.Connection, pan: str, expirydate: str, paymenttype: str | None) -> int:
         """The row of a card paid with card fields: the same one each time the card comes back.
@@ -259,10 +262,11 @@ class Store:
         row = conn.execute("SELECT id FROM cards WHERE card_index = ?", (index,)).fetchone()
         if row is not None:
             return int(row[0])
-        cursor = conn.execute(
+        (card_id,) = conn.execute(
             "INSERT INTO cards (pan_encrypted, maskedpan, expirydate, paymenttypedescription, card_index) "
-            "VALUES (?, ?, ?, ?, ?)", (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype, index))
-        return int(cursor.lastrowid)
+            "VALUES (?, ?, ?, ?, ?) RETURNING id",
+            (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype, index)).fetchone()
+        return int(card_id)
 
     def card(self, conn: sqlite3.Connection, card_id: int) -> dict[str, str]:
         """The card in clear, for the gateway's own use only: never log or answer it."""

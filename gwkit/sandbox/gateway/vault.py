@@ -23,7 +23,11 @@ class Vault:
 
     @classmethod
     def beside(cls, db_path: Path) -> "Vault":
-        key_path = db_path.with_name(db_path.name + ".key")
+        return cls.at(db_path.with_name(db_path.name + ".key"))
+
+    @classmethod
+    def at(cls, key_path: Path) -> "Vault":
+        """The vault whose key is in `key_path`, made (mode 0600) when there is none yet."""
         try:
             return cls(key_path.read_bytes().strip())
         except FileNotFoundError:

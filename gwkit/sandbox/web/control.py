@@ -1,7 +1,7 @@
 """The control API under `/_sandbox/`, for tests, notebooks and scripts (same credentials).
 
     GET  /_sandbox/health           {"status": "ok"} without credentials; with them also "now",
-                                    "transactions", "database" and "faults"
+                                    "transactions", "database", "process" (the worker's) and "faults"
     GET  /_sandbox/clock            {"now": latest of the caller's sites, "sites": {site: now, ...}}
     POST /_sandbox/clock/advance    {"by": "P1M"} or {"to": "2027-01-31T00:00:00"} -> what ran meanwhile
     GET  /_sandbox/clock/progress   {"advances": [...]} the running advances of the caller's sites (day n of N)
@@ -23,7 +23,8 @@ is not the caller's is a 403 {"error": "forbidden", "field": "sitereference", "d
 
 Errors are HTTP 400 with {"error": "bad request", "detail": "..."}; a move of the clock backwards is
 one of them, and a move past a limit also names it ("limit": "max_move" or "latest"). A snapshot
-that does not exist is a 404 {"error": "not found", "detail": "..."}.
+that does not exist is a 404 {"error": "not found", "detail": "..."}; snapshots on a PostgreSQL
+sandbox are a 501 {"error": "not implemented", "detail": "..."} (docs/team-sandbox.md).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 
 from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.clock import ISO, ClockError
-from ..gateway.snapshots import SnapshotNotFound
+from ..gateway.snapshots import SnapshotNotFound, SnapshotsUnsupported
 from ..http import BodyError, SandboxRequest, SandboxResponse
 from .auth import authenticate, unauthorised
 from .fault_controls import FaultControls
@@ -65,6 +66,8 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
                                     status=403)
     except ClockError as exc:
         return _bad_request(str(exc), **({"limit": exc.limit} if exc.limit else {}))
+    except SnapshotsUnsupported as exc:
+        return SandboxResponse.json({"error": "not implemented", "detail": str(exc)}, status=501)
     except ValueError as exc:
         return _bad_request(str(exc))
     except SnapshotNotFound as exc:

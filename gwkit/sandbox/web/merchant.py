@@ -247,13 +247,13 @@ def receipts_of(gateway: Gateway) -> list[dict[str, Any]]:
 
 def _keep(gateway: Gateway, receipt: dict[str, Any], auth: dict[str, Any] | None) -> int:
     with gateway.store.write() as conn:
-        cursor = conn.execute(
+        (receipt_id,) = conn.execute(
             "INSERT INTO demo_merchant_receipts (received, content_type, body, fields, card_data, auth) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
             (gateway.clock.timestamp(), receipt["content_type"], receipt["body"],
              json.dumps(receipt["fields"]), json.dumps(receipt["card_data"]),
-             json.dumps(auth) if auth is not None else None))
-        return int(cursor.lastrowid)
+             json.dumps(auth) if auth is not None else None)).fetchone()
+        return int(receipt_id)
 
 
 # HTML ------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..gateway.accounts import Account
 from ..gateway.cachetokens import token_rows
+from ..gateway.pgstore import is_postgres_url
 from ..gateway.snapshots import Snapshots
 from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
 from .fault_controls import FaultControls
@@ -34,18 +35,31 @@ from .transport import SandboxTransport
 DEFAULT_DB = Path(".gwkit") / "sandbox.db"
 
 
-def default_db_path() -> Path:
-    return Path(os.environ.get("GWKIT_SANDBOX_DB") or DEFAULT_DB)
+def default_db_path() -> Path | str:
+    """$GWKIT_SANDBOX_DB (a file, or a postgresql:// URL) or .gwkit/sandbox.db."""
+    return db_location(os.environ.get("GWKIT_SANDBOX_DB") or DEFAULT_DB)
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket: clients can connect as soon as this returns, before the server runs."""
+def db_location(text: str | Path) -> Path | str:
+    """A database given by the user: a postgresql:// URL as it is, else a file path."""
+    return text if is_postgres_url(text) else Path(text)
+
+
+def bind(host: str, port: int, *, shared: bool = False, listen: bool = True) -> socket.socket:
+    """A listening socket: clients can connect as soon as this returns, before the server runs.
+
+    `shared`: several processes bind the port (SO_REUSEPORT, `gwkit sandbox --workers`), and the
+    kernel spreads new connections over them; `listen=False` only holds the port for them."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto must be IPPROTO_TCP, not 0: asyncio only sets TCP_NODELAY on accepted sockets whose
     # proto says TCP, and without it every keep-alive answer waits ~40 ms for a delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if shared:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
+    if not listen:
+        return sock
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
@@ -214,7 +228,8 @@ class SandboxHandle:
         return self.account.sitereferences[0]
 
     @property
-    def db_path(self) -> Path:
+    def db_path(self) -> Path | str:
+        """The database file, or the PostgreSQL URL without its password."""
         return self.sandbox.store.path
 
     @property

@@ -1,0 +1,253 @@
+"""The team sandbox on PostgreSQL: AUTH throughput with 1, 2 and 4 workers against the single-process
+SQLite sandbox, and the subscription engine against its insert floor.
+
+Each server is `gwkit sandbox` in its own process tree (`--workers N` on PostgreSQL, in a fresh
+schema of the database scripts/pg-up starts, or of $GWKIT_PG_URL; without one it says so and
+skips). The load comes from this
+process: `--concurrency` threads, each posting AUTH requests over one keep-alive connection, until
+the bounded number of requests is done; the median of `--rounds` rounds, servers taking turns.
+
+The engine: `--subscriptions` monthly subscriptions (10,000 by default) moved on 12 months on
+PostgreSQL, against its insert floor: one transaction inserting as many rows of the same shape as
+the engine made payments (one `transactions` row and one `subscription_payments` row each).
+
+    python benchmarks/team_sandbox.py [--requests 2000] [--concurrency 32] [--workers 1,2,4]
+                                      [--rounds 3] [--subscriptions 10000]
+
+Machine-readable lines: `ratio <name> <value>` and `seconds <name> <value>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+USERNAME, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"
+AUTH_BODY = json.dumps({
+    "alias": USERNAME, "version": "1.00",
+    "request": [{"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
+                 "currencyiso3a": "GBP", "baseamount": "1050", "orderreference": "bench",
+                 "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}],
+}).encode()
+
+
+def postgres_server() -> str | None:
+    """The database scripts/pg-up starts (or $GWKIT_PG_URL), or None, saying why, where there is none."""
+    done = subprocess.run([str(ROOT / "scripts" / "pg-up"), "gwkit_test"], capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"team_sandbox: skipped, no PostgreSQL ({done.stderr.strip()})")
+        return None
+    return done.stdout.strip().splitlines()[-1]
+
+
+def fresh_schema(server: str) -> tuple[str, str]:
+    import psycopg
+
+    name = f"bench_{secrets.token_hex(4)}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    return name, f"{server}{'&' if '?' in server else '?'}options={quote(f'-csearch_path={name}')}"
+
+
+def drop_schema(server: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+class Server:
+    """`gwkit sandbox` on a free port; its base URL read from its first line, ready once it says so."""
+
+    def __init__(self, db: str, workers: int):
+        command = [sys.executable, "-m", "gwkit.cli", "sandbox", "--db", db, "--port", "0", "--workers", str(workers)]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                        cwd=ROOT)
+        first = self.process.stdout.readline()
+        if " on http" not in first:
+            self.process.kill()
+            raise RuntimeError(f"the sandbox did not start: {first!r}")
+        self.base_url = first.split(" on ")[1].strip()
+        ready = "  worker processes:" if workers > 1 else "Press Ctrl-C"
+        for line in self.process.stdout:
+            if line.startswith(ready):
+                break
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def run_level(base_url: str, concurrency: int, requests: int) -> float:
+    """AUTH requests per second with `concurrency` threads sharing `requests` posts."""
+    per_thread = [requests // concurrency + (1 if i < requests % concurrency else 0) for i in range(concurrency)]
+    clients = [httpx.Client(base_url=base_url, auth=(USERNAME, PASSWORD), timeout=120,
+                            headers={"content-type": "application/json"}) for _ in range(concurrency)]
+    for client in clients:  # every connection open before the clock starts
+        check(client.post("/json/", content=AUTH_BODY))
+    barrier = threading.Barrier(concurrency + 1)
+    failures: list[BaseException] = []
+
+    def post(client: httpx.Client, count: int) -> None:
+        barrier.wait()
+        try:
+            for _ in range(count):
+                check(client.post("/json/", content=AUTH_BODY))
+        except BaseException as exc:  # reported after the run
+            failures.append(exc)
+
+    threads = [threading.Thread(target=post, args=(c, n)) for c, n in zip(clients, per_thread)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    for client in clients:
+        client.close()
+    if failures:
+        raise failures[0]
+    return requests / elapsed
+
+
+def check(response: httpx.Response) -> None:
+    response.raise_for_status()
+    record = response.json()["response"][0]
+    if record["errorcode"] != "0":
+        raise RuntimeError(f"AUTH failed: {record}")
+
+
+def throughput(args: argparse.Namespace, server_url: str) -> None:
+    schemas: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="gwkit-team-bench-") as tmp:
+        os.environ["GWKIT_SANDBOX_KEY_FILE"] = str(Path(tmp) / "team.key")
+        dbs = {"sqlite": (os.path.join(tmp, "bench.db"), 1)}
+        for workers in args.workers:
+            name, url = fresh_schema(server_url)
+            schemas.append(name)
+            dbs[f"postgresql_{workers}w"] = (url, workers)
+        servers = {}
+        try:
+            for kind, (db, workers) in dbs.items():
+                servers[kind] = Server(db, workers)
+            results: dict[str, list[float]] = {kind: [] for kind in servers}
+            for round_ in range(args.rounds):
+                order = list(servers) if round_ % 2 == 0 else list(reversed(servers))
+                for kind in order:
+                    results[kind].append(run_level(servers[kind].base_url, args.concurrency, args.requests))
+        finally:
+            for server in servers.values():
+                server.stop()
+            for name in schemas:
+                drop_schema(server_url, name)
+    medians = {kind: statistics.median(values) for kind, values in results.items()}
+    print(f"AUTH over loopback HTTP at concurrency {args.concurrency}, {args.requests} requests, "
+          f"median of {args.rounds} rounds")
+    for kind, value in medians.items():
+        print(f"  {kind:>16} {value:8.0f} req/s")
+    for kind, value in medians.items():
+        if kind != "sqlite":
+            print(f"ratio {kind}_vs_sqlite {value / medians['sqlite']:.3f}")
+    one = medians.get("postgresql_1w")
+    for workers in args.workers:
+        if one and workers != 1:
+            print(f"ratio postgresql_{workers}w_vs_1w {medians[f'postgresql_{workers}w'] / one:.3f}")
+
+
+def engine(args: argparse.Namespace, server_url: str) -> None:
+    from gwkit.sandbox import Sandbox
+    from gwkit.sandbox.gateway.envelopes import MAX_REQUEST_OBJECTS
+
+    name, url = fresh_schema(server_url)
+    try:
+        with tempfile.TemporaryDirectory(prefix="gwkit-team-bench-") as tmp:
+            os.environ["GWKIT_SANDBOX_KEY_FILE"] = str(Path(tmp) / "engine.key")
+            sandbox = Sandbox(url, clock_start=datetime(2026, 1, 1, 8, 0))
+            account = sandbox.default_account
+            requests = [subscription_request(i) for i in range(args.subscriptions)]
+            for start in range(0, len(requests), MAX_REQUEST_OBJECTS):
+                sandbox.gateway.process({"alias": account.username,
+                                         "request": requests[start:start + MAX_REQUEST_OBJECTS]}, account)
+            started = time.perf_counter()
+            made = sandbox.advance(to="2027-01-01T08:00:00")["subscriptions"]["made"]
+            engine_seconds = time.perf_counter() - started
+            floor_seconds = insert_floor(sandbox, made)
+            sandbox.close()
+    finally:
+        drop_schema(server_url, name)
+    print(f"engine on PostgreSQL: {args.subscriptions} subscriptions x 12 months, {made} payments in "
+          f"{engine_seconds:.1f} s; insert floor {floor_seconds:.1f} s")
+    print(f"seconds engine_postgresql {engine_seconds:.2f}")
+    print(f"seconds insert_floor_postgresql {floor_seconds:.2f}")
+    print(f"ratio engine_vs_insert_floor_postgresql {engine_seconds / floor_seconds:.3f}")
+
+
+def insert_floor(sandbox, payments: int) -> float:
+    """One transaction inserting, for each payment, a `transactions` row and a `subscription_payments`
+    row shaped as the engine's (into copies of those tables, dropped after)."""
+    store = sandbox.store
+    with store.write() as conn:
+        sample = conn.execute("SELECT * FROM transactions WHERE accounttypedescription = 'RECUR' LIMIT 1").fetchone()
+        columns = [c for c in sample.keys() if c != "id"]
+        conn.raw.execute("CREATE TABLE floor_transactions (LIKE transactions INCLUDING ALL)")
+        conn.raw.execute("CREATE TABLE floor_payments (LIKE subscription_payments INCLUDING ALL)")
+    rows = [[f"floor-{i}" if c == "transactionreference" else sample[c] for c in columns] for i in range(payments)]
+    claims = [(i + 1, 1, "2026-02-01", "2026-02-01", f"floor-{i}", "0", "1050") for i in range(payments)]
+    started = time.perf_counter()
+    with store.write() as conn:
+        conn.executemany(f"INSERT INTO floor_transactions ({', '.join(columns)}) "
+                         f"VALUES ({', '.join('?' * len(columns))})", rows)
+        conn.executemany("INSERT INTO floor_payments (number, subscription_id, duedate, madedate, "
+                         "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)", claims)
+    elapsed = time.perf_counter() - started
+    with store.write() as conn:
+        conn.raw.execute("DROP TABLE floor_transactions, floor_payments")
+    return elapsed
+
+
+def subscription_request(index: int) -> dict[str, str]:
+    return {"requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE,
+            "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": str(1000 + index % 500),
+            "orderreference": f"bench-{index}", "pan": "4111111111111111", "expirydate": "12/2030",
+            "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
+            "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "0",
+            "subscriptionbegindate": f"2026-01-{1 + index % 28:02d}", "credentialsonfile": "1"}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000, help="AUTH requests per round and server")
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--workers", default="1,2,4", help="worker counts on PostgreSQL, comma separated")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--subscriptions", type=int, default=10_000, help="0 skips the engine")
+    args = parser.parse_args()
+    args.workers = [int(w) for w in args.workers.split(",")]
+    server_url = postgres_server()
+    if server_url is None:
+        return 0
+    throughput(args, server_url)
+    if args.subscriptions:
+        engine(args, server_url)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

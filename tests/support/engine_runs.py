@@ -1,0 +1,67 @@
+"""Subscription runs to check exactly-once against: many monthly subscriptions made at once, and the
+check that every scheduled payment exists once, on its day (on either store)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from pathlib import Path
+
+from gwkit.interface.schedule import payment_dates
+from gwkit.sandbox import Sandbox
+from gwkit.sandbox.gateway.envelopes import MAX_REQUEST_OBJECTS
+from support.databases import Database
+
+SITE = "test_gwkit12345"
+CLOCK = datetime(2026, 1, 1, 8, 0)
+
+
+def subscription_request(index: int) -> dict[str, str]:
+    return {"requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE,
+            "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": str(1000 + index),
+            "orderreference": f"once-{index}", "pan": "4111111111111111", "expirydate": "12/2030",
+            "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
+            "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "0",
+            "subscriptionbegindate": f"2026-01-{28 + index % 4:02d}", "credentialsonfile": "1"}
+
+
+def populated(db: Path | str, count: int, *, settled: bool = False) -> list[tuple[str, date]]:
+    """A database with `count` pending monthly subscriptions (their references and begin dates);
+    with `settled`, the clock has moved on until their first payments settled and they started."""
+    sandbox = Sandbox(db, clock_start=CLOCK)
+    account = sandbox.default_account
+    requests = [subscription_request(i) for i in range(count)]
+    records = [record for start in range(0, count, MAX_REQUEST_OBJECTS)  # at most this many in one envelope
+               for record in sandbox.gateway.process(
+                   {"alias": account.username, "request": requests[start:start + MAX_REQUEST_OBJECTS]},
+                   account)["response"]]
+    if settled:
+        assert len(sandbox.advance(by="P2D")["subscriptions"]["started_subscriptions"]) == count
+    sandbox.close()
+    subs = [r for r in records if r["requesttypedescription"] == "SUBSCRIPTION"]
+    assert len(subs) == count and all(r["errorcode"] == "0" for r in records)
+    return [(r["transactionreference"], date.fromisoformat(r["subscriptionbegindate"])) for r in subs]
+
+
+def assert_each_payment_made_once(db: Path | str, subscriptions: list[tuple[str, date]], until: date) -> int:
+    """Every scheduled payment exists exactly once, on its day; nothing else was paid."""
+    sandbox = Sandbox(db)
+    conn = sandbox.store.connection()
+    rows = conn.execute(
+        "SELECT parenttransactionreference, json_extract(record, '$.subscriptionnumber'), "
+        "substr(transactionstartedtimestamp, 1, 10) FROM transactions WHERE accounttypedescription = 'RECUR' "
+        "AND requesttypedescription = 'AUTH'").fetchall()
+    claims = conn.execute("SELECT COUNT(*) FROM subscription_payments").fetchone()[0]
+    sandbox.close()
+    made = sorted((parent, int(number), day) for parent, number, day in rows)
+    expected = sorted((reference, number, due.isoformat()) for reference, begin in subscriptions
+                      for number, due in payment_dates(begin, 1, 2, 0, until=until))
+    assert len(made) == len(set(made)), "a payment was made twice"
+    assert made == expected
+    assert claims == len(expected)
+    return len(made)
+
+
+def committed_payments(db: Path | str) -> int:
+    """Payments on disk, read without opening a Sandbox (which would run the unfinished days)."""
+    return Database(db).value("SELECT COUNT(*) FROM transactions WHERE accounttypedescription = 'RECUR' "
+                              "AND requesttypedescription = 'AUTH'")
