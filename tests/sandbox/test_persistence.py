@@ -191,8 +191,7 @@ def test_a_database_of_an_earlier_schema_is_upgraded(db_path, store_kind):
 def test_subscriptions_of_a_database_made_before_units_are_monthly(db_path):
     handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
     handle.stop()
-    with sqlite3.connect(db_path) as conn:  # the subscriptions table before `unit` existed
-        conn.execute("ALTER TABLE subscriptions DROP COLUMN unit")
+    Database(db_path).execute("ALTER TABLE subscriptions DROP COLUMN unit")  # the table before `unit` existed
     handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
     gateway = Gateway(handle.base_url)
     try:
@@ -207,5 +206,4 @@ def test_subscriptions_of_a_database_made_before_units_are_monthly(db_path):
     finally:
         gateway.close()
         handle.stop()
-    with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT unit FROM subscriptions").fetchall() == [("MONTH",)]
+    assert Database(db_path).rows("SELECT unit FROM subscriptions") == [("MONTH",)]

@@ -79,6 +79,17 @@ class Database:
         with sqlite3.connect(self.db) as conn:
             return [tuple(r) for r in conn.execute(sql, params).fetchall()]
 
+    def execute(self, sql: str) -> None:
+        """A statement that returns nothing (a test making an older schema by hand)."""
+        if self.postgres:
+            import psycopg
+
+            with psycopg.connect(self.db, autocommit=True) as conn:
+                conn.execute(sql)
+            return
+        with sqlite3.connect(self.db) as conn:
+            conn.execute(sql)
+
     def value(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         found = self.rows(sql, params)
         return found[0][0] if found else None
