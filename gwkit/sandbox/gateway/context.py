@@ -85,6 +85,10 @@ class Context:
     def new_reference(self) -> str:
         return self.store.next_reference(self.conn)
 
+    def keep(self, record: Record, *, card_id: int | None = None, details: Mapping[str, Any] | None = None) -> None:
+        """Store an answered record (the subscription engine's context keeps a batch's for one write)."""
+        self.store.add_transaction(self.conn, record, card_id=card_id, details=details)
+
     def find(self, reference: str | None, field_name: str = "parenttransactionreference") -> sqlite3.Row:
         """A transaction of this account's sites, or a 30000 naming `field_name`."""
         row = self.store.transaction(self.conn, reference, self.sites) if reference else None

@@ -132,7 +132,7 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
     }
     card_id = card.card_id or ctx.store.card_for(ctx.conn, card.pan, card.expirydate, paymenttype)
     details = {**card.details, **billing_details(request)}
-    ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)
+    ctx.keep(record, card_id=card_id, details=details)
     return record
 
 
