@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import date, datetime
 from types import ModuleType
 from typing import Any, Callable, Iterable, Mapping
@@ -78,8 +79,8 @@ class Context:
     def sites(self) -> tuple[str, ...]:
         return self.account.sitereferences
 
-    @property
-    def timestamp(self) -> str:
+    @cached_property
+    def timestamp(self) -> str:  # `now` is fixed for a context: the engine's pays many payments in it
         return self.now.strftime(TIMESTAMP)
 
     def new_reference(self) -> str:
