@@ -100,10 +100,11 @@ class Workers:
     - control: `control_threads` for POST /_sandbox/* (clock moves, settle, reset, snapshots), so a
       queue of clock moves never takes the threads payments and queries need.
 
-    Quick work is answered on the event loop itself while nothing else runs: no job in any thread and
-    no write transaction open (`Store.writing`), no clock move, so it does not wait for anybody. Handing a request to a
-    thread and back costs two thread switches, a third of a small AUTH's time. As soon as any job runs,
-    quick work goes to the quick thread again, and the event loop stays free for health checks.
+    Quick work is answered on the event loop itself when it is the only request in the server and
+    nothing else runs: no job in any thread, no write transaction open (`Store.writing`), no clock
+    move, so it does not wait for anybody, and it saves the hand-over to a thread and back. With other
+    requests under way, the quick thread answers it: then the event loop reads and writes other
+    connections while SQLite writes (it lets go of the interpreter), which a busy server needs more.
 
     The threads live as long as the server, so each one's SQLite connection is opened once."""
 
@@ -114,6 +115,7 @@ class Workers:
         self.control = ThreadPoolExecutor(control_threads, thread_name_prefix="gwkit-control")
         self.inline = inline
         self._running = 0  # jobs handed to any thread and not answered yet (counted on the event loop)
+        self.requests = 0  # HTTP requests in the app, read or answered (counted on the event loop)
 
     async def answer(self, sandbox: Sandbox, request: SandboxRequest) -> Outcome:
         if request.method == "POST" and request.path.startswith("/_sandbox/"):
@@ -125,9 +127,9 @@ class Workers:
         return await self._in_thread(self.quick.submit(sandbox.answer, request))
 
     def _may_answer_inline(self, sandbox: Sandbox) -> bool:
-        """Nothing else runs: no job in a thread, no write open or waited for, no clock move (one may
-        run without the server, from the Python handle)."""
-        return (self.inline and not self._running and not sandbox.store.writing
+        """The only request, and nothing else runs: no job in a thread, no write open or waited for,
+        no clock move (one may run without the server, from the Python handle)."""
+        return (self.inline and self.requests <= 1 and not self._running and not sandbox.store.writing
                 and not sandbox.gateway.advance_lock.locked())
 
     async def _in_thread(self, job: Awaitable[Outcome]) -> Outcome:
@@ -187,9 +189,14 @@ def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
     starlette = Starlette(routes=[Route("/{path:path}", endpoint, methods=METHODS)])
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            scope[RAW_SEND] = send
-        await starlette(scope, receive, send)
+        if scope["type"] != "http":
+            return await starlette(scope, receive, send)
+        scope[RAW_SEND] = send
+        workers.requests += 1
+        try:
+            await starlette(scope, receive, send)
+        finally:
+            workers.requests -= 1
 
     app.sandbox = sandbox  # type: ignore[attr-defined]
     app.workers = workers  # type: ignore[attr-defined]
