@@ -14,8 +14,10 @@ whose body may have reached the gateway is never sent again; only failures to co
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
+import sys
 import time
 from functools import partial
 from logging import DEBUG
@@ -137,6 +139,8 @@ class _Base(_Requests):
         self.retries = retries
         self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._hooks: list[ExchangeHook] = [on_exchange] if callable(on_exchange) else list(on_exchange)
+        if self._http_class is httpx.AsyncClient:
+            _remember_sniffio_is_missing()
         # One pooled httpx client per gwkit client; the password lives only in its auth.
         self._http = self._http_class(auth=httpx.BasicAuth(username, password), headers=HEADERS,
                                       timeout=self.timeout, transport=transport)
@@ -407,6 +411,15 @@ class AsyncClient(_Base):
 
 
 # -- pure helpers -----------------------------------------------------------------------------
+
+def _remember_sniffio_is_missing() -> None:
+    """httpcore imports `sniffio` on every async request (to tell asyncio from trio). anyio 4 no
+    longer installs it, and Python does not remember a failed import: each request searched every
+    sys.path entry again, 3 ms of CPU per request. When it is not installed, say so once, the way
+    the import system is told a module is absent (None in sys.modules); httpcore then assumes asyncio."""
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None  # type: ignore[assignment]
+
 
 def transport_error(exc: httpx.RequestError, url: str, attempt: int = 1) -> GwkitError:
     """gwkit's error for an httpx failure. `sent` tells whether the body may have reached the gateway."""

@@ -32,10 +32,12 @@ MASK_PAN, REDACT = "pan", "redact"
 
 @dataclass(frozen=True)
 class Rule:
-    """A rule beyond the type class. `check(value, request)` is True when the value obeys it."""
+    """A rule beyond the type class. `check(value, request)` is True when the value obeys it;
+    `reads_request`: the verdict depends on other fields of the request, not on the value alone."""
 
     text: str
     check: Callable[[str, Mapping[str, object]], bool]
+    reads_request: bool = False
 
 
 @dataclass(frozen=True)
@@ -130,11 +132,13 @@ POSITIVE = Rule("must be greater than zero, in base units with no separators", _
 NO_LEADING_ZERO = Rule("must not start with 0", _no_leading_zero)
 LUHN = Rule("must pass the Luhn check", lambda v, _r: luhn_ok(v))
 SECURITYCODE_SCHEME = Rule(
-    "must have 4 digits for American Express and 3 for every other scheme", _securitycode_fits_scheme
+    "must have 4 digits for American Express and 3 for every other scheme", _securitycode_fits_scheme,
+    reads_request=True,
 )
 UPPERCASE = Rule("must be upper case", _uppercase)
-POSTCODE = Rule("must be a valid postcode for a US, GB or CA billing address", _postcode_fits_country)
-US_STATE = Rule("must be a US state code (e.g. NY) or state name for US addresses", _us_state)
+POSTCODE = Rule("must be a valid postcode for a US, GB or CA billing address", _postcode_fits_country,
+                reads_request=True)
+US_STATE = Rule("must be a US state code (e.g. NY) or state name for US addresses", _us_state, reads_request=True)
 AT_LEAST_ONE = Rule("must be at least 1", _positive)
 MONTH = Rule("must be a month, 01 to 12", _month)
 TIMESTAMP = Rule("must be a real time in the format YYYY-MM-DD HH:MM:SS", _timestamp)

@@ -56,8 +56,32 @@ def check_value(name: str, value: Any, request: Mapping[str, Any] | None = None,
     return _check(spec, name, value, request or {}, tuple(choices) if choices is not None else None)
 
 
+# Values already found valid, by (field, value, choices): a client sends the same site, currency,
+# account type and amounts again and again. Only short values of fields whose verdict depends on
+# the value alone, and never card data or secrets (nothing sensitive is kept in memory for this).
+_KNOWN_VALID: set[tuple[int, str, tuple[str, ...] | None]] = set()
+_KNOWN_VALID_SIZE = 4096
+_KNOWN_VALID_CHARS = 64
+
+
 def _check(spec: Field, name: str, value: Any, request: Mapping[str, Any],
            choices: tuple[str, ...] | None) -> list[Problem]:
+    if not isinstance(value, str):
+        return _check_value(spec, name, value, request, choices)
+    key = (id(spec), value, choices)
+    if key in _KNOWN_VALID:
+        return []
+    problems = _check_value(spec, name, value, request, choices)
+    if (not problems and len(value) <= _KNOWN_VALID_CHARS and spec.sensitive is None
+            and not any(rule.reads_request for rule in spec.rules)):
+        if len(_KNOWN_VALID) >= _KNOWN_VALID_SIZE:
+            _KNOWN_VALID.clear()
+        _KNOWN_VALID.add(key)
+    return problems
+
+
+def _check_value(spec: Field, name: str, value: Any, request: Mapping[str, Any],
+                 choices: tuple[str, ...] | None) -> list[Problem]:
     if not isinstance(value, str):
         return [_problem(name, "must be a string (every value on the wire is a string)", value)]
     if value == "":

@@ -28,6 +28,7 @@ from ..interface.currency import format_money
 from ..report.subscriptions import STATE_COLOURS, payments_frame, schedule_frame
 from ..subscription import STATE_MEANINGS, Subscription
 from ..types import GatewayClient
+from .cells import after_this_cell, cancel
 from .form import RequestForm
 from .guard import guarded
 from .style import button, table_html
@@ -143,12 +144,19 @@ class SubscriptionPanel(widgets.VBox):
         changes = getattr(self.client, "changes", None)
         if changes is not None:
             changes.disconnect(self._on_change)
+        cancel(self._redraw_key)
         super().close()
 
+    @property
+    def _redraw_key(self) -> tuple[str, int]:
+        return ("subscription panel", id(self))
+
     def _on_change(self, kind: str) -> None:
-        """The clock moved or data changed elsewhere in the kernel (a cell, another panel): redraw."""
+        """The clock moved or data changed elsewhere in the kernel (a cell, another panel): redraw,
+        once the running cell has finished (a cell may change data a hundred times)."""
         if not self._busy:
-            guarded(lambda: self.refresh(), self.message, context=f"redrawing after a change ({kind})")()
+            after_this_cell(self._redraw_key, guarded(
+                lambda: self.refresh(), self.message, context=f"redrawing after a change ({kind})"))
 
     def _draw(self) -> None:
         """Draw the subscription as last fetched; its payments are fetched once, for both tables."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import date, datetime
 from types import ModuleType
 from typing import Any, Callable, Iterable, Mapping
@@ -82,12 +83,16 @@ class Context:
     def sites(self) -> tuple[str, ...]:
         return self.account.sitereferences
 
-    @property
-    def timestamp(self) -> str:
+    @cached_property
+    def timestamp(self) -> str:  # `now` is fixed for a context: the engine's pays many payments in it
         return self.now.strftime(TIMESTAMP)
 
     def new_reference(self) -> str:
         return self.store.next_reference(self.conn)
+
+    def keep(self, record: Record, *, card_id: int | None = None, details: Mapping[str, Any] | None = None) -> None:
+        """Store an answered record (the subscription engine's context keeps a batch's for one write)."""
+        self.store.add_transaction(self.conn, record, card_id=card_id, details=details)
 
     def find(self, reference: str | None, field_name: str = "parenttransactionreference") -> sqlite3.Row:
         """A transaction of this account's sites, or a 30000 naming `field_name`."""

@@ -12,7 +12,9 @@ For each day, and the sites whose day it is on their own clocks (`JobContext.sit
 
 Exactly once. Due subscriptions are read and paid inside one write transaction per batch: the
 payment records, the rows of `subscription_payments` (unique per subscription and number) and
-the subscriptions' next number and due date commit together or not at all. Writers are
+the subscriptions' next number and due date commit together or not at all. Set-based within the
+batch: one SELECT of what is due, one block of references, one executemany each for the payment
+records, the claims and the subscriptions' counters. Writers are
 serialised by SQLite, and a batch re-reads what is due once it holds the write lock, so two runs
 at the same time (threads or processes) cannot both make a payment, and a run killed halfway
 leaves whole batches behind: the next run (the sandbox re-runs unfinished days at start) makes
@@ -24,7 +26,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import date, datetime, time
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 from .accounts import account_for_site
 from .context import Context, DailyJob, JobContext
@@ -107,15 +109,15 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
         moves.append((number, when, row["id"]))
         numbers.append((str(number), row["transactionreference"]))
     made = _already_made(conn, [(number, row["id"]) for row, number, _ in due])
+    to_pay = [(row, number, when) for row, number, when in due if (number, row["id"]) not in made]
+    payer = _Payer(job, conn, datetime.combine(day, time()), cards, job.store.reserve_references(conn, len(to_pay)))
     claims = []
-    payer = _Payer(job, conn, datetime.combine(day, time()), cards)
-    for row, number, when in due:
-        if (number, row["id"]) in made:  # a payment made is never made again
-            continue
+    for row, number, when in to_pay:  # a payment made is never made again
         record = payer.pay(row, number)
         claims.append((number, row["id"], when, today, record["transactionreference"], record["errorcode"],
                        row["baseamount"]))
         report.payment(record, caught_up=when < today)
+    job.store.add_transactions(conn, payer.kept)
     conn.executemany("INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
                      "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)", claims)
     conn.executemany("UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?", moves)
@@ -125,22 +127,48 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
 
 
 def _already_made(conn: sqlite3.Connection, wanted: list[tuple[int, int]]) -> set[tuple[int, int]]:
-    """Which (number, subscription id) of `wanted` already have a payment (none, unless a bug)."""
+    """Which (number, subscription id) of `wanted` already have a payment (none, unless a bug).
+
+    Asked as `number IN (...) AND subscription_id IN (...)`, which the primary key answers by lookups
+    (a batch has few distinct numbers), then narrowed to the pairs wanted."""
+    pairs = set(wanted)
+    numbers = sorted({number for number, _ in pairs})
+    ids = sorted({subscription_id for _, subscription_id in pairs})
     found: set[tuple[int, int]] = set()
-    for start in range(0, len(wanted), 5000):  # within SQLite's limit on parameters
-        chunk = wanted[start:start + 5000]
-        pairs = ", ".join("(?, ?)" for _ in chunk)
-        found.update(conn.execute(f"SELECT number, subscription_id FROM subscription_payments "
-                                  f"WHERE (number, subscription_id) IN (VALUES {pairs})",
-                                  [value for pair in chunk for value in pair]).fetchall())
-    return found
+    for start in range(0, len(ids), 900):  # within SQLite's limit on parameters
+        chunk = ids[start:start + 900]
+        found.update((number, subscription_id) for number, subscription_id in conn.execute(
+            f"SELECT number, subscription_id FROM subscription_payments WHERE number IN "
+            f"({', '.join('?' * len(numbers))}) AND subscription_id IN ({', '.join('?' * len(chunk))})",
+            [*numbers, *chunk]))
+    return found & pairs
+
+
+class _BatchContext(Context):
+    """A payment's context inside a batch: references drawn from a block reserved at once, records
+    kept in memory and written together (`Store.add_transactions`), in the batch's transaction."""
+
+    def __init__(self, *args: Any, references: Iterator[str], kept: list, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._references, self._kept = references, kept
+
+    def new_reference(self) -> str:
+        return next(self._references)
+
+    def keep(self, record: dict[str, Any], *, card_id: int | None = None,
+             details: Mapping[str, Any] | None = None) -> None:
+        self._kept.append((record, card_id, details))
 
 
 class _Payer:
-    """Makes the payments of one batch: a gateway context per site, the request and card per subscription."""
+    """Makes the payments of one batch: a gateway context per site, the request and card per subscription.
+    The records are in `kept` until the batch writes them."""
 
-    def __init__(self, job: JobContext, conn: sqlite3.Connection, now: datetime, cards: dict[int, tuple[str, str]]):
+    def __init__(self, job: JobContext, conn: sqlite3.Connection, now: datetime, cards: dict[int, tuple[str, str]],
+                 references: list[str]):
         self.job, self.conn, self.now, self.cards = job, conn, now, cards
+        self.kept: list[tuple[dict[str, Any], int | None, Mapping[str, Any] | None]] = []
+        self._references = iter(references)
         self._contexts: dict[str, Context] = {}
         self._subscription: tuple[int, dict[str, str], Card] | None = None
 
@@ -160,7 +188,8 @@ class _Payer:
         if ctx is None:
             accounts = self.job.accounts.values()
             account = account_for_site(accounts, site) or next(iter(accounts))
-            ctx = self._contexts[site] = Context(self.job.store, self.job.tables, self.conn, account, self.now)
+            ctx = self._contexts[site] = _BatchContext(self.job.store, self.job.tables, self.conn, account, self.now,
+                                                       references=self._references, kept=self.kept)
         return ctx
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timedelta
 from typing import Any, Mapping
 
@@ -44,8 +45,8 @@ class Card:
     def __repr__(self) -> str:
         return f"Card({mask_pan(self.pan)}, parent={self.parent!r})"
 
-    @property
-    def paymenttype(self) -> str | None:
+    @cached_property
+    def paymenttype(self) -> str | None:  # a subscription's card pays many times in one run
         scheme = scheme_of(self.pan)
         return scheme.code if scheme else None
 
@@ -140,7 +141,7 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
     }
     card_id = card.card_id or ctx.store.card_for(ctx.conn, card.pan, card.expirydate, paymenttype)
     details = {**card.details, **billing_details(request)}
-    ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)
+    ctx.keep(record, card_id=card_id, details=details)
     return {**record, **acquirer.answered_outcome(fields["baseamount"], record)}
 
 

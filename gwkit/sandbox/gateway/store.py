@@ -11,6 +11,7 @@ their own tables as SQL (`schemas`), applied, idempotently, whenever a store ope
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
@@ -101,6 +102,11 @@ class WriteTurns:
             raise
         self._holder = me
 
+    @property
+    def taken(self) -> bool:
+        """Whether a writer holds the turn or waits for it (a glance: it may change the next moment)."""
+        return self._holder is not None or bool(self._waiting)
+
     def _give_up(self, turn: threading.Lock) -> None:
         with self._mutex:
             if turn in self._waiting:
@@ -186,6 +192,11 @@ class Store:
             conn.execute("COMMIT")
         finally:
             self._turns.release()
+
+    @property
+    def writing(self) -> bool:
+        """Whether a thread of this process holds a write transaction or waits for one."""
+        return self._turns.taken
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -281,13 +292,22 @@ class Store:
 
         Call inside a write transaction, which serialises it across threads and processes.
         """
+        return self.reserve_references(conn, 1)[0]
+
+    def reserve_references(self, conn: sqlite3.Connection, count: int) -> list[str]:
+        """`count` new references at once (one counter update), for a batch of records; inside a write
+        transaction, like `next_reference`."""
+        if count <= 0:
+            return []
         prefix = self._reference_prefix(conn)
-        row = conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
-                           "WHERE key = 'reference_counter' RETURNING value").fetchone()
+        row = conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? "
+                           "WHERE key = 'reference_counter' RETURNING value", (count,)).fetchone()
         if row is None:
-            self.meta_set(conn, "reference_counter", "1")
-            return f"{prefix}-9-1"
-        return f"{prefix}-9-{row[0]}"
+            self.meta_set(conn, "reference_counter", str(count))
+            last = count
+        else:
+            last = int(row[0])
+        return [f"{prefix}-9-{number}" for number in range(last - count + 1, last + 1)]
 
     def _reference_prefix(self, conn: sqlite3.Connection) -> str:
         prefix = self._prefix
@@ -303,11 +323,18 @@ class Store:
     def add_transaction(self, conn: sqlite3.Connection, record: Mapping[str, Any], *,
                         card_id: int | None = None, details: Mapping[str, Any] | None = None) -> None:
         """Keep an answered record. `record` must carry its `transactionreference`."""
-        columns = [c for c in TRANSACTION_COLUMNS if record.get(c) is not None]
-        values = [record[c] for c in columns]
-        sql = (f"INSERT INTO transactions ({', '.join(columns)}, card_id, record, details) "
-               f"VALUES ({', '.join('?' * len(columns))}, ?, ?, ?)")
-        conn.execute(sql, [*values, card_id, json.dumps(record), json.dumps(details or {})])
+        self.add_transactions(conn, [(record, card_id, details)])
+
+    def add_transactions(self, conn: sqlite3.Connection,
+                         kept: Iterable[tuple[Mapping[str, Any], int | None, Mapping[str, Any] | None]]) -> None:
+        """Keep many answered records (record, card_id, details): one statement per shape of record."""
+        by_columns: dict[tuple[str, ...], list[list[Any]]] = {}
+        for record, card_id, details in kept:
+            columns = tuple(c for c in TRANSACTION_COLUMNS if record.get(c) is not None)
+            by_columns.setdefault(columns, []).append(
+                [*(record[c] for c in columns), card_id, json.dumps(record), json.dumps(details or {})])
+        for columns, rows in by_columns.items():
+            conn.executemany(_insert_transaction_sql(columns), rows)
 
     def transaction(self, conn: sqlite3.Connection, reference: str,
                     sites: Iterable[str] | None = None) -> sqlite3.Row | None:
@@ -333,6 +360,12 @@ class Store:
         """Replace the details (billing, names) a kept record holds and lends to its children."""
         conn.execute("UPDATE transactions SET details = ? WHERE transactionreference = ?",
                      (json.dumps(dict(details)), reference))
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_transaction_sql(columns: tuple[str, ...]) -> str:
+    return (f"INSERT INTO transactions ({', '.join(columns)}, card_id, record, details) "
+            f"VALUES ({', '.join('?' * len(columns))}, ?, ?, ?)")
 
 
 def create_private(path: Path) -> None:

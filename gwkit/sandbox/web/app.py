@@ -100,19 +100,44 @@ class Workers:
     - control: `control_threads` for POST /_sandbox/* (clock moves, settle, reset, snapshots), so a
       queue of clock moves never takes the threads payments and queries need.
 
+    Quick work is answered on the event loop itself when it is the only request in the server and
+    nothing else runs: no job in any thread, no write transaction open (`Store.writing`), no clock
+    move, so it does not wait for anybody, and it saves the hand-over to a thread and back. With other
+    requests under way, the quick thread answers it: then the event loop reads and writes other
+    connections while SQLite writes (it lets go of the interpreter), which a busy server needs more.
+
     The threads live as long as the server, so each one's SQLite connection is opened once."""
 
-    def __init__(self, threads: int = WORKER_THREADS, control_threads: int = CONTROL_THREADS):
+    def __init__(self, threads: int = WORKER_THREADS, control_threads: int = CONTROL_THREADS, *,
+                 inline: bool = True):
         self.quick = WorkerThread("gwkit-sandbox")
         self.slow = ThreadPoolExecutor(threads, thread_name_prefix="gwkit-sandbox-slow")
         self.control = ThreadPoolExecutor(control_threads, thread_name_prefix="gwkit-control")
+        self.inline = inline
+        self._running = 0  # jobs handed to any thread and not answered yet (counted on the event loop)
+        self.requests = 0  # HTTP requests in the app, read or answered (counted on the event loop)
 
     async def answer(self, sandbox: Sandbox, request: SandboxRequest) -> Outcome:
         if request.method == "POST" and request.path.startswith("/_sandbox/"):
-            return await self._in(self.control, sandbox.answer, request)
+            return await self._in_thread(self._in(self.control, sandbox.answer, request))
         if len(request.body) > QUICK_BODY_BYTES or b"TRANSACTIONQUERY" in request.body:
-            return await self._in(self.slow, sandbox.answer, request)
-        return await self.quick.submit(sandbox.answer, request)
+            return await self._in_thread(self._in(self.slow, sandbox.answer, request))
+        if self._may_answer_inline(sandbox):
+            return sandbox.answer(request)
+        return await self._in_thread(self.quick.submit(sandbox.answer, request))
+
+    def _may_answer_inline(self, sandbox: Sandbox) -> bool:
+        """The only request, and nothing else runs: no job in a thread, no write open or waited for,
+        no clock move (one may run without the server, from the Python handle)."""
+        return (self.inline and self.requests <= 1 and not self._running and not sandbox.store.writing
+                and not sandbox.gateway.advance_lock.locked())
+
+    async def _in_thread(self, job: Awaitable[Outcome]) -> Outcome:
+        self._running += 1
+        try:
+            return await job
+        finally:
+            self._running -= 1
 
     @staticmethod
     async def _in(pool: ThreadPoolExecutor, work: Callable[[Any], Any], argument: Any) -> Any:
@@ -164,9 +189,14 @@ def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
     starlette = Starlette(routes=[Route("/{path:path}", endpoint, methods=METHODS)])
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            scope[RAW_SEND] = send
-        await starlette(scope, receive, send)
+        if scope["type"] != "http":
+            return await starlette(scope, receive, send)
+        scope[RAW_SEND] = send
+        workers.requests += 1
+        try:
+            await starlette(scope, receive, send)
+        finally:
+            workers.requests -= 1
 
     app.sandbox = sandbox  # type: ignore[attr-defined]
     app.workers = workers  # type: ignore[attr-defined]
