@@ -232,6 +232,12 @@ class PgStore(Store):
     def __repr__(self) -> str:
         return f"PgStore({self.path!r})"
 
+    @property
+    def writing(self) -> bool:
+        """Always: a write may be under way in another worker, and every statement waits on the
+        network, so the web layer never answers a PostgreSQL request on its event loop."""
+        return True
+
     # connections and transactions
 
     def connection(self) -> Any:
@@ -317,6 +323,10 @@ class PgStore(Store):
         """Nothing to do: deleted rows are PostgreSQL's to vacuum (docs/team-sandbox.md)."""
 
     # transactions
+
+    def reserve_references(self, conn: Any, count: int) -> list[str]:
+        """`count` new references for a batch of records (the engine's): from the sequence's blocks."""
+        return [self.next_reference(conn) for _ in range(max(count, 0))]
 
     def next_reference(self, conn: Any) -> str:
         """`N-9-M`: a per-database prefix and a number of the sequence, unique across workers.
