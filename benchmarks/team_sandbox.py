@@ -20,31 +20,21 @@ Machine-readable lines: `ratio <name> <value>` and `seconds <name> <value>`.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import secrets
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-import httpx
+from sandbox_throughput import SITE, run_level  # the same AUTH load as the single-process benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-USERNAME, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"
-AUTH_BODY = json.dumps({
-    "alias": USERNAME, "version": "1.00",
-    "request": [{"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
-                 "currencyiso3a": "GBP", "baseamount": "1050", "orderreference": "bench",
-                 "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}],
-}).encode()
 
 
 def postgres_server() -> str | None:
@@ -92,46 +82,6 @@ class Server:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=60)
-
-
-def run_level(base_url: str, concurrency: int, requests: int) -> float:
-    """AUTH requests per second with `concurrency` threads sharing `requests` posts."""
-    per_thread = [requests // concurrency + (1 if i < requests % concurrency else 0) for i in range(concurrency)]
-    clients = [httpx.Client(base_url=base_url, auth=(USERNAME, PASSWORD), timeout=120,
-                            headers={"content-type": "application/json"}) for _ in range(concurrency)]
-    for client in clients:  # every connection open before the clock starts
-        check(client.post("/json/", content=AUTH_BODY))
-    barrier = threading.Barrier(concurrency + 1)
-    failures: list[BaseException] = []
-
-    def post(client: httpx.Client, count: int) -> None:
-        barrier.wait()
-        try:
-            for _ in range(count):
-                check(client.post("/json/", content=AUTH_BODY))
-        except BaseException as exc:  # reported after the run
-            failures.append(exc)
-
-    threads = [threading.Thread(target=post, args=(c, n)) for c, n in zip(clients, per_thread)]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
-    started = time.perf_counter()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    for client in clients:
-        client.close()
-    if failures:
-        raise failures[0]
-    return requests / elapsed
-
-
-def check(response: httpx.Response) -> None:
-    response.raise_for_status()
-    record = response.json()["response"][0]
-    if record["errorcode"] != "0":
-        raise RuntimeError(f"AUTH failed: {record}")
 
 
 def throughput(args: argparse.Namespace, server_url: str) -> None:
