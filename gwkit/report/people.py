@@ -112,7 +112,7 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     """The frame for people as HTML: an interactive itables table, or a plain one without itables.
     A meaningful index (named, or other than 0, 1, 2, ...) is shown as the first columns."""
     if frame.index.names != [None] or not isinstance(frame.index, pd.RangeIndex):
-        frame = frame.reset_index().pipe(lambda flat: flat.attrs.update(frame.attrs) or flat)
+        frame = frame.reset_index()  # keeps attrs (the currency, the money columns)
     shown = for_people(frame)
     if itables is not None:
         # "display compact" without itables' default "nowrap": long text (what a code means) wraps
