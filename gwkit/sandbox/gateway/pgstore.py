@@ -245,14 +245,25 @@ class PgStore(Store):
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A write transaction, after every earlier writer of any worker (an advisory lock)."""
+        """A write transaction, after every earlier writer of any worker (an advisory lock); inside
+        `batch()`, a savepoint of the batch's transaction (Store.batch)."""
+        batch = getattr(self._local, "batch", None)
+        if batch is not None:
+            # psycopg's savepoint: after a failed statement it first leaves the pipeline's aborted state
+            with batch.raw.transaction():
+                yield batch
+            return
         # One round trip: without parameters, psycopg sends both statements as one simple query.
         with self._transaction(f"BEGIN; SELECT pg_advisory_xact_lock({int(self._write_lock)})") as conn:
             yield conn
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        """A read transaction: one consistent view, beside the writers."""
+        """A read transaction: one consistent view, beside the writers (inside `batch()`, the batch's)."""
+        batch = getattr(self._local, "batch", None)
+        if batch is not None:
+            yield batch
+            return
         with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") as conn:
             yield conn
 

@@ -17,7 +17,7 @@ import secrets
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, NamedTuple
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..http import SandboxRequest
+from .faults import GATEWAY_PATHS
 from .injection import Outcome
 from .sandbox import Sandbox, too_large
 
@@ -33,6 +34,7 @@ TIMEOUT_CAP_SECONDS = 600.0  # a timed-out request is held at most this long
 RAW_SEND = "gwkit.send"  # the server's own `send`, kept in the scope for closing a connection
 WORKER_THREADS = 4  # queries and large bodies
 CONTROL_THREADS = 2  # POST /_sandbox/*: clock moves, settle, reset, snapshots, faults
+MOST_TOGETHER = 32  # gateway requests answered in one write transaction (WorkerThread)
 QUICK_BODY_BYTES = 8192  # a larger body (many request objects) is answered with the slow work
 BODY_READ_SECONDS = 30.0  # a body not received in full by then is refused (408)
 log = logging.getLogger("gwkit.sandbox")
@@ -51,34 +53,93 @@ class NoAnswer(Response):
 
 class WorkerThread:
     """One thread answering jobs in order: lighter than a one-thread executor (no concurrent
-    futures, one wake-up of the event loop per answer)."""
+    futures, one wake-up of the event loop per round of answers).
 
-    def __init__(self, name: str):
+    Jobs submitted with a store (`together`) that are waiting at the same time are answered in one
+    write transaction of that store (`Store.batch`, group commit): each one's writes are kept or
+    rolled back on their own, and all are answered once the batch has committed. A job that is
+    alone in the queue runs on its own, as without a store."""
+
+    def __init__(self, name: str, most_together: int = MOST_TOGETHER):
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._most_together = most_together
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
-    def submit(self, work: Callable[[Any], Any], argument: Any) -> asyncio.Future:
+    def submit(self, work: Callable[[Any], Any], argument: Any, *, together: Any = None) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._jobs.put((loop, future, work, argument))
+        self._jobs.put(_Job(loop, future, work, argument, together))
         return future
 
     def _serve(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            loop, future, work, argument = job
+        job = self._jobs.get()
+        while job is not None:
+            jobs, job = self._round(job)
+            self._answer(jobs)
+            if job is _NEXT:
+                job = self._jobs.get()
+
+    def _round(self, first: "_Job") -> tuple[list["_Job"], Any]:
+        """The jobs to answer together, from `first` on, and the job that did not fit (or _NEXT)."""
+        jobs = [first]
+        if first.together is None:
+            return jobs, _NEXT
+        while len(jobs) < self._most_together:
             try:
-                result, error = work(argument), None
-            except BaseException as exc:  # handed to the awaiting request
-                result, error = None, exc
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is None or job.together is not first.together:
+                return jobs, job
+            jobs.append(job)
+        return jobs, _NEXT
+
+    @staticmethod
+    def _answer(jobs: list["_Job"]) -> None:
+        if len(jobs) == 1:
+            answers = [_run(jobs[0])]
+        else:
             try:
-                loop.call_soon_threadsafe(_settle, future, result, error)
+                with jobs[0].together.batch():
+                    answers = [_run(job) for job in jobs]
+            except BaseException as exc:  # the batch itself failed: nothing of it was kept
+                answers = [(None, exc)] * len(jobs)
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, Any, BaseException | None]]] = {}
+        for job, (result, error) in zip(jobs, answers):
+            by_loop.setdefault(job.loop, []).append((job.future, result, error))
+        for loop, settled in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_settle_all, settled)
             except RuntimeError:  # the loop has closed: nobody is waiting
                 pass
 
     def shutdown(self) -> None:
         self._jobs.put(None)
         self._thread.join()
+
+
+class _Job(NamedTuple):
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future
+    work: Callable[[Any], Any]
+    argument: Any
+    together: Any  # a Store whose batch() it may share, or None
+
+
+_NEXT = object()  # no job waiting to be answered: take the next from the queue
+
+
+def _run(job: _Job) -> tuple[Any, BaseException | None]:
+    try:
+        return job.work(job.argument), None
+    except BaseException as exc:  # handed to the awaiting request
+        return None, exc
+
+
+def _settle_all(settled: list[tuple[asyncio.Future, Any, BaseException | None]]) -> None:
+    for future, result, error in settled:
+        _settle(future, result, error)
 
 
 def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
@@ -124,7 +185,8 @@ class Workers:
             return await self._in_thread(self._in(self.slow, sandbox.answer, request))
         if self._may_answer_inline(sandbox):
             return sandbox.answer(request)
-        return await self._in_thread(self.quick.submit(sandbox.answer, request))
+        together = sandbox.store if request.method == "POST" and request.path in GATEWAY_PATHS else None
+        return await self._in_thread(self.quick.submit(sandbox.answer, request, together=together))
 
     def _may_answer_inline(self, sandbox: Sandbox) -> bool:
         """The only request, and nothing else runs: no job in a thread, no write open or waited for,
