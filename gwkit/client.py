@@ -33,6 +33,7 @@ from .errors import (
     TransportError, ValidationError,
 )
 from .exchange import Exchange, ExchangeHook, error_text
+from .pooling import AsyncPoolTransport
 from .response import Response, excerpt
 from .interface.masking import REDACTED, mask_data
 from .interface.validation import Problem, allowed_fields, validate_request, variants_for
@@ -141,6 +142,7 @@ class _Base(_Requests):
         self._hooks: list[ExchangeHook] = [on_exchange] if callable(on_exchange) else list(on_exchange)
         if self._http_class is httpx.AsyncClient:
             _remember_sniffio_is_missing()
+            transport = transport or AsyncPoolTransport()
         # One pooled httpx client per gwkit client; the password lives only in its auth.
         self._http = self._http_class(auth=httpx.BasicAuth(username, password), headers=HEADERS,
                                       timeout=self.timeout, transport=transport)
