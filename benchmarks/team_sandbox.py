@@ -98,10 +98,14 @@ def throughput(args: argparse.Namespace, server_url: str) -> None:
             for kind, (db, workers) in dbs.items():
                 servers[kind] = Server(db, workers)
             results: dict[str, list[float]] = {kind: [] for kind in servers}
+            busy: dict[str, list[dict[str, float]]] = {kind: [] for kind in servers}
             for round_ in range(args.rounds):
                 order = list(servers) if round_ % 2 == 0 else list(reversed(servers))
                 for kind in order:
+                    before, started = cpu_seconds(servers[kind].process.pid), time.perf_counter()
                     results[kind].append(run_level(servers[kind].base_url, args.concurrency, args.requests))
+                    after, elapsed = cpu_seconds(servers[kind].process.pid), time.perf_counter() - started
+                    busy[kind].append({part: (after[part] - before[part]) / elapsed for part in after})
         finally:
             for server in servers.values():
                 server.stop()
@@ -110,8 +114,12 @@ def throughput(args: argparse.Namespace, server_url: str) -> None:
     medians = {kind: statistics.median(values) for kind, values in results.items()}
     print(f"AUTH over loopback HTTP at concurrency {args.concurrency}, {args.requests} requests, "
           f"median of {args.rounds} rounds")
+    cores = os.cpu_count() or 1
+    print(f"{'':>18} {'req/s':>8}   cores busy (of {cores}): load generator, sandbox, PostgreSQL, all")
     for kind, value in medians.items():
-        print(f"  {kind:>16} {value:8.0f} req/s")
+        use = {part: statistics.median(run[part] for run in busy[kind]) for part in busy[kind][0]}
+        print(f"  {kind:>16} {value:8.0f}   {use['load']:.2f} {use['sandbox']:.2f} {use['postgres']:.2f} "
+              f"{sum(use.values()):.2f}")
     for kind, value in medians.items():
         if kind != "sqlite":
             print(f"ratio {kind}_vs_sqlite {value / medians['sqlite']:.3f}")
@@ -119,6 +127,34 @@ def throughput(args: argparse.Namespace, server_url: str) -> None:
     for workers in args.workers:
         if one and workers != 1:
             print(f"ratio postgresql_{workers}w_vs_1w {medians[f'postgresql_{workers}w'] / one:.3f}")
+
+
+def cpu_seconds(server_pid: int) -> dict[str, float]:
+    """CPU time used so far by this process (the load), the sandbox's process tree, and PostgreSQL's
+    processes: whether the machine's cores, not the sandbox, bound the throughput."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parts = {"load": time.process_time(), "sandbox": 0.0, "postgres": 0.0}
+    tree = {server_pid}
+    stats = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                text = (entry / "stat").read_text()
+            except OSError:  # gone meanwhile
+                continue
+            name, fields = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+            stats.append((int(entry.name), name, int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks))
+    grown = True
+    while grown:  # the server's descendants: its worker processes
+        before = len(tree)
+        tree.update(pid for pid, _, parent, _ in stats if parent in tree)
+        grown = len(tree) > before
+    for pid, name, _, used in stats:
+        if pid in tree:
+            parts["sandbox"] += used
+        elif name == "postgres":
+            parts["postgres"] += used
+    return parts
 
 
 def engine(args: argparse.Namespace, server_url: str) -> None:
