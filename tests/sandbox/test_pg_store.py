@@ -81,11 +81,23 @@ def test_the_schema_version_is_recorded_once_and_a_newer_one_is_refused(pg_url):
     PgStore(pg_url).close()
     PgStore(pg_url).close()  # started again: nothing applied twice
     database = Database(pg_url)
-    assert database.rows("SELECT version FROM gwkit_schema_version") == [(SCHEMA_VERSION,)]
+    assert database.rows("SELECT version FROM gwkit_schema_version ORDER BY version") == \
+        [(version,) for version in range(1, SCHEMA_VERSION + 1)]
     database.rows("INSERT INTO gwkit_schema_version (version, description, applied) "
                   "VALUES (?, 'from a later gwkit', '2031-01-01') RETURNING version", (SCHEMA_VERSION + 1,))
     with pytest.raises(SchemaTooNew, match=f"schema version {SCHEMA_VERSION + 1}, newer than this gwkit's"):
         PgStore(pg_url)
+
+
+def test_a_database_of_the_previous_schema_is_migrated_at_start(pg_url):
+    """Version 1 (before snapshots lived in the database) gets the snapshot tables, once."""
+    PgStore(pg_url).close()
+    database = Database(pg_url)
+    database.execute("DROP TABLE gwkit_snapshot_rows, gwkit_snapshots")
+    database.execute("DELETE FROM gwkit_schema_version WHERE version = 2")
+    PgStore(pg_url).close()
+    assert database.value("SELECT max(version) FROM gwkit_schema_version") == 2
+    assert {"gwkit_snapshots", "gwkit_snapshot_rows"} <= set(database.tables())
 
 
 def test_json_set_keeps_the_order_of_the_record_and_adds_new_fields_last(pg_url):
@@ -148,12 +160,26 @@ def test_clocks_cachetokens_and_the_control_api_are_shared(two_workers):
     assert first.query(sitereference=SITE) == []
 
 
-def test_snapshots_are_refused_by_name_on_postgresql(two_workers):
-    first, _ = two_workers
-    for method, path in (("POST", "/_sandbox/snapshots"), ("GET", "/_sandbox/snapshots"), ("POST", "/_sandbox/snapshots/restore")):
-        response = first.http.request(method, path, json={"name": "before"} if method == "POST" else None)
-        assert response.status_code == 501
-        assert "PostgreSQL" in response.json()["detail"] and "pg_dump" in response.json()["detail"]
+def test_a_snapshot_saved_on_one_worker_is_listed_and_restored_on_the_other(two_workers):
+    first, second = two_workers
+    kept = first.one({"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
+                      "currencyiso3a": "GBP", "baseamount": "1050", "pan": "4111111111111111",
+                      "expirydate": "12/2030", "securitycode": "123", "orderreference": "kept"})
+    saved = first.http.post("/_sandbox/snapshots", json={"name": "before"})
+    assert saved.status_code == 200 and saved.json()["transactions"] == 1
+    assert [s["name"] for s in second.http.get("/_sandbox/snapshots").json()["snapshots"]] == ["before"]
+    assert second.http.post("/_sandbox/reset", json={}).status_code == 200  # a reset keeps the snapshots
+    assert first.query(sitereference=SITE) == []
+    restored = second.http.post("/_sandbox/snapshots/restore", json={"name": "before"})
+    assert restored.status_code == 200
+    (back,) = first.query(sitereference=SITE)
+    assert back["transactionreference"] == kept["transactionreference"] and back["maskedpan"] == "411111######1111"
+    again = second.one({"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
+                        "currencyiso3a": "GBP", "baseamount": "1050", "pan": "4111111111111111",
+                        "expirydate": "12/2030", "securitycode": "123"})
+    assert again["errorcode"] == "0"  # ids after a restore are past the restored ones (the identity moved)
+    assert second.http.post("/_sandbox/snapshots/delete", json={"name": "before"}).status_code == 200
+    assert first.http.post("/_sandbox/snapshots/restore", json={"name": "before"}).status_code == 404
 
 
 def test_writes_of_two_workers_take_turns_and_reads_go_on_beside_them(pg_url):

@@ -73,10 +73,10 @@ def _sqlite_catalog(conn: sqlite3.Connection, schema: str) -> Catalog:
 
 
 def _postgres_catalog(conn) -> Catalog:
-    """The same, from PostgreSQL's catalog (the current schema's tables, the schema version's aside)."""
+    """The same, from PostgreSQL's catalog (the current schema's tables; the store's own, gwkit_*, aside)."""
     tables = [r[0] for r in conn.execute(
         "SELECT c.relname FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace "
-        "AND c.relkind = 'r' AND c.relname != 'gwkit_schema_version' ORDER BY c.oid")]
+        "AND c.relkind = 'r' AND c.relname NOT LIKE 'gwkit\\_%' ORDER BY c.oid")]  # the store's own tables
     columns: dict[str, list[str]] = {t: [] for t in tables}
     for table, column in conn.execute(
             "SELECT table_name, column_name FROM information_schema.columns "

@@ -1,4 +1,5 @@
-"""Scenario snapshots: an account's sites saved by name, and put back, with SQLite's online backup.
+"""Scenario snapshots: an account's sites saved by name, and put back, with SQLite's online backup
+(the team sandbox keeps them in PostgreSQL itself: pgsnapshots.py).
 
 A snapshot is a SQLite file, `<database>.snapshots/<owner>/<name>.db` (`<owner>`: a hash of the
 user name): a backup of the whole store, from which every row of other sites is then deleted
@@ -36,10 +37,6 @@ class SnapshotError(ValueError):
     """A snapshot request that cannot be done: a bad name."""
 
 
-class SnapshotsUnsupported(SnapshotError):
-    """Snapshots are SQLite files: a sandbox on PostgreSQL has none (back it up with pg_dump)."""
-
-
 class SnapshotNotFound(LookupError):
     """No snapshot of that name for this account."""
 
@@ -62,15 +59,9 @@ class Snapshots:
         self.directory = Path(f"{gateway.store.path}.snapshots") / owner
 
     def __repr__(self) -> str:
-        if self.gateway.store.dialect != "sqlite":
-            return f"Snapshots({self.account.username!r}, unsupported on PostgreSQL)"
         return f"Snapshots({self.account.username!r}, {len(self.list())} saved)"
 
     def _path(self, name: str) -> Path:
-        if self.gateway.store.dialect != "sqlite":
-            raise SnapshotsUnsupported(
-                "snapshots are SQLite files: this sandbox runs on PostgreSQL, which has none; "
-                "back it up with pg_dump (docs/team-sandbox.md)")
         return self.directory / f"{check_name(name)}.db"
 
     def save(self, name: str) -> dict[str, Any]:
@@ -99,7 +90,6 @@ class Snapshots:
         return _info(path)
 
     def list(self) -> list[dict[str, Any]]:
-        self._path("check")  # refused on PostgreSQL
         return [_info(path) for path in sorted(self.directory.glob("*.db"))] if self.directory.is_dir() else []
 
     def delete(self, name: str) -> dict[str, Any]:

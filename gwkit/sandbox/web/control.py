@@ -23,8 +23,7 @@ is not the caller's is a 403 {"error": "forbidden", "field": "sitereference", "d
 
 Errors are HTTP 400 with {"error": "bad request", "detail": "..."}; a move of the clock backwards is
 one of them, and a move past a limit also names it ("limit": "max_move" or "latest"). A snapshot
-that does not exist is a 404 {"error": "not found", "detail": "..."}; snapshots on a PostgreSQL
-sandbox are a 501 {"error": "not implemented", "detail": "..."} (docs/team-sandbox.md).
+that does not exist is a 404 {"error": "not found", "detail": "..."}.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from typing import Any
 
 from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.clock import ISO, ClockError
-from ..gateway.snapshots import SnapshotNotFound, SnapshotsUnsupported
+from ..gateway.snapshots import SnapshotNotFound
 from ..http import BodyError, SandboxRequest, SandboxResponse
 from .auth import authenticate, unauthorised
 from .fault_controls import FaultControls
@@ -66,8 +65,6 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
                                     status=403)
     except ClockError as exc:
         return _bad_request(str(exc), **({"limit": exc.limit} if exc.limit else {}))
-    except SnapshotsUnsupported as exc:
-        return SandboxResponse.json({"error": "not implemented", "detail": str(exc)}, status=501)
     except ValueError as exc:
         return _bad_request(str(exc))
     except SnapshotNotFound as exc:

@@ -15,6 +15,7 @@ from ..gateway.accounts import Account
 from ..gateway.clock import Clock
 from ..gateway.core import Gateway
 from ..gateway.fault import log_internal_error
+from ..gateway.pgsnapshots import PgSnapshots
 from ..gateway.snapshots import Snapshots
 from ..gateway.store import Store
 from ..http import BodyError, SandboxRequest, SandboxResponse
@@ -77,7 +78,8 @@ class Sandbox:
     def snapshots_of(self, account: Account) -> Snapshots:
         """The snapshots an account saved, covering its sites (an operator's: every site;
         `Sandbox.snapshots`: the first account's)."""
-        return Snapshots(self.gateway, account, merchant.SITE_EXPRESSIONS, sites=self.gateway.sites_of(account))
+        kind = PgSnapshots if self.store.dialect == "postgresql" else Snapshots
+        return kind(self.gateway, account, merchant.SITE_EXPRESSIONS, sites=self.gateway.sites_of(account))
 
     def answer(self, request: SandboxRequest) -> Outcome:
         """`handle` with fault injection: the answer, or none, and how long to wait (injection.py)."""
