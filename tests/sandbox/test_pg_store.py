@@ -15,6 +15,7 @@ import gwkit.sandbox
 from gwkit.sandbox.gateway import pgdialect
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
 from gwkit.sandbox.gateway.pgstore import SCHEMA_VERSION, PgStore, SchemaTooNew, redacted
+from gwkit.sandbox.web.faults import FaultBook
 from gwkit.threeds import ThreeDSecureFlow, TermUrlReceiver
 from support.databases import POSTGRES_HOWTO, Database
 from support.sandbox import CLOCK, SITE, Gateway, card_auth
@@ -90,14 +91,15 @@ def test_the_schema_version_is_recorded_once_and_a_newer_one_is_refused(pg_url):
 
 
 def test_a_database_of_the_previous_schema_is_migrated_at_start(pg_url):
-    """Version 1 (before snapshots lived in the database) gets the snapshot tables, once."""
+    """Version 1 (before snapshots and faults lived in the database) gets their tables, once each."""
     PgStore(pg_url).close()
     database = Database(pg_url)
-    database.execute("DROP TABLE gwkit_snapshot_rows, gwkit_snapshots")
-    database.execute("DELETE FROM gwkit_schema_version WHERE version = 2")
+    database.execute("DROP TABLE gwkit_snapshot_rows, gwkit_snapshots, gwkit_faults")
+    database.execute("DELETE FROM gwkit_schema_version WHERE version > 1")
     PgStore(pg_url).close()
-    assert database.value("SELECT max(version) FROM gwkit_schema_version") == 2
-    assert {"gwkit_snapshots", "gwkit_snapshot_rows"} <= set(database.tables())
+    assert database.rows("SELECT version FROM gwkit_schema_version ORDER BY version") == \
+        [(version,) for version in range(1, SCHEMA_VERSION + 1)]
+    assert {"gwkit_snapshots", "gwkit_snapshot_rows", "gwkit_faults"} <= set(database.tables())
 
 
 def test_json_set_keeps_the_order_of_the_record_and_adds_new_fields_last(pg_url):
@@ -180,6 +182,32 @@ def test_a_snapshot_saved_on_one_worker_is_listed_and_restored_on_the_other(two_
     assert again["errorcode"] == "0"  # ids after a restore are past the restored ones (the identity moved)
     assert second.http.post("/_sandbox/snapshots/delete", json={"name": "before"}).status_code == 200
     assert first.http.post("/_sandbox/snapshots/restore", json={"name": "before"}).status_code == 404
+
+
+def test_a_fault_armed_on_one_worker_is_injected_by_either_exactly_as_often_as_asked(two_workers):
+    first, second = two_workers
+    armed = first.http.post("/_sandbox/faults", json={"kind": "gateway_error", "code": 60010, "count": 2})
+    assert armed.status_code == 200
+    assert [f["kind"] for f in second.http.get("/_sandbox/faults").json()["faults"]] == ["gateway_error"]
+    codes = [worker.one(card_auth(orderreference=f"fault-{i}"))["errorcode"]
+             for i, worker in enumerate([second, first, second, first])]
+    assert codes == ["60010", "60010", "0", "0"]  # the count is shared: used up after two, wherever they landed
+    assert second.http.get("/_sandbox/faults").json()["faults"] == []
+    logged = first.http.get("/_sandbox/faults/log").json()["log"]
+    assert [entry["orderreference"] for entry in logged] == ["fault-0", "fault-1"]
+
+
+def test_a_seeded_fraction_draws_one_sequence_across_workers(two_workers):
+    """The same seed picks the same requests as a one-process sandbox does, whichever worker each reaches."""
+    first, second = two_workers
+    first.http.post("/_sandbox/faults", json={"kind": "gateway_error", "code": 99999, "fraction": 0.5, "seed": 42})
+    codes = [worker.one(card_auth())["errorcode"] for worker in [first, second] * 6]
+    in_memory = FaultBook()
+    in_memory.add({"kind": "gateway_error", "code": 99999, "fraction": 0.5, "seed": 42}, SITE)
+    expected = ["99999" if in_memory.pick(SITE, ["AUTH"], [1050]) else "0" for _ in range(12)]
+    assert codes == expected and "0" in codes and "99999" in codes
+    assert second.http.post("/_sandbox/faults/clear", json={}).json() == {"cleared": 1}
+    assert first.http.get("/_sandbox/faults").json()["faults"] == []
 
 
 def test_writes_of_two_workers_take_turns_and_reads_go_on_beside_them(pg_url):

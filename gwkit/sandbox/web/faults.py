@@ -1,6 +1,7 @@
 """Payment-aware fault injection (`/_sandbox/faults`): what each kind takes, and which request gets one.
 
-Faults are kept per site reference, in memory (they last as long as the sandbox runs). A fault
+Faults are kept per site reference, in memory (they last as long as the sandbox runs; the team
+sandbox keeps them in PostgreSQL, shared by its workers: stored_faults.py). A fault
 has a `kind` with its parameters and a selector: `count` (the next N matching requests, default 1)
 or `fraction` (that share of matching requests), optionally with a `seed` for the random draws
 (which requests a fraction picks, where in a latency range a delay falls), and optionally
@@ -13,7 +14,7 @@ from __future__ import annotations
 import itertools
 import random
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from ...interface.wire import GATEWAY_PATH
@@ -50,6 +51,7 @@ class ActiveFault:
     requesttypes: tuple[str, ...] = ()
     amounts: list[int] | dict[str, int] | None = None
     _random: random.Random = field(default_factory=random.Random, repr=False)
+    delay: float = 0.0  # of a picked latency fault: drawn when it was picked (`picked`)
 
     def as_dict(self) -> dict[str, Any]:
         selector = {"count": self.count} if self.fraction is None else {"fraction": self.fraction}
@@ -70,9 +72,14 @@ class ActiveFault:
         self.count = (self.count or 0) - 1
         return True
 
-    def uniform(self, low: float, high: float) -> float:
-        """A number drawn from this fault's random source (seeded when the fault has a seed)."""
-        return self._random.uniform(low, high)
+    def picked(self) -> "ActiveFault":
+        """What one request gets of this fault that fired: a copy with its delay drawn (from the
+        fault's random source, seeded when the fault has a seed), so concurrent requests never share one."""
+        if "min_seconds" in self.params:
+            delay = self._random.uniform(self.params["min_seconds"], self.params["max_seconds"])
+        else:
+            delay = self.params.get("seconds", 0.0)
+        return replace(self, delay=delay)
 
     @property
     def used_up(self) -> bool:
@@ -239,5 +246,5 @@ class FaultBook:
                 if fault.sitereference == sitereference and fault.matches(requesttypes, amounts) and fault.fires():
                     if fault.used_up:
                         self._faults.remove(fault)
-                    return fault
+                    return fault.picked()
         return None

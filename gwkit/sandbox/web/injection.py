@@ -113,11 +113,9 @@ def _marked(response: SandboxResponse, fault: ActiveFault) -> SandboxResponse:
 
 
 def _latency(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
-    params = fault.params
-    delay = params["seconds"] if "seconds" in params else fault.uniform(params["min_seconds"], params["max_seconds"])
     answer = sandbox.handle(request)
     _log(sandbox, fault, target, answer)
-    return Outcome(_marked(answer, fault), delay=delay)
+    return Outcome(_marked(answer, fault), delay=fault.delay)
 
 
 def _silence(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:

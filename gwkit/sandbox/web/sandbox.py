@@ -22,6 +22,7 @@ from ..http import BodyError, SandboxRequest, SandboxResponse
 from . import faultlog, merchant
 from .fault_controls import FaultControls
 from .faults import FaultBook
+from .stored_faults import StoredFaultBook
 from .injection import Outcome, serve
 from .pages import secured
 from .routes import find_route, unsupported_body
@@ -37,7 +38,8 @@ class Sandbox:
         self.gateway = Gateway(db_path, accounts=accounts, clock_start=clock_start,
                                schemas=(merchant.SCHEMA, faultlog.SCHEMA), site_expressions=merchant.SITE_EXPRESSIONS)
         self.max_body_bytes = max_body_bytes
-        self.fault_book = FaultBook()
+        # faults shared by a team sandbox's workers; in memory for one process
+        self.fault_book = StoredFaultBook(self.store) if self.store.dialect == "postgresql" else FaultBook()
         self.faults = FaultControls(self.fault_book, self.gateway,
                                     [site for account in self.accounts.values() for site in account.sitereferences])
         self.snapshots = self.snapshots_of(self.default_account)
