@@ -5,6 +5,8 @@ and the control API alike from either."""
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import threading
 
 import httpx
@@ -14,6 +16,7 @@ import gwkit
 import gwkit.sandbox
 from gwkit.sandbox.gateway import pgdialect
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
+from gwkit.sandbox.gateway.moves import Move, StoredMoves
 from gwkit.sandbox.gateway.pgstore import SCHEMA_VERSION, PgStore, SchemaTooNew, redacted
 from gwkit.sandbox.web.faults import FaultBook
 from gwkit.threeds import ThreeDSecureFlow, TermUrlReceiver
@@ -91,15 +94,15 @@ def test_the_schema_version_is_recorded_once_and_a_newer_one_is_refused(pg_url):
 
 
 def test_a_database_of_the_previous_schema_is_migrated_at_start(pg_url):
-    """Version 1 (before snapshots and faults lived in the database) gets their tables, once each."""
+    """Version 1 (before snapshots, faults and clock moves lived in the database) gets their tables, once each."""
     PgStore(pg_url).close()
     database = Database(pg_url)
-    database.execute("DROP TABLE gwkit_snapshot_rows, gwkit_snapshots, gwkit_faults")
+    database.execute("DROP TABLE gwkit_snapshot_rows, gwkit_snapshots, gwkit_faults, gwkit_clock_moves")
     database.execute("DELETE FROM gwkit_schema_version WHERE version > 1")
     PgStore(pg_url).close()
     assert database.rows("SELECT version FROM gwkit_schema_version ORDER BY version") == \
         [(version,) for version in range(1, SCHEMA_VERSION + 1)]
-    assert {"gwkit_snapshots", "gwkit_snapshot_rows", "gwkit_faults"} <= set(database.tables())
+    assert {"gwkit_snapshots", "gwkit_snapshot_rows", "gwkit_faults", "gwkit_clock_moves"} <= set(database.tables())
 
 
 def test_json_set_keeps_the_order_of_the_record_and_adds_new_fields_last(pg_url):
@@ -208,6 +211,43 @@ def test_a_seeded_fraction_draws_one_sequence_across_workers(two_workers):
     assert codes == expected and "0" in codes and "99999" in codes
     assert second.http.post("/_sandbox/faults/clear", json={}).json() == {"cleared": 1}
     assert first.http.get("/_sandbox/faults").json()["faults"] == []
+
+
+def test_a_clock_move_under_way_is_shown_by_every_worker_and_gone_when_it_ends(pg_url):
+    first, second = (gwkit.sandbox.start(pg_url, clock_start=CLOCK) for _ in range(2))
+    try:
+        move = Move(first.sandbox.gateway.moves, {"sites": [SITE], "from": "2026-01-15T10:00:00",
+                                                  "to": "2027-01-15T10:00:00", "day": 0, "days": 365,
+                                                  "step": None, "done": 0, "total": 0})
+        with httpx.Client(base_url=second.base_url, auth=(DEFAULT_USERNAME, DEFAULT_PASSWORD)) as http:
+            assert http.get("/_sandbox/clock/progress").json()["advances"][0]["days"] == 365
+            move.update(day=40, step="subscriptions 2026-02-24", done=500, total=2000)
+            (shown,) = http.get("/_sandbox/clock/progress").json()["advances"]
+            assert (shown["day"], shown["step"], shown["done"]) == (40, "subscriptions 2026-02-24", 500)
+            move.finish()
+            assert http.get("/_sandbox/clock/progress").json()["advances"] == []
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_the_move_of_a_worker_that_died_is_not_shown(pg_url):
+    store = PgStore(pg_url)
+    try:
+        gone = _a_finished_pid()
+        store.autocommit().execute(
+            "INSERT INTO gwkit_clock_moves (key, worker, sites, state, changed) VALUES (?, ?, ?::jsonb, ?::jsonb, ?)",
+            ("dead:1", f"{socket.gethostname()}:{gone}", json.dumps([SITE]), json.dumps({"sites": [SITE]}), 0.0))
+        assert StoredMoves(store).of([SITE]) == []
+        assert Database(pg_url).value("SELECT count(*) FROM gwkit_clock_moves") == 0  # and it is cleared
+    finally:
+        store.close()
+
+
+def _a_finished_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
 
 
 def test_writes_of_two_workers_take_turns_and_reads_go_on_beside_them(pg_url):

@@ -11,7 +11,6 @@ back to a savepoint, so nothing of a rejected request is kept.
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import os
@@ -34,6 +33,7 @@ from .envelopes import (
     answer_reference, envelope, error_record, request_error, too_many_objects, usable_reference,
 )
 from .fault import Fault, unknown_error
+from .moves import Move, Moves, StoredMoves
 from .pgstore import PgStore, is_postgres_url
 from .sitedata import SiteTables, delete_sites
 from .store import Store
@@ -66,8 +66,8 @@ class Gateway:
         self.clock = Clock(self.store, clock_start, self.default_account.sitereferences)
         self.advance_lock = threading.Lock()  # held by advance and by snapshot restores
         self._stopping = threading.Event()  # set by stop_work: long runs end at their next day
-        self._advances: dict[int, dict[str, Any]] = {}  # running advances, for GET /_sandbox/clock/progress
-        self._advance_ids = itertools.count(1)
+        # running advances, for GET /_sandbox/clock/progress: a team sandbox's in its database
+        self.moves = StoredMoves(self.store) if self.store.dialect == "postgresql" else Moves()
         for job in self.daily_jobs:  # where a site without marks of its own stands
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.start().date().isoformat())
         self.run_due_jobs()  # catch up work a killed run left undone
@@ -190,22 +190,19 @@ class Gateway:
             with self.store.write() as conn:
                 self.clock.set(conn, target, sites)
             days = (target.date() - start.date()).days
-            running = {"sites": list(sites), "from": start.strftime(ISO), "to": target.strftime(ISO),
-                       "day": 0, "days": days, "step": None, "done": 0, "total": 0}
-            key = next(self._advance_ids)
-            self._advances[key] = running
+            running = Move(self.moves, {"sites": list(sites), "from": start.strftime(ISO), "to": target.strftime(ISO),
+                                        "day": 0, "days": days, "step": None, "done": 0, "total": 0})
             try:
                 report = self.run_due_jobs(progress=_tracked(running, progress), sites=sites,
                                            on_day=lambda day: running.update(
                                                day=max(0, min(days, (day - start.date()).days))))
             finally:
-                del self._advances[key]
+                running.finish()
         return {"from": start.strftime(ISO), "to": target.strftime(ISO), "days": days, **report}
 
     def advances_of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
         """The running advances that move any of `sites`: how far each is (day n of N, the job's step)."""
-        wanted = set(sites)
-        return [dict(running) for running in list(self._advances.values()) if wanted & set(running["sites"])]
+        return self.moves.of(sites)
 
     def run_due_jobs(self, progress: Progress | None = None, sites: Iterable[str] | None = None,
                      on_day: Callable[[date], None] | None = None) -> dict[str, Any]:

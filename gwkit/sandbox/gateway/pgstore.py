@@ -66,9 +66,13 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         'sitereference TEXT COLLATE "C" NOT NULL, payload JSONB NOT NULL, count_left INTEGER, random_state JSONB)',
         "CREATE INDEX IF NOT EXISTS gwkit_faults_of_site ON gwkit_faults (sitereference, id)",
     )),
+    (4, "clock moves under way, shown by every worker (moves.py)", (
+        'CREATE TABLE IF NOT EXISTS gwkit_clock_moves (key TEXT COLLATE "C" PRIMARY KEY, worker TEXT NOT NULL, '
+        "sites JSONB NOT NULL, state JSONB NOT NULL, changed DOUBLE PRECISION NOT NULL)",
+    )),
 )
 # The store's own tables, of no site: neither reset nor wiped, snapshotted or restored.
-OWN_TABLES = ("gwkit_schema_version", "gwkit_snapshots", "gwkit_snapshot_rows", "gwkit_faults")
+OWN_TABLES = ("gwkit_schema_version", "gwkit_snapshots", "gwkit_snapshot_rows", "gwkit_faults", "gwkit_clock_moves")
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
@@ -257,6 +261,10 @@ class PgStore(Store):
 
     def connection(self) -> Any:
         return getattr(self._local, "conn", None) or _Autocommit(self._pool)
+
+    def autocommit(self) -> Any:
+        """Statements that commit at once, on a connection of their own, even inside a transaction."""
+        return _Autocommit(self._pool)
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
