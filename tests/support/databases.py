@@ -101,6 +101,22 @@ class Database:
         return [r[0] for r in self.rows("SELECT name FROM sqlite_master WHERE type = 'table' "
                                         "AND name NOT LIKE 'sqlite_%'")]
 
+    def at_rest(self) -> bytes:
+        """What the store keeps, to look for data that must never be kept in clear: for SQLite the
+        bytes of the file and its WAL as they are on disk (leftovers of deleted rows included); for
+        PostgreSQL every value of every row of the schema's tables (bytea as its bytes)."""
+        if not self.postgres:
+            files = [Path(self.db), Path(f"{self.db}-wal")]
+            return b"".join(f.read_bytes() for f in files if f.exists())
+        values = [value for table in self.tables() for row in self.rows(f'SELECT * FROM "{table}"') for value in row]
+        return b"\x00".join(bytes(v) if isinstance(v, (bytes, memoryview)) else str(v).encode() for v in values)
+
+    def columns(self, table: str) -> list[str]:
+        if self.postgres:
+            return [r[0] for r in self.rows("SELECT column_name FROM information_schema.columns "
+                                             "WHERE table_schema = current_schema() AND table_name = ?", (table,))]
+        return [r[1] for r in self.rows(f'PRAGMA table_info("{table}")')]
+
     def count(self, table: str) -> int:
         return self.value(f'SELECT COUNT(*) FROM "{table}"')
 
