@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from gwkit.sandbox.gateway.pgstore import PgStore, is_postgres_url
+from gwkit.sandbox.gateway.store import Store
+
 ROOT = Path(__file__).resolve().parents[2]
 STORE_KINDS = ("sqlite", "postgresql")
 POSTGRES_HOWTO = ("no PostgreSQL server: run `scripts/pg-up --install` as root (Debian's postgresql), "
@@ -61,6 +64,11 @@ def drop_schema(server: str, name: str) -> None:
 
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+def open_store(db: str | Path) -> Any:
+    """The sandbox's own store of `db`, of its core tables only: a SQLite `Store` or a `PgStore`."""
+    return PgStore(db) if is_postgres_url(db) else Store(db)
 
 
 class Database:
