@@ -4,7 +4,8 @@ PostgreSQL is the one `scripts/pg-up` starts (as root it also installs Debian's 
 missing), or the server GWKIT_TEST_PG_URL names. Where neither can be had, the PostgreSQL half of
 the tests is skipped with `POSTGRES_HOWTO` as its reason.
 
-`Database` reads a store's tables directly, whichever it is, for tests that check what was kept.
+`Database` reads a store's tables directly, whichever it is, for tests that check what was kept;
+`open_store` opens the sandbox's own store of either kind, for tests of the store itself.
 """
 
 from __future__ import annotations
