@@ -9,6 +9,8 @@ import gwkit
 
 from support.sandbox import SITE, all_rows, store_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 CARD = {"sitereference": SITE, "accounttypedescription": "ECOM", "currencyiso3a": "GBP",
         "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
 

@@ -14,6 +14,8 @@ import pytest
 
 from gwkit import sandbox as sandbox_module
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 SITE = "test_gwkit12345"
 CREDENTIALS = ("gwkit_sandbox", "gwkit-sandbox-password")
 MASTERCARD = "5100000000000008"
@@ -21,9 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    handle = sandbox_module.start(tmp_path_factory.mktemp("cardstore") / "s.db",
-                                  clock_start=datetime(2026, 3, 2, 10, 0, 0))
+def gateway(module_db_path):
+    handle = sandbox_module.start(module_db_path, clock_start=datetime(2026, 3, 2, 10, 0, 0))
     yield handle
     handle.stop()
 
@@ -309,7 +310,7 @@ def test_auth_subscription_with_a_stored_card_pays_on_schedule_even_once_disable
         [("RECUR", "411111######1111", "999")]
 
 
-def test_cards_of_another_account_are_not_found(gateway, http, tmp_path):
+def test_cards_of_another_account_are_not_found(gateway, http):
     reference = store(http)["transactionreference"]
     with httpx.Client(base_url=gateway.base_url, timeout=30) as anonymous:
         answer = anonymous.post("/json/", json={"request": [{"requesttypedescriptions": ["TRANSACTIONQUERY"],

@@ -6,7 +6,6 @@ import queue
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -15,7 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from support.databases import Database
 from support.sandbox import VISA, card_auth, query_request
+
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL (`--db` a file or a URL)
 
 GWKIT = Path(sys.executable).with_name("gwkit")
 STARTUP_TIMEOUT = 60  # seconds: an upper bound for a slow machine, not a wait
@@ -89,6 +91,13 @@ def run(tmp_path):
         running.kill()
 
 
+def nothing_made(db_path) -> bool:
+    """No database file, or no table in the PostgreSQL schema: refused before the store was opened."""
+    if isinstance(db_path, Path):
+        return not db_path.exists()
+    return Database(db_path).tables() == []
+
+
 def auth(banner: dict[str, str], **fields: str) -> dict:
     response = httpx.post(f"{banner['url']}/json/", auth=(banner["user"], banner["password"]),
                           json={"alias": banner["user"], "version": "1.00",
@@ -97,8 +106,8 @@ def auth(banner: dict[str, str], **fields: str) -> dict:
     return response.json()["response"][0]
 
 
-def test_serves_prints_credentials_and_stops_cleanly_on_ctrl_c(run, tmp_path):
-    sandbox = run("--port", "0", "--db", str(tmp_path / "cli.db"))
+def test_serves_prints_credentials_and_stops_cleanly_on_ctrl_c(run, db_path):
+    sandbox = run("--port", "0", "--db", str(db_path))
     banner = sandbox.banner()
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+", banner["url"])
     assert (banner["user"], banner["password"], banner["sites"]) == (
@@ -112,8 +121,8 @@ def test_serves_prints_credentials_and_stops_cleanly_on_ctrl_c(run, tmp_path):
     assert "Traceback" not in output and VISA not in output
 
 
-def test_a_new_user_pays_with_curl_restarts_and_finds_the_payment(run, tmp_path):
-    db = str(tmp_path / "cli.db")
+def test_a_new_user_pays_with_curl_restarts_and_finds_the_payment(run, db_path):
+    db = str(db_path)
     first = run("--port", "0", "--db", db)
     banner = first.banner()
     body = ('{"alias": "%s", "version": "1.00", "request": [{"requesttypedescriptions": ["AUTH"], '
@@ -140,12 +149,12 @@ def test_a_new_user_pays_with_curl_restarts_and_finds_the_payment(run, tmp_path)
     assert second.stop()[0] == 0
 
 
-def test_accounts_file_users_are_printed_and_served(run, tmp_path):
+def test_accounts_file_users_are_printed_and_served(run, tmp_path, db_path):
     accounts = tmp_path / "accounts.toml"
     accounts.write_text('[[account]]\nusername = "alice"\npassword = "a-pass"\n'
                         'sitereferences = ["test_alice1", "test_alice2"]\n'
                         '[[account]]\nusername = "bob"\npassword = "b-pass"\nsitereferences = ["test_bob1"]\n')
-    sandbox = run("--port", "0", "--db", str(tmp_path / "cli.db"), "--accounts", str(accounts))
+    sandbox = run("--port", "0", "--db", str(db_path), "--accounts", str(accounts))
     alice = sandbox.banner()
     assert (alice["user"], alice["password"]) == ("alice", "a-pass")
     assert alice["sites"] == ["test_alice1", "test_alice2"]
@@ -163,36 +172,36 @@ def test_accounts_file_users_are_printed_and_served(run, tmp_path):
     ('[[account]]\nusername = "alice"\nsitereferences = ["test_a"]\n', "('alice'): password must be"),
     ("[[account]\n", "not valid TOML"),
 ])
-def test_a_bad_accounts_file_is_a_clear_error_naming_the_entry(tmp_path, text, expected):
+def test_a_bad_accounts_file_is_a_clear_error_naming_the_entry(tmp_path, db_path, text, expected):
     accounts = tmp_path / "accounts.toml"
     accounts.write_text(text)
-    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--db", str(tmp_path / "x.db"),
+    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--db", str(db_path),
                              "--accounts", str(accounts)], capture_output=True, text=True, timeout=STARTUP_TIMEOUT)
     assert result.returncode == 2
     assert result.stderr.startswith("gwkit sandbox: ")
     assert expected in result.stderr and str(accounts) in result.stderr
-    assert "Traceback" not in result.stderr and not (tmp_path / "x.db").exists()
+    assert "Traceback" not in result.stderr and nothing_made(db_path)
 
 
-def test_a_missing_accounts_file_and_a_busy_port_are_clear_errors(run, tmp_path):
+def test_a_missing_accounts_file_and_a_busy_port_are_clear_errors(run, tmp_path, db_path):
     result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--accounts", str(tmp_path / "none.toml")],
                             capture_output=True, text=True, timeout=STARTUP_TIMEOUT, cwd=tmp_path)
     assert result.returncode == 2 and "none.toml" in result.stderr and "Traceback" not in result.stderr
-    sandbox = run("--port", "0", "--db", str(tmp_path / "a.db"))
+    sandbox = run("--port", "0", "--db", str(db_path))
     port = sandbox.banner()["url"].rsplit(":", 1)[1]
-    busy = subprocess.run([str(GWKIT), "sandbox", "--port", port, "--db", str(tmp_path / "b.db")],
+    busy = subprocess.run([str(GWKIT), "sandbox", "--port", port, "--db", str(db_path)],
                           capture_output=True, text=True, timeout=STARTUP_TIMEOUT, cwd=tmp_path)
     assert busy.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr
     assert sandbox.stop()[0] == 0
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
-def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_days_it_ran(run, tmp_path, sig):
-    db = tmp_path / "cli.db"
-    sandbox = run("--port", "0", "--db", str(db))
+def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_days_it_ran(run, db_path, store_kind,
+                                                                                           sig):
+    sandbox = run("--port", "0", "--db", str(db_path))
     banner = sandbox.banner()
-    with sqlite3.connect(db) as conn:
-        start = conn.execute("SELECT value FROM meta WHERE key = 'clock'").fetchone()[0]
+    database = Database(db_path)
+    start = database.value("SELECT value FROM meta WHERE key = 'clock'")
 
     def advance() -> None:  # its answer is not awaited: the server stops under it
         try:
@@ -209,10 +218,10 @@ def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_d
 
     assert code == 0 and "gwkit sandbox stopped." in output
     assert "daily jobs stopped before" in output and "Traceback" not in output
-    with sqlite3.connect(db) as conn:  # the database opens again, whole, with the days that ran
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        clocks = dict(conn.execute("SELECT sitereference, now FROM site_clocks").fetchall())
-        ran = conn.execute("SELECT sitereference, job, through FROM site_jobs").fetchall()
+    if store_kind == "sqlite":  # the file opens again, whole (PostgreSQL has no file of its own to check)
+        assert database.rows("PRAGMA integrity_check") == [("ok",)]
+    clocks = dict(database.rows("SELECT sitereference, now FROM site_clocks"))  # with the days that ran
+    ran = database.rows("SELECT sitereference, job, through FROM site_jobs")
     assert clocks and all(now[:4] == str(int(start[:4]) + 10) for now in clocks.values())  # the move was made
     # Stopped part way: each job is through a day between the start and the target (the rest runs at
     # the next start), and every day it ran is committed.
@@ -221,8 +230,8 @@ def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_d
 
 @pytest.mark.parametrize("option, value", [("--max-connections", "0"), ("--keep-alive", "-1"),
                                            ("--header-timeout", "soon"), ("--threads", "0")])
-def test_a_bad_limit_is_a_clear_error_naming_the_option(tmp_path, option, value):
-    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--db", str(tmp_path / "x.db"), option, value],
+def test_a_bad_limit_is_a_clear_error_naming_the_option(db_path, option, value):
+    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--db", str(db_path), option, value],
                             capture_output=True, text=True, timeout=STARTUP_TIMEOUT)
     assert result.returncode == 2 and option in result.stderr and "Traceback" not in result.stderr
-    assert not (tmp_path / "x.db").exists()
+    assert nothing_made(db_path)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from support.sandbox import Gateway, card_auth, parent_auth, query_request, rows, store_request
+
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 THREADS = 20
 ROUNDS = 5

@@ -13,6 +13,8 @@ from gwkit import cli
 from gwkit.sandbox.gateway.fault import unknown_error
 from support.sandbox import SITE, all_rows, card_auth, query_request, store_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 
 def post_raw(gateway, body: bytes, **headers: str):
     return gateway.http.post("/json/", content=body, headers={"content-type": "application/json", **headers})

@@ -1,5 +1,8 @@
 """Every error code the sandbox can answer is in the interface's table, with the table's message,
-its published meaning and what a merchant should do."""
+its published meaning and what a merchant should do.
+
+It reads the sandbox's sources and starts no sandbox: there is no store to run it on, so it is not
+marked `both_stores`."""
 
 from __future__ import annotations
 

@@ -14,6 +14,8 @@ import pytest
 import gwkit
 from gwkit.sandbox import DEFAULT_ACCOUNT, AsyncSandboxTransport, Sandbox, SandboxTransport, load_accounts, start
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 VISA, EXPIRY = "4111111111111111", "12/2030"
 DEFAULT_SITEREFERENCE = DEFAULT_ACCOUNT.sitereferences[0]
 TIMEOUT = httpx.Timeout(10.0, read=0.5)
@@ -53,15 +55,15 @@ class Gateway:
 
 
 @pytest.fixture(params=["loopback", "in-process"])
-def gw(request, tmp_path) -> Iterator[Gateway]:
+def gw(request, db_path) -> Iterator[Gateway]:
     if request.param == "loopback":
-        handle = start(tmp_path / "x.db")
+        handle = start(db_path)
         with httpx.Client(base_url=handle.base_url, auth=(handle.username, handle.password),
                           timeout=TIMEOUT) as http:
             yield Gateway(handle.sandbox, http)
         handle.stop()
     else:
-        sandbox = Sandbox(tmp_path / "x.db")
+        sandbox = Sandbox(db_path)
         sleeps: list[float] = []
         account = sandbox.default_account
         with httpx.Client(transport=SandboxTransport(sandbox, sleep=sleeps.append), base_url="http://sandbox.test",
@@ -101,8 +103,8 @@ def test_latency_delays_the_answer(gw):
     assert len(gw.query("slow")) == 1
 
 
-def test_a_latency_range_is_drawn_from_the_seeded_fault(tmp_path):
-    sandbox = Sandbox(tmp_path / "x.db")
+def test_a_latency_range_is_drawn_from_the_seeded_fault(db_path):
+    sandbox = Sandbox(db_path)
     sleeps: list[float] = []
     account = sandbox.default_account
     sandbox.faults.add("latency", min_seconds=1, max_seconds=3, count=3, seed=7)
@@ -183,8 +185,8 @@ def test_the_older_drop_next_form_still_works(gw):
     assert gw.http.get("/_sandbox/faults").json()["faults"] == []
 
 
-def test_the_async_transport_sleeps_through_its_own_function_and_times_out(tmp_path):
-    sandbox = Sandbox(tmp_path / "x.db")
+def test_the_async_transport_sleeps_through_its_own_function_and_times_out(db_path):
+    sandbox = Sandbox(db_path)
     sandbox.faults.add("latency", seconds=4)
     sandbox.faults.add("timeout", process=False)
     slept: list[float] = []
@@ -206,8 +208,8 @@ def test_the_async_transport_sleeps_through_its_own_function_and_times_out(tmp_p
     sandbox.close()
 
 
-def test_count_selects_the_next_n_matching_requests(tmp_path):
-    sandbox = Sandbox(tmp_path / "x.db")
+def test_count_selects_the_next_n_matching_requests(db_path):
+    sandbox = Sandbox(db_path)
     added = sandbox.faults.add("gateway_error", code=60010, count=2, requesttypes=["AUTH"])
     assert added["id"] and added["count"] == 2 and sandbox.faults.active() == [added]
     gw = _in_process(sandbox)
@@ -217,8 +219,8 @@ def test_count_selects_the_next_n_matching_requests(tmp_path):
     assert codes == ["60010", "60010", "0"] and sandbox.faults.active() == []
 
 
-def test_a_requesttypes_selector_matches_the_singular_requesttypedescription(tmp_path):
-    sandbox = Sandbox(tmp_path / "x.db")
+def test_a_requesttypes_selector_matches_the_singular_requesttypedescription(db_path):
+    sandbox = Sandbox(db_path)
     sandbox.faults.add("gateway_error", code=60034, count=1, requesttypes=["AUTH"])
     gw = _in_process(sandbox)
     singular = auth("s1")
@@ -227,7 +229,7 @@ def test_a_requesttypes_selector_matches_the_singular_requesttypedescription(tmp
     sandbox.close()
 
 
-def test_fraction_with_a_seed_is_deterministic(tmp_path):
+def test_fraction_with_a_seed_is_deterministic(db_path):
     def run(db) -> list[str]:
         sandbox = Sandbox(db)
         sandbox.faults.add("gateway_error", code=99999, fraction=0.5, seed=42)
@@ -238,13 +240,14 @@ def test_fraction_with_a_seed_is_deterministic(tmp_path):
         sandbox.close()
         return codes
 
-    first, second = run(tmp_path / "a.db"), run(tmp_path / "b.db")
+    # A second sandbox on the same database, the first one's payments kept: the draws follow the seed only.
+    first, second = run(db_path), run(db_path)
     assert first == second and 0 < first.count("99999") < 20
 
 
 @pytest.mark.parametrize("amounts", [[2000, 3000], {"min": 1500, "max": 3000}])
-def test_amount_filters(tmp_path, amounts):
-    sandbox = Sandbox(tmp_path / "x.db")
+def test_amount_filters(db_path, amounts):
+    sandbox = Sandbox(db_path)
     sandbox.faults.add("gateway_error", code=60034, count=5, amounts=amounts)
     gw = _in_process(sandbox)
     assert gw.one(auth("a", "1050"))["errorcode"] == "0"
@@ -253,8 +256,8 @@ def test_amount_filters(tmp_path, amounts):
     assert gw.one(auth("d", "4000"))["errorcode"] == "0"
 
 
-def test_the_log_records_site_clock_kind_and_parameters(tmp_path):
-    sandbox = Sandbox(tmp_path / "x.db")
+def test_the_log_records_site_clock_kind_and_parameters(db_path):
+    sandbox = Sandbox(db_path)
     sandbox.faults.add("gateway_error", code=60010, made=True)
     gw = _in_process(sandbox)
     record = gw.one(auth("logged"))
@@ -287,10 +290,10 @@ sitereferences = ["test_bob12345"]
 
 
 @pytest.fixture
-def two_users(tmp_path):
+def two_users(tmp_path, db_path):
     path = tmp_path / "accounts.toml"
     path.write_text(ACCOUNTS)
-    handle = start(tmp_path / "x.db", accounts=load_accounts(path))
+    handle = start(db_path, accounts=load_accounts(path))
     alice, bob = handle.sandbox.accounts["alice"], handle.sandbox.accounts["bob"]
     clients = [httpx.Client(base_url=handle.base_url, auth=(a.username, a.password), timeout=TIMEOUT)
                for a in (alice, bob)]
@@ -366,8 +369,8 @@ def test_bad_clear_requests_are_400(gw, body):
 
 
 @pytest.mark.parametrize("made", [True, False])
-def test_a_gateway_error_answer_echoes_the_request_reference_so_clients_read_it(tmp_path, made):
-    sandbox = Sandbox(tmp_path / "sandbox.db")
+def test_a_gateway_error_answer_echoes_the_request_reference_so_clients_read_it(db_path, made):
+    sandbox = Sandbox(db_path)
     sandbox.faults.add("gateway_error", code=60010, made=made)
     with gwkit.Client("http://sandbox.test", DEFAULT_ACCOUNT.username, DEFAULT_ACCOUNT.password,
                       sitereference=DEFAULT_SITEREFERENCE, transport=SandboxTransport(sandbox)) as client:

@@ -14,6 +14,8 @@ from gwkit.sandbox.http import MAX_STRING_CHARS, BodyError, SandboxRequest, read
 from gwkit.sandbox.gateway.threeds import ACS_PATH
 from support.sandbox import SITE, all_rows, card_auth, query_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 ENVELOPE = {"alias": DEFAULT_USERNAME, "version": "1.00", "request": [card_auth()]}
 
 

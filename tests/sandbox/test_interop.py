@@ -12,6 +12,7 @@ import securetrading  # a dev dependency (with six, which it imports without dec
 
 from support.sandbox import SITE
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 @pytest.fixture
 def official(sandbox):

@@ -10,13 +10,15 @@ import pytest
 
 from gwkit import sandbox as sandbox_module
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 SITE = "test_gwkit12345"
 VISA = "4111111111111111"
 
 
 @pytest.fixture
-def gateway(tmp_path):
-    handle = sandbox_module.start(tmp_path / "s.db", clock_start=datetime(2026, 3, 2, 10, 0, 0))
+def gateway(db_path):
+    handle = sandbox_module.start(db_path, clock_start=datetime(2026, 3, 2, 10, 0, 0))
     yield handle
     handle.stop()
 

@@ -9,6 +9,8 @@ import pytest
 
 from support.sandbox import SITE, all_rows, card_auth, store_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 PAIR = {"expirymonth": "11", "expiryyear": "2031"}
 # The name the official tests put in customerfirstname: punctuation, quotes, CR, LF, tab, non-ASCII.
 UNI = "T\r\xc2\xa3S'T(|]><[\\xG %s %% \"+N\\\\&\\M\xc8.?\nTAB\t12}34{56789,:;#END"

@@ -10,6 +10,8 @@ from gwkit.sandbox.gateway.acquirer import TEST_AMOUNTS
 from gwkit.interface.codes import ERROR_CODES
 from support.sandbox import card_auth
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 
 def kept(gateway, reference):
     (record,) = gateway.query(transactionreference=reference)

@@ -1,11 +1,10 @@
 """CACHETOKENISE, cache tokens and AUTH with a cachetoken in the sandbox (interface 4.6, 5.6, 8).
 
-Against a sandbox on a real loopback port with a tmp_path database and a fixed virtual clock.
+Against a sandbox on a real loopback port with a fixed virtual clock, on SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 
 import httpx
@@ -14,6 +13,9 @@ import pytest
 from gwkit import sandbox as sandbox_module
 from gwkit.sandbox.gateway.accounts import Account
 from gwkit.sandbox.gateway.cachetokens import token_rows
+from support.databases import Database
+
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 SITE = "test_gwkit12345"
 OTHER_SITE = "test_gwkitother1"
@@ -26,8 +28,8 @@ ACCOUNTS = [Account("gwkit_sandbox", "gwkit-sandbox-password", (SITE, OTHER_SITE
 
 
 @pytest.fixture
-def gateway(tmp_path):
-    handle = sandbox_module.start(tmp_path / "s.db", clock_start=START, accounts=ACCOUNTS)
+def gateway(db_path):
+    handle = sandbox_module.start(db_path, clock_start=START, accounts=ACCOUNTS)
     yield handle
     handle.stop()
 
@@ -175,13 +177,12 @@ def test_forged_or_unknown_tokens_are_refused(http, change):
     assert refusal(auth(http, forged)) == REFUSED
 
 
-def test_the_database_never_holds_the_token_pan_or_security_code(gateway, http, tmp_path):
+def test_the_database_never_holds_the_token_pan_or_security_code(gateway, http, db_path):
     token = new_token(http, pan=AMEX, securitycode="4321")
-    gateway.sandbox.store.connection().execute("PRAGMA wal_checkpoint(FULL)")
-    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("s.db"))
+    database = Database(db_path)
+    raw = database.at_rest()
     assert token.encode() not in raw and AMEX.encode() not in raw and b"4321" not in raw
-    db = sqlite3.connect(tmp_path / "s.db")
-    columns = [r[1] for r in db.execute("PRAGMA table_info(cachetokens)")]
+    columns = database.columns("cachetokens")
     assert "securitycode" not in columns and "pan" not in columns
 
 

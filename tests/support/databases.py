@@ -4,7 +4,8 @@ PostgreSQL is the one `scripts/pg-up` starts (as root it also installs Debian's 
 missing), or the server GWKIT_TEST_PG_URL names. Where neither can be had, the PostgreSQL half of
 the tests is skipped with `POSTGRES_HOWTO` as its reason.
 
-`Database` reads a store's tables directly, whichever it is, for tests that check what was kept.
+`Database` reads a store's tables directly, whichever it is, for tests that check what was kept;
+`open_store` opens the sandbox's own store of either kind, for tests of the store itself.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+
+from gwkit.sandbox.gateway.pgstore import PgStore, is_postgres_url
+from gwkit.sandbox.gateway.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE_KINDS = ("sqlite", "postgresql")
@@ -63,6 +67,11 @@ def drop_schema(server: str, name: str) -> None:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
+def open_store(db: str | Path) -> Any:
+    """The sandbox's own store of `db`, of its core tables only: a SQLite `Store` or a `PgStore`."""
+    return PgStore(db) if is_postgres_url(db) else Store(db)
+
+
 class Database:
     """Direct reads of a sandbox's database, a SQLite file or a PostgreSQL URL alike."""
 
@@ -101,8 +110,31 @@ class Database:
         return [r[0] for r in self.rows("SELECT name FROM sqlite_master WHERE type = 'table' "
                                         "AND name NOT LIKE 'sqlite_%'")]
 
+    def at_rest(self) -> bytes:
+        """What the store keeps, to look for data that must never be kept in clear: for SQLite the
+        bytes of the file and its WAL as they are on disk (leftovers of deleted rows included); for
+        PostgreSQL every value of every row of the schema's tables (bytea as its bytes)."""
+        if not self.postgres:
+            files = [Path(self.db), Path(f"{self.db}-wal")]
+            return b"".join(f.read_bytes() for f in files if f.exists())
+        values = [value for table in self.tables() for row in self.rows(f'SELECT * FROM "{table}"') for value in row]
+        return b"\x00".join(bytes(v) if isinstance(v, (bytes, memoryview)) else str(v).encode() for v in values)
+
+    def columns(self, table: str) -> list[str]:
+        if self.postgres:
+            return [r[0] for r in self.rows("SELECT column_name FROM information_schema.columns "
+                                             "WHERE table_schema = current_schema() AND table_name = ?", (table,))]
+        return [r[1] for r in self.rows(f'PRAGMA table_info("{table}")')]
+
     def count(self, table: str) -> int:
         return self.value(f'SELECT COUNT(*) FROM "{table}"')
+
+    def counts(self, tables: list[str]) -> dict[str, int]:
+        """Row counts of `tables`, read in one statement (one connection, one consistent view)."""
+        if not tables:
+            return {}
+        found = self.rows("SELECT " + ", ".join(f'(SELECT COUNT(*) FROM "{t}")' for t in tables))[0]
+        return dict(zip(tables, found))
 
     def references_made(self) -> Any:
         """How many transaction references were handed out (a sequence, or a counter in `meta`)."""

@@ -4,6 +4,8 @@ it, and gwkit's term URL receiver. Each folder's conftest.py that needs them pro
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -15,11 +17,16 @@ START = datetime(2026, 3, 2, 9, 0, 0)
 CARD = {"pan": "4111110000000211", "expirydate": "12/2030", "securitycode": "123", "baseamount": "1050"}
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    handle = gwkit.sandbox.start(tmp_path_factory.mktemp("threeds") / "sandbox.db", clock_start=START)
+def serving(db: str | Path) -> Iterator[gwkit.sandbox.SandboxHandle]:
+    """A sandbox on `db` with the 3-D Secure tests' clock, stopped when the generator is closed."""
+    handle = gwkit.sandbox.start(db, clock_start=START)
     yield handle
     handle.stop()
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory):
+    yield from serving(tmp_path_factory.mktemp("threeds") / "sandbox.db")
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import gwkit.sandbox
 from gwkit.threeds import ThreeDSecureError, ThreeDSecureFlow
 from support.threeds import CARD, START
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 
 @pytest.fixture
@@ -114,14 +115,14 @@ def test_completion_posts_pares_and_md_back_to_the_term_url(flow, http):
     assert flow.returned and flow.pares == hidden(text, "PaRes")
 
 
-def test_used_and_expired_sessions_are_refused_at_the_acs(client, receiver, http, tmp_path):
+def test_used_and_expired_sessions_are_refused_at_the_acs(client, receiver, http, db_path):
     f = ThreeDSecureFlow(client, receiver=receiver)
     f.query(**CARD)
     f.complete_acs("Y")
     f.auth()
     page = http.post(f.query_record["acsurl"], data=acs_form(f))
     assert page.status_code == 400 and "already completed a payment" in error_text(page.text)
-    with gwkit.sandbox.start(tmp_path / "old.db", clock_start=START) as handle, \
+    with gwkit.sandbox.start(db_path, clock_start=START) as handle, \
             gwkit.Client(handle.base_url, handle.username, handle.password,
                          sitereference=handle.sitereference, currencyiso3a="GBP") as other_client:
         old = ThreeDSecureFlow(other_client, receiver=receiver)

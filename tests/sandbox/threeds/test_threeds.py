@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import sqlite3
 
 import pytest
 
@@ -16,7 +15,10 @@ import gwkit
 import gwkit.sandbox
 from gwkit.interface.cards import luhn_complete
 from gwkit.threeds import AUTH_WITH_PARENT, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow
+from support.databases import Database
 from support.threeds import START
+
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 Y_CARD, N_CARD, U_CARD = "4111110000000211", "4000000000000721", "4000000000000101"
 Y_DECLINED_CARD = "4000000000000119"
@@ -287,20 +289,19 @@ def test_3ds_auth_may_not_become_moto(client, flow):
     assert record["errorcode"] == "30000" and record["errordata"] == ["accounttypedescription"]
 
 
-def test_md_and_pan_are_not_kept_in_clear(client, receiver, gateway):
+def test_md_and_pan_are_not_kept_in_clear(client, receiver, module_db_path):
     f = authenticated(client, receiver, "Y")
     f.auth()
     kept = client.transaction_query(transactionreference=f.query_record["transactionreference"]).query_records[0]
     assert "md" not in kept and kept["enrolled"] == "Y"
-    gateway.sandbox.store.connection().execute("PRAGMA wal_checkpoint(FULL)")
-    data = b"".join(p.read_bytes() for p in gateway.sandbox.store.path.parent.glob("sandbox.db*"))
+    data = Database(module_db_path).at_rest()
     assert f.md.encode() not in data and Y_CARD.encode() not in data
 
 
 # -- the two-hour limit, on a sandbox of its own (the clock only moves forward) ---------------------
 
-def test_session_older_than_two_hours_is_refused(tmp_path, receiver):
-    with gwkit.sandbox.start(tmp_path / "clock.db", clock_start=START) as handle, \
+def test_session_older_than_two_hours_is_refused(db_path, receiver):
+    with gwkit.sandbox.start(db_path, clock_start=START) as handle, \
             gwkit.Client(handle.base_url, handle.username, handle.password, sitereference=handle.sitereference,
                          currencyiso3a="GBP") as client:
         late = authenticated(client, receiver, "Y")
@@ -316,20 +317,18 @@ def test_session_older_than_two_hours_is_refused(tmp_path, receiver):
         assert client.auth(md=expired.md, pares=expired.pares).record["errordata"] == ["md"]
 
 
-def test_kept_records_after_reset_are_gone(tmp_path, receiver):
-    with gwkit.sandbox.start(tmp_path / "reset.db", clock_start=START) as handle, \
+def test_kept_records_after_reset_are_gone(db_path, receiver):
+    with gwkit.sandbox.start(db_path, clock_start=START) as handle, \
             gwkit.Client(handle.base_url, handle.username, handle.password, sitereference=handle.sitereference,
                          currencyiso3a="GBP") as client:
         f = authenticated(client, receiver, "Y")
         handle.reset()
         assert client.auth(md=f.md, pares=f.pares).record["errordata"] == ["md"]
-        (count,) = sqlite3.connect(handle.sandbox.store.path).execute(
-            "SELECT COUNT(*) FROM threeds_sessions").fetchone()
-        assert count == 0
+        assert Database(db_path).count("threeds_sessions") == 0
 
 
-def test_sessions_and_the_signing_key_survive_a_restart(tmp_path, receiver):
-    path = tmp_path / "restart.db"
+def test_sessions_and_the_signing_key_survive_a_restart(db_path, receiver):
+    path = db_path
     with gwkit.sandbox.start(path, clock_start=START) as handle, \
             gwkit.Client(handle.base_url, handle.username, handle.password, sitereference=handle.sitereference,
                          currencyiso3a="GBP") as client:

@@ -1,0 +1,23 @@
+"""The sandbox test suite runs on both stores (issue 15): every test module of tests/sandbox is
+marked `both_stores` (conftest.py), except those named here with the reason."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ONE_STORE = {
+    "test_fault_codes.py": "reads the sandbox's sources and starts no sandbox",
+    "test_pg_store.py": "PostgreSQL's own store: its dialect, schema versions and workers",
+    "test_team_workers.py": "worker processes, which only a PostgreSQL sandbox has",
+    "test_store_coverage.py": "this check",
+}
+MARKED = re.compile(r"^pytestmark = pytest\.mark\.both_stores\b", re.MULTILINE)
+
+
+def test_every_sandbox_test_module_runs_on_both_stores():
+    modules = {str(path.relative_to(HERE)): path.read_text(encoding="utf-8") for path in HERE.rglob("test_*.py")}
+    unmarked = sorted(name for name, text in modules.items() if name not in ONE_STORE and not MARKED.search(text))
+    assert unmarked == [], "mark them `pytestmark = pytest.mark.both_stores`, or say in ONE_STORE why not"
+    assert set(ONE_STORE) <= set(modules), "ONE_STORE names a module that is gone"
