@@ -3,7 +3,6 @@ engine after a restore, one transaction per restore, bad names and missing snaps
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from typing import Any
 
@@ -11,13 +10,12 @@ import httpx
 import pytest
 
 from gwkit.sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport, load_accounts, start
-from gwkit.sandbox.gateway import snapshots
+from gwkit.sandbox.gateway import pgsnapshots, snapshots
+from support.databases import Database
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 SITE = DEFAULT_ACCOUNT.sitereferences[0]
-NONE_ON_POSTGRESQL = ("snapshots are SQLite files (the backup API): a PostgreSQL sandbox has none and answers "
-                      "501 naming pg_dump (docs/sandbox.md#snapshots; test_pg_store.py checks that answer)")
 
 
 def auth(order: str, site: str = SITE, amount: str = "1050") -> dict[str, Any]:
@@ -61,17 +59,13 @@ def site_rows(sandbox: Sandbox, site: str) -> dict[str, list[tuple]]:
     }
 
 
-def every_row(sandbox: Sandbox) -> dict[str, list[tuple]]:
-    conn = sandbox.store.connection()
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                         "AND name NOT LIKE 'sqlite_%'")]
-    return {t: sorted(map(tuple, conn.execute(f'SELECT * FROM "{t}"'))) for t in tables}
+def every_row(db) -> dict[str, list[tuple]]:
+    database = Database(db)
+    return {t: sorted(map(tuple, database.rows(f'SELECT * FROM "{t}"')), key=repr) for t in database.tables()}
 
 
 @pytest.fixture
-def db(db_path, store_kind):
-    if store_kind == "postgresql":
-        pytest.skip(NONE_ON_POSTGRESQL)
+def db(db_path):
     return db_path
 
 
@@ -134,26 +128,27 @@ def test_round_trip_over_a_loopback_server_through_the_handle(db):
             assert handle.snapshots.delete("one") == {"deleted": "one"}
 
 
-def test_a_failed_restore_leaves_everything_as_it_was(sandbox, monkeypatch):
+def test_a_failed_restore_leaves_everything_as_it_was(sandbox, db, store_kind, monkeypatch):
     with client(sandbox) as http:
         pay(http, auth("a"), subscription("s", "700"))
         sandbox.snapshots.save("base")
         pay(http, auth("b"), subscription("t", "800"))
     sandbox.advance(by="P2M")
-    before = every_row(sandbox)
+    before = every_row(db)
     copied = []
-    real_copy = snapshots.copy_rows
+    module, copier = (pgsnapshots, "_copy_back") if store_kind == "postgresql" else (snapshots, "copy_rows")
+    real_copy = getattr(module, copier)
 
     def failing_copy(*args, **kwargs):
-        copied.append(args[1])
+        copied.append(args)
         if len(copied) == 2:
-            raise sqlite3.OperationalError("disk gone midway")
+            raise RuntimeError("disk gone midway")
         real_copy(*args, **kwargs)
 
-    monkeypatch.setattr(snapshots, "copy_rows", failing_copy)
-    with pytest.raises(sqlite3.OperationalError):
+    monkeypatch.setattr(module, copier, failing_copy)
+    with pytest.raises(RuntimeError, match="disk gone midway"):
         sandbox.snapshots.restore("base")
-    assert len(copied) == 2 and every_row(sandbox) == before
+    assert len(copied) == 2 and every_row(db) == before
 
 
 ACCOUNTS = """
@@ -221,23 +216,30 @@ def test_subscriptions_in_flight_pay_the_same_after_a_restore(sandbox):
     assert sandbox.advance(by="P1D").get("subscriptions", {}).get("made", 0) == 0  # nothing paid twice
 
 
-def test_a_restore_of_many_rows_is_one_transaction(sandbox):
+def test_a_restore_of_many_rows_is_one_transaction(sandbox, store_kind, monkeypatch):
     with client(sandbox) as http:
         for batch in range(3):  # an envelope holds at most 100 request objects
             pay(http, *[auth(f"bulk-{n}", amount=str(1000 + n)) for n in range(batch * 100, batch * 100 + 100)])
     sandbox.snapshots.save("bulk")
     sandbox.reset()
-    statements: list[str] = []
-    conn = sandbox.store.connection()
-    conn.set_trace_callback(statements.append)
-    try:
+    if store_kind == "postgresql":  # no statement trace there: the write transactions opened are counted
+        opened: list[int] = []
+        real_write = sandbox.store.write
+        monkeypatch.setattr(sandbox.store, "write", lambda: opened.append(1) or real_write())
         sandbox.snapshots.restore("bulk")
-    finally:
-        conn.set_trace_callback(None)
-    transaction_control = [s.split()[0].upper() for s in statements
-                           if s.split()[0].upper() in ("BEGIN", "COMMIT", "ROLLBACK", "END")]
-    assert transaction_control == ["BEGIN", "COMMIT"]
-    (count,) = conn.execute("SELECT COUNT(*) FROM transactions").fetchone()
+        assert opened == [1]
+    else:
+        statements: list[str] = []
+        conn = sandbox.store.connection()
+        conn.set_trace_callback(statements.append)
+        try:
+            sandbox.snapshots.restore("bulk")
+        finally:
+            conn.set_trace_callback(None)
+        transaction_control = [s.split()[0].upper() for s in statements
+                               if s.split()[0].upper() in ("BEGIN", "COMMIT", "ROLLBACK", "END")]
+        assert transaction_control == ["BEGIN", "COMMIT"]
+    (count,) = sandbox.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
     assert count == 300
 
 

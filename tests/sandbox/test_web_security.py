@@ -293,7 +293,7 @@ def test_the_database_its_wal_and_the_vault_key_are_readable_by_their_owner_only
 
 def test_a_snapshot_is_readable_by_its_owner_only(sandbox, gateway, db_path, store_kind):
     if store_kind == "postgresql":
-        pytest.skip("snapshots are SQLite files: a PostgreSQL sandbox has none (docs/sandbox.md#snapshots)")
+        pytest.skip("on PostgreSQL a snapshot is rows of the database, not a file (docs/sandbox.md#snapshots)")
     gateway.one(card_auth())
     gateway.http.post("/_sandbox/snapshots", json={"name": "private"})
     [snapshot] = list(db_path.parent.glob("sandbox.db.snapshots/*/private.db"))
