@@ -209,6 +209,7 @@ class PgStore(Store):
     """The sandbox's data in PostgreSQL (`url`: postgresql://user[:password]@host[:port]/dbname)."""
 
     dialect = "postgresql"
+    batch_alone = True  # a lone request too runs in `batch()`: the writers' lock tells it of faults at once
 
     def __init__(self, url: str, *, schemas: Iterable[str] = (), added_columns: Iterable[tuple[str, str, str]] = (),
                  key_file: str | Path | None = None, pool_size: int = POOL_SIZE):
@@ -276,8 +277,10 @@ class PgStore(Store):
             with batch.raw.transaction():
                 yield batch
             return
-        # One round trip: without parameters, psycopg sends both statements as one simple query.
-        with self._transaction(f"BEGIN; SELECT pg_advisory_xact_lock({int(self._write_lock)})") as conn:
+        # One round trip: without parameters, psycopg sends the statements as one simple query. The
+        # last one answers `faults_present` for as long as the lock is held (adding a fault writes).
+        with self._transaction(f"BEGIN; SELECT pg_advisory_xact_lock({int(self._write_lock)}); "
+                               "SELECT EXISTS (SELECT 1 FROM gwkit_faults)", faults=True) as conn:
             yield conn
 
     @contextmanager
@@ -290,13 +293,27 @@ class PgStore(Store):
         with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") as conn:
             yield conn
 
+    def faults_present(self) -> bool:
+        """Whether any fault is armed on any site (web/stored_faults.py): known without a round trip
+        inside a write transaction, which learnt it when it took the writers' lock."""
+        known = getattr(self._local, "faults", None)
+        if known is not None and getattr(self._local, "conn", None) is not None:
+            return known
+        return bool(self.connection().execute("SELECT EXISTS (SELECT 1 FROM gwkit_faults)").fetchone()[0])
+
     @contextmanager
-    def _transaction(self, begin: str) -> Iterator[Connection]:
+    def _transaction(self, begin: str, faults: bool = False) -> Iterator[Connection]:
         if getattr(self._local, "conn", None) is not None:
             raise RuntimeError("a transaction was opened inside another one on the same thread")
         with self._pool.connection() as raw:
             conn = Connection(raw)
-            raw.execute(begin)
+            cursor = raw.execute(begin)
+            if faults:
+                while cursor.nextset():
+                    pass  # to the last statement's answer
+                self._local.faults = bool(cursor.fetchone()[0])
+            else:
+                self._local.faults = None
             self._local.conn = conn
             try:
                 # Pipeline mode: a statement whose result nobody reads (a SAVEPOINT, an INSERT) goes

@@ -131,6 +131,7 @@ class Store:
     Writes take turns (`WriteTurns`); reads run in their own transactions beside them (WAL)."""
 
     dialect = "sqlite"
+    batch_alone = False  # whether a request alone in the queue is answered in `batch()` too (PgStore)
 
     def __init__(self, path: str | Path | None = None, *, schemas: Iterable[str] = (),
                  added_columns: Iterable[tuple[str, str, str]] = ()):

@@ -97,7 +97,7 @@ class WorkerThread:
 
     @staticmethod
     def _answer(jobs: list["_Job"]) -> None:
-        if len(jobs) == 1:
+        if len(jobs) == 1 and not (jobs[0].together is not None and jobs[0].together.batch_alone):
             answers = [_run(jobs[0])]
         else:
             try:

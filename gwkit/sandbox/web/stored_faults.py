@@ -12,19 +12,18 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from ..gateway.store import Store
+from ..gateway.pgstore import PgStore
 from .faults import ActiveFault, FaultBook, parse_fault
 
 _COLUMNS = "id, sitereference, payload, count_left, random_state"
 
 
 class StoredFaultBook(FaultBook):
-    def __init__(self, store: Store):
+    def __init__(self, store: PgStore):
         self._store = store
 
     def __bool__(self) -> bool:
-        (any_fault,) = self._store.connection().execute("SELECT EXISTS (SELECT 1 FROM gwkit_faults)").fetchone()
-        return bool(any_fault)
+        return self._store.faults_present()
 
     def add(self, payload: dict[str, Any], sitereference: str) -> ActiveFault:
         fault = parse_fault(payload, 0, sitereference)  # refused here, with the field and the rule, if wrong
