@@ -10,15 +10,16 @@ For each day, and the sites whose day it is on their own clocks (`JobContext.sit
    as its number and is not retried: the series moves on to the next one (gwkit's choice; the
    interface does not say).
 
-Exactly once. Due subscriptions are read and paid inside one write transaction per batch: the
-payment records, the rows of `subscription_payments` (unique per subscription and number) and
-the subscriptions' next number and due date commit together or not at all. Set-based within the
-batch: one SELECT of what is due, one block of references, one executemany each for the payment
-records, the claims and the subscriptions' counters. Writers are
-serialised by SQLite, and a batch re-reads what is due once it holds the write lock, so two runs
-at the same time (threads or processes) cannot both make a payment, and a run killed halfway
-leaves whole batches behind: the next run (the sandbox re-runs unfinished days at start) makes
-the rest and skips what was made.
+Exactly once. Due subscriptions are read and paid in batches inside the write transaction the
+run's days share (jobwrites.SharedWrite): the payment records, the rows of `subscription_payments`
+(unique per subscription and number) and the subscriptions' next number and due date of a batch
+commit together or not at all, and with the marks of the days finished before them. Set-based
+within the batch: one SELECT of what is due, one block of references, one executemany each for
+the payment records, the claims and the subscriptions' counters. Writers are serialised by
+SQLite (PostgreSQL: an advisory lock), and a batch re-reads what is due once it holds the write
+lock, so two runs at the same time (threads or processes) cannot both make a payment, and a run
+killed halfway leaves whole batches and whole days behind: the next run (the sandbox re-runs
+unfinished days at start) makes the rest and skips what was made.
 """
 
 from __future__ import annotations
@@ -44,21 +45,22 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
     report = EngineReport()
     today = day.isoformat()
     sites = job.sites_json
+    # Asked without taking the write lock (unless the shared write is already open): idle days write nothing.
     if _settled_parents(job.store.connection(), sites):
-        with job.store.write() as conn:
-            report.started = start_settled(conn, sites)
-    total = _due_count(job.store.connection(), today, sites)  # without a write lock: idle days cost no write
+        report.started = start_settled(job.writes.conn, sites)
+    total = _due_count(job.store.connection(), today, sites)
     cards = job.cache.setdefault("subscription_cards", {})  # decrypted once per run, not per payment
     done = 0
     while total:
-        with job.store.write() as conn:  # what is due is read again under the lock
-            rows = conn.execute(_DUE, (today, sites, BATCH_SIZE)).fetchall()
-            pay_batch(job, conn, rows, day, cards, report)
+        conn = job.writes.conn  # what is due is read again under the lock
+        rows = conn.execute(_DUE, (today, sites, BATCH_SIZE)).fetchall()
         if not rows:
             break
+        job.writes.wrote(pay_batch(job, conn, rows, day, cards, report))
         done += len(rows)
         if job.progress is not None:
             job.progress(f"{JOB_NAME} {today}", done, max(total, done))
+        job.writes.commit_if_full()  # a batch is whole: its payments, claims and counters
     return report.as_dict()
 
 
@@ -92,8 +94,8 @@ def start_settled(conn: sqlite3.Connection, sites: str) -> list[str]:
 
 
 def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: date,
-              cards: dict[int, tuple[str, str]], report: "EngineReport") -> None:
-    """Make every payment of `rows` due by `day`, inside the caller's write transaction."""
+              cards: dict[int, tuple[str, str]], report: "EngineReport") -> int:
+    """Make every payment of `rows` due by `day`, inside the caller's write transaction; how many."""
     today = day.isoformat()
     due: list[tuple[sqlite3.Row, int, str]] = []  # (subscription, number, due date), oldest first
     moves, numbers = [], []
@@ -124,6 +126,7 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
     # The SUBSCRIPTION record names the next payment; `subscriptionnumber` is a JSON field only.
     conn.executemany("UPDATE transactions SET record = json_set(record, '$.subscriptionnumber', ?) "
                      "WHERE transactionreference = ?", numbers)
+    return len(to_pay)
 
 
 def _already_made(conn: sqlite3.Connection, wanted: list[tuple[int, int]]) -> set[tuple[int, int]]:
