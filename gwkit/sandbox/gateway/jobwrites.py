@@ -20,6 +20,10 @@ from typing import Any
 
 ROWS_PER_COMMIT = 2000  # payments (each a record, a claim and a counter) per commit
 DAYS_PER_COMMIT = 31  # idle days still read and write a little: a long quiet move commits now and then
+# SQLite's page cache while the shared write is open (KiB). Its default, 2 MB, is far less than the
+# pages such a transaction dirties (its new rows, and the index and subscription pages it revisits):
+# SQLite would spill them to the WAL during the transaction and write many twice.
+CACHE_KIB = 65536
 
 
 class SharedWrite:
@@ -30,9 +34,9 @@ class SharedWrite:
         self._store = store
         self._opened: AbstractContextManager | None = None
         self._conn: sqlite3.Connection | None = None
+        self._cache_size: int | None = None  # the connection's own page cache, put back at commit
         self.rows = 0  # written since the last commit
         self.days = 0  # finished since the last commit
-        self.commits = 0
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -41,6 +45,7 @@ class SharedWrite:
             opened = self._store.write()
             self._conn = opened.__enter__()
             self._opened = opened
+            self._cache_size = _set_cache(self._store, self._conn, -CACHE_KIB)
         return self._conn
 
     @property
@@ -63,10 +68,7 @@ class SharedWrite:
 
     def commit(self) -> None:
         self.rows = self.days = 0
-        if self._opened is not None:
-            opened, self._opened, self._conn = self._opened, None, None
-            opened.__exit__(None, None, None)
-            self.commits += 1
+        self._close(None, None, None)
 
     def __enter__(self) -> "SharedWrite":
         return self
@@ -74,6 +76,23 @@ class SharedWrite:
     def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
         if error is None:
             self.commit()
-        elif self._opened is not None:
-            opened, self._opened, self._conn = self._opened, None, None
-            opened.__exit__(kind, error, trace)  # rolls back
+        else:
+            self._close(kind, error, trace)  # rolls back
+
+    def _close(self, kind: Any, error: Any, trace: Any) -> None:
+        if self._opened is None:
+            return
+        opened, conn, self._opened, self._conn = self._opened, self._conn, None, None
+        try:
+            opened.__exit__(kind, error, trace)
+        finally:
+            _set_cache(self._store, conn, self._cache_size)  # the connection serves small requests again
+
+
+def _set_cache(store: Any, conn: sqlite3.Connection, setting: int | None) -> int | None:
+    """Set a SQLite connection's `PRAGMA cache_size` (negative: KiB); what it was (PostgreSQL: nothing to do)."""
+    if store.dialect != "sqlite" or setting is None:
+        return None
+    (before,) = conn.execute("PRAGMA cache_size").fetchone()
+    conn.execute(f"PRAGMA cache_size = {int(setting)}")
+    return before
