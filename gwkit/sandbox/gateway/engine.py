@@ -49,14 +49,13 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
     if _settled_parents(job.store.connection(), sites):
         report.started = start_settled(job.writes.conn, sites)
     total = _due_count(job.store.connection(), today, sites)
-    cards = job.cache.setdefault("subscription_cards", {})  # decrypted once per run, not per payment
     done = 0
     while total:
         conn = job.writes.conn  # what is due is read again under the lock
         rows = conn.execute(_DUE, (today, sites, BATCH_SIZE)).fetchall()
         if not rows:
             break
-        job.writes.wrote(pay_batch(job, conn, rows, day, cards, report))
+        job.writes.wrote(pay_batch(job, conn, rows, day, report))
         done += len(rows)
         if job.progress is not None:
             job.progress(f"{JOB_NAME} {today}", done, max(total, done))
@@ -94,7 +93,7 @@ def start_settled(conn: sqlite3.Connection, sites: str) -> list[str]:
 
 
 def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: date,
-              cards: dict[int, tuple[str, str]], report: "EngineReport") -> int:
+              report: "EngineReport") -> int:
     """Make every payment of `rows` due by `day`, inside the caller's write transaction; how many."""
     today = day.isoformat()
     due: list[tuple[sqlite3.Row, int, str]] = []  # (subscription, number, due date), oldest first
@@ -112,7 +111,7 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
         numbers.append((str(number), row["transactionreference"]))
     made = _already_made(conn, [(number, row["id"]) for row, number, _ in due])
     to_pay = [(row, number, when) for row, number, when in due if (number, row["id"]) not in made]
-    payer = _Payer(job, conn, datetime.combine(day, time()), cards, job.store.reserve_references(conn, len(to_pay)))
+    payer = _Payer(job, conn, datetime.combine(day, time()), job.store.reserve_references(conn, len(to_pay)))
     claims = []
     for row, number, when in to_pay:  # a payment made is never made again
         record = payer.pay(row, number)
@@ -165,24 +164,28 @@ class _BatchContext(Context):
 
 class _Payer:
     """Makes the payments of one batch: a gateway context per site, the request and card per subscription.
-    The records are in `kept` until the batch writes them."""
+    The records are in `kept` until the batch writes them.
 
-    def __init__(self, job: JobContext, conn: sqlite3.Connection, now: datetime, cards: dict[int, tuple[str, str]],
-                 references: list[str]):
-        self.job, self.conn, self.now, self.cards = job, conn, now, cards
+    A subscription's request and card are made once per run of the daily jobs (`job.cache`), not per
+    payment, and made again when a column they come from changed (an update between two days)."""
+
+    def __init__(self, job: JobContext, conn: sqlite3.Connection, now: datetime, references: list[str]):
+        self.job, self.conn, self.now = job, conn, now
+        self.cards: dict[int, tuple[str, str]] = job.cache.setdefault("subscription_cards", {})  # decrypted once
+        self.payers: dict[int, tuple[tuple, dict[str, str], Card]] = job.cache.setdefault("subscription_payers", {})
         self.kept: list[tuple[dict[str, Any], int | None, Mapping[str, Any] | None]] = []
         self._references = iter(references)
         self._contexts: dict[str, Context] = {}
-        self._subscription: tuple[int, dict[str, str], Card] | None = None
 
     def pay(self, row: sqlite3.Row, number: int) -> dict[str, Any]:
         ctx = self._context(row["sitereference"])
-        if self._subscription is None or self._subscription[0] != row["id"]:
+        made = self.payers.get(row["id"])
+        if made is None or made[0] != _paid_with(row):
             request = {"sitereference": row["sitereference"], "baseamount": row["baseamount"],
                        "currencyiso3a": row["currencyiso3a"], "accounttypedescription": "RECUR",
                        "orderreference": row["orderreference"]}
-            self._subscription = (row["id"], request, _card(ctx, self.cards, row))
-        _, request, card = self._subscription
+            made = self.payers[row["id"]] = (_paid_with(row), request, _card(ctx, self.cards, row))
+        _, request, card = made
         # Made at ctx.now, the day at 00:00:00; an expired card is declined by the bank, not refused.
         return authorise(ctx, request, card, extra={"subscriptionnumber": str(number)}, check_expiry=False)
 
@@ -194,6 +197,15 @@ class _Payer:
             ctx = self._contexts[site] = _BatchContext(self.job.store, self.job.tables, self.conn, account, self.now,
                                                        references=self._references, kept=self.kept)
         return ctx
+
+
+_PAID_WITH = ("sitereference", "baseamount", "currencyiso3a", "orderreference", "card_id", "details",
+              "transactionreference")
+
+
+def _paid_with(row: sqlite3.Row) -> tuple:
+    """The columns of a subscription its payments' request and card are made from."""
+    return tuple(row[name] for name in _PAID_WITH)
 
 
 def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> Card:
