@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from contextlib import ExitStack, contextmanager
 from datetime import date, datetime
 from pathlib import Path
 
@@ -89,6 +90,24 @@ def timed_jobs(sandbox: Sandbox) -> dict[str, list[float]]:
     return spent
 
 
+def timed_writes(sandbox: Sandbox) -> list[float]:
+    """Wrap the store's write transactions to keep how long each held the write lock (seconds)."""
+    held: list[float] = []
+    write = sandbox.store.write
+
+    @contextmanager
+    def timed_write():
+        with ExitStack() as stack:
+            locked: list[float] = []
+            stack.callback(lambda: held.extend(time.perf_counter() - at for at in locked))  # after the commit
+            conn = stack.enter_context(write())
+            locked.append(time.perf_counter())
+            yield conn
+
+    sandbox.store.write = timed_write
+    return held
+
+
 def floor_seconds(sandbox: Sandbox, directory: Path) -> tuple[float, float, int]:
     """SQLite inserting the engine's payment rows into an empty table, one transaction: (wall, CPU, rows)."""
     conn = sandbox.store.connection()
@@ -121,6 +140,8 @@ def main() -> None:
               f"{time.perf_counter() - started:.2f} s")
 
         spent = timed_jobs(sandbox)
+        write = sandbox.store.write
+        held = timed_writes(sandbox)
         started = time.perf_counter()
         report = sandbox.advance(by=f"P{args.months}M")
         advance = time.perf_counter() - started
@@ -135,6 +156,9 @@ def main() -> None:
               f"({engine_wall / max(made, 1) * 1e6:.0f} us per payment), of which {commits} commits between "
               f"days {commit_wall:.2f} s wall")
 
+        print(f"write lock: {len(held)} write transactions, the longest held {max(held, default=0) * 1e3:.0f} ms "
+              f"(with its commit)")
+        sandbox.store.write = write
         floor_wall, floor_cpu, inserted = floor_seconds(sandbox, directory)
         print(f"floor:  SQLite inserted the same {inserted:,} payment rows in one transaction in "
               f"{floor_wall:.2f} s wall, {floor_cpu:.2f} s CPU")
