@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 
 from gwkit.sandbox import Sandbox
-from gwkit.sandbox.gateway import engine
-from support.engine_runs import assert_each_payment_made_once, committed_payments, populated
+from gwkit.sandbox.gateway import engine, jobwrites
+from support.engine_runs import (
+    assert_each_payment_made_once, assert_whole_days_committed, committed_payments, populated,
+)
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -78,29 +80,42 @@ def test_two_threads_running_freely_on_the_same_database(db_path, tmp_path, monk
 
 def test_two_threads_reaching_the_same_due_batch_at_once(db_path, tmp_path, monkeypatch):
     """Deterministic overlap: each run's first engine transaction waits at a barrier until the other
-    run is at the same point, so both ask for the same due batch at the same moment."""
+    run is at the same point, so both ask for the same due batch at the same moment. Each day and
+    each batch commits on its own here, so the engine, not an earlier day, opens that transaction."""
     db = db_path
     subscriptions = populated(db, 120, settled=True)  # so the first engine write of each run pays
     monkeypatch.setattr(engine, "BATCH_SIZE", 3)
+    monkeypatch.setattr(jobwrites, "ROWS_PER_COMMIT", 1)
+    monkeypatch.setattr(jobwrites, "DAYS_PER_COMMIT", 1)
     sandboxes = [Sandbox(db), Sandbox(db)]
     rendezvous = threading.Barrier(2, timeout=60)
+    met: list[bool] = []
     for sandbox in sandboxes:
         real_write = sandbox.store.write
         waited = threading.Event()
 
         def write(real_write=real_write, waited=waited):
-            if not waited.is_set() and sys._getframe(1).f_code.co_name == "run_subscriptions":
+            if not waited.is_set() and called_from("run_subscriptions"):  # through the shared write
                 waited.set()
                 rendezvous.wait()  # both runs are about to read the same first due batch
+                met.append(True)
             return real_write()
 
         sandbox.store.write = write
 
     reports = advance_both(sandboxes)
+    assert len(met) == 2  # both runs met there
     total = assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1))
     made = [r.get("subscriptions", {}).get("made", 0) for r in reports]
     # Which run pays what after the rendezvous is up to SQLite's lock: the split is not asserted.
     assert total == 120 * 6 and sum(made) == total
+
+
+def called_from(function: str) -> bool:
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_name != function:
+        frame = frame.f_back
+    return frame is not None
 
 
 PROCESS_RUN = """
@@ -138,9 +153,10 @@ KILLED_RUN = """
     import os, signal, sys
     from pathlib import Path
     from gwkit.sandbox import Sandbox
-    from gwkit.sandbox.gateway import engine
-    db, target, batch, kill_after, mode, marker = sys.argv[1:7]
+    from gwkit.sandbox.gateway import engine, jobwrites
+    db, target, batch, rows_per_commit, kill_after, mode, marker = sys.argv[1:8]
     engine.BATCH_SIZE = int(batch)
+    jobwrites.ROWS_PER_COMMIT = int(rows_per_commit)
     kill_after = int(kill_after)
     sandbox = Sandbox(db)
     made = 0
@@ -149,7 +165,7 @@ KILLED_RUN = """
         Path(marker).write_text(str(count))  # closed, so on disk before the kill
         os.kill(os.getpid(), signal.SIGKILL)
 
-    if mode == "inside-a-batch":  # killed between two payments of one write transaction
+    if mode == "inside-a-transaction":  # killed between two payments of one write transaction
         real_authorise = engine.authorise
 
         def authorise_then_maybe_die(*args, **kwargs):
@@ -161,31 +177,71 @@ KILLED_RUN = """
             return record
 
         engine.authorise = authorise_then_maybe_die
-        sandbox.advance(to=target)
-    else:  # killed right after a batch committed, from the progress hook
-        def progress(label, done, total):
-            global made
-            made += 1
-            if made == kill_after:
-                die(done)
+    else:  # killed right after a commit (between batches of a day, or between days)
+        real_commit = jobwrites.SharedWrite.commit
 
-        sandbox.advance(to=target, progress=progress)
+        def commit_then_maybe_die(self):
+            global made
+            was_open = self.is_open
+            real_commit(self)
+            made += was_open
+            if made == kill_after:
+                die(made)
+
+        jobwrites.SharedWrite.commit = commit_then_maybe_die
+    sandbox.advance(to=target)
     print("finished without being killed", flush=True)
 """
 
 
-@pytest.mark.parametrize("mode, kill_after", [("inside-a-batch", 100), ("after-a-batch", 15)])
-def test_a_run_killed_halfway_is_finished_by_the_next_start(db_path, tmp_path, mode, kill_after):
+@pytest.mark.parametrize("mode, rows_per_commit, kill_after", [
+    ("inside-a-transaction", 2000, 100),  # several days in the transaction rolled back
+    ("inside-a-transaction", 20, 100),
+    ("after-a-commit", 20, 6),
+    ("after-a-commit", 2000, 3),  # days share commits: killed between days
+])
+def test_a_run_killed_halfway_is_finished_by_the_next_start(db_path, tmp_path, mode, rows_per_commit, kill_after):
     db = db_path
     marker = tmp_path / "killed"
     subscriptions = populated(db, 60)
-    run = run_script(tmp_path, KILLED_RUN, str(db), TARGET, "7", str(kill_after), mode, str(marker))
+    run = run_script(tmp_path, KILLED_RUN, str(db), TARGET, "7", str(rows_per_commit), str(kill_after), mode,
+                     str(marker))
     out, err = run.communicate(timeout=240)
     assert run.returncode == -signal.SIGKILL, (out, err)
     assert marker.exists()
     before_restart = committed_payments(db)
     assert 0 < before_restart < 60 * 6  # really halfway
-    if mode == "inside-a-batch":
-        assert before_restart < kill_after  # the batch in flight was rolled back whole
+    if mode == "inside-a-transaction":
+        assert before_restart < kill_after  # the transaction in flight was rolled back whole
+    # What committed is whole: every payment due by the days marked done, each once with its claim.
+    assert_whole_days_committed(db, subscriptions)
     # Starting the sandbox again runs the unfinished days (Gateway.run_due_jobs at start).
     assert assert_each_payment_made_once(db, subscriptions, date(2026, 7, 1)) == 60 * 6
+
+
+# -- days share a write transaction, of a bounded size -------------------------------------------
+
+def test_a_clock_move_commits_days_together_and_never_more_than_its_bound_at_once(db_path, monkeypatch):
+    """Each commit is watched from outside the sandbox: how many payments it put on disk."""
+    subscriptions = populated(db_path, 60)
+    monkeypatch.setattr(engine, "BATCH_SIZE", 7)
+    monkeypatch.setattr(jobwrites, "ROWS_PER_COMMIT", 50)
+    on_disk: list[int] = []
+    real_commit = jobwrites.SharedWrite.commit
+
+    def watched_commit(self):
+        was_open = self.is_open
+        real_commit(self)
+        if was_open:
+            on_disk.append(committed_payments(db_path))
+
+    monkeypatch.setattr(jobwrites.SharedWrite, "commit", watched_commit)
+    sandbox = Sandbox(db_path)
+    report = sandbox.advance(to=TARGET)
+    sandbox.close()
+
+    assert assert_each_payment_made_once(db_path, subscriptions, date(2026, 7, 1)) == 60 * 6
+    committed_at_once = [after - before for before, after in zip([0, *on_disk], on_disk)]
+    assert sum(committed_at_once) == 60 * 6
+    assert max(committed_at_once) <= 50 + 7 - 1  # the bound, passed by at most one batch of the engine
+    assert len(on_disk) < report["days"] / 2  # days shared their commits

@@ -3,8 +3,10 @@ check that every scheduled payment exists once, on its day (on either store)."""
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from gwkit.interface.schedule import payment_dates
 from gwkit.sandbox import Sandbox
@@ -61,7 +63,31 @@ def assert_each_payment_made_once(db: Path | str, subscriptions: list[tuple[str,
     return len(made)
 
 
+def assert_whole_days_committed(db: Path | str, subscriptions: list[tuple[str, date]]) -> date:
+    """On disk, without running the unfinished days: every payment due by the last day the engine marked
+    done exists once, with its claim; later days may be partly paid (a big day commits batch by batch),
+    never past their due date. The day marked done."""
+    database = Database(db)
+    through = date.fromisoformat(
+        database.value("SELECT through FROM site_jobs WHERE job = 'subscriptions' AND sitereference = ?", (SITE,))
+        or database.value("SELECT value FROM meta WHERE key = 'job:subscriptions:through'"))
+    made = sorted((parent, int(_json(record)["subscriptionnumber"]), day) for parent, record, day in database.rows(
+        "SELECT parenttransactionreference, record, substr(transactionstartedtimestamp, 1, 10) FROM transactions "
+        "WHERE accounttypedescription = 'RECUR' AND requesttypedescription = 'AUTH'"))
+    claims = database.value("SELECT COUNT(*) FROM subscription_payments")
+    due_by_mark = {(reference, number, due.isoformat()) for reference, begin in subscriptions
+                   for number, due in payment_dates(begin, 1, 2, 0, until=through)}
+    assert len(made) == len(set(made)), "a payment was made twice"
+    assert due_by_mark <= set(made), "a day marked done misses payments"
+    assert claims == len(made), "a payment without its claim, or a claim without its payment"
+    return through
+
+
 def committed_payments(db: Path | str) -> int:
     """Payments on disk, read without opening a Sandbox (which would run the unfinished days)."""
     return Database(db).value("SELECT COUNT(*) FROM transactions WHERE accounttypedescription = 'RECUR' "
                               "AND requesttypedescription = 'AUTH'")
+
+
+def _json(value: Any) -> dict[str, Any]:
+    return json.loads(value) if isinstance(value, str) else value  # PostgreSQL may hand back JSON decoded

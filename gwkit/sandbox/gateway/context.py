@@ -14,6 +14,7 @@ from ...interface.wire import TIMESTAMP
 from .accounts import Account
 from .clock import Clock
 from .fault import Fault
+from .jobwrites import SharedWrite
 from .store import Store
 
 Record = dict[str, Any]
@@ -106,7 +107,11 @@ class Context:
 class JobContext:
     """What a daily job gets: the gateway's parts, a way to report progress on long runs, a
     cache that lasts one run of the daily jobs (the days of one `advance`), so a reset never meets it,
-    and the sites whose day it is (a job touches only their rows, each on its own clock)."""
+    the sites whose day it is (a job touches only their rows, each on its own clock), and the write
+    transaction the run's days share (`writes.conn`; jobs never open one of their own).
+
+    Jobs read through `store.connection()`: inside the shared transaction it is that transaction's
+    connection, so a day sees what the days before it wrote."""
 
     store: Store
     clock: Clock
@@ -115,6 +120,7 @@ class JobContext:
     progress: Callable[[str, int, int], None] | None = None
     cache: dict[str, Any] = field(default_factory=dict)
     sites: tuple[str, ...] = ()
+    writes: SharedWrite | None = None
 
     @property
     def sites_json(self) -> str:

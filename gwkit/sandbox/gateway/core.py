@@ -33,6 +33,7 @@ from .envelopes import (
     answer_reference, envelope, error_record, request_error, too_many_objects, usable_reference,
 )
 from .fault import Fault, unknown_error
+from .jobwrites import SharedWrite
 from .moves import Move, Moves, StoredMoves
 from .pgstore import PgStore, is_postgres_url
 from .sitedata import SiteTables, delete_sites
@@ -219,23 +220,27 @@ class Gateway:
         day, last = min(behind) + timedelta(days=1), max(todays.values())
         if day < last:
             log.info("running the daily jobs for %d days, %s to %s", (last - day).days + 1, day, last)
-        while day <= last:
-            if self._stopping.is_set():  # what ran is committed; the rest runs at the next start
-                log.info("daily jobs stopped before %s: the sandbox is stopping", day)
-                report["stopped_before"] = day.isoformat()
-                break
-            if on_day is not None:
-                on_day(day)
-            for job in self.daily_jobs:
-                due = tuple(site for site in sites if marks[job.name][site] < day <= todays[site])
-                if not due:
-                    continue
-                job_context = JobContext(self.store, self.clock, self.tables, self.accounts, progress, cache, due)
-                _merge(report.setdefault(job.name, {}), job.run(job_context, day) or {})
-                with self.store.write() as conn:
-                    self.clock.set_marks(conn, job.name, due, day)
-                marks[job.name].update(dict.fromkeys(due, day))
-            day += timedelta(days=1)
+        with SharedWrite(self.store) as writes:  # days commit together with their marks (jobwrites.py)
+            while day <= last:
+                if self._stopping.is_set():  # what ran is committed on leaving; the rest runs at the next start
+                    log.info("daily jobs stopped before %s: the sandbox is stopping", day)
+                    report["stopped_before"] = day.isoformat()
+                    break
+                if on_day is not None:
+                    on_day(day)
+                finished = []
+                for job in self.daily_jobs:
+                    due = tuple(site for site in sites if marks[job.name][site] < day <= todays[site])
+                    if due:
+                        job_context = JobContext(self.store, self.clock, self.tables, self.accounts, progress,
+                                                 cache, due, writes)
+                        _merge(report.setdefault(job.name, {}), job.run(job_context, day) or {})
+                        finished.append((job.name, due))
+                for name, due in finished:  # in the transaction that holds what the day's jobs wrote
+                    self.clock.set_marks(writes.conn, name, due, day)
+                    marks[name].update(dict.fromkeys(due, day))
+                writes.day_done()
+                day += timedelta(days=1)
         return report
 
     def settle(self, all_pending: bool = False, sites: str | Iterable[str] | None = None) -> dict[str, Any]:

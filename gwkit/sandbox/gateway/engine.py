@@ -10,15 +10,16 @@ For each day, and the sites whose day it is on their own clocks (`JobContext.sit
    as its number and is not retried: the series moves on to the next one (gwkit's choice; the
    interface does not say).
 
-Exactly once. Due subscriptions are read and paid inside one write transaction per batch: the
-payment records, the rows of `subscription_payments` (unique per subscription and number) and
-the subscriptions' next number and due date commit together or not at all. Set-based within the
-batch: one SELECT of what is due, one block of references, one executemany each for the payment
-records, the claims and the subscriptions' counters. Writers are
-serialised by SQLite, and a batch re-reads what is due once it holds the write lock, so two runs
-at the same time (threads or processes) cannot both make a payment, and a run killed halfway
-leaves whole batches behind: the next run (the sandbox re-runs unfinished days at start) makes
-the rest and skips what was made.
+Exactly once. Due subscriptions are read and paid in batches inside the write transaction the
+run's days share (jobwrites.SharedWrite): the payment records, the rows of `subscription_payments`
+(unique per subscription and number) and the subscriptions' next number and due date of a batch
+commit together or not at all, and with the marks of the days finished before them. Set-based
+within the batch: one SELECT of what is due, one block of references, one executemany each for
+the payment records, the claims and the subscriptions' counters. Writers are serialised by
+SQLite (PostgreSQL: an advisory lock), and a batch re-reads what is due once it holds the write
+lock, so two runs at the same time (threads or processes) cannot both make a payment, and a run
+killed halfway leaves whole batches and whole days behind: the next run (the sandbox re-runs
+unfinished days at start) makes the rest and skips what was made.
 """
 
 from __future__ import annotations
@@ -44,21 +45,21 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
     report = EngineReport()
     today = day.isoformat()
     sites = job.sites_json
+    # Asked without taking the write lock (unless the shared write is already open): idle days write nothing.
     if _settled_parents(job.store.connection(), sites):
-        with job.store.write() as conn:
-            report.started = start_settled(conn, sites)
-    total = _due_count(job.store.connection(), today, sites)  # without a write lock: idle days cost no write
-    cards = job.cache.setdefault("subscription_cards", {})  # decrypted once per run, not per payment
+        report.started = start_settled(job.writes.conn, sites)
+    total = _due_count(job.store.connection(), today, sites)
     done = 0
     while total:
-        with job.store.write() as conn:  # what is due is read again under the lock
-            rows = conn.execute(_DUE, (today, sites, BATCH_SIZE)).fetchall()
-            pay_batch(job, conn, rows, day, cards, report)
+        conn = job.writes.conn  # what is due is read again under the lock
+        rows = conn.execute(_DUE, (today, sites, BATCH_SIZE)).fetchall()
         if not rows:
             break
+        job.writes.wrote(pay_batch(job, conn, rows, day, report))
         done += len(rows)
         if job.progress is not None:
             job.progress(f"{JOB_NAME} {today}", done, max(total, done))
+        job.writes.commit_if_full()  # a batch is whole: its payments, claims and counters
     return report.as_dict()
 
 
@@ -92,8 +93,8 @@ def start_settled(conn: sqlite3.Connection, sites: str) -> list[str]:
 
 
 def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: date,
-              cards: dict[int, tuple[str, str]], report: "EngineReport") -> None:
-    """Make every payment of `rows` due by `day`, inside the caller's write transaction."""
+              report: "EngineReport") -> int:
+    """Make every payment of `rows` due by `day`, inside the caller's write transaction; how many."""
     today = day.isoformat()
     due: list[tuple[sqlite3.Row, int, str]] = []  # (subscription, number, due date), oldest first
     moves, numbers = [], []
@@ -110,7 +111,7 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
         numbers.append((str(number), row["transactionreference"]))
     made = _already_made(conn, [(number, row["id"]) for row, number, _ in due])
     to_pay = [(row, number, when) for row, number, when in due if (number, row["id"]) not in made]
-    payer = _Payer(job, conn, datetime.combine(day, time()), cards, job.store.reserve_references(conn, len(to_pay)))
+    payer = _Payer(job, conn, datetime.combine(day, time()), job.store.reserve_references(conn, len(to_pay)))
     claims = []
     for row, number, when in to_pay:  # a payment made is never made again
         record = payer.pay(row, number)
@@ -124,6 +125,7 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
     # The SUBSCRIPTION record names the next payment; `subscriptionnumber` is a JSON field only.
     conn.executemany("UPDATE transactions SET record = json_set(record, '$.subscriptionnumber', ?) "
                      "WHERE transactionreference = ?", numbers)
+    return len(to_pay)
 
 
 def _already_made(conn: sqlite3.Connection, wanted: list[tuple[int, int]]) -> set[tuple[int, int]]:
@@ -162,24 +164,28 @@ class _BatchContext(Context):
 
 class _Payer:
     """Makes the payments of one batch: a gateway context per site, the request and card per subscription.
-    The records are in `kept` until the batch writes them."""
+    The records are in `kept` until the batch writes them.
 
-    def __init__(self, job: JobContext, conn: sqlite3.Connection, now: datetime, cards: dict[int, tuple[str, str]],
-                 references: list[str]):
-        self.job, self.conn, self.now, self.cards = job, conn, now, cards
+    A subscription's request and card are made once per run of the daily jobs (`job.cache`), not per
+    payment, and made again when a column they come from changed (an update between two days)."""
+
+    def __init__(self, job: JobContext, conn: sqlite3.Connection, now: datetime, references: list[str]):
+        self.job, self.conn, self.now = job, conn, now
+        self.cards: dict[int, tuple[str, str]] = job.cache.setdefault("subscription_cards", {})  # decrypted once
+        self.payers: dict[int, tuple[tuple, dict[str, str], Card]] = job.cache.setdefault("subscription_payers", {})
         self.kept: list[tuple[dict[str, Any], int | None, Mapping[str, Any] | None]] = []
         self._references = iter(references)
         self._contexts: dict[str, Context] = {}
-        self._subscription: tuple[int, dict[str, str], Card] | None = None
 
     def pay(self, row: sqlite3.Row, number: int) -> dict[str, Any]:
         ctx = self._context(row["sitereference"])
-        if self._subscription is None or self._subscription[0] != row["id"]:
+        made = self.payers.get(row["id"])
+        if made is None or made[0] != _paid_with(row):
             request = {"sitereference": row["sitereference"], "baseamount": row["baseamount"],
                        "currencyiso3a": row["currencyiso3a"], "accounttypedescription": "RECUR",
                        "orderreference": row["orderreference"]}
-            self._subscription = (row["id"], request, _card(ctx, self.cards, row))
-        _, request, card = self._subscription
+            made = self.payers[row["id"]] = (_paid_with(row), request, _card(ctx, self.cards, row))
+        _, request, card = made
         # Made at ctx.now, the day at 00:00:00; an expired card is declined by the bank, not refused.
         return authorise(ctx, request, card, extra={"subscriptionnumber": str(number)}, check_expiry=False)
 
@@ -191,6 +197,15 @@ class _Payer:
             ctx = self._contexts[site] = _BatchContext(self.job.store, self.job.tables, self.conn, account, self.now,
                                                        references=self._references, kept=self.kept)
         return ctx
+
+
+_PAID_WITH = ("sitereference", "baseamount", "currencyiso3a", "orderreference", "card_id", "details",
+              "transactionreference")
+
+
+def _paid_with(row: sqlite3.Row) -> tuple:
+    """The columns of a subscription its payments' request and card are made from."""
+    return tuple(row[name] for name in _PAID_WITH)
 
 
 def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> Card:

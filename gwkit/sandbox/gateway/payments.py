@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from datetime import datetime, timedelta
 from typing import Any, Mapping
 
@@ -49,6 +49,15 @@ class Card:
     def paymenttype(self) -> str | None:  # a subscription's card pays many times in one run
         scheme = scheme_of(self.pan)
         return scheme.code if scheme else None
+
+    @cached_property
+    def maskedpan(self) -> str:
+        return mask_pan(self.pan)
+
+    @cached_property
+    def issuer(self) -> tuple[str, str]:
+        """(issuer, issuercountryiso2a), as the test acquirer names them."""
+        return acquirer.issuer_of(self.pan)
 
 
 def billing_details(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -92,6 +101,7 @@ def load_card(ctx: Context, card_id: int, securitycode: str | None = None, **fie
     return Card(stored["pan"], stored["expirydate"], securitycode, card_id=card_id, **fields)
 
 
+@lru_cache(maxsize=64)  # the engine makes a day's payments at one `now`
 def settle_due_date(now: datetime) -> str:
     """Authorised payments settle on the day after they are made (see settlement.py)."""
     return (now.date() + timedelta(days=1)).isoformat()
@@ -124,7 +134,7 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
         card.pan, fields["baseamount"], card.securitycode, strong_auth_exempt=exempt or not takes_money))
     if not takes_money and outcome.get("errorcode") == "0":
         outcome = {k: v for k, v in outcome.items() if k != "settlestatus"}  # nothing to settle
-    issuer, country = acquirer.issuer_of(card.pan)
+    issuer, country = card.issuer
     record: dict[str, Any] = {
         "transactionstartedtimestamp": ctx.timestamp, "livestatus": "0", "issuer": issuer,
         "splitfinalnumber": "1", "dccenabled": "0",
@@ -132,7 +142,7 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
         **MERCHANT, "baseamount": fields["baseamount"], "transactionreference": ctx.new_reference(),
         "paymenttypedescription": paymenttype, "accounttypedescription": fields["accounttypedescription"],
         "requesttypedescription": requesttype, "currencyiso3a": fields["currencyiso3a"],
-        "operatorname": ctx.account.username, "maskedpan": mask_pan(card.pan), "issuercountryiso2a": country,
+        "operatorname": ctx.account.username, "maskedpan": card.maskedpan, "issuercountryiso2a": country,
         "sitereference": request.get("sitereference") or ctx.sites[0],
         **({"orderreference": fields["orderreference"]} if fields["orderreference"] else {}),
         **({"parenttransactionreference": card.parent} if card.parent else {}),

@@ -1,0 +1,98 @@
+"""The write transaction one run of the daily jobs shares: several days commit at once.
+
+A commit costs SQLite about as much as writing a few hundred payments (it rewrites every index
+page the transaction touched), so a clock move that committed each job's day on its own spent
+most of its time committing. Here the jobs of many days write into one transaction, opened at
+the first write, and it commits once it holds `ROWS_PER_COMMIT` rows or `DAYS_PER_COMMIT` days.
+
+Exactly once: what a day's jobs wrote and the marks of that day commit together or not at all.
+A commit happens only where what is written is whole: between days, after the marks, and
+between the engine's batches (whole payments with their claims and counters; the day's mark
+waits, and a day run again skips what was made). The bounds keep the write lock held for a
+short time, so a payment or a health check waiting beside a long clock move is answered soon.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import AbstractContextManager
+from typing import Any
+
+ROWS_PER_COMMIT = 2000  # payments (each a record, a claim and a counter) per commit
+DAYS_PER_COMMIT = 31  # idle days still read and write a little: a long quiet move commits now and then
+# SQLite's page cache while the shared write is open (KiB). Its default, 2 MB, is far less than the
+# pages such a transaction dirties (its new rows, and the index and subscription pages it revisits):
+# SQLite would spill them to the WAL during the transaction and write many twice.
+CACHE_KIB = 65536
+
+
+class SharedWrite:
+    """A write transaction opened on first use and committed at the bounds; as a context manager,
+    what is left commits on leaving, and an exception rolls back what was not committed."""
+
+    def __init__(self, store: Any):
+        self._store = store
+        self._opened: AbstractContextManager | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._cache_size: int | None = None  # the connection's own page cache, put back at commit
+        self.rows = 0  # written since the last commit
+        self.days = 0  # finished since the last commit
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The open transaction's connection, opening it (taking the write lock) if none is."""
+        if self._conn is None:
+            opened = self._store.write()
+            self._conn = opened.__enter__()
+            self._opened = opened
+            self._cache_size = _set_cache(self._store, self._conn, -CACHE_KIB)
+        return self._conn
+
+    @property
+    def is_open(self) -> bool:
+        return self._conn is not None
+
+    def wrote(self, rows: int) -> None:
+        self.rows += rows
+
+    def commit_if_full(self) -> None:
+        """At a point where what is written is whole: commit if the rows reached their bound."""
+        if self.rows >= ROWS_PER_COMMIT:
+            self.commit()
+
+    def day_done(self) -> None:
+        """A day and its marks are written: commit if its rows or days reached their bound."""
+        self.days += 1
+        if self.rows >= ROWS_PER_COMMIT or self.days >= DAYS_PER_COMMIT:
+            self.commit()
+
+    def commit(self) -> None:
+        self.rows = self.days = 0
+        self._close(None, None, None)
+
+    def __enter__(self) -> "SharedWrite":
+        return self
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        if error is None:
+            self.commit()
+        else:
+            self._close(kind, error, trace)  # rolls back
+
+    def _close(self, kind: Any, error: Any, trace: Any) -> None:
+        if self._opened is None:
+            return
+        opened, conn, self._opened, self._conn = self._opened, self._conn, None, None
+        try:
+            opened.__exit__(kind, error, trace)
+        finally:
+            _set_cache(self._store, conn, self._cache_size)  # the connection serves small requests again
+
+
+def _set_cache(store: Any, conn: sqlite3.Connection, setting: int | None) -> int | None:
+    """Set a SQLite connection's `PRAGMA cache_size` (negative: KiB); what it was (PostgreSQL: nothing to do)."""
+    if store.dialect != "sqlite" or setting is None:
+        return None
+    (before,) = conn.execute("PRAGMA cache_size").fetchone()
+    conn.execute(f"PRAGMA cache_size = {int(setting)}")
+    return before
