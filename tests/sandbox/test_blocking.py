@@ -105,6 +105,41 @@ def test_health_and_an_auth_are_answered_while_a_clock_move_is_held(sandbox, gat
     assert advance.value().status_code == 200
 
 
+def test_a_long_clock_move_commits_and_lets_a_waiting_writer_in(db_path, store_kind):
+    """The days of a move share one transaction (jobwrites.py); a payment waiting for the write lock
+    makes it commit at the end of the day it is on, instead of at its bounds (31 days here)."""
+    if store_kind == "postgresql":
+        pytest.skip("another worker's waiting writer is not known to PostgreSQL's store: the bounds apply")
+    sandbox = gwkit.sandbox.Sandbox(db_path, clock_start=CLOCK)
+    gateway, held, seen = sandbox.gateway, Held(), []
+
+    def writing_job(job: Any, day: date) -> dict[str, Any]:
+        job.writes.conn.execute("INSERT INTO meta (key, value) VALUES (?, 'x')", (f"moved-{day}",))
+        if day == CLOCK.date().replace(day=CLOCK.day + 2):
+            held.wait()  # day 2 of the move, its rows not committed
+        return {}
+
+    def payment() -> None:  # a writer beside the move: what has the move committed when it gets in?
+        with gateway.store.write() as conn:
+            seen.append(conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'moved-%'").fetchone()[0])
+
+    gateway.store.meta_set_default("job:writing:through", CLOCK.date().isoformat())
+    gateway.daily_jobs.append(DailyJob("writing", 98, writing_job))
+    try:
+        move = InBackground(lambda: sandbox.advance(by="P10D"))
+        assert held.started.wait(BOUND)
+        waiting = InBackground(payment)
+        while not gateway.store.writer_waiting:  # until the payment queues for the lock (no sleep)
+            assert not waiting.done, waiting.value()
+            threading.Event().wait(0.001)
+        held.release.set()
+        move.value(), waiting.value()
+    finally:
+        sandbox.close()
+    assert seen == [2]  # days 1 and 2, committed for it; the other 8 days came after
+    assert Database(db_path).value("SELECT count(*) FROM meta WHERE key LIKE 'moved-%'") == 10
+
+
 def test_an_auth_is_written_while_a_query_is_held_and_the_query_sees_one_consistent_view(sandbox, gateway,
                                                                                          monkeypatch):
     before = gateway.one(card_auth(orderreference="before"))["transactionreference"]

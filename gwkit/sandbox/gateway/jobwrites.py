@@ -9,7 +9,8 @@ Exactly once: what a day's jobs wrote and the marks of that day commit together 
 A commit happens only where what is written is whole: between days, after the marks, and
 between the engine's batches (whole payments with their claims and counters; the day's mark
 waits, and a day run again skips what was made). The bounds keep the write lock held for a
-short time, so a payment or a health check waiting beside a long clock move is answered soon.
+short time, and on SQLite a writer waiting for the lock (a payment beside a long clock move) makes
+the run commit at its next such point and let it in.
 """
 
 from __future__ import annotations
@@ -56,15 +57,20 @@ class SharedWrite:
         self.rows += rows
 
     def commit_if_full(self) -> None:
-        """At a point where what is written is whole: commit if the rows reached their bound."""
-        if self.rows >= ROWS_PER_COMMIT:
+        """At a point where what is written is whole: commit if the rows reached their bound, or a
+        payment (any other writer) is waiting for the lock."""
+        if self.rows >= ROWS_PER_COMMIT or self._let_in():
             self.commit()
 
     def day_done(self) -> None:
-        """A day and its marks are written: commit if its rows or days reached their bound."""
+        """A day and its marks are written: commit if its rows or days reached their bound, or
+        another writer is waiting."""
         self.days += 1
-        if self.rows >= ROWS_PER_COMMIT or self.days >= DAYS_PER_COMMIT:
+        if self.rows >= ROWS_PER_COMMIT or self.days >= DAYS_PER_COMMIT or self._let_in():
             self.commit()
+
+    def _let_in(self) -> bool:
+        return self.is_open and self._store.writer_waiting
 
     def commit(self) -> None:
         self.rows = self.days = 0

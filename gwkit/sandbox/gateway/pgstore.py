@@ -258,6 +258,11 @@ class PgStore(Store):
         network, so the web layer never answers a PostgreSQL request on its event loop."""
         return True
 
+    @property
+    def writer_waiting(self) -> bool:
+        """Not known without asking the server (the writers of other workers): long runs keep their bounds."""
+        return False
+
     # connections and transactions
 
     def connection(self) -> Any:

@@ -103,6 +103,11 @@ class WriteTurns:
         self._holder = me
 
     @property
+    def waited_for(self) -> bool:
+        """Whether a writer waits for the turn (a glance, for the holder deciding to let go early)."""
+        return bool(self._waiting)
+
+    @property
     def taken(self) -> bool:
         """Whether a writer holds the turn or waits for it (a glance: it may change the next moment)."""
         return self._holder is not None or bool(self._waiting)
@@ -222,6 +227,12 @@ class Store:
     def writing(self) -> bool:
         """Whether a thread of this process holds a write transaction or waits for one."""
         return self._turns.taken
+
+    @property
+    def writer_waiting(self) -> bool:
+        """Whether another thread of this process waits to write: a long run of writes commits and
+        lets it in (jobwrites.SharedWrite)."""
+        return self._turns.waited_for
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
