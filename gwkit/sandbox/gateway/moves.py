@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import secrets
 import socket
 import threading
 import time
@@ -70,12 +71,11 @@ class StoredMoves(Moves):
     """The moves of every worker, in the team sandbox's database."""
 
     def __init__(self, store: Any):
-        super().__init__()
         self._store = store
         self._worker = f"{socket.gethostname()}:{os.getpid()}"
 
     def start(self, move: Move) -> Any:
-        key = f"{self._worker}:{super().start(move)}"
+        key = f"{self._worker}:{secrets.token_hex(8)}"  # unique also between two sandboxes of one process
         self._store.autocommit().execute(
             "INSERT INTO gwkit_clock_moves (key, worker, sites, state, changed) VALUES (?, ?, ?::jsonb, ?::jsonb, ?)",
             (key, self._worker, json.dumps(move["sites"]), json.dumps(dict(move)), time.time()))
