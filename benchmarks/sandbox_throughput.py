@@ -14,6 +14,9 @@ system time over the run, from /proc): on a 2-core machine the load generator sh
 at concurrency 32 req/s is bounded by the client as much as by the server, and wanders with
 whatever else runs; CPU per request is the server's own cost and much steadier.
 
+`loop` is the same sandbox with every request answered on the server's event loop, as it was
+before it had worker threads: what the threads (and their group commit) cost or gain.
+
 `--before DIR` also serves the sandbox of another checkout (e.g. `git worktree add /tmp/before
 d90ab1e`) in the same run, so a change to the server is compared with the code before it.
 
@@ -76,6 +79,11 @@ def serve(kind: str, db: str | None) -> None:
         from gwkit.sandbox import Sandbox
 
         server = server_for(Sandbox(db))  # gateway work in its worker threads, as `gwkit sandbox` runs it
+    elif kind == "loop":  # the same sandbox with every request answered on the event loop: no threads
+        from gwkit.sandbox import Sandbox
+        from gwkit.sandbox.web.app import Workers, create_app
+
+        server = uvicorn.Server(uvicorn_config(create_app(Sandbox(db), workers=Workers(on_event_loop=True))))
     else:
         server = uvicorn.Server(uvicorn_config(minimal_app()))
     sock = bind("127.0.0.1", 0)
@@ -160,7 +168,7 @@ def main() -> int:
     parser.add_argument("--levels", default="1,32", help="concurrency levels, comma separated")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before", type=Path, help="also serve the sandbox of this checkout (the code before a change)")
-    parser.add_argument("--serve", choices=("sandbox", "minimal"), help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=("sandbox", "loop", "minimal"), help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -168,7 +176,8 @@ def main() -> int:
         return 0
     levels = [int(level) for level in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="gwkit-bench-") as tmp:
-        servers = {"minimal": Server("minimal"), "sandbox": Server("sandbox", os.path.join(tmp, "bench.db"))}
+        servers = {"minimal": Server("minimal"), "sandbox": Server("sandbox", os.path.join(tmp, "bench.db")),
+                   "loop": Server("loop", os.path.join(tmp, "loop.db"))}
         if args.before:
             servers["before"] = Server("sandbox", os.path.join(tmp, "before.db"), root=args.before.resolve())
         try:
@@ -202,6 +211,9 @@ def report(args: argparse.Namespace, levels: list[int], kinds: list[str],
     for level in levels:
         print(f"ratio sandbox_vs_starlette_c{level} {rates['sandbox', level] / rates['minimal', level]:.3f}")
         print(f"ratio sandbox_cpu_per_request_vs_starlette_c{level} {cpu['sandbox', level] / cpu['minimal', level]:.3f}")
+        print(f"ratio sandbox_vs_event_loop_only_c{level} {rates['sandbox', level] / rates['loop', level]:.3f}")
+        print(f"ratio sandbox_cpu_per_request_vs_event_loop_only_c{level} "
+              f"{cpu['sandbox', level] / cpu['loop', level]:.3f}")
         if "before" in kinds:
             print(f"ratio sandbox_vs_before_c{level} {rates['sandbox', level] / rates['before', level]:.3f}")
             print(f"ratio sandbox_cpu_per_request_vs_before_c{level} {cpu['sandbox', level] / cpu['before', level]:.3f}")

@@ -12,8 +12,8 @@ import pytest
 
 import gwkit.sandbox
 from gwkit.sandbox import Sandbox
-from gwkit.sandbox.gateway import auth
-from gwkit.sandbox.web.app import WorkerThread
+from gwkit.sandbox.http import SandboxRequest
+from gwkit.sandbox.web.app import Workers, WorkerThread
 from support.databases import Database
 from support.sandbox import CLOCK, DEFAULT_PASSWORD, DEFAULT_USERNAME, card_auth
 
@@ -202,3 +202,30 @@ def test_concurrent_auths_over_http_are_each_answered_and_kept_once(db_path):
     assert {record["errorcode"] for record in by_order.values()} == {"0"}
     kept = Database(db_path).rows("SELECT orderreference FROM transactions ORDER BY orderreference")
     assert sorted(order for (order,) in kept) == sorted(by_order)
+
+
+def test_the_event_loop_baseline_answers_on_the_event_loop_and_the_default_in_a_thread(db_path):
+    """Workers(on_event_loop=True) is the benchmark's baseline of the sandbox before its threads."""
+    sandbox = Sandbox(db_path, clock_start=CLOCK)
+    seen: list[str] = []
+    real_answer = sandbox.answer
+
+    def answering(request):
+        seen.append(threading.current_thread().name)
+        return real_answer(request)
+
+    sandbox.answer = answering
+    request = SandboxRequest(method="POST", path="/json/", headers={"content-type": "application/json"},
+                             body=b'{"request": []}')
+
+    async def main() -> None:
+        await Workers(on_event_loop=True).answer(sandbox, request)
+        busy = Workers(inline=False)  # never inline: the quick thread answers
+        await busy.answer(sandbox, request)
+        busy.shutdown()
+
+    try:
+        asyncio.run(main())
+    finally:
+        sandbox.store.close()
+    assert seen == ["MainThread", "gwkit-sandbox"]

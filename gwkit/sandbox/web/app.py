@@ -170,15 +170,20 @@ class Workers:
     The threads live as long as the server, so each one's SQLite connection is opened once."""
 
     def __init__(self, threads: int = WORKER_THREADS, control_threads: int = CONTROL_THREADS, *,
-                 inline: bool = True):
+                 inline: bool = True, on_event_loop: bool = False):
         self.quick = WorkerThread("gwkit-sandbox")
         self.slow = ThreadPoolExecutor(threads, thread_name_prefix="gwkit-sandbox-slow")
         self.control = ThreadPoolExecutor(control_threads, thread_name_prefix="gwkit-control")
         self.inline = inline
+        # Every request answered on the event loop, as the sandbox did before it had threads: only a
+        # baseline for benchmarks/sandbox_throughput.py (one long request would hold every other).
+        self.on_event_loop = on_event_loop
         self._running = 0  # jobs handed to any thread and not answered yet (counted on the event loop)
         self.requests = 0  # HTTP requests in the app, read or answered (counted on the event loop)
 
     async def answer(self, sandbox: Sandbox, request: SandboxRequest) -> Outcome:
+        if self.on_event_loop:
+            return sandbox.answer(request)
         if request.method == "POST" and request.path.startswith("/_sandbox/"):
             return await self._in_thread(self._in(self.control, sandbox.answer, request))
         if len(request.body) > QUICK_BODY_BYTES or b"TRANSACTIONQUERY" in request.body:
