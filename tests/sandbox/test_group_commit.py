@@ -12,6 +12,7 @@ import pytest
 
 import gwkit.sandbox
 from gwkit.sandbox import Sandbox
+from gwkit.sandbox.gateway import auth
 from gwkit.sandbox.http import SandboxRequest
 from gwkit.sandbox.web.app import Workers, WorkerThread
 from support.databases import Database
