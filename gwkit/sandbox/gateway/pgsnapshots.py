@@ -20,7 +20,7 @@ from typing import Any
 
 from .clock import ISO
 from .sitedata import SiteTables, delete_sites
-from .snapshots import SnapshotNotFound, Snapshots, check_name
+from .snapshots import SnapshotNotFound, Snapshots, check_name, moved_columns
 
 SNAPSHOT_TABLES = ("gwkit_snapshots", "gwkit_snapshot_rows")
 MIGRATION = (
@@ -110,14 +110,8 @@ class PgSnapshots(Snapshots):
 
 def _copy_back(conn: Any, snapshot: int, table: str, tables: SiteTables, offsets: dict[str, int]) -> None:
     """The snapshot's rows of one table inserted again, ids and the foreign keys to them moved."""
-    moved = {"id": offsets.get(table)} if table in offsets else {}
-    moved.update({c: offsets["cards"] for t, c in tables.card_columns if t == table and "cards" in offsets})
-    if table in tables.children:
-        column, parent, parent_column = tables.children[table]
-        if parent_column == "id" and parent in offsets:
-            moved[column] = offsets[parent]
     row = "row"
-    for column, offset in moved.items():
+    for column, offset in moved_columns(table, tables, offsets).items():
         if offset is not None:
             row = (f"jsonb_set({row}, '{{{column}}}', "
                    f"coalesce(to_jsonb((row->>'{column}')::bigint + {int(offset)}), 'null'::jsonb))")

@@ -175,17 +175,23 @@ def _offset(conn: sqlite3.Connection, table: str) -> int:
     return top + 1 - low
 
 
-def _moved_select(conn: sqlite3.Connection, table: str, tables: SiteTables, offsets: Mapping[str, int]) -> str:
-    """`(columns) SELECT ...` of the snapshot's `table`, ids and the foreign keys to them moved."""
-    mine = [c[1] for c in conn.execute(f'PRAGMA main.table_info("{table}")')]
-    theirs = {c[1] for c in conn.execute(f'PRAGMA snap.table_info("{table}")')}
-    columns = [c for c in mine if c in theirs]
+def moved_columns(table: str, tables: SiteTables, offsets: Mapping[str, int]) -> dict[str, int | None]:
+    """The columns of `table` a restore moves, and by how much: its id, and its keys to moved ids."""
     moved = {"id": offsets.get(table)} if table in offsets else {}
     moved.update({c: offsets["cards"] for t, c in tables.card_columns if t == table and "cards" in offsets})
     if table in tables.children:
         column, parent, parent_column = tables.children[table]
         if parent_column == "id" and parent in offsets:
             moved[column] = offsets[parent]
+    return moved
+
+
+def _moved_select(conn: sqlite3.Connection, table: str, tables: SiteTables, offsets: Mapping[str, int]) -> str:
+    """`(columns) SELECT ...` of the snapshot's `table`, ids and the foreign keys to them moved."""
+    mine = [c[1] for c in conn.execute(f'PRAGMA main.table_info("{table}")')]
+    theirs = {c[1] for c in conn.execute(f'PRAGMA snap.table_info("{table}")')}
+    columns = [c for c in mine if c in theirs]
+    moved = moved_columns(table, tables, offsets)
     exprs = [f'"{c}" + {moved[c]}' if moved.get(c) is not None else f'"{c}"' for c in columns]
     names = ", ".join(f'"{c}"' for c in columns)
     return f'({names}) SELECT {", ".join(exprs)} FROM snap."{table}"'
