@@ -26,7 +26,7 @@ class Move(dict):
     """One move's state (sites, from, to, day of days, the job's step, done of total); every
     `update` is shown to the readers of its board."""
 
-    def __init__(self, board: "Moves", state: dict[str, Any]):
+    def __init__(self, board: "Moves | StoredMoves", state: dict[str, Any]):
         super().__init__(state)
         self._board = board
         self.key = board.start(self)
@@ -67,8 +67,8 @@ class Moves:
         return [dict(move) for move in running if wanted & set(move["sites"])]
 
 
-class StoredMoves(Moves):
-    """The moves of every worker, in the team sandbox's database."""
+class StoredMoves:
+    """The moves of every worker, in the team sandbox's database (the same methods as `Moves`)."""
 
     def __init__(self, store: Any):
         self._store = store

@@ -15,7 +15,6 @@ Both tables are created by migration 2 (pgstore.MIGRATIONS) and survive a reset 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from .clock import ISO
@@ -36,15 +35,9 @@ MIGRATION = (
 class PgSnapshots(Snapshots):
     """One account's snapshots in the team sandbox's database."""
 
-    def __repr__(self) -> str:
-        return f"Snapshots({self.account.username!r}, {len(self.list())} saved)"
-
     @property
     def _owner(self) -> str:
         return self.directory.name  # the hash of the user name: snapshots.Snapshots
-
-    def _path(self, name: str) -> Path:  # pragma: no cover - SQLite's files: not used here
-        raise NotImplementedError
 
     def save(self, name: str) -> dict[str, Any]:
         """Save this account's sites as `name` (an existing snapshot of that name is replaced)."""

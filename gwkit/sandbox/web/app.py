@@ -97,11 +97,12 @@ class WorkerThread:
 
     @staticmethod
     def _answer(jobs: list["_Job"]) -> None:
-        if len(jobs) == 1 and not (jobs[0].together is not None and jobs[0].together.batch_alone):
+        together = jobs[0].together
+        if together is None or (len(jobs) == 1 and not together.batch_alone):
             answers = [_run(jobs[0])]
         else:
             try:
-                with jobs[0].together.batch():
+                with together.batch():
                     answers = [_run(job) for job in jobs]
             except BaseException as exc:  # the batch itself failed: nothing of it was kept
                 answers = [(None, exc)] * len(jobs)
