@@ -21,6 +21,7 @@ import ipywidgets as widgets
 from ..interface.currency import to_major
 from ..interface import types as t
 from ..interface.fields import AMOUNT, REDACT, Field
+from .shared import layout, style
 
 LABEL_WIDTH = "16em"
 INPUT_WIDTH = "22em"
@@ -57,35 +58,37 @@ class FieldInput:
         self.required = required
         self.choices = tuple(choices)
         self.widget = self._make_widget(multiple)
-        self.hint = widgets.HTML(self._limits_hint())
-        self.message = widgets.HTML("", layout=widgets.Layout(margin="0 0 0 " + LABEL_WIDTH))
-        self.note = widgets.HTML("", layout=widgets.Layout(margin="0 0 0 " + LABEL_WIDTH))
+        html_style = style(widgets.HTML)
+        self.hint = widgets.HTML(self._limits_hint(), layout=layout(), style=html_style)
+        self.message = widgets.HTML("", layout=layout(margin="0 0 0 " + LABEL_WIDTH), style=html_style)
+        self.note = widgets.HTML("", layout=layout(margin="0 0 0 " + LABEL_WIDTH), style=html_style)
         title = html.escape(label or spec.title)
         mark = " <span style='color:#b00020' title='required'>*</span>" if required else ""
         tip = html.escape(" ".join(p for p in (spec.help, f"Field {name}: {spec.type.name}.",
                                                limits_text(spec)) if p))
         self.label = widgets.HTML(f"<span title='{tip}'>{title}{mark}</span>",
-                                  layout=widgets.Layout(width=LABEL_WIDTH))
-        self.row = widgets.VBox([widgets.HBox([self.label, self.widget, self.hint]), self.note, self.message],
-                                layout=widgets.Layout(margin="0 0 2px 0"))
+                                  layout=layout(width=LABEL_WIDTH), style=html_style)
+        self.row = widgets.VBox([widgets.HBox([self.label, self.widget, self.hint], layout=layout()),
+                                 self.note, self.message], layout=layout(margin="0 0 2px 0"))
 
     # -- the widget for this field, from its table entry ---------------------------------------
     def _make_widget(self, multiple: bool) -> widgets.Widget:
-        layout = widgets.Layout(width=INPUT_WIDTH)
-        tooltip = self.spec.help or self.spec.type.rule or self.spec.title
+        looks = {"layout": layout(width=INPUT_WIDTH),
+                 "tooltip": self.spec.help or self.spec.type.rule or self.spec.title}
         if self.choices and multiple:
             return widgets.SelectMultiple(options=self.choices, rows=min(len(self.choices), 4),
-                                          layout=layout, tooltip=tooltip)
+                                          style=style(widgets.SelectMultiple), **looks)
         if self.choices:
             options = list(self.choices) if self.required else [("(not sent)", MISSING)] + [
                 (c, c) for c in self.choices]
-            return widgets.Dropdown(options=options, layout=layout, tooltip=tooltip)
+            return widgets.Dropdown(options=options, style=style(widgets.Dropdown), **looks)
         if self.spec.type is t.DATE_ISO:
-            return widgets.DatePicker(layout=layout, tooltip=tooltip)
+            return widgets.DatePicker(style=style(widgets.DatePicker), **looks)
+        text_style = style(widgets.Text)
         if self.spec.sensitive == REDACT:
-            return widgets.Password(placeholder=placeholder_for(self.spec), layout=layout, tooltip=tooltip)
-        return widgets.Text(placeholder=placeholder_for(self.spec), layout=layout, tooltip=tooltip,
-                            continuous_update=True)
+            return widgets.Password(placeholder=placeholder_for(self.spec), style=text_style, **looks)
+        return widgets.Text(placeholder=placeholder_for(self.spec), style=text_style, continuous_update=True,
+                            **looks)
 
     def _limits_hint(self) -> str:
         if isinstance(self.widget, (widgets.DatePicker, widgets.Dropdown, widgets.SelectMultiple)):
