@@ -34,3 +34,13 @@ def test_import_gwkit_loads_no_lab_library():
     script = f"import sys, gwkit; print(sorted(n for n in {HEAVY!r} if n in sys.modules))"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_a_notebook_sandbox_loads_no_postgresql_driver(tmp_path):
+    script = ("import sys, gwkit\n"
+              f"gw = gwkit.connect(notebook='light', sandbox_db={str(tmp_path / 'sandbox.db')!r}, journal=False)\n"
+              "assert gw.sandbox is not None\n"
+              "print(sorted(n for n in ('psycopg', 'psycopg_pool') if n in sys.modules))\n"
+              "gw.close()")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -31,11 +31,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-try:  # the `team` extra: the SQLite sandbox needs neither
-    import psycopg
-    from psycopg_pool import ConnectionPool
-except ImportError:  # pragma: no cover - checked when a PgStore is made
-    psycopg = ConnectionPool = None  # type: ignore[assignment]
+# The `team` extra, imported by the first PgStore: the SQLite sandbox (every notebook's) needs neither,
+# and psycopg takes a tenth of a second to import.
+psycopg: Any = None
+ConnectionPool: Any = None
 
 from . import pgdialect
 from .store import CORE_SCHEMA, Store
@@ -205,6 +204,19 @@ def default_key_file(url: str) -> Path:
     return Path.home() / ".gwkit" / "team-sandbox" / f"{name}.key"
 
 
+def _load_driver() -> None:
+    global psycopg, ConnectionPool
+    if psycopg is not None:
+        return
+    try:
+        import psycopg as driver
+        from psycopg_pool import ConnectionPool as pool
+    except ImportError:
+        raise MissingDriver("a PostgreSQL sandbox needs psycopg 3 and psycopg_pool: "
+                            "pip install 'gwkit[team]' (or `make env`)") from None
+    psycopg, ConnectionPool = driver, pool
+
+
 class PgStore(Store):
     """The sandbox's data in PostgreSQL (`url`: postgresql://user[:password]@host[:port]/dbname)."""
 
@@ -213,9 +225,7 @@ class PgStore(Store):
 
     def __init__(self, url: str, *, schemas: Iterable[str] = (), added_columns: Iterable[tuple[str, str, str]] = (),
                  key_file: str | Path | None = None, pool_size: int = POOL_SIZE):
-        if psycopg is None:
-            raise MissingDriver("a PostgreSQL sandbox needs psycopg 3 and psycopg_pool: "
-                                "pip install 'gwkit[team]' (or `make env`)")
+        _load_driver()
         self.url = url
         key_path = Path(key_file) if key_file is not None else default_key_file(url)
         key_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
