@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 from datetime import datetime, time, timedelta
+from time import monotonic
 from typing import Any, Callable
 
 import ipywidgets as widgets
@@ -248,11 +249,12 @@ class SubscriptionPanel(widgets.VBox):
         before = len(self.payments_made)  # as last drawn: the panel redraws on every change
         self.progress.bar_style = "info"
         self._busy = True
+        progress = DayProgress(self.progress, self.progress_text)
         try:
-            report = self.sandbox.advance(by=by, to=to,
-                                          progress=_progress_callback(self.progress, self.progress_text))
+            report = self.sandbox.advance(by=by, to=to, progress=progress)
         finally:
             self._busy = False
+            progress.finish()
         totals = engine_totals(report)
         _days_done(self.progress, report["days"])
         self.last_report = totals
@@ -274,14 +276,33 @@ def _days_bar() -> widgets.IntProgress:
     return widgets.IntProgress(value=0, min=0, max=1, description="Days", bar_style="info")
 
 
-def _progress_callback(bar: widgets.IntProgress, text: widgets.HTML) -> Callable[[str, int, int], None]:
-    """The sandbox's `progress(label, done, total)`: the bar follows the day's run, the text says where it is."""
+DRAW_INTERVAL = 0.1  # seconds between two draws of a clock move's progress
 
-    def progress(label: str, done: int, total: int) -> None:
-        bar.max, bar.value = max(total, 1), done
-        text.value = f"{html.escape(label)}: {done} of {total} subscriptions"
 
-    return progress
+class DayProgress:
+    """The sandbox's `progress(label, done, total)` on a bar and its text, drawn at most every
+    `DRAW_INTERVAL` seconds: each draw is three messages to the browser, and a move of a year reports
+    hundreds of times (drawing every report took half the move). `finish()` draws the last report."""
+
+    def __init__(self, bar: widgets.IntProgress, text: widgets.HTML, *, clock: Callable[[], float] = monotonic):
+        self.bar, self.text, self._clock = bar, text, clock
+        self._drawn_at: float | None = None
+        self._waiting: tuple[str, int, int] | None = None
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        self._waiting = (label, done, total)
+        now = self._clock()
+        if self._drawn_at is None or now - self._drawn_at >= DRAW_INTERVAL:
+            self._drawn_at = now
+            self.finish()
+
+    def finish(self) -> None:
+        if self._waiting is None:
+            return
+        label, done, total = self._waiting
+        self._waiting = None
+        self.bar.max, self.bar.value = max(total, 1), done
+        self.text.value = f"{html.escape(label)}: {done} of {total} subscriptions"
 
 
 def _days_done(bar: widgets.IntProgress, days: int) -> None:
@@ -303,7 +324,7 @@ def advance_with_progress(sandbox: Any, *, by: str | None = None, to: datetime |
     bar, text = _days_bar(), widgets.HTML()
     display(widgets.HBox([bar, text]))
     start = sandbox.now()
-    report = sandbox.advance(by=by, to=to, progress=_progress_callback(bar, text))
+    report = sandbox.advance(by=by, to=to, progress=DayProgress(bar, text))  # the summary replaces its text
     totals = engine_totals(report)
     _days_done(bar, report["days"])
     text.value = summary_html(start, sandbox.now(), totals)

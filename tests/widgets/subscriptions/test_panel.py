@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 from datetime import date
 
+import ipywidgets as widgets
 import pytest
 
 import gwkit
 import gwkit.sandbox
 from gwkit.errors import ValidationError
-from gwkit.widgets.subscription_panel import SubscriptionPanel
+from gwkit.widgets.subscription_panel import DRAW_INTERVAL, DayProgress, SubscriptionPanel
 from support.subscriptions import CLOCK
 
 
@@ -153,3 +154,39 @@ def test_a_closed_panel_stops_listening(connection, sandbox):
     panel.close()  # the widget is gone: it hears of no more changes
     assert len(connection.changes) == 0
     sandbox.advance(by="P1D")  # nothing is redrawn for a closed panel
+
+
+class StepClock:
+    """A clock that moves only when told: no test waits on the real one."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_clock_move_draws_its_progress_at_most_every_interval_and_its_last_report_at_the_end():
+    bar, text = widgets.IntProgress(), widgets.HTML()
+    drawn: list[int] = []
+    bar.observe(lambda change: drawn.append(change["new"]), names="value")
+    clock = StepClock()
+    progress = DayProgress(bar, text, clock=clock)
+    progress("subscriptions 2026-01-01", 5, 10)  # the first report is drawn at once
+    progress("subscriptions 2026-01-01", 10, 10)  # no time has passed: not drawn
+    clock.now += DRAW_INTERVAL
+    progress("subscriptions 2026-01-02", 3, 8)
+    progress("subscriptions 2026-01-03", 7, 9)
+    assert drawn == [5, 3] and "2026-01-02: 3 of 8" in text.value
+    progress.finish()
+    assert drawn == [5, 3, 7] and bar.max == 9 and "2026-01-03: 7 of 9 subscriptions" in text.value
+    progress.finish()  # nothing left to draw
+    assert drawn == [5, 3, 7]
+
+
+def test_the_panel_shows_the_last_day_run_after_a_move(panel, sandbox):
+    panel.form.set_values(subscriptionbegindate="2026-01-31", subscriptionfinalnumber="0", baseamount="1050")
+    panel.form.send_button.click()
+    panel.day_button.click()
+    panel.year_button.click()  # payments on the 31st or the month's last day: the last run was on 2026-12-31
+    assert "subscriptions 2026-12-31: 1 of 1 subscriptions" in panel.progress_text.value
