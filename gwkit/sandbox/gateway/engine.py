@@ -97,7 +97,7 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
     """Make every payment of `rows` due by `day`, inside the caller's write transaction; how many."""
     today = day.isoformat()
     due: list[tuple[sqlite3.Row, int, str]] = []  # (subscription, number, due date), oldest first
-    moves, numbers = [], []
+    moves = []
     for row in rows:
         plan = Plan.of(row)
         number, when = plan.nextnumber, row["next_due_date"]
@@ -108,7 +108,6 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
         if when is None:
             report.stopped.append(row["transactionreference"])
         moves.append((number, when, row["id"]))
-        numbers.append((str(number), row["transactionreference"]))
     made = _already_made(conn, [(number, row["id"]) for row, number, _ in due])
     to_pay = [(row, number, when) for row, number, when in due if (number, row["id"]) not in made]
     payer = _Payer(job, conn, datetime.combine(day, time()), job.store.reserve_references(conn, len(to_pay)))
@@ -121,10 +120,8 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
     job.store.add_transactions(conn, payer.kept)
     conn.executemany("INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
                      "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)", claims)
+    # The SUBSCRIPTION record's `subscriptionnumber` is read from `nextnumber` (subscriptions.RECORD_VIEWS).
     conn.executemany("UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?", moves)
-    # The SUBSCRIPTION record names the next payment; `subscriptionnumber` is a JSON field only.
-    conn.executemany("UPDATE transactions SET record = json_set(record, '$.subscriptionnumber', ?) "
-                     "WHERE transactionreference = ?", numbers)
     return len(to_pay)
 
 
