@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import date, datetime, time
+from operator import itemgetter
 from typing import Any, Iterator, Mapping
 
 from .accounts import account_for_site
@@ -200,9 +201,7 @@ _PAID_WITH = ("sitereference", "baseamount", "currencyiso3a", "orderreference", 
               "transactionreference")
 
 
-def _paid_with(row: sqlite3.Row) -> tuple:
-    """The columns of a subscription its payments' request and card are made from."""
-    return tuple(row[name] for name in _PAID_WITH)
+_paid_with = itemgetter(*_PAID_WITH)  # a row's columns its payments' request and card are made from
 
 
 def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> Card:
