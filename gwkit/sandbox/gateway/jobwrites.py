@@ -20,9 +20,10 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 # Payments (each a record, a claim and a counter) per commit. Measured on the 2-core machine, 12
-# months of 10,000 subscriptions: on SQLite 4,000 held the lock at most 0.7 s (2,000: 0.5 s) and
-# saved a tenth of the engine's time; a writer waiting there is let in at the next batch anyway. On
-# PostgreSQL, whose other workers' writers are not known, 4,000 held it 2.4 s (2,000: 0.75 s).
+# months of 10,000 subscriptions: on SQLite 4,000 held the lock at most 0.5 to 0.9 s, as 2,000 did
+# when each payment still rewrote its SUBSCRIPTION record, and save a tenth of the engine's time; a
+# writer of the process waiting there is let in at the next batch anyway. On PostgreSQL, whose other
+# workers' writers are not known, 4,000 held it 2.4 s (2,000 subscriptions; 2,000 rows: 0.75 s).
 ROWS_PER_COMMIT = {"sqlite": 4000, "postgresql": 2000}
 DAYS_PER_COMMIT = 31  # idle days still read and write a little: a long quiet move commits now and then
 # SQLite's page cache while the shared write is open (KiB). Its default, 2 MB, is far less than the
