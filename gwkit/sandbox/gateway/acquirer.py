@@ -15,7 +15,7 @@ gwkit's own test amounts for the answers the real test environment gives no valu
 
 from __future__ import annotations
 
-import secrets
+import random
 
 from ...interface.cards import scheme_of
 from ...interface.codes import message_of
@@ -28,6 +28,8 @@ UNKNOWN_OUTCOME_AMOUNT = "60034"
 # Every test amount and the errorcode it answers (the error-code table must hold each).
 TEST_AMOUNTS = {DECLINE_AMOUNT: 70000, BANK_ERROR_AMOUNT: 60010, SOFT_DECLINE_AMOUNT: 71000,
                 UNKNOWN_OUTCOME_AMOUNT: 60034}
+# A test authcode is no secret: drawn without the system call `secrets` makes per payment.
+_AUTHCODES = random.Random()
 
 
 def issuer_of(pan: str) -> tuple[str, str]:
@@ -62,7 +64,7 @@ def decide(pan: str, baseamount: str, securitycode: str | None, *, strong_auth_e
         return {"errorcode": "71000", "errormessage": message_of(71000), "acquirerresponsecode": "1A",
                 "authcode": "", "settlestatus": "3", **security}
     return {"errorcode": "0", "errormessage": "Ok", "acquirerresponsecode": "00",
-            "authcode": f"TEST{secrets.randbelow(90) + 10}", "settlestatus": "0", **security}
+            "authcode": f"TEST{_AUTHCODES.randrange(10, 100)}", "settlestatus": "0", **security}
 
 
 def decline(security: dict[str, str] | None = None) -> dict[str, str]:

@@ -39,6 +39,8 @@ class Tables:
     - UPDATE_RULES: request type of an updated record -> fn(ctx, row, updates) -> changes
     - DAILY_JOBS: DailyJob, run in their order; SCHEMA: the module's tables (SQL)
     - READ_ONLY_REQUESTS: request type keys whose handlers only read (run in a read transaction)
+    - RECORD_VIEWS: request type of a kept record -> fn(conn, records) setting, in place, the fields a
+      module keeps in its own tables rather than in the record (a subscription's next number)
     - ADDED_COLUMNS: (table, column, SQL declaration) added by a later gwkit to a table of SCHEMA:
       a database made by an earlier one gets them when it opens
     """
@@ -51,6 +53,7 @@ class Tables:
     schemas: tuple[str, ...]
     read_only: frozenset[str] = frozenset()
     added_columns: tuple[tuple[str, str, str], ...] = ()
+    record_views: dict[str, Callable[..., None]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, modules: Iterable[ModuleType]) -> "Tables":
@@ -65,7 +68,8 @@ class Tables:
                    merged("UPDATE_RULES"), jobs,
                    tuple(module.SCHEMA for module in modules if hasattr(module, "SCHEMA")),
                    frozenset(key for module in modules for key in getattr(module, "READ_ONLY_REQUESTS", ())),
-                   tuple(column for module in modules for column in getattr(module, "ADDED_COLUMNS", ())))
+                   tuple(column for module in modules for column in getattr(module, "ADDED_COLUMNS", ())),
+                   merged("RECORD_VIEWS"))
 
 
 @dataclass

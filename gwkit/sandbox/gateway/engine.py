@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import date, datetime, time
+from operator import itemgetter
 from typing import Any, Iterator, Mapping
 
 from .accounts import account_for_site
@@ -97,7 +98,7 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
     """Make every payment of `rows` due by `day`, inside the caller's write transaction; how many."""
     today = day.isoformat()
     due: list[tuple[sqlite3.Row, int, str]] = []  # (subscription, number, due date), oldest first
-    moves, numbers = [], []
+    moves = []
     for row in rows:
         plan = Plan.of(row)
         number, when = plan.nextnumber, row["next_due_date"]
@@ -108,7 +109,6 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
         if when is None:
             report.stopped.append(row["transactionreference"])
         moves.append((number, when, row["id"]))
-        numbers.append((str(number), row["transactionreference"]))
     made = _already_made(conn, [(number, row["id"]) for row, number, _ in due])
     to_pay = [(row, number, when) for row, number, when in due if (number, row["id"]) not in made]
     payer = _Payer(job, conn, datetime.combine(day, time()), job.store.reserve_references(conn, len(to_pay)))
@@ -121,10 +121,8 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
     job.store.add_transactions(conn, payer.kept)
     conn.executemany("INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
                      "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)", claims)
+    # The SUBSCRIPTION record's `subscriptionnumber` is read from `nextnumber` (subscriptions.RECORD_VIEWS).
     conn.executemany("UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?", moves)
-    # The SUBSCRIPTION record names the next payment; `subscriptionnumber` is a JSON field only.
-    conn.executemany("UPDATE transactions SET record = json_set(record, '$.subscriptionnumber', ?) "
-                     "WHERE transactionreference = ?", numbers)
     return len(to_pay)
 
 
@@ -203,9 +201,7 @@ _PAID_WITH = ("sitereference", "baseamount", "currencyiso3a", "orderreference", 
               "transactionreference")
 
 
-def _paid_with(row: sqlite3.Row) -> tuple:
-    """The columns of a subscription its payments' request and card are made from."""
-    return tuple(row[name] for name in _PAID_WITH)
+_paid_with = itemgetter(*_PAID_WITH)  # a row's columns its payments' request and card are made from
 
 
 def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> Card:

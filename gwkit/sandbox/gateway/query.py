@@ -77,9 +77,22 @@ def handle_query(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     rows = ctx.conn.execute(
         f"SELECT record, details FROM transactions WHERE {where} "
         "ORDER BY transactionstartedtimestamp DESC, id DESC LIMIT ?", [*params, MAX_RECORDS]).fetchall()
+    records = [public_record(row) for row in rows]
+    with_current_views(ctx, records)
     return [{"requesttypedescription": "TRANSACTIONQUERY", "errorcode": "0", "errormessage": "Ok",
              "transactionstartedtimestamp": ctx.timestamp, "operatorname": ctx.account.username,
-             "found": str(found), "records": [public_record(row) for row in rows]}]
+             "found": str(found), "records": records}]
+
+
+def with_current_views(ctx: Context, records: list[dict[str, Any]]) -> None:
+    """Set the fields of `records` that their modules keep outside the record (RECORD_VIEWS), one
+    call per request type."""
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_type.setdefault(record["requesttypedescription"], []).append(record)
+    for kind, view in ctx.tables.record_views.items():
+        if kind in by_type:
+            view(ctx.conn, by_type[kind])
 
 
 REQUEST_HANDLERS = {"TRANSACTIONQUERY": handle_query}

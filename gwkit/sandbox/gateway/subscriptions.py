@@ -10,8 +10,9 @@ the first automated one, due on `subscriptionbegindate`. Payment `n` is due
 `(n - first) * frequency` units (`subscriptionunit` MONTH, or DAY as the official clients' tests
 send) after the begin date (`schedule.due_date`), always counted from the begin date; months are
 clamped to the last day of short months, so a schedule anchored on the 31st returns to the 31st. The engine
-pays numbers up to `subscriptionfinalnumber` (0: no end) and raises the record's
-`subscriptionnumber` by one per payment, so it always names the next payment.
+pays numbers up to `subscriptionfinalnumber` (0: no end) and raises the subscription's `nextnumber`
+by one per payment; the record's `subscriptionnumber` is that counter (`RECORD_VIEWS`: read with
+the record, not written into it per payment), so it always names the next payment.
 
 When the engine may pay (`next_due_date` is set only then):
 - `transactionactive` 1: at once, once the AUTH succeeded (settled or not);
@@ -295,5 +296,22 @@ def _checked_updates(sub: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, 
     return changes
 
 
+# -- reading a SUBSCRIPTION record ------------------------------------------------------------
+
+def with_next_numbers(conn: sqlite3.Connection, records: list[dict[str, Any]]) -> None:
+    """Set each SUBSCRIPTION record's `subscriptionnumber` to the next payment's, the engine's counter.
+
+    The stored record keeps the number it was answered with: rewriting the record at every payment
+    cost the engine about as much as writing the payment itself."""
+    references = json.dumps([record["transactionreference"] for record in records])
+    numbers = dict(conn.execute("SELECT transactionreference, nextnumber FROM subscriptions "
+                                "WHERE transactionreference IN (SELECT value FROM json_each(?))", (references,)))
+    for record in records:
+        number = numbers.get(record["transactionreference"])
+        if number is not None:
+            record["subscriptionnumber"] = str(number)
+
+
 REQUEST_HANDLERS = {"AUTH+SUBSCRIPTION": handle_auth_subscription, "SUBSCRIPTION": handle_subscription}
 UPDATE_RULES = {"SUBSCRIPTION": update_subscription}
+RECORD_VIEWS = {"SUBSCRIPTION": with_next_numbers}
