@@ -258,8 +258,8 @@ def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
     starlette = Starlette()  # the lifespan only
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        """Every path is the one endpoint: called directly, without Starlette's router and middleware
-        (the endpoint answers every error itself), which cost a gateway request more than its SQL."""
+        """Every path is the one endpoint: called directly, without Starlette's router and middleware,
+        work a gateway request does not need (the endpoint answers every error itself)."""
         if scope["type"] != "http":
             return await starlette(scope, receive, send)
         scope[RAW_SEND] = send
