@@ -12,6 +12,7 @@ ONE_STORE = {
     "test_pg_store.py": "PostgreSQL's own store: its dialect, schema versions and workers",
     "test_team_workers.py": "worker processes, which only a PostgreSQL sandbox has",
     "test_store_coverage.py": "this check",
+    "test_checkpoint.py": "SQLite's WAL checkpoints: PostgreSQL's store has no WAL of its own to copy",
 }
 MARKED = re.compile(r"^pytestmark = pytest\.mark\.both_stores\b", re.MULTILINE)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import lru_cache
 from datetime import date, datetime
 from types import ModuleType
 from typing import Any, Callable, Iterable, Mapping
@@ -88,9 +88,9 @@ class Context:
     def sites(self) -> tuple[str, ...]:
         return self.account.sitereferences
 
-    @cached_property
-    def timestamp(self) -> str:  # `now` is fixed for a context: the engine's pays many payments in it
-        return self.now.strftime(TIMESTAMP)
+    @property
+    def timestamp(self) -> str:
+        return timestamp_of(self.now)
 
     def new_reference(self) -> str:
         return self.store.next_reference(self.conn)
@@ -105,6 +105,11 @@ class Context:
         if row is None:
             raise Fault(30000, [field_name])
         return row
+
+
+@lru_cache(maxsize=64)  # one `now` answers many: a clock stands still between moves, the engine pays a day at one
+def timestamp_of(now: datetime) -> str:
+    return now.strftime(TIMESTAMP)
 
 
 @dataclass

@@ -6,7 +6,8 @@ request type chained after another takes that record as its parent, within an ob
 one object to the next (chains.py). A
 request object is processed in one write transaction (one that only queries, in a read
 transaction, so it never holds up a payment); a refused request type (a `Fault`) is rolled
-back to a savepoint, so nothing of a rejected request is kept.
+back, so nothing of a rejected request is kept: the first of an object with its whole
+transaction (nothing was written before it), a later one to a savepoint taken before it.
 """
 
 from __future__ import annotations
@@ -156,26 +157,32 @@ class Gateway:
         chained = chained_entries(request["requesttypedescriptions"])
         # A query changes nothing: it reads one consistent view while payments go on being written.
         reads_only = all(t.key in self.tables.read_only for t in request_types)
-        with self.store.read() if reads_only else self.store.write() as conn:
-            now = self.clock.now(site if isinstance(site, str) and site else account.sitereferences[0])
-            ctx = Context(self.store, self.tables, conn, account, now, origin, base_url)
-            for request_type, takes_parent in zip(request_types, chained):
-                handler = self.tables.request_handlers.get(request_type.key)
-                if handler is None:
-                    records.extend(error_record(t, Fault(60018, [t])) for t in request_type.types)
-                    break
-                if takes_parent and not chains.goes_on(records[-1] if records else None):
-                    break
-                conn.execute("SAVEPOINT request_type")
-                try:
-                    answered = handler(ctx, chains.child_request(request, records[-1]) if takes_parent else request)
-                except Fault as fault:
-                    conn.execute("ROLLBACK TO request_type")
+        try:
+            with self.store.read() if reads_only else self.store.write() as conn:
+                now = self.clock.now(site if isinstance(site, str) and site else account.sitereferences[0])
+                ctx = Context(self.store, self.tables, conn, account, now, origin, base_url)
+                for at, (request_type, takes_parent) in enumerate(zip(request_types, chained)):
+                    handler = self.tables.request_handlers.get(request_type.key)
+                    if handler is None:
+                        records.extend(error_record(t, Fault(60018, [t])) for t in request_type.types)
+                        break
+                    if takes_parent and not chains.goes_on(records[-1] if records else None):
+                        break
+                    if at == 0:  # nothing is written before it: its fault rolls back the whole transaction
+                        records.extend(_first(handler, ctx, request))
+                        continue
+                    conn.execute("SAVEPOINT request_type")
+                    try:
+                        answered = handler(ctx, chains.child_request(request, records[-1]) if takes_parent else request)
+                    except Fault as fault:
+                        conn.execute("ROLLBACK TO request_type")
+                        conn.execute("RELEASE request_type")
+                        records.extend(error_record(t, fault) for t in request_type.types)
+                        break  # later request types of the object depend on this one: they are not run
                     conn.execute("RELEASE request_type")
-                    records.extend(error_record(t, fault) for t in request_type.types)
-                    break  # later request types of the object depend on this one: they are not run
-                conn.execute("RELEASE request_type")
-                records.extend(answered)
+                    records.extend(answered)
+        except _FirstRefused as refused:  # no savepoint around the first: two statements fewer per payment
+            return [error_record(t, refused.fault) for t in request_types[0].types]
         return records
 
     # the clocks and the daily jobs
@@ -277,6 +284,21 @@ class Gateway:
     def close(self) -> None:
         self.stop_work()
         self.store.close()
+
+
+class _FirstRefused(Exception):
+    """The fault of an object's first request type, carried out of its transaction to roll it back."""
+
+    def __init__(self, fault: Fault):
+        super().__init__(str(fault))
+        self.fault = fault
+
+
+def _first(handler: Callable[..., list[dict[str, Any]]], ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
+    try:
+        return handler(ctx, request)
+    except Fault as fault:
+        raise _FirstRefused(fault) from None
 
 
 def _tracked(running: dict[str, Any], progress: Progress | None) -> Progress:

@@ -21,8 +21,7 @@ from typing import Any, Awaitable, Callable, NamedTuple
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from ..http import SandboxRequest
 from .faults import GATEWAY_PATHS
@@ -236,13 +235,15 @@ def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
             outcome = Outcome(too_large(sandbox.max_body_bytes))
         else:
             try:
-                body = await asyncio.wait_for(_read_limited(request, sandbox.max_body_bytes), body_read_seconds)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(body_read_seconds):  # unlike wait_for, no task per request
+                    body = await _read_limited(request, sandbox.max_body_bytes)
+            except TimeoutError:
                 return _body_too_slow(body_read_seconds)
+            url = request.url
             outcome = await workers.answer(sandbox, SandboxRequest(
-                method=request.method, path=request.url.path,
+                method=request.method, path=url.path,
                 headers={k.lower(): v for k, v in request.headers.items()}, body=body,
-                query=dict(request.query_params), base_url=f"{request.url.scheme}://{request.url.netloc}",
+                query=dict(request.query_params) if url.query else {}, base_url=f"{url.scheme}://{url.netloc}",
             ))
         if outcome.delay:
             await asyncio.sleep(outcome.delay)
@@ -254,15 +255,18 @@ def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
         answer = outcome.response
         return Response(answer.body, status_code=answer.status, headers=answer.headers)
 
-    starlette = Starlette(routes=[Route("/{path:path}", endpoint, methods=METHODS)])
+    starlette = Starlette()  # the lifespan only
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        """Every path is the one endpoint: called directly, without Starlette's router and middleware,
+        work a gateway request does not need (the endpoint answers every error itself)."""
         if scope["type"] != "http":
             return await starlette(scope, receive, send)
         scope[RAW_SEND] = send
         workers.requests += 1
         try:
-            await starlette(scope, receive, send)
+            response = await endpoint(Request(scope, receive)) if scope["method"] in METHODS else _not_allowed()
+            await response(scope, receive, send)
         finally:
             workers.requests -= 1
 
@@ -280,6 +284,10 @@ def internal_error(request: Request, exc: BaseException) -> JSONResponse:
     return JSONResponse({"error": "internal error", "reference": reference,
                          "detail": f"the sandbox failed on this request; its log has the details under {reference}"},
                         status_code=500)
+
+
+def _not_allowed() -> Response:
+    return PlainTextResponse("Method Not Allowed", status_code=405, headers={"allow": ", ".join(METHODS)})
 
 
 def _body_too_slow(seconds: float) -> JSONResponse:

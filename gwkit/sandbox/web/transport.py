@@ -25,7 +25,7 @@ def _to_sandbox(request: httpx.Request, body: bytes) -> SandboxRequest:
     return SandboxRequest(
         method=request.method, path=url.path,
         headers={k.lower(): v for k, v in request.headers.items()}, body=body,
-        query=dict(url.params), base_url=f"{url.scheme}://{host}",
+        query=dict(url.params) if url.query else {}, base_url=f"{url.scheme}://{host}",
     )
 
 
