@@ -37,6 +37,9 @@ VIEWPORT = {"width": 900, "height": 120}
 # DOM, which the page's Content-Security-Policy allows, unlike an added <style>.)
 HIDE_CARD_DATA = ("document.querySelectorAll('[data-st-field=pan], [data-st-field=securitycode]')"
                   ".forEach(input => input.style.webkitTextSecurity = 'disc')")
+# The same, on every document the shop's page loads (before its first paint), with no call per payment.
+HIDE_CARD_DATA_ON_LOAD = f"document.addEventListener('DOMContentLoaded', () => {HIDE_CARD_DATA})"
+RESULT = "#auth-result, #st-message.st-error"  # the shop's answer, or st.js's refusal
 ORDER = {"orderreference": "demo-order-1", "baseamount": "1050", "currencyiso3a": "GBP",
          "billinglastname": "Tester"}
 LOCALES = ("fr_fr", "de_de")
@@ -164,8 +167,8 @@ class DemoShop:
         return self.chromium is not None and self.chromium.exists() and browser_available()
 
     def _in_browser(self, work, *args: Any) -> Any:
-        """Run `work(page, *args)` on a new page of this shop's headless Chromium (started once, at
-        the first use, and kept until `close()`)."""
+        """Run `work(page, *args)` on the page of this shop's headless Chromium (both started at the
+        first use and kept until `close()`)."""
         if self._browser is None:
             self._browser = _BrowserThread(self.chromium)
         return self._browser.run(work, *args)
@@ -190,31 +193,42 @@ class DemoShop:
 
 
 class _BrowserThread:
-    """One headless Chromium, driven from one thread of its own: Playwright's sync API belongs to the
-    thread that started it, and refuses a thread with an event loop (a notebook's)."""
+    """One headless Chromium and one page of it, driven from one thread of its own: Playwright's sync
+    API belongs to the thread that started it, and refuses a thread with an event loop (a notebook's).
+
+    The page is kept between uses (a new one costs more than a payment's other steps together); each
+    use starts with a `goto`, and a use that fails drops the page, so the next one starts clean."""
 
     def __init__(self, chromium: Path):
         self._chromium = chromium
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gwkit-shop-browser")
         self._playwright: Any = None
         self._browser: Any = None
+        self._page: Any = None
         atexit.register(self.close)
 
     def run(self, work, *args: Any) -> Any:
         return self._thread.submit(self._on_page, work, args).result()
 
     def _on_page(self, work, args: tuple[Any, ...]) -> Any:
+        page = self._page or self._new_page()
+        try:
+            return work(page, *args)
+        except BaseException:
+            self._page = None
+            page.close()
+            raise
+
+    def _new_page(self) -> Any:
         if self._browser is None:
             from playwright.sync_api import sync_playwright
 
             self._playwright = sync_playwright().start()
             self._browser = self._playwright.chromium.launch(executable_path=str(self._chromium),
                                                              args=list(CHROMIUM_ARGS))
-        page = self._browser.new_page(viewport=VIEWPORT)
-        try:
-            return work(page, *args)
-        finally:
-            page.close()
+        self._page = self._browser.new_page(viewport=VIEWPORT)
+        self._page.add_init_script(HIDE_CARD_DATA_ON_LOAD)
+        return self._page
 
     def close(self) -> None:
         atexit.unregister(self.close)
@@ -228,7 +242,7 @@ class _BrowserThread:
         if self._browser is not None:
             self._browser.close()
             self._playwright.stop()
-            self._browser = self._playwright = None
+            self._browser = self._playwright = self._page = None
 
 
 def _page_height(page, url: str) -> int:
@@ -237,15 +251,12 @@ def _page_height(page, url: str) -> int:
 
 
 def _pay_on_page(page, url: str, card: dict[str, str], complete: str) -> Payment:
-    page.goto(url)
-    page.evaluate(HIDE_CARD_DATA)
+    page.goto(url)  # the card inputs are drawn as dots from the start (HIDE_CARD_DATA_ON_LOAD)
     for name, value in card.items():
         page.fill(f"[data-st-field={name}]", value)
     page.select_option("select[name=complete]", complete)
     before = Screenshot("The page with the card typed in, before Pay", page.screenshot(full_page=True))
     page.click("#pay")
-    page.wait_for_selector("#auth-result, #st-message.st-error")
-    page.evaluate(HIDE_CARD_DATA)
-    message = page.locator("#auth-result, #st-message.st-error").first.inner_text().strip()
+    message = page.locator(RESULT).first.inner_text().strip()  # waits for the answer to show
     after = Screenshot("After Pay: what the page shows", page.screenshot(full_page=True))
     return Payment("browser", [before, after], message)

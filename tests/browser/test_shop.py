@@ -120,6 +120,39 @@ def test_screenshots_draw_the_card_number_and_security_code_as_dots(shop):
     assert clear_visa != clear_other
 
 
+def test_the_shops_own_screenshots_draw_the_card_number_and_security_code_as_dots(shop):
+    """Before and after Pay (a card st.js refuses stays on the page), whatever the digits typed: the
+    page hides them as it loads."""
+    one = shop.pay({**CARD, "pan": "4111111111111112"})
+    other = shop.pay({**CARD, "pan": "4444333322221112", "securitycode": "987"})
+
+    assert one.page_message == other.page_message == "Invalid card number"
+    assert [s.png for s in one.screenshots] == [s.png for s in other.screenshots]
+
+
+def test_a_page_kept_between_payments_carries_nothing_from_one_to_the_next(shop):
+    refused = shop.pay({**CARD, "pan": "4111111111111112"})
+    before = len(shop.receipts())
+    paid = shop.pay(CARD, complete="now")
+
+    assert refused.page_message == "Invalid card number"
+    assert paid.page_message == "Payment authorised" and len(shop.receipts()) == before + 1
+    assert shop.last_receipt()["fields"]["complete"] == "now"
+
+
+def test_a_failed_use_of_the_browser_drops_its_page_and_the_next_payment_gets_a_fresh_one(shop, handle):
+    def fails(page):
+        page.goto(f"{handle.base_url}/demo/merchant")
+        page.fill("[data-st-field=pan]", VISA)
+        raise RuntimeError("the work failed half way")
+
+    with pytest.raises(RuntimeError, match="half way"):
+        shop._in_browser(fails)
+    assert shop._browser._page is None
+    assert shop.pay(CARD).page_message == "The payment was not completed yet (no AUTH sent)."
+    assert shop._browser._page is not None
+
+
 def test_one_browser_serves_every_payment_and_close_stops_it(handle):
     shop = gwkit.DemoShop(handle.base_url, handle.sitereference, chromium=CHROMIUM)
     shop.pay(CARD)
