@@ -10,6 +10,10 @@ For each day, and the sites whose day it is on their own clocks (`JobContext.sit
    as its number and is not retried: the series moves on to the next one (gwkit's choice; the
    interface does not say).
 
+A subscription's payments in one run are alike but for a few fields (PER_DAY, PER_PAYMENT): the
+record of its payment, with the acquirer's decision, is made once through the same path as every
+AUTH (`payments.payment_record`), and each payment fills in only those fields (`PreparedPayment`).
+
 Exactly once. Due subscriptions are read and paid in batches inside the write transaction the
 run's days share (jobwrites.SharedWrite): the payment records, the rows of `subscription_payments`
 (unique per subscription and number) and the subscriptions' next number and due date of a batch
@@ -246,16 +250,19 @@ class PreparedPayment:
         self.columns = tuple(c for c in TRANSACTION_COLUMNS if record.get(c) is not None)
         self._values = [*(record[c] for c in self.columns), card_id, None, json.dumps(details)]
         self._slots = [(i, c) for i, c in enumerate(self.columns) if c in self._open]
-        # The record's JSON as a format string, with a {name} where each open field's value goes.
+        # The record's JSON cut where the open fields' values go: [text, name, text, name, ..., text].
         marked = json.dumps({**record, **{name: _MARK + name for name in self._open}})
-        self._json = re.sub(f'"{_MARK}(\\w+)"', r"{\1}", marked.replace("{", "{{").replace("}", "}}"))
+        self._json = re.split(f'"{_MARK}(\\w+)"', marked)
+        self._json_slots = [(i, self._json[i]) for i in range(1, len(self._json), 2)]
 
     def row(self, fields: dict[str, str]) -> list[Any]:
         """The row of the payment whose open fields are `fields`."""
-        values = self._values.copy()
+        values, pieces = self._values.copy(), self._json.copy()
         for index, name in self._slots:
             values[index] = fields[name]
-        values[-2] = self._json.format_map({name: json_string(fields[name]) for name in self._open})
+        for index, name in self._json_slots:
+            pieces[index] = json_string(fields[name])
+        values[-2] = "".join(pieces)
         return values
 
 
