@@ -166,17 +166,17 @@ KILLED_RUN = """
         os.kill(os.getpid(), signal.SIGKILL)
 
     if mode == "inside-a-transaction":  # killed between two payments of one write transaction
-        real_authorise = engine.authorise
+        real_pay = engine.Payer.pay
 
-        def authorise_then_maybe_die(*args, **kwargs):
+        def pay_then_maybe_die(*args, **kwargs):
             global made
-            record = real_authorise(*args, **kwargs)
+            paid = real_pay(*args, **kwargs)
             made += 1
             if made == kill_after:
                 die(made)
-            return record
+            return paid
 
-        engine.authorise = authorise_then_maybe_die
+        engine.Payer.pay = pay_then_maybe_die
     else:  # killed right after a commit (between batches of a day, or between days)
         real_commit = jobwrites.SharedWrite.commit
 

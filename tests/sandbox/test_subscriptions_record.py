@@ -1,7 +1,10 @@
 """The SUBSCRIPTION record as TRANSACTIONQUERY answers it while the engine pays, over real HTTP:
-`subscriptionnumber` names the next payment of each subscription, in the record's own field order."""
+`subscriptionnumber` names the next payment of each subscription, in the record's own field order;
+and the payment records themselves, each with its own reference, day, number and authcode."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -51,3 +54,28 @@ def test_the_queried_record_keeps_the_answered_fields_and_their_order(sandbox, g
     assert list(queried) == [*answered, "interface"]
     changed = {name for name in answered if queried[name] != answered[name]}
     assert changed == {"subscriptionnumber"} and queried["subscriptionnumber"] == "4"
+
+
+# A payment's own fields; the engine makes the rest of a subscription's payment once per run.
+OWN_FIELDS = {"transactionreference", "transactionstartedtimestamp", "settleduedate", "subscriptionnumber", "authcode"}
+
+
+def test_the_payments_of_one_run_differ_in_their_own_fields_and_where_the_card_expired(sandbox, gateway):
+    _, record = subscribe(gateway, "2026-02-01", expirydate="06/2026")
+    sandbox.advance(to="2026-12-01T12:00:00")  # one clock move: payments 2 to 12, Feb 1 to Dec 1
+    payments = sorted(gateway.query(parenttransactionreference=record["transactionreference"]),
+                      key=lambda p: int(p["subscriptionnumber"]))
+    assert [p["subscriptionnumber"] for p in payments] == [str(n) for n in range(2, 13)]
+    assert [p["transactionstartedtimestamp"] for p in payments] == [f"2026-{m:02}-01 00:00:00" for m in range(2, 13)]
+    assert [p["settleduedate"] for p in payments] == [f"2026-{m:02}-02" for m in range(2, 13)]
+    assert len({p["transactionreference"] for p in payments}) == 11
+    authorised, declined = payments[:5], payments[5:]  # the card is good through June
+    assert {p["errorcode"] for p in authorised} == {"0"} and {p["errorcode"] for p in declined} == {"70000"}
+    authcodes = [p["authcode"] for p in authorised]
+    assert all(re.fullmatch(r"TEST\d\d", code) for code in authcodes)
+    assert len(set(authcodes)) > 1  # drawn for each payment (five equal draws: 1 in 65 million)
+    assert {p["authcode"] for p in declined} == {"DECLINED"}
+    for group in (authorised, declined):  # all settled (or declined): the rest of their records is the same
+        rest = [{k: v for k, v in p.items() if k not in OWN_FIELDS} for p in group]
+        assert all(other == rest[0] for other in rest)
+    assert authorised[0]["settlestatus"] == "100" and declined[0]["settlestatus"] == "3"

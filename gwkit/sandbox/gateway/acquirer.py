@@ -64,7 +64,12 @@ def decide(pan: str, baseamount: str, securitycode: str | None, *, strong_auth_e
         return {"errorcode": "71000", "errormessage": message_of(71000), "acquirerresponsecode": "1A",
                 "authcode": "", "settlestatus": "3", **security}
     return {"errorcode": "0", "errormessage": "Ok", "acquirerresponsecode": "00",
-            "authcode": f"TEST{_AUTHCODES.randrange(10, 100)}", "settlestatus": "0", **security}
+            "authcode": new_authcode(), "settlestatus": "0", **security}
+
+
+def new_authcode() -> str:
+    """The authcode of an authorised payment: drawn for each (a decline's is always the same)."""
+    return f"TEST{_AUTHCODES.randrange(10, 100)}"
 
 
 def decline(security: dict[str, str] | None = None) -> dict[str, str]:

@@ -10,6 +10,10 @@ For each day, and the sites whose day it is on their own clocks (`JobContext.sit
    as its number and is not retried: the series moves on to the next one (gwkit's choice; the
    interface does not say).
 
+A subscription's payments in one run are alike but for a few fields (PER_DAY, PER_PAYMENT): the
+record of its payment, with the acquirer's decision, is made once through the same path as every
+AUTH (`payments.payment_record`), and each payment fills in only those fields (`PreparedPayment`).
+
 Exactly once. Due subscriptions are read and paid in batches inside the write transaction the
 run's days share (jobwrites.SharedWrite): the payment records, the rows of `subscription_payments`
 (unique per subscription and number) and the subscriptions' next number and due date of a batch
@@ -25,14 +29,21 @@ unfinished days at start) makes the rest and skips what was made.
 from __future__ import annotations
 
 import json
+import re
+import secrets
 import sqlite3
 from datetime import date, datetime, time
+from json.encoder import encode_basestring_ascii as json_string
 from operator import itemgetter
-from typing import Any, Iterator, Mapping
+from typing import Any
 
+from ...interface.cards import expired
+from ...interface.wire import TIMESTAMP
+from . import acquirer
 from .accounts import account_for_site
 from .context import Context, DailyJob, JobContext
-from .payments import Card, authorise
+from .payments import Card, kept_details, payment_record, settle_due_date
+from .store import TRANSACTION_COLUMNS
 from .subscriptions import SETTLED, Plan
 
 BATCH_SIZE = 500  # subscriptions per write transaction
@@ -111,14 +122,13 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
         moves.append((number, when, row["id"]))
     made = _already_made(conn, [(number, row["id"]) for row, number, _ in due])
     to_pay = [(row, number, when) for row, number, when in due if (number, row["id"]) not in made]
-    payer = _Payer(job, conn, datetime.combine(day, time()), job.store.reserve_references(conn, len(to_pay)))
+    payer = Payer(job, conn, day, job.store.reserve_references(conn, len(to_pay)))
     claims = []
     for row, number, when in to_pay:  # a payment made is never made again
-        record = payer.pay(row, number)
-        claims.append((number, row["id"], when, today, record["transactionreference"], record["errorcode"],
-                       row["baseamount"]))
-        report.payment(record, caught_up=when < today)
-    job.store.add_transactions(conn, payer.kept)
+        reference, errorcode = payer.pay(row, number)
+        claims.append((number, row["id"], when, today, reference, errorcode, row["baseamount"]))
+        report.payment(reference, errorcode, caught_up=when < today)
+    payer.write()
     conn.executemany("INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
                      "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)", claims)
     # The SUBSCRIPTION record's `subscriptionnumber` is read from `nextnumber` (subscriptions.RECORD_VIEWS).
@@ -144,56 +154,80 @@ def _already_made(conn: sqlite3.Connection, wanted: list[tuple[int, int]]) -> se
     return found & pairs
 
 
-class _BatchContext(Context):
-    """A payment's context inside a batch: references drawn from a block reserved at once, records
-    kept in memory and written together (`Store.add_transactions`), in the batch's transaction."""
-
-    def __init__(self, *args: Any, references: Iterator[str], kept: list, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self._references, self._kept = references, kept
-
-    def new_reference(self) -> str:
-        return next(self._references)
-
-    def keep(self, record: dict[str, Any], *, card_id: int | None = None,
-             details: Mapping[str, Any] | None = None) -> None:
-        self._kept.append((record, card_id, details))
+# What differs between two payments of one subscription: the day's fields and the payment's own.
+# The rest of a payment's record, the bank's decision for its amount and card included, is the same
+# for all of a subscription's payments in a run, and made once (`PreparedPayment`); made again when
+# a column it comes from changed (an update between two days) or its card expired meanwhile.
+PER_DAY = ("transactionstartedtimestamp", "settleduedate")
+PER_PAYMENT = ("transactionreference", "subscriptionnumber", "authcode")  # an authcode only where drawn
 
 
-class _Payer:
-    """Makes the payments of one batch: a gateway context per site, the request and card per subscription.
-    The records are in `kept` until the batch writes them.
+class Payer:
+    """Makes the payments of one batch, made on `day` at 00:00:00: their rows wait in `rows`
+    until `write` keeps them in the batch's transaction."""
 
-    A subscription's request and card are made once per run of the daily jobs (`job.cache`), not per
-    payment, and made again when a column they come from changed (an update between two days)."""
-
-    def __init__(self, job: JobContext, conn: sqlite3.Connection, now: datetime, references: list[str]):
-        self.job, self.conn, self.now = job, conn, now
+    def __init__(self, job: JobContext, conn: sqlite3.Connection, day: date, references: list[str]):
+        self.job, self.conn, self.now = job, conn, datetime.combine(day, time())
         self.cards: dict[int, tuple[str, str]] = job.cache.setdefault("subscription_cards", {})  # decrypted once
-        self.payers: dict[int, tuple[tuple, dict[str, str], Card]] = job.cache.setdefault("subscription_payers", {})
-        self.kept: list[tuple[dict[str, Any], int | None, Mapping[str, Any] | None]] = []
+        self.prepared: dict[int, tuple[tuple, PreparedPayment]] = job.cache.setdefault("subscription_payments", {})
+        self.rows: dict[tuple[str, ...], list[list[Any]]] = {}  # by the record's columns
         self._references = iter(references)
         self._contexts: dict[str, Context] = {}
+        self._expired: dict[str, bool] = {}  # by expiry date
+        # PER_DAY, as payments.payment_record sets them for a payment made at `now`
+        self.day_fields = {"transactionstartedtimestamp": self.now.strftime(TIMESTAMP),
+                           "settleduedate": settle_due_date(self.now)}
 
-    def pay(self, row: sqlite3.Row, number: int) -> dict[str, Any]:
+    def pay(self, row: sqlite3.Row, number: int) -> tuple[str, str]:
+        """Make payment `number` of the subscription `row`; its reference and errorcode."""
+        prepared = self._prepared(row)
+        reference = next(self._references)
+        fields = {**self.day_fields, "transactionreference": reference, "subscriptionnumber": str(number)}
+        if prepared.draws_authcode:
+            fields["authcode"] = acquirer.new_authcode()
+        self.rows.setdefault(prepared.columns, []).append(prepared.row(fields))
+        return reference, prepared.errorcode
+
+    def write(self) -> None:
+        for columns, rows in self.rows.items():
+            self.job.store.add_transaction_rows(self.conn, columns, rows)
+
+    def _prepared(self, row: sqlite3.Row) -> "PreparedPayment":
+        pan, expirydate = self._card(row["card_id"])
+        expired_now = self._expired.get(expirydate)
+        if expired_now is None:
+            expired_now = self._expired[expirydate] = expired(expirydate, self.now.date())
+        key = (_paid_with(row), expired_now)
+        made = self.prepared.get(row["id"])
+        if made is None or made[0] != key:
+            card = Card(pan, expirydate, card_id=row["card_id"], parent=row["transactionreference"],
+                        details=json.loads(row["details"]) if row["details"] != "{}" else {})
+            made = self.prepared[row["id"]] = (key, self._prepare(row, card))
+        return made[1]
+
+    def _prepare(self, row: sqlite3.Row, card: Card) -> "PreparedPayment":
         ctx = self._context(row["sitereference"])
-        made = self.payers.get(row["id"])
-        if made is None or made[0] != _paid_with(row):
-            request = {"sitereference": row["sitereference"], "baseamount": row["baseamount"],
-                       "currencyiso3a": row["currencyiso3a"], "accounttypedescription": "RECUR",
-                       "orderreference": row["orderreference"]}
-            made = self.payers[row["id"]] = (_paid_with(row), request, _card(ctx, self.cards, row))
-        _, request, card = made
-        # Made at ctx.now, the day at 00:00:00; an expired card is declined by the bank, not refused.
-        return authorise(ctx, request, card, extra={"subscriptionnumber": str(number)}, check_expiry=False)
+        request = {"sitereference": row["sitereference"], "baseamount": row["baseamount"],
+                   "currencyiso3a": row["currencyiso3a"], "accounttypedescription": "RECUR",
+                   "orderreference": row["orderreference"]}
+        # An expired card is declined by the bank, not refused. The per-payment fields are filled in by `pay`.
+        record = payment_record(ctx, request, card, str, extra={"subscriptionnumber": ""}, check_expiry=False)
+        return PreparedPayment(record, card.card_id, kept_details(card, request))
+
+    def _card(self, card_id: int) -> tuple[str, str]:
+        """A subscription's card (pan, expiry date), decrypted once per run."""
+        cached = self.cards.get(card_id)
+        if cached is None:
+            stored = self.job.store.card(self.conn, card_id)
+            cached = self.cards[card_id] = (stored["pan"], stored["expirydate"])
+        return cached
 
     def _context(self, site: str) -> Context:
         ctx = self._contexts.get(site)
         if ctx is None:
             accounts = self.job.accounts.values()
             account = account_for_site(accounts, site) or next(iter(accounts))
-            ctx = self._contexts[site] = _BatchContext(self.job.store, self.job.tables, self.conn, account, self.now,
-                                                       references=self._references, kept=self.kept)
+            ctx = self._contexts[site] = Context(self.job.store, self.job.tables, self.conn, account, self.now)
         return ctx
 
 
@@ -201,17 +235,38 @@ _PAID_WITH = ("sitereference", "baseamount", "currencyiso3a", "orderreference", 
               "transactionreference")
 
 
-_paid_with = itemgetter(*_PAID_WITH)  # a row's columns its payments' request and card are made from
+_paid_with = itemgetter(*_PAID_WITH)  # a row's columns its payments' record is made from
 
 
-def _card(ctx: Context, cards: dict[int, tuple[str, str]], row: sqlite3.Row) -> Card:
-    """The subscription's card, decrypted once per run; its billing details go with it."""
-    cached = cards.get(row["card_id"])
-    if cached is None:
-        stored = ctx.store.card(ctx.conn, row["card_id"])
-        cached = cards[row["card_id"]] = (stored["pan"], stored["expirydate"])
-    details = json.loads(row["details"]) if row["details"] != "{}" else {}
-    return Card(cached[0], cached[1], card_id=row["card_id"], details=details, parent=row["transactionreference"])
+class PreparedPayment:
+    """A subscription's payment record, made once with its PER_DAY and PER_PAYMENT fields left open;
+    `row` fills them in and lays the record out as a row of `transactions` (`Store.add_transaction_rows`)."""
+
+    def __init__(self, record: dict[str, Any], card_id: int | None, details: dict[str, Any]):
+        self.errorcode = record["errorcode"]
+        self.draws_authcode = self.errorcode == "0"  # acquirer.decide draws an authorised payment's authcode
+        self._open = [name for name in (*PER_DAY, *PER_PAYMENT)
+                      if name in record and (name != "authcode" or self.draws_authcode)]
+        self.columns = tuple(c for c in TRANSACTION_COLUMNS if record.get(c) is not None)
+        self._values = [*(record[c] for c in self.columns), card_id, None, json.dumps(details)]
+        self._slots = [(i, c) for i, c in enumerate(self.columns) if c in self._open]
+        # The record's JSON cut where the open fields' values go: [text, name, text, name, ..., text].
+        marked = json.dumps({**record, **{name: _MARK + name for name in self._open}})
+        self._json = re.split(f'"{_MARK}(\\w+)"', marked)
+        self._json_slots = [(i, self._json[i]) for i in range(1, len(self._json), 2)]
+
+    def row(self, fields: dict[str, str]) -> list[Any]:
+        """The row of the payment whose open fields are `fields`."""
+        values, pieces = self._values.copy(), self._json.copy()
+        for index, name in self._slots:
+            values[index] = fields[name]
+        for index, name in self._json_slots:
+            pieces[index] = json_string(fields[name])
+        values[-2] = "".join(pieces)
+        return values
+
+
+_MARK = f"open-{secrets.token_hex(8)}-"  # in no value a record holds
 
 
 class EngineReport:
@@ -224,10 +279,9 @@ class EngineReport:
         self.stopped: list[str] = []
         self.started: list[str] = []
 
-    def payment(self, record: dict[str, Any], *, caught_up: bool) -> None:
-        reference = record["transactionreference"]
+    def payment(self, reference: str, errorcode: str, *, caught_up: bool) -> None:
         self.payments.append(reference)
-        if record["errorcode"] != "0":
+        if errorcode != "0":
             self.declined.append(reference)
         if caught_up:
             self.caught_up.append(reference)

@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ...interface.cards import expired, scheme_of
 from ...interface.fields import BILLING_FIELDS
@@ -112,6 +112,23 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
               takes_money: bool = True) -> dict[str, Any]:
     """Make the payment (or, with `takes_money` False, an ACCOUNTCHECK of the card), keep its record,
     and return the record as answered."""
+    record = payment_record(ctx, request, card, ctx.new_reference, requesttype=requesttype, extra=extra,
+                            check_expiry=check_expiry, takes_money=takes_money)
+    card_id = card.card_id or ctx.store.card_for(ctx.conn, card.pan, card.expirydate, record["paymenttypedescription"])
+    ctx.keep(record, card_id=card_id, details=kept_details(card, request))
+    return {**record, **acquirer.answered_outcome(record["baseamount"], record)}
+
+
+def kept_details(card: Card, request: Mapping[str, Any]) -> dict[str, Any]:
+    """The details a payment's record keeps: its card's, and the billing fields of its request."""
+    return {**card.details, **billing_details(request)}
+
+
+def payment_record(ctx: Context, request: Mapping[str, Any], card: Card, new_reference: Callable[[], str], *,
+                   requesttype: str = "AUTH", extra: Mapping[str, str] | None = None, check_expiry: bool = True,
+                   takes_money: bool = True) -> dict[str, Any]:
+    """The record of a payment made now, with the bank's decision, as `authorise` keeps it; nothing kept yet.
+    Its reference is drawn (`new_reference`) only once the request is known to be good."""
     fields = {name: request.get(name) or card.inherited.get(name) for name in INHERITABLE}
     if not takes_money:
         fields["baseamount"] = fields["baseamount"] or "0"
@@ -139,7 +156,7 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
         "transactionstartedtimestamp": ctx.timestamp, "livestatus": "0", "issuer": issuer,
         "splitfinalnumber": "1", "dccenabled": "0",
         **({"settleduedate": settle_due_date(ctx.now)} if takes_money else {}),
-        **MERCHANT, "baseamount": fields["baseamount"], "transactionreference": ctx.new_reference(),
+        **MERCHANT, "baseamount": fields["baseamount"], "transactionreference": new_reference(),
         "paymenttypedescription": paymenttype, "accounttypedescription": fields["accounttypedescription"],
         "requesttypedescription": requesttype, "currencyiso3a": fields["currencyiso3a"],
         "operatorname": ctx.account.username, "maskedpan": card.maskedpan, "issuercountryiso2a": country,
@@ -149,10 +166,7 @@ def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requestty
         **({"credentialsonfile": request["credentialsonfile"]} if request.get("credentialsonfile") else {}),
         **outcome, **card.extra, **(extra or {}),
     }
-    card_id = card.card_id or ctx.store.card_for(ctx.conn, card.pan, card.expirydate, paymenttype)
-    details = {**card.details, **billing_details(request)}
-    ctx.keep(record, card_id=card_id, details=details)
-    return {**record, **acquirer.answered_outcome(fields["baseamount"], record)}
+    return record
 
 
 CARD_SOURCES = {"card": card_from_fields, "parent": card_from_parent}

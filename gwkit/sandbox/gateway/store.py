@@ -448,7 +448,11 @@ class Store:
             by_columns.setdefault(columns, []).append(
                 [*(record[c] for c in columns), card_id, json.dumps(record), json.dumps(details) if details else "{}"])
         for columns, rows in by_columns.items():
-            conn.executemany(_insert_transaction_sql(columns), rows)
+            self.add_transaction_rows(conn, columns, rows)
+
+    def add_transaction_rows(self, conn: sqlite3.Connection, columns: tuple[str, ...], rows: list[list[Any]]) -> None:
+        """Keep records already laid out: each row the values of `columns`, card_id, the record's JSON, the details'."""
+        conn.executemany(_insert_transaction_sql(columns), rows)
 
     def transaction(self, conn: sqlite3.Connection, reference: str,
                     sites: Iterable[str] | None = None) -> sqlite3.Row | None:
