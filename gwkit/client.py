@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import httpx
 
 from . import log
-from .envelope import build_envelope, build_request, to_wire
+from .envelope import build_envelope, build_request, encode, envelope_around, to_wire
 from .errors import (
     AuthenticationError, ConnectError, GwkitError, HTTPStatusError, ResponseFormatError, RequestTimeoutError,
     TransportError, ValidationError,
@@ -260,10 +260,10 @@ class _Call:
 
     __slots__ = ("client", "envelope", "body", "expected", "attempt", "started", "fault", "_t0", "_masked", "_types")
 
-    def __init__(self, client: _Base, objects: list[Any]):
+    def __init__(self, client: _Base, objects: list[dict[str, Any]]):
         self.client = client
-        self.envelope = client.build_envelope(objects)
-        self.body = json.dumps(self.envelope, ensure_ascii=False, separators=(",", ":")).encode()
+        self.envelope = envelope_around(client.alias, objects)  # the builders made them: no copies
+        self.body = encode(self.envelope)
         requests = self.envelope["request"]
         # The gateway echoes the reference of a single request object; the official client checks it.
         self.expected = requests[0].get("requestreference") if len(requests) == 1 else None
@@ -298,7 +298,10 @@ class _Call:
 
     def answered(self, http_response: httpx.Response) -> _Outcome:
         elapsed = perf_counter() - self._t0
-        self.fault = http_response.headers.get(FAULT_HEADER)  # a fault the sandbox injected, by kind
+        headers = http_response.headers
+        # A fault the sandbox injected, by kind. Asked with `in` first: httpx's `get` of an absent
+        # header raises and catches a KeyError, on every answer.
+        self.fault = headers[FAULT_HEADER] if FAULT_HEADER in headers else None
         data, response, error = self._read(http_response, elapsed)
         reference = data.get("requestreference") if isinstance(data, (dict, Mapping)) else None
         return self._finish(elapsed, http_response.status_code, data, response, error, None, False,
