@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import ssl
 import sys
 import time
 from functools import partial
@@ -33,7 +34,7 @@ from .errors import (
     TransportError, ValidationError,
 )
 from .exchange import Exchange, ExchangeHook, error_text
-from .pooling import AsyncPoolTransport
+from .pooling import AsyncPoolTransport, default_ssl_context
 from .response import Response, excerpt
 from .interface.masking import REDACTED, mask_data
 from .interface.validation import Problem, allowed_fields, validate_request, variants_for
@@ -140,12 +141,15 @@ class _Base(_Requests):
         self.retries = retries
         self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._hooks: list[ExchangeHook] = [on_exchange] if callable(on_exchange) else list(on_exchange)
+        # httpx's own transport verifies certificates against one context shared by all gwkit's
+        # clients; a transport given here brings its own.
+        verify: ssl.SSLContext | bool = default_ssl_context() if transport is None else True
         if self._http_class is httpx.AsyncClient:
             _remember_sniffio_is_missing()
-            transport = transport or AsyncPoolTransport()
+            transport = transport or AsyncPoolTransport(verify=verify)
         # One pooled httpx client per gwkit client; the password lives only in its auth.
         self._http = self._http_class(auth=httpx.BasicAuth(username, password), headers=HEADERS,
-                                      timeout=self.timeout, transport=transport)
+                                      timeout=self.timeout, transport=transport, verify=verify)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(base_url={self.base_url!r}, username={self.username!r}, "
