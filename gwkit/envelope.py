@@ -59,8 +59,10 @@ def build_request(types: str | Iterable[str], fields: Mapping[str, Any] | None =
     """One request object: `requesttypedescriptions` first, then the fields, every value a string."""
     names = [types] if isinstance(types, str) else list(types)
     request: dict[str, Any] = {"requesttypedescriptions": names}
-    for name, value in {**(fields or {}), **more}.items():
-        if value is not None:
+    for name, value in ({**(fields or {}), **more} if more else fields or {}).items():
+        if value.__class__ is str:  # most values are already strings
+            request[name] = value
+        elif value is not None:
             request[name] = to_wire(value, name)
     return request
 

@@ -123,14 +123,14 @@ def validate_request(request: Mapping[str, Any], *, strict: bool = True) -> list
     if "requesttypedescription" in request or "expirymonth" in request or "expiryyear" in request:
         request, problems = normalised(request)  # otherwise it is already in the tables' form
     types = request.get("requesttypedescriptions")
-    entries = _valid_types.get(_types_key(types))
+    entries = _known_entries(types)
     if entries is None:
         type_problems = _check_types(types)
         if type_problems:
             return type_problems
         if len(_valid_types) >= _VALID_TYPES_SIZE:
             _valid_types.clear()
-        entries = _valid_types[_types_key(types)] = _entries(types)
+        entries = _valid_types[tuple(types)] = _entries(types)
     request_types, chained = entries
     found = _check_variants([(rt, rt.select(request)) for rt in request_types], request, strict, chained)
     if problems:  # the expiry pair was sent, and is wrong: expirydate is not missing, the pair is wrong
@@ -223,21 +223,24 @@ def chained_entries(types: list[str]) -> tuple[bool, ...]:
 
 
 def variants_for(types: list[str], request: Mapping[str, Any]) -> list[tuple[RequestType, Variant]]:
-    entries = _valid_types.get(_types_key(types))
+    entries = _known_entries(types)
     request_types = entries[0] if entries is not None else request_types_of(types)
     return [(rt, rt.select(request)) for rt in request_types]
 
 
 # The table entries and chaining of each list of request types found valid, worked out once: the
 # same few combinations come again and again. Only valid lists are kept, so the table stays small.
-_valid_types: dict[tuple[str, ...] | None, tuple[tuple[RequestType, ...], tuple[bool, ...]]] = {}
+_valid_types: dict[tuple[str, ...], tuple[tuple[RequestType, ...], tuple[bool, ...]]] = {}
 _VALID_TYPES_SIZE = 256
 
 
-def _types_key(types: Any) -> tuple[str, ...] | None:
-    if types.__class__ is not list or not all(t.__class__ is str for t in types):
-        return None  # never a key of _valid_types
-    return tuple(types)
+def _known_entries(types: Any) -> tuple[tuple[RequestType, ...], tuple[bool, ...]] | None:
+    if types.__class__ is not list:
+        return None
+    try:
+        return _valid_types.get(tuple(types))
+    except TypeError:  # an unhashable item: not a list of names anyway
+        return None
 
 
 def _entries(types: list[str]) -> tuple[tuple[RequestType, ...], tuple[bool, ...]]:
@@ -250,7 +253,7 @@ _MERGED: dict[tuple[int, ...], tuple[Any, ...]] = {}
 
 
 def _merged(variants: list[tuple[RequestType, Variant]], chained: tuple[bool, ...] = ()) -> tuple[Any, ...]:
-    key = (tuple(id(variant) for _, variant in variants), chained)
+    key = (tuple([id(variant) for _, variant in variants]), chained)
     merged = _MERGED.get(key)
     if merged is None:
         allowed: set[str] = {"requesttypedescriptions"}
