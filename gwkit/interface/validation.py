@@ -291,7 +291,8 @@ def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mappin
     problems: list[Problem] = []
     _, allowed, required, forbidden, checks = _merged(variants, chained)
     for name in required:
-        if request.get(name) in (None, ""):
+        value = request.get(name)
+        if value is None or value == "":
             what = " + ".join(f"{rt.key} ({v.name})" for rt, v in variants)
             problems.append(Problem(name, f"is required in {what} requests"))
     for name, value in request.items():
