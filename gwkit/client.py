@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import ssl
 import sys
 import time
 from functools import partial
@@ -27,13 +28,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import httpx
 
 from . import log
-from .envelope import build_envelope, build_request, to_wire
+from .envelope import build_envelope, build_request, encode, envelope_around, to_wire
 from .errors import (
     AuthenticationError, ConnectError, GwkitError, HTTPStatusError, ResponseFormatError, RequestTimeoutError,
     TransportError, ValidationError,
 )
 from .exchange import Exchange, ExchangeHook, error_text
-from .pooling import AsyncPoolTransport
+from .pooling import AsyncPoolTransport, default_ssl_context
 from .response import Response, excerpt
 from .interface.masking import REDACTED, mask_data
 from .interface.validation import Problem, allowed_fields, validate_request, variants_for
@@ -140,12 +141,15 @@ class _Base(_Requests):
         self.retries = retries
         self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._hooks: list[ExchangeHook] = [on_exchange] if callable(on_exchange) else list(on_exchange)
+        # httpx's own transport verifies certificates against one context shared by all gwkit's
+        # clients; a transport given here brings its own.
+        verify: ssl.SSLContext | bool = default_ssl_context() if transport is None else True
         if self._http_class is httpx.AsyncClient:
             _remember_sniffio_is_missing()
-            transport = transport or AsyncPoolTransport()
+            transport = transport or AsyncPoolTransport(verify=verify)
         # One pooled httpx client per gwkit client; the password lives only in its auth.
         self._http = self._http_class(auth=httpx.BasicAuth(username, password), headers=HEADERS,
-                                      timeout=self.timeout, transport=transport)
+                                      timeout=self.timeout, transport=transport, verify=verify)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(base_url={self.base_url!r}, username={self.username!r}, "
@@ -260,10 +264,10 @@ class _Call:
 
     __slots__ = ("client", "envelope", "body", "expected", "attempt", "started", "fault", "_t0", "_masked", "_types")
 
-    def __init__(self, client: _Base, objects: list[Any]):
+    def __init__(self, client: _Base, objects: list[dict[str, Any]]):
         self.client = client
-        self.envelope = client.build_envelope(objects)
-        self.body = json.dumps(self.envelope, ensure_ascii=False, separators=(",", ":")).encode()
+        self.envelope = envelope_around(client.alias, objects)  # the builders made them: no copies
+        self.body = encode(self.envelope)
         requests = self.envelope["request"]
         # The gateway echoes the reference of a single request object; the official client checks it.
         self.expected = requests[0].get("requestreference") if len(requests) == 1 else None
@@ -298,7 +302,10 @@ class _Call:
 
     def answered(self, http_response: httpx.Response) -> _Outcome:
         elapsed = perf_counter() - self._t0
-        self.fault = http_response.headers.get(FAULT_HEADER)  # a fault the sandbox injected, by kind
+        headers = http_response.headers
+        # A fault the sandbox injected, by kind. Asked with `in` first: httpx's `get` of an absent
+        # header raises and catches a KeyError, on every answer.
+        self.fault = headers[FAULT_HEADER] if FAULT_HEADER in headers else None
         data, response, error = self._read(http_response, elapsed)
         reference = data.get("requestreference") if isinstance(data, (dict, Mapping)) else None
         return self._finish(elapsed, http_response.status_code, data, response, error, None, False,

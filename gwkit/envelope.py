@@ -9,6 +9,7 @@ characters from 0-9a-z), as the official clients do; the gateway echoes it in th
 
 from __future__ import annotations
 
+import json
 import secrets
 from decimal import Decimal
 from typing import Any, Iterable, Mapping
@@ -58,19 +59,36 @@ def build_request(types: str | Iterable[str], fields: Mapping[str, Any] | None =
     """One request object: `requesttypedescriptions` first, then the fields, every value a string."""
     names = [types] if isinstance(types, str) else list(types)
     request: dict[str, Any] = {"requesttypedescriptions": names}
-    for name, value in {**(fields or {}), **more}.items():
-        if value is not None:
+    for name, value in ({**(fields or {}), **more} if more else fields or {}).items():
+        if value.__class__ is str:  # most values are already strings
+            request[name] = value
+        elif value is not None:
             request[name] = to_wire(value, name)
     return request
 
 
 def build_envelope(alias: str, requests: Iterable[Mapping[str, Any]], *,
                    add_references: bool = True) -> dict[str, Any]:
-    """The envelope for several request objects; each gets a `requestreference` unless it has one."""
-    objects = []
-    for request in requests:
-        obj = dict(request)
-        if add_references and not obj.get("requestreference"):
+    """The envelope for several request objects; each gets a `requestreference` unless it has one.
+    The objects are copied: the caller's are left as they are."""
+    objects = [dict(request) for request in requests]
+    return envelope_around(alias, objects) if add_references else {"alias": alias, "version": VERSION,
+                                                                    "request": objects}
+
+
+def envelope_around(alias: str, objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The envelope holding `objects` themselves (no copies, for objects the caller has just built);
+    each gets a `requestreference` unless it has one."""
+    for obj in objects:
+        if not obj.get("requestreference"):
             obj["requestreference"] = new_request_reference()
-        objects.append(obj)
     return {"alias": alias, "version": VERSION, "request": objects}
+
+
+# Made once: `json.dumps` with options builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def encode(envelope: Mapping[str, Any]) -> bytes:
+    """The body of a request: compact JSON in UTF-8."""
+    return _ENCODER.encode(envelope).encode()

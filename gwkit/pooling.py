@@ -1,5 +1,6 @@
 """The connection pool of `AsyncClient`: httpx's, over a network backend that answers httpcore's
-"is this idle connection closed?" question with one poll of the socket.
+"is this idle connection closed?" question with one poll of the socket. And the TLS context every
+httpx client gwkit makes shares.
 
 Each time a request is queued or finished, httpcore asks every idle connection in the pool
 whether the server has closed it (`get_extra_info("is_readable")`). Over anyio that builds the
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import select
 import socket
+import ssl
+from functools import cache
 from typing import Any, Iterable
 
 import httpcore
@@ -82,3 +85,11 @@ class AsyncPoolTransport(httpx.AsyncHTTPTransport):
             keepalive_expiry=pool._keepalive_expiry, http1=pool._http1, http2=pool._http2,
             retries=pool._retries, local_address=pool._local_address, uds=pool._uds,
             socket_options=pool._socket_options, network_backend=_Backend())
+
+
+@cache
+def default_ssl_context() -> ssl.SSLContext:
+    """httpx's default certificate verification (certifi's authorities, or `SSL_CERT_FILE` /
+    `SSL_CERT_DIR` as they are when first asked), made once per process: loading the authorities
+    takes some 50 ms, and httpx did it again for every client gwkit made. A context is safe to share."""
+    return httpx.create_ssl_context()

@@ -181,7 +181,7 @@ class Response(Sequence[Record]):
     def __init__(self, raw: Mapping[str, Any], *, request: Mapping[str, Any] | None = None,
                  elapsed: float = 0.0, status_code: int = 200):
         records = raw.get("response") if isinstance(raw, (dict, Mapping)) else None
-        if not isinstance(records, list) or not all(isinstance(r, (dict, Mapping)) for r in records):
+        if not isinstance(records, list) or not _all_objects(records):
             raise ResponseFormatError("the answer is not a gateway envelope (no 'response' list of records)",
                                       excerpt(raw), status_code)
         if not records:
@@ -253,6 +253,13 @@ class Response(Sequence[Record]):
         """In a notebook: each record in plain words, then its fields (masked), side by side."""
         return (f"<div class='gwkit-response'><small>request {html.escape(str(self.requestreference))}"
                 f"{f', {self.elapsed * 1000:.0f} ms' if self.elapsed else ''}</small>{records_html(self.records)}</div>")
+
+
+def _all_objects(records: list[Any]) -> bool:
+    for record in records:  # a plain loop: this runs for every answer
+        if not isinstance(record, (dict, Mapping)):
+            return False
+    return True
 
 
 def records_html(records: Sequence[Mapping[str, Any]], fields: Sequence[str] | None = None) -> str:

@@ -69,15 +69,18 @@ _PREFIXES = _expand(_PREFIX_RANGES)
 _LONGEST_PREFIX = max(len(p) for p in _PREFIXES)
 
 
-_DOUBLED = str.maketrans("0123456789", "0246813579")  # each digit doubled, 9 taken off past 9
+# ASCII digits to their values as bytes, plain and doubled (9 taken off past 9), so that `sum` of
+# the translated bytes adds them up in C: an int() per digit cost more than the rest of a check.
+_VALUE = bytes.maketrans(b"0123456789", bytes([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]))
+_DOUBLED = bytes.maketrans(b"0123456789", bytes([0, 2, 4, 6, 8, 1, 3, 5, 7, 9]))
 
 
 def luhn_ok(number: str) -> bool:
     """True when `number` is all digits and passes the Luhn (mod 10) check."""
     if not number.isdigit() or not number.isascii():
         return False
-    backwards = number[::-1]
-    return (sum(map(int, backwards[0::2])) + sum(map(int, backwards[1::2].translate(_DOUBLED)))) % 10 == 0
+    backwards = number[::-1].encode()
+    return (sum(backwards[0::2].translate(_VALUE)) + sum(backwards[1::2].translate(_DOUBLED))) % 10 == 0
 
 
 def luhn_complete(partial: str) -> str:

@@ -8,8 +8,9 @@ to answer `30000` with `errordata` listing the fields.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
 from .fields import FIELDS, FILTER_ONLY_FIELDS, IGNORED_FIELDS, Field
 from .masking import mask_text, mask_value
@@ -56,9 +57,10 @@ def check_value(name: str, value: Any, request: Mapping[str, Any] | None = None,
     return _check(spec, name, value, request or {}, tuple(choices) if choices is not None else None)
 
 
-# Values already found valid, by (field, value, choices): a client sends the same site, currency,
-# account type and amounts again and again. Only short values of fields whose verdict depends on
-# the value alone, and never card data or secrets (nothing sensitive is kept in memory for this).
+# Values already found valid, by (id of the field's spec, value, choices): a client sends the same
+# site, currency, account type and amounts again and again. Only short values of fields whose
+# verdict depends on the value alone, and never card data or secrets (nothing sensitive is kept in
+# memory for this).
 _KNOWN_VALID: set[tuple[int, str, tuple[str, ...] | None]] = set()
 _KNOWN_VALID_SIZE = 4096
 _KNOWN_VALID_CHARS = 64
@@ -66,18 +68,23 @@ _KNOWN_VALID_CHARS = 64
 
 def _check(spec: Field, name: str, value: Any, request: Mapping[str, Any],
            choices: tuple[str, ...] | None) -> list[Problem]:
-    if not isinstance(value, str):
+    if value.__class__ is not str:
         return _check_value(spec, name, value, request, choices)
     key = (id(spec), value, choices)
     if key in _KNOWN_VALID:
         return []
     problems = _check_value(spec, name, value, request, choices)
-    if (not problems and len(value) <= _KNOWN_VALID_CHARS and spec.sensitive is None
-            and not any(rule.reads_request for rule in spec.rules)):
+    if not problems and len(value) <= _KNOWN_VALID_CHARS and _rememberable(spec):
         if len(_KNOWN_VALID) >= _KNOWN_VALID_SIZE:
             _KNOWN_VALID.clear()
         _KNOWN_VALID.add(key)
     return problems
+
+
+def _rememberable(spec: Field) -> bool:
+    """May a verdict on this field's value be remembered: not card data or a secret, and not
+    depending on other fields of the request."""
+    return spec.sensitive is None and not any(rule.reads_request for rule in spec.rules)
 
 
 def _check_value(spec: Field, name: str, value: Any, request: Mapping[str, Any],
@@ -110,15 +117,22 @@ def validate_request(request: Mapping[str, Any], *, strict: bool = True) -> list
     used by the request type, which catches typos before anything is sent. The sandbox validates
     with `strict=False`, as the gateway ignores fields it does not use.
     """
-    if not isinstance(request, Mapping):
+    if not isinstance(request, (dict, Mapping)):
         return [Problem("request", "each request object must be a JSON object")]
-    request, problems = normalised(request)
+    problems: list[Problem] = []
+    if "requesttypedescription" in request or "expirymonth" in request or "expiryyear" in request:
+        request, problems = normalised(request)  # otherwise it is already in the tables' form
     types = request.get("requesttypedescriptions")
-    type_problems = _check_types(types)
-    if type_problems:
-        return type_problems
-    variants = variants_for(types, request)
-    found = _check_variants(variants, request, strict, chained_entries(types))
+    entries = _known_entries(types)
+    if entries is None:
+        type_problems = _check_types(types)
+        if type_problems:
+            return type_problems
+        if len(_valid_types) >= _VALID_TYPES_SIZE:
+            _valid_types.clear()
+        entries = _valid_types[tuple(types)] = _entries(types)
+    request_types, chained = entries
+    found = _check_variants([(rt, rt.select(request)) for rt in request_types], request, strict, chained)
     if problems:  # the expiry pair was sent, and is wrong: expirydate is not missing, the pair is wrong
         found = [p for p in found if p.field not in ("expirydate",) + _EXPIRY_PAIR]
     return problems + found
@@ -209,7 +223,28 @@ def chained_entries(types: list[str]) -> tuple[bool, ...]:
 
 
 def variants_for(types: list[str], request: Mapping[str, Any]) -> list[tuple[RequestType, Variant]]:
-    return [(rt, rt.select(request)) for rt in request_types_of(types)]
+    entries = _known_entries(types)
+    request_types = entries[0] if entries is not None else request_types_of(types)
+    return [(rt, rt.select(request)) for rt in request_types]
+
+
+# The table entries and chaining of each list of request types found valid, worked out once: the
+# same few combinations come again and again. Only valid lists are kept, so the table stays small.
+_valid_types: dict[tuple[str, ...], tuple[tuple[RequestType, ...], tuple[bool, ...]]] = {}
+_VALID_TYPES_SIZE = 256
+
+
+def _known_entries(types: Any) -> tuple[tuple[RequestType, ...], tuple[bool, ...]] | None:
+    if types.__class__ is not list:
+        return None
+    try:
+        return _valid_types.get(tuple(types))
+    except TypeError:  # an unhashable item: not a list of names anyway
+        return None
+
+
+def _entries(types: list[str]) -> tuple[tuple[RequestType, ...], tuple[bool, ...]]:
+    return tuple(request_types_of(types)), chained_entries(types)
 
 
 # The merged field sets of a combination of variants, made once per combination (validation is on
@@ -218,7 +253,7 @@ _MERGED: dict[tuple[int, ...], tuple[Any, ...]] = {}
 
 
 def _merged(variants: list[tuple[RequestType, Variant]], chained: tuple[bool, ...] = ()) -> tuple[Any, ...]:
-    key = (tuple(id(variant) for _, variant in variants), chained)
+    key = (tuple([id(variant) for _, variant in variants]), chained)
     merged = _MERGED.get(key)
     if merged is None:
         allowed: set[str] = {"requesttypedescriptions"}
@@ -237,8 +272,12 @@ def _merged(variants: list[tuple[RequestType, Variant]], chained: tuple[bool, ..
         # A field's own rule for a request type holds only when every type using the field agrees.
         specs = {name: spec for _, variant in variants for name, spec in variant.fields.items()
                  if all(name in v.fields for _, v in variants if name in v.allowed)}
+        # For each field these types use: the spec and the allowed values its value is checked against.
+        checks = {name: (spec, choices.get(name), id(spec)) for name in allowed
+                  if name in FIELDS and name != "requesttypedescriptions"
+                  for spec in (specs.get(name) or FIELDS[name],)}
         merged = _MERGED[key] = (tuple(v for _, v in variants), frozenset(allowed), tuple(required),
-                                 forbidden, choices, specs)
+                                 forbidden, checks)
     return merged
 
 
@@ -250,15 +289,19 @@ def allowed_fields(variants: list[tuple[RequestType, Variant]]) -> frozenset[str
 def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mapping[str, Any],
                     strict: bool, chained: tuple[bool, ...] = ()) -> list[Problem]:
     problems: list[Problem] = []
-    _, allowed, required, forbidden, choices, specs = _merged(variants, chained)
+    _, allowed, required, forbidden, checks = _merged(variants, chained)
     for name in required:
-        if request.get(name) in (None, ""):
+        value = request.get(name)
+        if value is None or value == "":
             what = " + ".join(f"{rt.key} ({v.name})" for rt, v in variants)
             problems.append(Problem(name, f"is required in {what} requests"))
     for name, value in request.items():
-        if name in allowed and name in FIELDS:  # the usual case first: a field this request type uses
-            if value is not None and name != "requesttypedescriptions":
-                problems.extend(_check(specs.get(name) or FIELDS[name], name, value, request, choices.get(name)))
+        check = checks.get(name)
+        if check is not None:  # the usual case first: a field this request type uses
+            if value is not None:
+                spec, field_choices, spec_id = check
+                if value.__class__ is not str or (spec_id, value, field_choices) not in _KNOWN_VALID:
+                    problems.extend(_check(spec, name, value, request, field_choices))
             continue
         if name in IGNORED_FIELDS or name == "requesttypedescriptions":
             continue

@@ -30,6 +30,7 @@ from urllib.parse import urljoin
 import httpx
 
 from ..errors import ThreeDSecureError
+from ..pooling import default_ssl_context
 from ..interface.codes import explain, record_ok
 from ..interface.masking import REDACTED, mask_data
 from ..response import Record
@@ -228,7 +229,7 @@ class ThreeDSecureFlow:
         `outcome` (Y, N, A, U or cancel), and post the answer to the term URL receiver."""
         record = self._enrolled_record()
         own = http is None
-        http = http or httpx.Client(timeout=timeout)
+        http = http or httpx.Client(timeout=timeout, verify=default_ssl_context())
         try:
             form = {"PaReq": record["pareq"], "TermUrl": self.receiver.term_url, "MD": record["md"]}
             acs = http.post(record["acsurl"], data=form)
