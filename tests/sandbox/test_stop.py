@@ -19,6 +19,8 @@ import pytest
 import gwkit.sandbox
 from support.sandbox import CLOCK, query_request
 
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
+
 BOUND = 30  # seconds: an upper bound so a broken server fails the test instead of hanging it
 
 
