@@ -238,9 +238,12 @@ def _known_entries(types: Any) -> tuple[tuple[RequestType, ...], tuple[bool, ...
     if types.__class__ is not list:
         return None
     try:
-        return _valid_types.get(tuple(types))
+        found = _valid_types.get(tuple(types))
     except TypeError:  # an unhashable item: not a list of names anyway
         return None
+    if found is not None and any(REQUEST_TYPES.get(rt.key) is not rt for rt in found[0]):
+        return None  # the tables have changed since (a request type replaced at run time)
+    return found
 
 
 def _entries(types: list[str]) -> tuple[tuple[RequestType, ...], tuple[bool, ...]]:

@@ -32,3 +32,19 @@ def test_a_verdict_that_depends_on_other_fields_is_not_taken_from_memory():
 def test_an_invalid_value_is_refused_every_time():
     for _ in range(2):
         assert [p.field for p in validate_request(auth(currencyiso3a="gbp"))] == ["currencyiso3a"]
+
+
+def test_a_request_type_replaced_in_the_tables_is_validated_by_its_new_entry(monkeypatch):
+    from dataclasses import replace
+
+    from gwkit.interface import types as t
+    from gwkit.interface.fields import FIELDS, Field
+    from gwkit.interface.requests import REQUEST_TYPES
+
+    assert validate_request(auth()) == []  # the entries of ["AUTH"] are now remembered
+    monkeypatch.setitem(FIELDS, "giftmessage", Field("giftmessage", t.ALPHANUMERIC, 30))
+    entry = REQUEST_TYPES["AUTH"]
+    monkeypatch.setitem(REQUEST_TYPES, "AUTH", replace(entry, variants=tuple(
+        replace(v, optional=v.optional + ("giftmessage",)) for v in entry.variants)))
+    assert validate_request(auth(giftmessage="Happy birthday")) == []
+    assert [p.field for p in validate_request(auth(giftmessage="x" * 31))] == ["giftmessage"]
