@@ -50,6 +50,7 @@ AUTH_BODY = json.dumps({
                  "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}],
 }).encode()
 READY = "READY "
+GOAL = 0.90  # sandbox / bare Starlette, at every concurrency (issue 16 asks it at concurrency 1)
 
 
 # servers (run in child processes)
@@ -217,8 +218,8 @@ def report(args: argparse.Namespace, levels: list[int], kinds: list[str],
         if "before" in kinds:
             print(f"ratio sandbox_vs_before_c{level} {rates['sandbox', level] / rates['before', level]:.3f}")
             print(f"ratio sandbox_cpu_per_request_vs_before_c{level} {cpu['sandbox', level] / cpu['before', level]:.3f}")
-    verdict = "meets" if worst >= 0.5 else "MISSES"
-    print(f"sandbox/minimal {worst:.2f} at worst: {verdict} the target of 0.50")
+    verdict = "meets" if worst >= GOAL else "misses"
+    print(f"sandbox/minimal {worst:.2f} at worst: {verdict} the goal of {GOAL:.2f} (issue 16)")
 
 
 if __name__ == "__main__":
