@@ -116,17 +116,23 @@ class Subscription:
         return self.record.get("parenttransactionreference")
 
     def refresh(self) -> "Subscription":
-        """Fetch the SUBSCRIPTION record and its parent AUTH again (one TRANSACTIONQUERY each)."""
-        found = query_answer(self.client, {"transactionreference": self.reference}).query_records
-        record = next((r for r in found if r.get("requesttypedescription") == "SUBSCRIPTION"), None)
-        if record is None:
+        """Fetch the SUBSCRIPTION record and its parent AUTH again: one TRANSACTIONQUERY naming both
+        when the parent is known (after the first fetch), else one for each."""
+        parent = self.record.get("parenttransactionreference")
+        found = query_answer(self.client, {"transactionreference": [self.reference, parent] if parent
+                                           else self.reference}).query_records
+        by_reference = {r.get("transactionreference"): r for r in found}
+        record = by_reference.get(self.reference)
+        if record is None or record.get("requesttypedescription") != "SUBSCRIPTION":
             raise SubscriptionError(30000, f"no SUBSCRIPTION record has transactionreference {self.reference}",
                                     ["transactionreference"])
         self.record = record
-        if record.get("parenttransactionreference"):
-            parents = query_answer(self.client,
-                                   {"transactionreference": record["parenttransactionreference"]}).query_records
-            self.auth = parents[0] if parents else None
+        parent = record.get("parenttransactionreference")
+        if parent and parent not in by_reference:
+            by_reference.update((r.get("transactionreference"), r) for r in query_answer(
+                self.client, {"transactionreference": parent}).query_records)
+        if parent:
+            self.auth = by_reference.get(parent)
         return self
 
     # state

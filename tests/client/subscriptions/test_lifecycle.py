@@ -352,3 +352,18 @@ def test_helper_from_reference_schedule_and_payments_frame(gw, sandbox):
     assert [d.strftime("%Y-%m-%d") for d in frame["due_date"]] == ["2026-01-31", "2026-02-28"]
     assert list(frame["outcome"]) == ["authorised", "authorised"]
     assert "pending" not in repr(sub) and "scheduled" in repr(sub) and VISA not in repr(sub)
+
+
+def test_a_refresh_reads_the_subscription_and_its_auth_in_one_query_once_the_auth_is_known(gw, sandbox):
+    sub = subscribe(gw, orderreference="one-query")
+    queries: list[Any] = []
+    gw.add_exchange_hook(lambda exchange: queries.append(exchange.request_types))
+    loaded = Subscription.from_reference(gw, sub.reference)  # the AUTH is not known yet: two queries
+    assert len(queries) == 2 and loaded.auth["transactionreference"] == sub.auth_reference
+    queries.clear()
+    loaded.suspend()  # the update, then one query naming both
+    assert queries == [("TRANSACTIONUPDATE",), ("TRANSACTIONQUERY",)]
+    assert loaded.state == "suspended" and loaded.auth["requesttypedescription"] == "AUTH"
+    assert loaded.record["requesttypedescription"] == "SUBSCRIPTION"
+    with pytest.raises(SubscriptionError):
+        Subscription.from_reference(gw, loaded.auth_reference)  # the AUTH's reference names no SUBSCRIPTION
