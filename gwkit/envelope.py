@@ -72,8 +72,9 @@ def build_envelope(alias: str, requests: Iterable[Mapping[str, Any]], *,
     """The envelope for several request objects; each gets a `requestreference` unless it has one.
     The objects are copied: the caller's are left as they are."""
     objects = [dict(request) for request in requests]
-    return envelope_around(alias, objects) if add_references else {"alias": alias, "version": VERSION,
-                                                                    "request": objects}
+    if add_references:
+        return envelope_around(alias, objects)
+    return {"alias": alias, "version": VERSION, "request": objects}
 
 
 def envelope_around(alias: str, objects: list[dict[str, Any]]) -> dict[str, Any]:

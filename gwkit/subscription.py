@@ -118,22 +118,22 @@ class Subscription:
     def refresh(self) -> "Subscription":
         """Fetch the SUBSCRIPTION record and its parent AUTH again: one TRANSACTIONQUERY naming both
         when the parent is known (after the first fetch), else one for each."""
-        parent = self.record.get("parenttransactionreference")
-        found = query_answer(self.client, {"transactionreference": [self.reference, parent] if parent
-                                           else self.reference}).query_records
-        by_reference = {r.get("transactionreference"): r for r in found}
-        record = by_reference.get(self.reference)
+        known_parent = self.record.get("parenttransactionreference")
+        found = self._records([self.reference, known_parent] if known_parent else [self.reference])
+        record = found.get(self.reference)
         if record is None or record.get("requesttypedescription") != "SUBSCRIPTION":
             raise SubscriptionError(30000, f"no SUBSCRIPTION record has transactionreference {self.reference}",
                                     ["transactionreference"])
         self.record = record
         parent = record.get("parenttransactionreference")
-        if parent and parent not in by_reference:
-            by_reference.update((r.get("transactionreference"), r) for r in query_answer(
-                self.client, {"transactionreference": parent}).query_records)
         if parent:
-            self.auth = by_reference.get(parent)
+            self.auth = (found if parent in found else self._records([parent])).get(parent)
         return self
+
+    def _records(self, references: list[str]) -> dict[str, Record]:
+        """The records of `references` (one TRANSACTIONQUERY), by reference."""
+        answer = query_answer(self.client, {"transactionreference": references})
+        return {r.get("transactionreference"): r for r in answer.query_records}
 
     # state
 

@@ -68,16 +68,19 @@ _KNOWN_VALID_CHARS = 64
 
 def _check(spec: Field, name: str, value: Any, request: Mapping[str, Any],
            choices: tuple[str, ...] | None) -> list[Problem]:
-    if value.__class__ is not str:
-        return _check_value(spec, name, value, request, choices)
-    key = (id(spec), value, choices)
-    if key in _KNOWN_VALID:
+    if value.__class__ is str and (id(spec), value, choices) in _KNOWN_VALID:
         return []
+    return _check_and_remember(spec, name, value, request, choices)
+
+
+def _check_and_remember(spec: Field, name: str, value: Any, request: Mapping[str, Any],
+                        choices: tuple[str, ...] | None) -> list[Problem]:
+    """`_check` of a value not known valid yet (the caller has looked): remembered when it is."""
     problems = _check_value(spec, name, value, request, choices)
-    if not problems and len(value) <= _KNOWN_VALID_CHARS and _rememberable(spec):
+    if not problems and value.__class__ is str and len(value) <= _KNOWN_VALID_CHARS and _rememberable(spec):
         if len(_KNOWN_VALID) >= _KNOWN_VALID_SIZE:
             _KNOWN_VALID.clear()
-        _KNOWN_VALID.add(key)
+        _KNOWN_VALID.add((id(spec), value, choices))
     return problems
 
 
@@ -304,7 +307,7 @@ def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mappin
             if value is not None:
                 spec, field_choices, spec_id = check
                 if value.__class__ is not str or (spec_id, value, field_choices) not in _KNOWN_VALID:
-                    problems.extend(_check(spec, name, value, request, field_choices))
+                    problems.extend(_check_and_remember(spec, name, value, request, field_choices))
             continue
         if name in IGNORED_FIELDS or name == "requesttypedescriptions":
             continue

@@ -43,7 +43,7 @@ from . import acquirer
 from .accounts import account_for_site
 from .context import Context, DailyJob, JobContext
 from .payments import Card, kept_details, payment_record, settle_due_date
-from .store import TRANSACTION_COLUMNS
+from .store import transaction_row
 from .subscriptions import SETTLED, Plan
 
 BATCH_SIZE = 500  # subscriptions per write transaction
@@ -247,12 +247,11 @@ class PreparedPayment:
         self.draws_authcode = self.errorcode == "0"  # acquirer.decide draws an authorised payment's authcode
         self._open = [name for name in (*PER_DAY, *PER_PAYMENT)
                       if name in record and (name != "authcode" or self.draws_authcode)]
-        self.columns = tuple(c for c in TRANSACTION_COLUMNS if record.get(c) is not None)
-        self._values = [*(record[c] for c in self.columns), card_id, None, json.dumps(details)]
+        marked = {**record, **{name: _MARK + name for name in self._open}}
+        self.columns, self._values = transaction_row(marked, card_id, details)
         self._slots = [(i, c) for i, c in enumerate(self.columns) if c in self._open]
         # The record's JSON cut where the open fields' values go: [text, name, text, name, ..., text].
-        marked = json.dumps({**record, **{name: _MARK + name for name in self._open}})
-        self._json = re.split(f'"{_MARK}(\\w+)"', marked)
+        self._json = re.split(f'"{_MARK}(\\w+)"', self._values[-2])
         self._json_slots = [(i, self._json[i]) for i in range(1, len(self._json), 2)]
 
     def row(self, fields: dict[str, str]) -> list[Any]:

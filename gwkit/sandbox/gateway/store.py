@@ -444,9 +444,8 @@ class Store:
         """Keep many answered records (record, card_id, details): one statement per shape of record."""
         by_columns: dict[tuple[str, ...], list[list[Any]]] = {}
         for record, card_id, details in kept:
-            columns = tuple(c for c in TRANSACTION_COLUMNS if record.get(c) is not None)
-            by_columns.setdefault(columns, []).append(
-                [*(record[c] for c in columns), card_id, json.dumps(record), json.dumps(details) if details else "{}"])
+            columns, row = transaction_row(record, card_id, details)
+            by_columns.setdefault(columns, []).append(row)
         for columns, rows in by_columns.items():
             self.add_transaction_rows(conn, columns, rows)
 
@@ -478,6 +477,14 @@ class Store:
         """Replace the details (billing, names) a kept record holds and lends to its children."""
         conn.execute("UPDATE transactions SET details = ? WHERE transactionreference = ?",
                      (json.dumps(dict(details)), reference))
+
+
+def transaction_row(record: Mapping[str, Any], card_id: int | None,
+                    details: Mapping[str, Any] | None) -> tuple[tuple[str, ...], list[Any]]:
+    """A record laid out as a row of `transactions`: the columns it fills, and the row (their values,
+    card_id, the record's JSON, the details' JSON) that `add_transaction_rows` keeps."""
+    columns = tuple(c for c in TRANSACTION_COLUMNS if record.get(c) is not None)
+    return columns, [*(record[c] for c in columns), card_id, json.dumps(record), json.dumps(details) if details else "{}"]
 
 
 @functools.lru_cache(maxsize=64)
