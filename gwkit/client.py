@@ -150,6 +150,17 @@ class _Base(_Requests):
         # One pooled httpx client per gwkit client; the password lives only in its auth.
         self._http = self._http_class(auth=httpx.BasicAuth(username, password), headers=HEADERS,
                                       timeout=self.timeout, transport=transport, verify=verify)
+        self._extensions = {"timeout": self.timeout.as_dict()}
+
+    def _http_request(self, body: bytes) -> httpx.Request:
+        """The POST of one body, as `httpx.Client.build_request` makes it but without merging the
+        client's settings on every request: they are the client's own and fixed (no params, and the
+        gateway sets no cookies; should a proxy set one, httpx's own path sends it back)."""
+        http = self._http
+        if http.cookies:
+            return http.build_request("POST", self._endpoint, content=body)
+        return httpx.Request("POST", self._endpoint, headers=http.headers, content=body,
+                             extensions=dict(self._extensions))
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(base_url={self.base_url!r}, username={self.username!r}, "
@@ -362,7 +373,7 @@ class Client(_Base):
         while True:
             call.begin()
             try:
-                http_response = self._http.post(self._endpoint, content=call.body)
+                http_response = self._http.send(self._http_request(call.body))
             except httpx.RequestError as exc:
                 outcome = call.failed(exc)
             else:
@@ -394,7 +405,7 @@ class AsyncClient(_Base):
         while True:
             call.begin()
             try:
-                http_response = await self._http.post(self._endpoint, content=call.body)
+                http_response = await self._http.send(self._http_request(call.body))
             except httpx.RequestError as exc:
                 outcome = call.failed(exc)
             else:

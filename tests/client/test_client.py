@@ -59,6 +59,30 @@ def test_timeouts_reach_the_transport():
     assert gateway.requests[0].extensions["timeout"]["connect"] == 1.0
 
 
+def test_the_request_is_the_one_httpx_would_build(client, gateway):
+    client.auth(**CARD)
+    [sent] = gateway.requests
+    built = client._http.build_request("POST", client.url, content=sent.content)
+    assert [h for h in sent.headers.multi_items() if h[0] != "authorization"] == built.headers.multi_items()
+    assert sent.extensions == built.extensions and sent.url == built.url
+
+
+def test_a_cookie_set_on_the_way_is_sent_back_as_httpx_does():
+    seen: list[str | None] = []
+    answer = FakeGateway()
+
+    def behind_a_proxy(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("cookie"))
+        response = answer(request)
+        response.headers["set-cookie"] = "route=b2; Path=/"
+        return response
+
+    with gwkit.Client("http://gateway.test", "u", "p", transport=httpx.MockTransport(behind_a_proxy)) as client:
+        client.auth(**CARD, sitereference="test_site12345", currencyiso3a="GBP")
+        client.auth(**CARD, sitereference="test_site12345", currencyiso3a="GBP")
+    assert seen == [None, "route=b2"]
+
+
 def test_one_pooled_connection_client_for_every_request(client, gateway):
     http = client._http
     for _ in range(3):
