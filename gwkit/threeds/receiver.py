@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import html
 import secrets
+import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -72,8 +73,16 @@ class TermUrlReceiver:
         self._server.daemon_threads = True
         bound_host, bound_port = self._server.server_address[:2]
         self.base_url = (public_url or f"http://{bound_host}:{bound_port}").rstrip("/")
-        self._thread = threading.Thread(target=self._server.serve_forever, name="gwkit-term-url", daemon=True)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="gwkit-term-url", daemon=True)
         self._thread.start()
+
+    def _serve(self) -> None:
+        # Not `serve_forever`: its `shutdown()` waits for a poll that comes every 0.5 s, and the
+        # receiver is stopped when every kernel that used it exits. Here each request is awaited
+        # without a timeout, and `stop()` wakes the loop with a connection of its own.
+        while not self._stopping.is_set():
+            self._server.handle_request()
 
     def __repr__(self) -> str:
         return f"TermUrlReceiver({self.base_url!r}, waiting={len(self._pending)})"
@@ -103,9 +112,14 @@ class TermUrlReceiver:
                 self._by_token.pop(pending.token, None)
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if not self._stopping.is_set():
+            self._stopping.set()
+            try:  # wake the loop, which then sees it is stopping
+                socket.create_connection(self._server.server_address[:2], timeout=5).close()
+            except OSError:
+                pass
         self._thread.join(timeout=10)
+        self._server.server_close()
 
     def __enter__(self) -> "TermUrlReceiver":
         return self

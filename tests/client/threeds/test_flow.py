@@ -3,11 +3,13 @@ thread), masking, and the AUTH SUBSCRIPTION variants through 3-D Secure."""
 
 from __future__ import annotations
 
+import socket
 import threading
 
+import httpx
 import pytest
 
-from gwkit.threeds import REDIRECT, ThreeDSecureError, ThreeDSecureFlow
+from gwkit.threeds import REDIRECT, TermUrlReceiver, ThreeDSecureError, ThreeDSecureFlow
 from support.threeds import CARD
 
 
@@ -111,3 +113,21 @@ def test_auth_subscription_through_3ds_enrolled_and_not_enrolled(client, receive
     unauthenticated.complete_acs("N")
     auth, sub = unauthenticated.auth_subscription(**subscription)
     assert (auth["errorcode"], auth["settlestatus"]) == ("60022", "3")
+
+
+def test_a_receiver_stops_its_thread_and_its_port_and_may_be_stopped_twice():
+    receiver = TermUrlReceiver()
+    host, port = receiver._server.server_address[:2]
+    assert receiver.running
+    receiver.stop()
+    assert not receiver.running
+    with pytest.raises(OSError):
+        socket.create_connection((host, port), timeout=5).close()
+    receiver.stop()
+
+
+def test_a_receiver_keeps_serving_after_an_empty_connection(receiver):
+    host, port = receiver._server.server_address[:2]
+    socket.create_connection((host, port), timeout=5).close()  # what stop() uses to wake the loop
+    answer = httpx.get(f"{receiver.base_url}/start/unknown-token", timeout=5)
+    assert answer.status_code == 404 and receiver.running
