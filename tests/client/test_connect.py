@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 
+import nbformat
 import pytest
+from nbclient import NotebookClient
 
 import gwkit
 from gwkit import sandbox as sandbox_module
@@ -199,3 +202,38 @@ def test_the_connection_reconciles_a_lost_answer_and_queries_past_the_cap(tmp_pa
     frame = gw.query_all(start=today, end=today)
     assert sorted(frame["orderreference"]) == ["kept", "lost"]
     assert str(frame["baseamount"].dtype) == "Int64"  # typed, in base units
+
+
+def _kernel_run(cells: list[str], folder) -> nbformat.NotebookNode:
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    return notebook
+
+
+def _printed(cell: nbformat.NotebookNode) -> str:
+    return "".join(output.get("text", "") for output in cell.outputs)
+
+
+@pytest.mark.notebook
+def test_in_a_kernel_connect_takes_what_is_loaded_out_of_the_collectors_walks_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
+    monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
+    left_open = tmp_path / "left-open.txt"
+    notebook = _kernel_run([
+        "import gc, gwkit\nbefore = gc.get_freeze_count()\ngw = gwkit.connect()\nfrozen = gc.get_freeze_count()\n"
+        "print(before, frozen > 10_000)",
+        "freezes = []\nfreeze, gc.freeze = gc.freeze, lambda: freezes.append(1)\ngw = gwkit.connect()\n"
+        "gc.freeze = freeze\nprint(freezes)",  # once per kernel
+        # Made after connect(): still collected at exit, so a file left open in a cycle is flushed.
+        f"class Holder:\n    def __init__(self):\n        self.me = self\n        self.file = open({str(left_open)!r}, 'w')\n"
+        "        self.file.write('kept')\nholder = Holder()",
+    ], tmp_path)
+    assert _printed(notebook.cells[0]).split() == ["0", "True"]
+    assert _printed(notebook.cells[1]).strip() == "[]"
+    assert left_open.read_text() == "kept"
+
+
+def test_outside_a_kernel_connect_leaves_the_collector_alone(tmp_path):
+    before = gc.get_freeze_count()
+    connect(sandbox_db=tmp_path / "sandbox.db", journal=False)
+    assert gc.get_freeze_count() == before
