@@ -34,7 +34,7 @@ from .errors import (
     TransportError, ValidationError,
 )
 from .exchange import Exchange, ExchangeHook, error_text
-from .pooling import AsyncPoolTransport, default_ssl_context
+from .pooling import AsyncPoolTransport, default_ssl_context, plain_http_ssl_context
 from .response import Response, excerpt
 from .interface.masking import REDACTED, mask_data
 from .interface.validation import Problem, allowed_fields, validate_request, variants_for
@@ -143,7 +143,9 @@ class _Base(_Requests):
         self._hooks: list[ExchangeHook] = [on_exchange] if callable(on_exchange) else list(on_exchange)
         # httpx's own transport verifies certificates against one context shared by all gwkit's
         # clients; a transport given here brings its own.
-        verify: ssl.SSLContext | bool = default_ssl_context() if transport is None else True
+        verify: ssl.SSLContext | bool = True  # a transport given here brings its own
+        if transport is None:
+            verify = default_ssl_context() if url.scheme == "https" else plain_http_ssl_context()
         if self._http_class is httpx.AsyncClient:
             _remember_sniffio_is_missing()
             transport = transport or AsyncPoolTransport(verify=verify)

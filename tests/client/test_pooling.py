@@ -20,7 +20,7 @@ from cryptography.x509.oid import NameOID
 
 import gwkit
 import gwkit.sandbox
-from gwkit.pooling import AsyncPoolTransport, _readable, default_ssl_context
+from gwkit.pooling import AsyncPoolTransport, _readable, default_ssl_context, plain_http_ssl_context
 
 CARD = {"accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050",
         "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
@@ -38,16 +38,28 @@ def test_async_client_uses_the_pool_with_httpx_default_settings():
     asyncio.run(client.aclose())
 
 
-def test_the_clients_gwkit_makes_share_one_tls_context_that_checks_certificates():
-    clients = [gwkit.Client("https://127.0.0.1:9", "user", "pw"), gwkit.Client("http://127.0.0.1:9", "u", "p"),
+def test_the_https_clients_gwkit_makes_share_one_tls_context_that_checks_certificates():
+    clients = [gwkit.Client("https://127.0.0.1:9", "user", "pw"), gwkit.Client("https://127.0.0.2:9", "u", "p"),
                gwkit.AsyncClient("https://127.0.0.1:9", "user", "pw")]
     contexts = {id(client._http._transport._pool._ssl_context) for client in clients}
     shared = default_ssl_context()
     assert contexts == {id(shared)}
     assert shared.verify_mode == ssl.CERT_REQUIRED and shared.check_hostname
+    assert shared.cert_store_stats()["x509_ca"] > 0
     clients[0].close()
     clients[1].close()
     asyncio.run(clients[2].aclose())
+
+
+def test_a_plain_http_client_loads_no_authorities_and_its_context_would_fail_closed():
+    clients = [gwkit.Client("http://127.0.0.1:9", "u", "p"), gwkit.AsyncClient("http://127.0.0.1:9", "u", "p")]
+    contexts = {id(client._http._transport._pool._ssl_context) for client in clients}
+    assert contexts == {id(plain_http_ssl_context())}
+    context = plain_http_ssl_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] == 0  # trusts no one: a TLS connection would be refused
+    clients[0].close()
+    asyncio.run(clients[1].aclose())
 
 
 def test_a_given_transport_is_kept():
