@@ -9,6 +9,7 @@ gwkit lists representative ones. The longest matching prefix wins.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import date
 
 
@@ -93,8 +94,15 @@ def luhn_complete(partial: str) -> str:
 
 def scheme_of(pan: str) -> Scheme | None:
     """The scheme whose prefix is the longest match for `pan`, or None when none matches."""
-    for length in range(min(_LONGEST_PREFIX, len(pan)), 0, -1):
-        code = _PREFIXES.get(pan[:length])
+    return _scheme_of_leading_digits(pan[:_LONGEST_PREFIX])
+
+
+# By the leading digits alone (at most six: the issuer's BIN, shown in every masked PAN, so no card
+# data is kept): a client checks the same few cards' schemes over and over.
+@lru_cache(maxsize=4096)
+def _scheme_of_leading_digits(digits: str) -> Scheme | None:
+    for length in range(len(digits), 0, -1):
+        code = _PREFIXES.get(digits[:length])
         if code:
             return SCHEMES[code]
     return None

@@ -9,6 +9,7 @@ fields it requires, those it allows, those it forbids, and per-type limits on al
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Mapping
 
 from .fields import ACCOUNTCHECK_BASEAMOUNT, BILLING_FIELDS, SUBSCRIPTION_FIELDS, Field
@@ -49,14 +50,21 @@ class RequestType:
 
     def select(self, request: Mapping[str, object]) -> Variant:
         """The variant a request object is for, from the fields it carries."""
-        for variant in self.variants:
-            for name in variant.selected_by:  # a plain loop: this runs for every request sent
-                if request.get(name) not in (None, ""):
-                    return variant
-        for variant in self.variants:
-            if not variant.selected_by:
+        selectors, fallback = self._selection
+        get = request.get
+        for name, variant in selectors:  # a plain loop: this runs for every request sent
+            value = get(name)
+            if value is not None and value != "":
                 return variant
-        raise LookupError(f"{self.key} has no fallback variant")  # pragma: no cover - a table error
+        if fallback is None:  # pragma: no cover - a table error
+            raise LookupError(f"{self.key} has no fallback variant")
+        return fallback
+
+    @cached_property
+    def _selection(self) -> tuple[tuple[tuple[str, Variant], ...], Variant | None]:
+        """(selecting field, its variant) in the order they are tried, and the fallback variant."""
+        selectors = tuple((name, variant) for variant in self.variants for name in variant.selected_by)
+        return selectors, next((variant for variant in self.variants if not variant.selected_by), None)
 
 
 CARD = ("pan", "expirydate")
