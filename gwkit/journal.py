@@ -31,10 +31,11 @@ import os
 import sqlite3
 import threading
 import warnings
+from collections import abc
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator
 
 from .interface.masking import mask_data, mask_text
 
@@ -258,11 +259,16 @@ class Journal:
 
 def _plain(value: Any) -> Any:
     """A JSON-ready copy (masked dicts and mappings become plain dicts)."""
-    if isinstance(value, Mapping):
+    if value.__class__ in _SCALARS:  # most values: asked first, as a Mapping check costs an ABC lookup
+        return value
+    if isinstance(value, (dict, abc.Mapping)):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _dumps(data: Any) -> str:
