@@ -17,7 +17,7 @@ AsyncClient spends about 1.7 ms of CPU per AUTH, at 4 about 0.9 ms (measured fro
 
     python benchmarks/vs_official_client.py [--requests 1000] [--concurrency 4]
 
-Prints the three times and `ratio <name> <value>` lines (official time / gwkit time: higher is
+Prints each side's time and `ratio <name> <value>` lines (official time / gwkit time: higher is
 better for gwkit). Goals (issue 16): >= 2x sequential, >= 5x with AsyncClient.
 """
 
