@@ -141,9 +141,9 @@ class _Base(_Requests):
         self.retries = retries
         self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self._hooks: list[ExchangeHook] = [on_exchange] if callable(on_exchange) else list(on_exchange)
-        # httpx's own transport verifies certificates against one context shared by all gwkit's
-        # clients; a transport given here brings its own.
-        verify: ssl.SSLContext | bool = True  # a transport given here brings its own
+        # httpx's own transport verifies https certificates against one context shared by all
+        # gwkit's clients (plain http needs none); a transport given here brings its own.
+        verify: ssl.SSLContext | bool = True
         if transport is None:
             verify = default_ssl_context() if url.scheme == "https" else plain_http_ssl_context()
         if self._http_class is httpx.AsyncClient:
@@ -152,7 +152,8 @@ class _Base(_Requests):
         # One pooled httpx client per gwkit client; the password lives only in its auth.
         self._http = self._http_class(auth=httpx.BasicAuth(username, password), headers=HEADERS,
                                       timeout=self.timeout, transport=transport, verify=verify)
-        self._http._cookies = _AnswerCookies(self._http.cookies)  # httpx's own attribute: no setter keeps a subclass
+        # httpx's own attribute: its `cookies` setter would wrap the subclass back into httpx.Cookies.
+        self._http._cookies = _AnswerCookies(self._http.cookies)
         self._extensions = {"timeout": self.timeout.as_dict()}
 
     def _http_request(self, body: bytes) -> httpx.Request:

@@ -101,4 +101,3 @@ def plain_http_ssl_context() -> ssl.SSLContext:
     connection: a context that verifies but trusts no authority, so should one ever be made it
     fails closed. It spares the 30 ms of loading the authorities in every notebook."""
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
