@@ -33,10 +33,10 @@ import re
 import secrets
 import sqlite3
 from datetime import date, datetime, time
-from json.encoder import encode_basestring_ascii as json_string
-from operator import itemgetter
 from functools import lru_cache
 from itertools import repeat
+from json.encoder import encode_basestring_ascii as json_string
+from operator import itemgetter
 from typing import Any, Callable, NamedTuple
 
 from ...interface.cards import expired
