@@ -54,3 +54,34 @@ def rows_in_meta(path: Path, key: str) -> int:
         return conn.execute("SELECT COUNT(*) FROM meta WHERE key = ?", (key,)).fetchone()[0]
     finally:
         conn.close()
+
+
+def subscribe(sandbox: gwkit.sandbox.Sandbox, index: int) -> None:
+    account = sandbox.default_account
+    request = card_auth(requesttypedescriptions=["AUTH", "SUBSCRIPTION"], orderreference=f"ckpt-sub-{index}",
+                        subscriptiontype="RECURRING", subscriptionunit="MONTH", subscriptionfrequency="1",
+                        subscriptionnumber="1", subscriptionfinalnumber="0", subscriptionbegindate="2026-02-01",
+                        transactionactive="1", credentialsonfile="1")
+    answer = sandbox.gateway.process({"alias": account.username, "request": [request]}, account)
+    assert [r["errorcode"] for r in answer["response"]] == ["0", "0"], answer
+
+
+def test_a_clock_move_copies_what_it_wrote_into_the_database_file_and_puts_the_settings_back(tmp_path):
+    # The daily jobs' shared write checkpoints itself (jobwrites.py), after its commits: a clock move
+    # leaves no WAL for the next payment's commit to copy, however far below SQLite's own 16384 pages.
+    path = tmp_path / "sandbox.db"
+    sandbox = gwkit.sandbox.Sandbox(path, clock_start=CLOCK)
+    try:
+        for index in range(3):
+            subscribe(sandbox, index)
+        conn = sandbox.store.connection()
+        settings = [conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("wal_autocheckpoint", "cache_size")]
+        report = sandbox.advance(to="2026-05-02T12:00:00")  # payments 2 to 5 of each
+        assert report["subscriptions"]["made"] == 12
+        kept = conn.execute("SELECT COUNT(*) FROM transactions").fetchone()[0]
+        assert kept == 3 * 2 + 12  # AUTH and SUBSCRIPTION records, and the payments
+        assert rows_in_database_file(path) == kept
+        assert [conn.execute(f"PRAGMA {name}").fetchone()[0]
+                for name in ("wal_autocheckpoint", "cache_size")] == settings == [16384, -2000]
+    finally:
+        sandbox.close()

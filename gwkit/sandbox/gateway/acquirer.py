@@ -67,9 +67,17 @@ def decide(pan: str, baseamount: str, securitycode: str | None, *, strong_auth_e
             "authcode": new_authcode(), "settlestatus": "0", **security}
 
 
+AUTHCODES = tuple(f"TEST{number}" for number in range(10, 100))
+
+
 def new_authcode() -> str:
     """The authcode of an authorised payment: drawn for each (a decline's is always the same)."""
-    return f"TEST{_AUTHCODES.randrange(10, 100)}"
+    return _AUTHCODES.choice(AUTHCODES)
+
+
+def new_authcodes(count: int) -> list[str]:
+    """`count` authcodes drawn at once, as `new_authcode` draws each (the engine's, per batch)."""
+    return _AUTHCODES.choices(AUTHCODES, k=count)
 
 
 def decline(security: dict[str, str] | None = None) -> dict[str, str]:

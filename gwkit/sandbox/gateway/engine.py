@@ -33,9 +33,11 @@ import re
 import secrets
 import sqlite3
 from datetime import date, datetime, time
+from functools import lru_cache
+from itertools import repeat
 from json.encoder import encode_basestring_ascii as json_string
 from operator import itemgetter
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 from ...interface.cards import expired
 from ...interface.wire import TIMESTAMP
@@ -50,7 +52,39 @@ BATCH_SIZE = 500  # subscriptions per write transaction
 JOB_NAME = "subscriptions"
 
 _OF_SITES = "sitereference IN (SELECT value FROM json_each(?))"
-_DUE = f"SELECT * FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES} ORDER BY next_due_date, id LIMIT ?"
+
+
+class Due(NamedTuple):
+    """A due subscription as the engine reads it: by position, not by name (a row's name lookups
+    cost more than the rest of a payment's Python)."""
+
+    id: int
+    next_due_date: str
+    nextnumber: int
+    # its schedule, as Plan.due_of reads it (the arguments of `_due_of`)
+    begindate: str
+    frequency: int
+    firstnumber: int
+    finalnumber: int
+    unit: str
+    # what its payments' record is made from (`_PAID_WITH`)
+    sitereference: str
+    baseamount: str
+    currencyiso3a: str
+    orderreference: str | None
+    card_id: int
+    details: str
+    transactionreference: str
+
+
+def _due_rows(rows: list[Any]) -> list[Due]:
+    return list(map(tuple.__new__, repeat(Due), rows))  # Due._make without a Python call per row
+
+
+_SCHEDULE = slice(3, 8)
+_PAID_WITH = slice(8, 15)
+_DUE = (f"SELECT {', '.join(Due._fields)} FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES} "
+        "ORDER BY next_due_date, id LIMIT ?")
 
 
 def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
@@ -64,7 +98,7 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
     done = 0
     while total:
         conn = job.writes.conn  # what is due is read again under the lock
-        rows = conn.execute(_DUE, (today, sites, BATCH_SIZE)).fetchall()
+        rows = _due_rows(conn.execute(_DUE, (today, sites, BATCH_SIZE)).fetchall())
         if not rows:
             break
         job.writes.wrote(pay_batch(job, conn, rows, day, report))
@@ -104,29 +138,29 @@ def start_settled(conn: sqlite3.Connection, sites: str) -> list[str]:
     return started
 
 
-def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row], day: date,
+def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[Due], day: date,
               report: "EngineReport") -> int:
     """Make every payment of `rows` due by `day`, inside the caller's write transaction; how many."""
     today = day.isoformat()
-    due: list[tuple[sqlite3.Row, int, str]] = []  # (subscription, number, due date), oldest first
+    due: list[tuple[Due, int, str]] = []  # (subscription, number, due date), oldest first
     moves = []
     for row in rows:
-        plan = Plan.of(row)
-        number, when = plan.nextnumber, row["next_due_date"]
+        schedule = row[_SCHEDULE]
+        number, when = row.nextnumber, row.next_due_date
         while when is not None and when <= today:
             due.append((row, number, when))
             number += 1
-            when = plan.due_of(number)
+            when = _due_of(*schedule, number)
         if when is None:
-            report.stopped.append(row["transactionreference"])
-        moves.append((number, when, row["id"]))
-    made = _already_made(conn, [(number, row["id"]) for row, number, _ in due])
-    to_pay = [(row, number, when) for row, number, when in due if (number, row["id"]) not in made]
+            report.stopped.append(row.transactionreference)
+        moves.append((number, when, row.id))
+    made = _already_made(conn, [(number, row.id) for row, number, _ in due])
+    to_pay = [(row, number, when) for row, number, when in due if (number, row.id) not in made] if made else due
     payer = Payer(job, conn, day, job.store.reserve_references(conn, len(to_pay)))
     claims = []
     for row, number, when in to_pay:  # a payment made is never made again
         reference, errorcode = payer.pay(row, number)
-        claims.append((number, row["id"], when, today, reference, errorcode, row["baseamount"]))
+        claims.append((number, row.id, when, today, reference, errorcode, row.baseamount))
         report.payment(reference, errorcode, caught_up=when < today)
     payer.write()
     conn.executemany("INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
@@ -134,6 +168,13 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[sqlite3.Row]
     # The SUBSCRIPTION record's `subscriptionnumber` is read from `nextnumber` (subscriptions.RECORD_VIEWS).
     conn.executemany("UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?", moves)
     return len(to_pay)
+
+
+@lru_cache(maxsize=16384)  # a day's subscriptions share few schedules; each is asked for every payment
+def _due_of(begindate: str, frequency: int, firstnumber: int, finalnumber: int, unit: str, number: int) -> str | None:
+    """Plan.due_of for a schedule as a subscription row holds it."""
+    plan = Plan(date.fromisoformat(begindate), frequency, firstnumber, finalnumber, number, "1", SETTLED, unit)
+    return plan.due_of(number)
 
 
 def _already_made(conn: sqlite3.Connection, wanted: list[tuple[int, int]]) -> set[tuple[int, int]]:
@@ -160,6 +201,7 @@ def _already_made(conn: sqlite3.Connection, wanted: list[tuple[int, int]]) -> se
 # a column it comes from changed (an update between two days) or its card expired meanwhile.
 PER_DAY = ("transactionstartedtimestamp", "settleduedate")
 PER_PAYMENT = ("transactionreference", "subscriptionnumber", "authcode")  # an authcode only where drawn
+OPEN = (*PER_DAY, *PER_PAYMENT)  # the order `PreparedPayment.row` takes their values in
 
 
 class Payer:
@@ -170,46 +212,45 @@ class Payer:
         self.job, self.conn, self.now = job, conn, datetime.combine(day, time())
         self.cards: dict[int, tuple[str, str]] = job.cache.setdefault("subscription_cards", {})  # decrypted once
         self.prepared: dict[int, tuple[tuple, PreparedPayment]] = job.cache.setdefault("subscription_payments", {})
-        self.rows: dict[tuple[str, ...], list[list[Any]]] = {}  # by the record's columns
+        self.rows: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}  # by the record's columns
         self._references = iter(references)
+        self._authcodes = iter(acquirer.new_authcodes(len(references)))  # drawn at once; a decline's go unused
         self._contexts: dict[str, Context] = {}
         self._expired: dict[str, bool] = {}  # by expiry date
         # PER_DAY, as payments.payment_record sets them for a payment made at `now`
-        self.day_fields = {"transactionstartedtimestamp": self.now.strftime(TIMESTAMP),
-                           "settleduedate": settle_due_date(self.now)}
+        self.day_fields = (self.now.strftime(TIMESTAMP), settle_due_date(self.now))
 
-    def pay(self, row: sqlite3.Row, number: int) -> tuple[str, str]:
+    def pay(self, row: Due, number: int) -> tuple[str, str]:
         """Make payment `number` of the subscription `row`; its reference and errorcode."""
         prepared = self._prepared(row)
         reference = next(self._references)
-        fields = {**self.day_fields, "transactionreference": reference, "subscriptionnumber": str(number)}
-        if prepared.draws_authcode:
-            fields["authcode"] = acquirer.new_authcode()
-        self.rows.setdefault(prepared.columns, []).append(prepared.row(fields))
+        authcode = next(self._authcodes) if prepared.draws_authcode else None
+        self.rows.setdefault(prepared.columns, []).append(
+            prepared.row((*self.day_fields, reference, str(number), authcode)))
         return reference, prepared.errorcode
 
     def write(self) -> None:
         for columns, rows in self.rows.items():
             self.job.store.add_transaction_rows(self.conn, columns, rows)
 
-    def _prepared(self, row: sqlite3.Row) -> "PreparedPayment":
-        pan, expirydate = self._card(row["card_id"])
+    def _prepared(self, row: Due) -> "PreparedPayment":
+        pan, expirydate = self._card(row.card_id)
         expired_now = self._expired.get(expirydate)
         if expired_now is None:
             expired_now = self._expired[expirydate] = expired(expirydate, self.now.date())
-        key = (_paid_with(row), expired_now)
-        made = self.prepared.get(row["id"])
+        key = (row[_PAID_WITH], expired_now)  # the row's columns its payments' record is made from
+        made = self.prepared.get(row.id)
         if made is None or made[0] != key:
-            card = Card(pan, expirydate, card_id=row["card_id"], parent=row["transactionreference"],
-                        details=json.loads(row["details"]) if row["details"] != "{}" else {})
-            made = self.prepared[row["id"]] = (key, self._prepare(row, card))
+            card = Card(pan, expirydate, card_id=row.card_id, parent=row.transactionreference,
+                        details=json.loads(row.details) if row.details != "{}" else {})
+            made = self.prepared[row.id] = (key, self._prepare(row, card))
         return made[1]
 
-    def _prepare(self, row: sqlite3.Row, card: Card) -> "PreparedPayment":
-        ctx = self._context(row["sitereference"])
-        request = {"sitereference": row["sitereference"], "baseamount": row["baseamount"],
-                   "currencyiso3a": row["currencyiso3a"], "accounttypedescription": "RECUR",
-                   "orderreference": row["orderreference"]}
+    def _prepare(self, row: Due, card: Card) -> "PreparedPayment":
+        ctx = self._context(row.sitereference)
+        request = {"sitereference": row.sitereference, "baseamount": row.baseamount,
+                   "currencyiso3a": row.currencyiso3a, "accounttypedescription": "RECUR",
+                   "orderreference": row.orderreference}
         # An expired card is declined by the bank, not refused. The per-payment fields are filled in by `pay`.
         record = payment_record(ctx, request, card, str, extra={"subscriptionnumber": ""}, check_expiry=False)
         return PreparedPayment(record, card.card_id, kept_details(card, request))
@@ -231,13 +272,6 @@ class Payer:
         return ctx
 
 
-_PAID_WITH = ("sitereference", "baseamount", "currencyiso3a", "orderreference", "card_id", "details",
-              "transactionreference")
-
-
-_paid_with = itemgetter(*_PAID_WITH)  # a row's columns its payments' record is made from
-
-
 class PreparedPayment:
     """A subscription's payment record, made once with its PER_DAY and PER_PAYMENT fields left open;
     `row` fills them in and lays the record out as a row of `transactions` (`Store.add_transaction_rows`)."""
@@ -245,24 +279,32 @@ class PreparedPayment:
     def __init__(self, record: dict[str, Any], card_id: int | None, details: dict[str, Any]):
         self.errorcode = record["errorcode"]
         self.draws_authcode = self.errorcode == "0"  # acquirer.decide draws an authorised payment's authcode
-        self._open = [name for name in (*PER_DAY, *PER_PAYMENT)
-                      if name in record and (name != "authcode" or self.draws_authcode)]
-        marked = {**record, **{name: _MARK + name for name in self._open}}
-        self.columns, self._values = transaction_row(marked, card_id, details)
-        self._slots = [(i, c) for i, c in enumerate(self.columns) if c in self._open]
-        # The record's JSON cut where the open fields' values go: [text, name, text, name, ..., text].
-        self._json = re.split(f'"{_MARK}(\\w+)"', self._values[-2])
-        self._json_slots = [(i, self._json[i]) for i in range(1, len(self._json), 2)]
+        opened = [name for name in OPEN if name in record and (name != "authcode" or self.draws_authcode)]
+        marked = {**record, **{name: _MARK + name for name in opened}}
+        self.columns, values = transaction_row(marked, card_id, details)
+        # The record's JSON as a %-template, cut where the open fields' values go.
+        pieces = re.split(f'"{_MARK}(\\w+)"', values[-2])
+        self._json = "%s".join(piece.replace("%", "%%") for piece in pieces[0::2])
+        self._json_fields = _picker([OPEN.index(name) for name in pieces[1::2]])
+        # A row is picked from the made record's values followed by the open fields' and the JSON.
+        self._values = tuple(values)
+        after = len(values)
+        self._pick = _picker([after + OPEN.index(column) if column in opened else i
+                              for i, column in enumerate(self.columns)]
+                             + [len(self.columns), after + len(OPEN), len(values) - 1])
 
-    def row(self, fields: dict[str, str]) -> list[Any]:
-        """The row of the payment whose open fields are `fields`."""
-        values, pieces = self._values.copy(), self._json.copy()
-        for index, name in self._slots:
-            values[index] = fields[name]
-        for index, name in self._json_slots:
-            pieces[index] = json_string(fields[name])
-        values[-2] = "".join(pieces)
-        return values
+    def row(self, fields: tuple[str | None, ...]) -> tuple[Any, ...]:
+        """The row of the payment whose open fields (in the order of OPEN) are `fields`."""
+        record = self._json % tuple(map(json_string, self._json_fields(fields)))
+        return self._pick((*self._values, *fields, record))
+
+
+def _picker(indexes: list[int]) -> Callable[[tuple], tuple]:
+    """What takes the items at `indexes` of a tuple, as a tuple (itemgetter's answer for one is no tuple)."""
+    if len(indexes) == 1:
+        (index,) = indexes
+        return lambda items: (items[index],)
+    return itemgetter(*indexes)
 
 
 _MARK = f"open-{secrets.token_hex(8)}-"  # in no value a record holds

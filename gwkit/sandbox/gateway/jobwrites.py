@@ -30,6 +30,13 @@ DAYS_PER_COMMIT = 31  # idle days still read and write a little: a long quiet mo
 # pages such a transaction dirties (its new rows, and the index and subscription pages it revisits):
 # SQLite would spill them to the WAL during the transaction and write many twice.
 CACHE_KIB = 65536
+# Rows written between the WAL checkpoints a shared write makes itself (SQLite). Left to SQLite's
+# automatic checkpoint (each 64 MB of WAL, store.py) a 12-month run of 10,000 subscriptions made
+# seven, each some 0.4 s inside a COMMIT, so with the write lock held; each copies the index and
+# subscription pages every commit since the last rewrote. Made here, after a commit, the lock is
+# free meanwhile, and a checkpoint per 60,000 rows (a WAL of some 130 MB) copies those pages fewer
+# times: 3.4 s of commits became 2.6 s.
+CHECKPOINT_ROWS = 60000
 
 
 class SharedWrite:
@@ -41,6 +48,8 @@ class SharedWrite:
         self._opened: AbstractContextManager | None = None
         self._conn: sqlite3.Connection | None = None
         self._cache_size: int | None = None  # the connection's own page cache, put back at commit
+        self._autocheckpoint: int | None = None  # and its automatic checkpoint, off while open
+        self._unchecked = 0  # rows committed since the last checkpoint
         self._dialect = store.dialect
         self.rows = 0  # written since the last commit
         self.days = 0  # finished since the last commit
@@ -52,7 +61,8 @@ class SharedWrite:
             opened = self._store.write()
             self._conn = opened.__enter__()
             self._opened = opened
-            self._cache_size = _set_cache(self._store, self._conn, -CACHE_KIB)
+            self._cache_size = _set_pragma(self._store, self._conn, "cache_size", -CACHE_KIB)
+            self._autocheckpoint = _set_pragma(self._store, self._conn, "wal_autocheckpoint", 0)
         return self._conn
 
     @property
@@ -82,8 +92,21 @@ class SharedWrite:
         return self.is_open and self._store.writer_waiting
 
     def commit(self) -> None:
+        self._unchecked += self.rows if self.is_open else 0
         self.rows = self.days = 0
         self._close(None, None, None)
+        if self._unchecked >= CHECKPOINT_ROWS:
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database (SQLite; PASSIVE: readers and writers are not held up)."""
+        self._unchecked = 0
+        if self._dialect != "sqlite":
+            return
+        try:
+            self._store.connection().execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.OperationalError:  # another connection checkpoints (store.Checkpointer): it copies the WAL
+            pass
 
     def __enter__(self) -> "SharedWrite":
         return self
@@ -91,6 +114,8 @@ class SharedWrite:
     def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
         if error is None:
             self.commit()
+            if self._unchecked:  # not left for the next writer's commit to make
+                self.checkpoint()
         else:
             self._close(kind, error, trace)  # rolls back
 
@@ -101,13 +126,16 @@ class SharedWrite:
         try:
             opened.__exit__(kind, error, trace)
         finally:
-            _set_cache(self._store, conn, self._cache_size)  # the connection serves small requests again
+            # the connection serves small requests again
+            _set_pragma(self._store, conn, "cache_size", self._cache_size)
+            _set_pragma(self._store, conn, "wal_autocheckpoint", self._autocheckpoint)
 
 
-def _set_cache(store: Any, conn: sqlite3.Connection, setting: int | None) -> int | None:
-    """Set a SQLite connection's `PRAGMA cache_size` (negative: KiB); what it was (PostgreSQL: nothing to do)."""
+def _set_pragma(store: Any, conn: sqlite3.Connection, name: str, setting: int | None) -> int | None:
+    """Set a SQLite connection's `PRAGMA name` (cache_size, wal_autocheckpoint); what it was
+    (PostgreSQL: nothing to do)."""
     if store.dialect != "sqlite" or setting is None:
         return None
-    (before,) = conn.execute("PRAGMA cache_size").fetchone()
-    conn.execute(f"PRAGMA cache_size = {int(setting)}")
+    (before,) = conn.execute(f"PRAGMA {name}").fetchone()
+    conn.execute(f"PRAGMA {name} = {int(setting)}")
     return before
