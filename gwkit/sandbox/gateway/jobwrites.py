@@ -19,6 +19,8 @@ import sqlite3
 from contextlib import AbstractContextManager
 from typing import Any
 
+from .store import checkpoint_beside_writers
+
 # Payments (each a record, a claim and a counter) per commit. Measured on the 2-core machine, 12
 # months of 10,000 subscriptions: on SQLite 4,000 held the lock at most 0.5 to 0.9 s, as 2,000 did
 # when each payment still rewrote its SUBSCRIPTION record, and save a tenth of the engine's time; a
@@ -99,14 +101,10 @@ class SharedWrite:
             self.checkpoint()
 
     def checkpoint(self) -> None:
-        """Copy the WAL into the database (SQLite; PASSIVE: readers and writers are not held up)."""
+        """Copy the WAL into the database (SQLite; readers and writers are not held up)."""
         self._unchecked = 0
-        if self._dialect != "sqlite":
-            return
-        try:
-            self._store.connection().execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.OperationalError:  # another connection checkpoints (store.Checkpointer): it copies the WAL
-            pass
+        if self._dialect == "sqlite":
+            checkpoint_beside_writers(self._store.connection())
 
     def __enter__(self) -> "SharedWrite":
         return self

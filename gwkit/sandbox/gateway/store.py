@@ -180,10 +180,7 @@ class Checkpointer:
                     if self._stopping:
                         return
                     asked = self._asked
-                try:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                except sqlite3.Error:  # another process checkpoints, or the file went away: the next pass will
-                    pass
+                checkpoint_beside_writers(conn)
                 with self._changed:
                     self._done = asked
                     self._changed.notify_all()
@@ -196,6 +193,15 @@ class Checkpointer:
             self._changed.notify_all()
         if self._thread is not None and self._pid == os.getpid():
             self._thread.join()
+
+
+def checkpoint_beside_writers(conn: sqlite3.Connection) -> None:
+    """Copy the WAL into the database file without holding up any writer or reader (PASSIVE). If
+    another connection checkpoints meanwhile, or the file went away, the next pass does it."""
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    except sqlite3.Error:
+        pass
 
 
 class Store:
