@@ -44,11 +44,9 @@ for its control API). A request with no recording left raises `gwkit.cassette.Ca
 from __future__ import annotations
 
 import atexit
-import gc
 import html
 import os
 import re
-import sys
 import threading
 from collections import deque
 from datetime import date
@@ -56,6 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .cassette import Cassette
+from . import kernel
 from .changes import EXCHANGE, ChangeSignal, Listener
 from .client import Client
 from .config import (
@@ -197,33 +196,8 @@ def connect(*, target: str | None = None, base_url: str | None = None, username:
         connection = Connection(kind_target, handle.password, sandbox=handle, journal=chosen_journal,
                                 **client_options)
     connection.notebook = notebook
-    _settle_the_kernel_heap()
+    kernel.settle()
     return connection
-
-
-_heap_settled = False
-
-
-def _settle_the_kernel_heap() -> None:
-    """In a notebook kernel, once: take the objects alive now out of the garbage collector's walks
-    (`gc.freeze`, after a collection of the young ones).
-
-    They are the imported modules, mostly (pandas, IPython, the sandbox's web stack), and live as
-    long as the kernel. Python walks every tracked object on each full collection, and several
-    times while it shuts down: there it cost each kernel's exit (every Restart, every notebook run
-    headless) 0.3 s. Objects made later are collected as before, so a file a notebook leaves open
-    in a reference cycle is still flushed when the kernel exits."""
-    global _heap_settled
-    if _heap_settled or not _in_a_kernel():
-        return
-    _heap_settled = True
-    gc.collect(1)  # the young garbage is freed, not kept for good (a full collection costs 70 ms)
-    gc.freeze()
-
-
-def _in_a_kernel() -> bool:
-    ipython = sys.modules.get("IPython")
-    return ipython is not None and getattr(ipython.get_ipython(), "kernel", None) is not None
 
 
 def _gateway_connection(gateway: Mapping[str, Any], source: str, journal: Journal | None,

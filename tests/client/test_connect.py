@@ -215,7 +215,7 @@ def _printed(cell: nbformat.NotebookNode) -> str:
 
 
 @pytest.mark.notebook
-def test_in_a_kernel_connect_takes_what_is_loaded_out_of_the_collectors_walks_once(tmp_path, monkeypatch):
+def test_in_a_kernel_connect_settles_the_kernel_once(tmp_path, monkeypatch):
     monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
     monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
     left_open = tmp_path / "left-open.txt"
@@ -224,12 +224,14 @@ def test_in_a_kernel_connect_takes_what_is_loaded_out_of_the_collectors_walks_on
         "print(before, frozen > 10_000)",
         "freezes = []\nfreeze, gc.freeze = gc.freeze, lambda: freezes.append(1)\ngw = gwkit.connect()\n"
         "gc.freeze = freeze\nprint(freezes)",  # once per kernel
+        "print(get_ipython().kernel.iopub_thread.stop.__name__)",  # its exit is sure (test_kernel.py)
         # Made after connect(): still collected at exit, so a file left open in a cycle is flushed.
         f"class Holder:\n    def __init__(self):\n        self.me = self\n        self.file = open({str(left_open)!r}, 'w')\n"
         "        self.file.write('kept')\nholder = Holder()",
     ], tmp_path)
     assert _printed(notebook.cells[0]).split() == ["0", "True"]
     assert _printed(notebook.cells[1]).strip() == "[]"
+    assert _printed(notebook.cells[2]).strip() == "stop_then_run_the_queue"
     assert left_open.read_text() == "kept"
 
 
