@@ -1,7 +1,9 @@
 """The official `securetrading` client against gwkit's Client and AsyncClient: the same AUTHs, one sandbox.
 
 One `gwkit sandbox` process (the CLI, on a free loopback port, a fresh database) serves all three
-in the same run. Each side makes the same number of AUTHs (default 1,000):
+in the same run. Each side makes the same number of AUTHs (default 1,000) in each of three rounds,
+the sides taking turns, and each side's median round is compared (a machine whose speed wanders
+mid-run would otherwise favour whichever side ran at its fast moment):
 
 - official: `securetrading.Api.process`, sequential (it opens a new connection per request);
 - gwkit Client: `Client.auth`, sequential, one keep-alive connection;
@@ -15,7 +17,7 @@ socket) each time a request starts or ends, and the event loop juggles more task
 AsyncClient spends about 1.7 ms of CPU per AUTH, at 4 about 0.9 ms (measured from its own
 `getrusage`), so it made fewer AUTHs per second than at 4.
 
-    python benchmarks/vs_official_client.py [--requests 1000] [--concurrency 4]
+    python benchmarks/vs_official_client.py [--requests 1000] [--concurrency 4] [--rounds 3]
 
 Prints each side's time and `ratio <name> <value>` lines (official time / gwkit time: higher is
 better for gwkit). Goals (issue 16): >= 2x sequential, >= 5x with AsyncClient.
@@ -25,11 +27,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import securetrading  # a dev dependency
 
@@ -99,22 +103,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of every side in turn; medians are compared")
     args = parser.parse_args()
+    sides: dict[str, Callable[[str, int], float]] = {
+        "official": official,
+        "gwkit_client": gwkit_sequential,
+        "gwkit_async": lambda url, n: gwkit_async(url, n, args.concurrency),
+        "gwkit_async_16": lambda url, n: gwkit_async(url, n, 16),
+    }
+    runs: dict[str, list[float]] = {name: [] for name in sides}
     with tempfile.TemporaryDirectory() as folder:
         server = SandboxProcess(Path(folder) / "bench.db")
         try:
-            gwkit_sequential(server.base_url, 20)  # warm up the server and the imports
-            times = {
-                "official": official(server.base_url, args.requests),
-                "gwkit_client": gwkit_sequential(server.base_url, args.requests),
-                "gwkit_async": gwkit_async(server.base_url, args.requests, args.concurrency),
-                "gwkit_async_16": gwkit_async(server.base_url, args.requests, 16),
-            }
+            for side in sides.values():
+                side(server.base_url, 20)  # warm up the server and each side's imports
+            for _ in range(args.rounds):  # in turn, so a machine that slows down mid-run slows every side
+                for name, side in sides.items():
+                    runs[name].append(side(server.base_url, args.requests))
         finally:
             server.stop()
-    print(f"{args.requests} AUTHs each against one sandbox over loopback")
+    times = {name: statistics.median(seconds) for name, seconds in runs.items()}
+    print(f"{args.requests} AUTHs each against one sandbox over loopback, median of {args.rounds} rounds taken in turn")
     for name, seconds in times.items():
-        print(f"{name:<13} {seconds:7.2f} s  {args.requests / seconds:7.0f} AUTH/s")
+        spread = ", ".join(f"{s:.2f}" for s in runs[name])
+        print(f"{name:<15} {seconds:7.2f} s  {args.requests / seconds:7.0f} AUTH/s  (rounds: {spread})")
     print(f"ratio official_vs_gwkit_client {times['official'] / times['gwkit_client']:.2f}")
     print(f"ratio official_vs_gwkit_async {times['official'] / times['gwkit_async']:.2f}")
     print(f"ratio official_vs_gwkit_async_at_16 {times['official'] / times['gwkit_async_16']:.2f}")
