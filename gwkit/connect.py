@@ -53,8 +53,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .cassette import Cassette
 from . import kernel
+from .cassette import Cassette
 from .changes import EXCHANGE, ChangeSignal, Listener
 from .client import Client
 from .config import (

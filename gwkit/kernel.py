@@ -14,8 +14,8 @@ _settled = False
 def settle() -> None:
     """In a notebook kernel, once: the heap is frozen and the IOPub thread's stop is made sure."""
     global _settled
-    kernel = running_kernel()
-    if _settled or kernel is None:
+    kernel = None if _settled else running_kernel()
+    if kernel is None:
         return
     _settled = True
     freeze_the_heap()
