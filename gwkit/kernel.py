@@ -46,9 +46,9 @@ def run_what_is_queued_when_iopub_stops(iopub_thread: Any) -> None:
     ipykernel (6.29 to 7.4 at least) stops that thread while the Control thread, having answered the
     shutdown request, flushes stdout: it queues the flush and waits for it. When the thread stops
     first, the flush is never run, the Control thread waits out its 10 s, and the kernel's exit hangs
-    until the frontend kills it 2.5 s later: one exit in ten, measured, in JupyterLab's Restart as
-    in a headless run. Running the queue once the thread has stopped (and it is no longer running
-    it) lets the flush finish. Left alone on an ipykernel without that queue."""
+    until the frontend kills it 2.5 s later: one exit in ten, measured headless (JupyterLab's Restart
+    shuts a kernel down the same way). Running the queue once the thread has stopped (and it is no
+    longer running it) lets the flush finish. Left alone on an ipykernel without that queue."""
     queue = getattr(iopub_thread, "_events", None)
     stop = getattr(iopub_thread, "stop", None)
     if queue is None or stop is None or not hasattr(queue, "popleft"):
