@@ -22,17 +22,15 @@ def iopub_thread():
     yield thread
     thread.stop()
     thread.close()
-    context.destroy(linger=0)  # the event pipes of a thread stopped from inside are left open
+    context.destroy(linger=0)
 
 
 def stop_with_queued(thread: IOPubThread, *events) -> None:
-    """Stop the thread's loop from inside it, leaving `events` queued: what the race leaves."""
-    def queue_then_stop() -> None:
-        thread._events.extend(events)
-        thread.io_loop.stop()
-
-    thread.schedule(queue_then_stop)
-    thread.thread.join()
+    """What the race leaves: the thread stopped by ipykernel's own `stop`, with `events` still in
+    its queue (a flush queued as the loop stopped, its wake-up never read). Stopping the loop from
+    inside instead would race the thread's start: a loop stopped before it runs starts again."""
+    IOPubThread.stop(thread)
+    thread._events.extend(events)
 
 
 def test_a_flush_queued_when_the_iopub_thread_stops_still_runs(iopub_thread):
