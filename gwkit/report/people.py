@@ -37,6 +37,7 @@ MONEY_NAME = re.compile(r"(^|_)(amount|revenue|mrr|net|refunded)(_|$)")
 # Whole numbers that name something rather than count it: written without thousands separators.
 CODE_NAME = re.compile(r"(code|status|number|reference|id)$")
 MAX_ROWS = 5000  # rows sent to the browser for one interactive table
+UNBROKEN_WIDTH = 32  # a single word up to this long (a time, a reference, £1,050.00) is kept on one line
 
 
 def for_people(frame: pd.DataFrame, *, currency: str | None = None) -> pd.DataFrame:
@@ -117,10 +118,26 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     if itables is not None:
         # "display compact" without itables' default "nowrap": long text (what a code means) wraps
         # inside the notebook's width instead of running off its right edge.
+        kept_whole = [{"className": "dt-nowrap", "targets": unbroken_columns(frame, shown)}]
         return itables.to_html_datatable(shown.head(MAX_ROWS), caption=caption, showIndex=False,
-                                         classes="display compact")
+                                         classes="display compact", columnDefs=kept_whole)
     head = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     return shown.to_html(index=False, classes="gwkit-table", border=0).replace("<thead>", f"{head}<thead>", 1)
+
+
+def unbroken_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:
+    """The positions of the columns never to wrap: times, and columns of single short words (a
+    reference, a code, an amount). The browser would break them at a hyphen ("2026-11-" over
+    "24T10:31:02") when the table is narrow; prose wraps as before."""
+    def one_word(text: str) -> bool:
+        return len(text) <= UNBROKEN_WIDTH and not any(c.isspace() for c in text)
+
+    def unbroken(position: int) -> bool:
+        source = frame.get(shown.columns[position])
+        if isinstance(source, pd.Series) and pd.api.types.is_datetime64_any_dtype(source):
+            return True
+        return bool(shown.iloc[:, position].map(one_word).all())
+    return [position for position in range(shown.shape[1]) if unbroken(position)]
 
 
 def mapping_html(mapping: dict[str, Any]) -> str:

@@ -123,3 +123,22 @@ def test_counts_are_not_money_unless_the_frame_says_so():
     amounts = pd.DataFrame({"authorised": pd.array([1050], dtype="Int64"), "currencyiso3a": ["GBP"]})
     amounts.attrs["money_columns"] = ["authorised"]
     assert list(for_people(amounts)["authorised"]) == ["£10.50"]
+
+
+def test_times_and_single_words_are_kept_on_one_line_and_prose_wraps():
+    frame = pd.DataFrame({"injected": ["2026-11-24T00:11:42", "2026-11-24T00:11:43"],
+                          "at": pd.to_datetime(["2026-11-24 10:31:02", None]),
+                          "orderreference": ["unknown-60010-made-37c733", "x"],
+                          "what it means": ["The acquiring bank's system failed to answer.", "ok"],
+                          "code": ["a" * 40, "b"]})
+    assert people.unbroken_columns(frame, for_people(frame)) == [0, 1, 2]
+    html = people.to_html(frame)
+    assert '"className": "dt-nowrap"' in html and '"targets": [0, 1, 2]' in html
+
+
+def test_columns_are_counted_as_shown_when_an_amount_is_shown_once():
+    frame = pd.DataFrame({"baseamount": [1050], "baseamount_major": [10.5], "currencyiso3a": ["GBP"],
+                          "note": ["two words"]})
+    shown = for_people(frame)
+    assert list(shown.columns) == ["baseamount", "currencyiso3a", "note"]
+    assert people.unbroken_columns(frame, shown) == [0, 1]
