@@ -17,6 +17,16 @@ whatever else runs; CPU per request is the server's own cost and much steadier.
 `loop` is the same sandbox with every request answered on the server's event loop, as it was
 before it had worker threads: what the threads (and their group commit) cost or gain.
 
+Two floors show what is left for the sandbox's own HTTP side to win, each a bare Starlette endpoint
+on the same settings answering on its event loop:
+
+- `gateway`: parses the body and answers what `Gateway.process` answers (the whole AUTH: validation,
+  test acquirer, record, the SQLite write) with no Basic authentication, routing, limits or fault
+  injection: the sandbox with an HTTP side that cost nothing beyond bare Starlette's;
+- `write`: parses the body and makes only the SQLite write of an AUTH through gwkit's store (the
+  site's clock, a reference, the card's row, the transaction row, the commit) with a fixed record:
+  any sandbox that keeps each payment before answering pays at least this.
+
 `--before DIR` also serves the sandbox of another checkout (e.g. `git worktree add /tmp/before
 d90ab1e`) in the same run, so a change to the server is compared with the code before it.
 
@@ -71,6 +81,43 @@ def minimal_app():
     return Starlette(routes=[Route("/json/", gateway, methods=["POST"])])
 
 
+def floor_app(kind: str, db: str):
+    """A bare Starlette endpoint doing the gateway's work (`gateway`) or only its SQLite write (`write`)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from gwkit.sandbox.gateway.core import Gateway
+
+    gateway = Gateway(db)
+    account = gateway.default_account
+    store, clock = gateway.store, gateway.clock
+    record = {"errorcode": "0", "errormessage": "Ok", "requesttypedescription": "AUTH", "sitereference": SITE,
+              "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050", "settlestatus": "0",
+              "paymenttypedescription": "VISA", "maskedpan": "411111######1111", "orderreference": "bench"}
+
+    def write_only(body: dict) -> dict:
+        request = body["request"][0]
+        with store.write() as conn:
+            timestamp = clock.now(SITE).strftime("%Y-%m-%d %H:%M:%S")
+            (reference,) = store.reserve_references(conn, 1)
+            card_id = store.card_for(conn, request["pan"], request["expirydate"], "VISA")
+            kept = {**record, "transactionreference": reference, "transactionstartedtimestamp": timestamp}
+            store.add_transaction(conn, kept, card_id=card_id)
+        return {"requestreference": "W10-bench000", "version": "1.00", "response": [kept]}
+
+    def whole_auth(body: dict) -> dict:
+        return gateway.process(body, account)
+
+    work = write_only if kind == "write" else whole_auth
+
+    async def endpoint(request: Request) -> JSONResponse:
+        return JSONResponse(work(json.loads(await request.body())))
+
+    return Starlette(routes=[Route("/json/", endpoint, methods=["POST"])])
+
+
 def serve(kind: str, db: str | None) -> None:
     import uvicorn
 
@@ -85,6 +132,8 @@ def serve(kind: str, db: str | None) -> None:
         from gwkit.sandbox.web.app import Workers, create_app
 
         server = uvicorn.Server(uvicorn_config(create_app(Sandbox(db), workers=Workers(on_event_loop=True))))
+    elif kind in ("gateway", "write"):
+        server = uvicorn.Server(uvicorn_config(floor_app(kind, db)))
     else:
         server = uvicorn.Server(uvicorn_config(minimal_app()))
     sock = bind("127.0.0.1", 0)
@@ -169,7 +218,7 @@ def main() -> int:
     parser.add_argument("--levels", default="1,32", help="concurrency levels, comma separated")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before", type=Path, help="also serve the sandbox of this checkout (the code before a change)")
-    parser.add_argument("--serve", choices=("sandbox", "loop", "minimal"), help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=("sandbox", "loop", "minimal", "gateway", "write"), help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -178,7 +227,9 @@ def main() -> int:
     levels = [int(level) for level in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="gwkit-bench-") as tmp:
         servers = {"minimal": Server("minimal"), "sandbox": Server("sandbox", os.path.join(tmp, "bench.db")),
-                   "loop": Server("loop", os.path.join(tmp, "loop.db"))}
+                   "loop": Server("loop", os.path.join(tmp, "loop.db")),
+                   "gateway": Server("gateway", os.path.join(tmp, "gateway.db")),
+                   "write": Server("write", os.path.join(tmp, "write.db"))}
         if args.before:
             servers["before"] = Server("sandbox", os.path.join(tmp, "before.db"), root=args.before.resolve())
         try:
@@ -215,6 +266,11 @@ def report(args: argparse.Namespace, levels: list[int], kinds: list[str],
         print(f"ratio sandbox_vs_event_loop_only_c{level} {rates['sandbox', level] / rates['loop', level]:.3f}")
         print(f"ratio sandbox_cpu_per_request_vs_event_loop_only_c{level} "
               f"{cpu['sandbox', level] / cpu['loop', level]:.3f}")
+        for floor in ("gateway", "write"):
+            print(f"ratio floor_{floor}_vs_starlette_c{level} {rates[floor, level] / rates['minimal', level]:.3f}")
+            print(f"ratio floor_{floor}_cpu_per_request_vs_starlette_c{level} "
+                  f"{cpu[floor, level] / cpu['minimal', level]:.3f}")
+        print(f"ratio sandbox_vs_floor_gateway_c{level} {rates['sandbox', level] / rates['gateway', level]:.3f}")
         if "before" in kinds:
             print(f"ratio sandbox_vs_before_c{level} {rates['sandbox', level] / rates['before', level]:.3f}")
             print(f"ratio sandbox_cpu_per_request_vs_before_c{level} {cpu['sandbox', level] / cpu['before', level]:.3f}")

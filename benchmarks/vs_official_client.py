@@ -1,6 +1,6 @@
 """The official `securetrading` client against gwkit's Client and AsyncClient: the same AUTHs, one sandbox.
 
-One `gwkit sandbox` process (the CLI, on a free loopback port, a fresh database) serves all three
+One `gwkit sandbox` process (the CLI, on a free loopback port, a fresh database) serves every side
 in the same run. Each side makes the same number of AUTHs (default 1,000) in each of three rounds,
 the sides taking turns, and each side's median round is compared (a machine whose speed wanders
 mid-run would otherwise favour whichever side ran at its fast moment):
@@ -8,7 +8,12 @@ mid-run would otherwise favour whichever side ran at its fast moment):
 - official: `securetrading.Api.process`, sequential (it opens a new connection per request);
 - gwkit Client: `Client.auth`, sequential, one keep-alive connection;
 - gwkit AsyncClient: `AsyncClient.auth` at its natural concurrency (`--concurrency`, default 4
-  requests in flight over its connection pool), and again at 16 for comparison.
+  requests in flight over its connection pool), and again at 16 for comparison;
+- plain httpx, for comparison: a raw `httpx.Client` (sequential) and `httpx.AsyncClient` (the same
+  concurrency) posting a pre-encoded AUTH envelope, with no validation, no envelope building and
+  no reading of the answer beyond its JSON. gwkit's clients take less time than these
+  (`ratio gwkit_*_vs_raw_httpx*` below 1: they skip httpx's per-request merging of settings and
+  cookie parsing), so what is left of a gwkit AUTH over a socket is httpcore, h11 and the sandbox.
 
 Why 4: on this 2-core machine the client and the sandbox share the cores, and the sandbox commits
 the AUTHs that arrive together in one transaction, so 4 in flight keep both busy. More costs the
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import subprocess
 import sys
@@ -35,6 +41,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import httpx
 import securetrading  # a dev dependency
 
 import gwkit
@@ -43,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 USERNAME, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"
 CARD = {"accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050",
         "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
+RAW_HEADERS = {"content-type": "application/json", "accept": "application/json"}
 
 
 class SandboxProcess:
@@ -99,6 +107,39 @@ def gwkit_async(base_url: str, n: int, concurrency: int) -> float:
     return asyncio.run(_gwkit_async(base_url, n, concurrency))
 
 
+def _raw_body(i: int) -> bytes:
+    request = {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "orderreference": f"raw-{i}",
+               "requestreference": f"Wraw{i:05d}", **CARD}
+    return json.dumps({"alias": USERNAME, "version": "1.00", "request": [request]}).encode()
+
+
+def raw_httpx(base_url: str, n: int) -> float:
+    bodies = [_raw_body(i) for i in range(n)]  # encoded before the clock starts
+    with httpx.Client(base_url=base_url, auth=(USERNAME, PASSWORD), headers=RAW_HEADERS) as client:
+        started = time.perf_counter()
+        for body in bodies:
+            assert client.post("/json/", content=body).json()["response"][0]["errorcode"] == "0"
+        return time.perf_counter() - started
+
+
+async def _raw_httpx_async(base_url: str, n: int, concurrency: int) -> float:
+    bodies = [_raw_body(i) for i in range(n)]
+    gate = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(base_url=base_url, auth=(USERNAME, PASSWORD), headers=RAW_HEADERS) as client:
+        async def one(body: bytes) -> None:
+            async with gate:
+                answer = await client.post("/json/", content=body)
+                assert answer.json()["response"][0]["errorcode"] == "0"
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(body) for body in bodies))
+        return time.perf_counter() - started
+
+
+def raw_httpx_async(base_url: str, n: int, concurrency: int) -> float:
+    return asyncio.run(_raw_httpx_async(base_url, n, concurrency))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000)
@@ -110,6 +151,8 @@ def main() -> None:
         "gwkit_client": gwkit_sequential,
         "gwkit_async": lambda url, n: gwkit_async(url, n, args.concurrency),
         "gwkit_async_16": lambda url, n: gwkit_async(url, n, 16),
+        "raw_httpx": raw_httpx,
+        "raw_httpx_async": lambda url, n: raw_httpx_async(url, n, args.concurrency),
     }
     runs: dict[str, list[float]] = {name: [] for name in sides}
     with tempfile.TemporaryDirectory() as folder:
@@ -130,6 +173,10 @@ def main() -> None:
     print(f"ratio official_vs_gwkit_client {times['official'] / times['gwkit_client']:.2f}")
     print(f"ratio official_vs_gwkit_async {times['official'] / times['gwkit_async']:.2f}")
     print(f"ratio official_vs_gwkit_async_at_16 {times['official'] / times['gwkit_async_16']:.2f}")
+    print(f"ratio official_vs_raw_httpx {times['official'] / times['raw_httpx']:.2f}")
+    print(f"ratio official_vs_raw_httpx_async {times['official'] / times['raw_httpx_async']:.2f}")
+    print(f"ratio gwkit_client_vs_raw_httpx {times['gwkit_client'] / times['raw_httpx']:.2f}")
+    print(f"ratio gwkit_async_vs_raw_httpx_async {times['gwkit_async'] / times['raw_httpx_async']:.2f}")
 
 
 if __name__ == "__main__":
