@@ -24,6 +24,10 @@ AsyncClient spends about 1.7 ms of CPU per AUTH, at 4 about 0.9 ms (measured fro
 
     python benchmarks/vs_official_client.py [--requests 1000] [--concurrency 4] [--rounds 3]
 
+Each side's line also gives the sandbox's CPU time per AUTH (its process's user + system time, from
+/proc): the official client opens a connection per request, which costs the sandbox more than a
+request on a kept-alive connection, so part of its time is the sandbox's, not its own.
+
 Prints each side's time and `ratio <name> <value>` lines (official time / gwkit time: higher is
 better for gwkit). Goals (issue 16): >= 2x sequential, >= 5x with AsyncClient.
 """
@@ -33,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -65,6 +70,11 @@ class SandboxProcess:
                 self.base_url = line.rsplit(" ", 1)[-1].strip()
                 return
         raise RuntimeError("the sandbox did not start")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the sandbox process so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
         self.process.terminate()
@@ -155,6 +165,7 @@ def main() -> None:
         "raw_httpx_async": lambda url, n: raw_httpx_async(url, n, args.concurrency),
     }
     runs: dict[str, list[float]] = {name: [] for name in sides}
+    server_cpu: dict[str, list[float]] = {name: [] for name in sides}  # the sandbox's CPU seconds per AUTH
     with tempfile.TemporaryDirectory() as folder:
         server = SandboxProcess(Path(folder) / "bench.db")
         try:
@@ -162,14 +173,18 @@ def main() -> None:
                 side(server.base_url, 20)  # warm up the server and each side's imports
             for _ in range(args.rounds):  # in turn, so a machine that slows down mid-run slows every side
                 for name, side in sides.items():
+                    used = server.cpu_seconds()
                     runs[name].append(side(server.base_url, args.requests))
+                    server_cpu[name].append((server.cpu_seconds() - used) / args.requests)
         finally:
             server.stop()
     times = {name: statistics.median(seconds) for name, seconds in runs.items()}
     print(f"{args.requests} AUTHs each against one sandbox over loopback, median of {args.rounds} rounds taken in turn")
     for name, seconds in times.items():
         spread = ", ".join(f"{s:.2f}" for s in runs[name])
-        print(f"{name:<15} {seconds:7.2f} s  {args.requests / seconds:7.0f} AUTH/s  (rounds: {spread})")
+        sandbox_us = statistics.median(server_cpu[name]) * 1e6
+        print(f"{name:<15} {seconds:7.2f} s  {args.requests / seconds:7.0f} AUTH/s  sandbox CPU {sandbox_us:5.0f} us/AUTH"
+              f"  (rounds: {spread})")
     print(f"ratio official_vs_gwkit_client {times['official'] / times['gwkit_client']:.2f}")
     print(f"ratio official_vs_gwkit_async {times['official'] / times['gwkit_async']:.2f}")
     print(f"ratio official_vs_gwkit_async_at_16 {times['official'] / times['gwkit_async_16']:.2f}")
