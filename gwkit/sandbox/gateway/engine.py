@@ -94,13 +94,16 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
     # Asked without taking the write lock (unless the shared write is already open): idle days write nothing.
     if _settled_parents(job.store.connection(), sites):
         report.started = start_settled(job.writes.conn, sites)
-    total = _due_count(job.store.connection(), today, sites)
-    done = 0
-    while total:
+    if not _any_due(job.store.connection(), today, sites):
+        return report.as_dict()
+    total, done = None, 0
+    while True:
         conn = job.writes.conn  # what is due is read again under the lock
         rows = _due_rows(conn.execute(_DUE, (today, sites, BATCH_SIZE)).fetchall())
         if not rows:
             break
+        if total is None:  # counted only on a day with more than one batch (most have fewer)
+            total = len(rows) if len(rows) < BATCH_SIZE else _due_count(conn, today, sites)
         job.writes.wrote(pay_batch(job, conn, rows, day, report))
         done += len(rows)
         if job.progress is not None:
@@ -118,6 +121,11 @@ _SETTLED_PARENTS = (
 
 def _settled_parents(conn: sqlite3.Connection, sites: str) -> bool:
     return conn.execute(f"SELECT EXISTS (SELECT 1 {_SETTLED_PARENTS})", (sites,)).fetchone()[0] == 1
+
+
+def _any_due(conn: sqlite3.Connection, today: str, sites: str) -> bool:
+    return conn.execute(f"SELECT EXISTS (SELECT 1 FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES})",
+                        (today, sites)).fetchone()[0] == 1
 
 
 def _due_count(conn: sqlite3.Connection, today: str, sites: str) -> int:
