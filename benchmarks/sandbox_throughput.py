@@ -88,6 +88,7 @@ def floor_app(kind: str, db: str):
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
+    from gwkit.interface.wire import TIMESTAMP
     from gwkit.sandbox.gateway.core import Gateway
 
     gateway = Gateway(db)
@@ -100,7 +101,7 @@ def floor_app(kind: str, db: str):
     def write_only(body: dict) -> dict:
         request = body["request"][0]
         with store.write() as conn:
-            timestamp = clock.now(SITE).strftime("%Y-%m-%d %H:%M:%S")
+            timestamp = clock.now(SITE).strftime(TIMESTAMP)
             (reference,) = store.reserve_references(conn, 1)
             card_id = store.card_for(conn, request["pan"], request["expirydate"], "VISA")
             kept = {**record, "transactionreference": reference, "transactionstartedtimestamp": timestamp}
