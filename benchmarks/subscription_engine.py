@@ -10,10 +10,10 @@ an empty `transactions` table of the same schema, in one transaction, measured i
 Prints both times and the ratio; the target is the engine within 2.5x of the floor. Each round
 starts from a fresh sandbox; the ratio reported is the median of the rounds' own ratios (each
 engine run against the floor measured right after it), so one slow moment of a shared machine
-does not decide it. The advance
-also runs settlement (and the other daily jobs); the engine's own time is measured apart, inside
-the advance, with the commits of the days' shared transaction made between days (jobwrites.py),
-and both wall-clock and CPU times are shown (a shared machine inflates wall time).
+does not decide it. The advance also runs settlement (and the other daily jobs); the engine's own
+time is measured apart, inside the advance, with the commits of the days' shared transaction made
+between days (jobwrites.py), and both wall-clock and CPU times are shown (a shared machine
+inflates wall time).
 """
 
 from __future__ import annotations
