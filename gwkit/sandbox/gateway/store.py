@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from ...interface.masking import mask_pan
+from .references import ReferenceNumbers
 from .vault import Vault
 
 # Columns of `transactions` that mirror wire fields of the record, for filters and updates.
@@ -229,6 +230,7 @@ class Store:
         self._turns = WriteTurns()
         self.checkpointer = Checkpointer(self.path, CHECKPOINT_EVERY)
         self._prefix: str | None = None  # of transaction references: set once per database
+        self._numbers = ReferenceNumbers()  # of transaction references, taken ahead
         self._schemas = tuple(schemas)
         self._added_columns = tuple(added_columns)
         self.apply_schemas()
@@ -279,8 +281,11 @@ class Store:
                 yield conn
             except BaseException:
                 conn.execute("ROLLBACK")
+                self._numbers.rolled_back()
                 raise
+            taken_ahead = self._numbers.before_commit(conn)
             conn.execute("COMMIT")
+            self._numbers.committed(taken_ahead)
             self.checkpointer.committed()
         finally:
             self._turns.release()
@@ -415,19 +420,12 @@ class Store:
         return self.reserve_references(conn, 1)[0]
 
     def reserve_references(self, conn: sqlite3.Connection, count: int) -> list[str]:
-        """`count` new references at once (one counter update), for a batch of records; inside a write
-        transaction, like `next_reference`."""
+        """`count` new references at once, for a batch of records; inside a write transaction, like
+        `next_reference` (references.py: the counter's numbers, taken a block ahead)."""
         if count <= 0:
             return []
         prefix = self._reference_prefix(conn)
-        row = conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? "
-                           "WHERE key = 'reference_counter' RETURNING value", (count,)).fetchone()
-        if row is None:
-            self.meta_set(conn, "reference_counter", str(count))
-            last = count
-        else:
-            last = int(row[0])
-        return [f"{prefix}-9-{number}" for number in range(last - count + 1, last + 1)]
+        return [f"{prefix}-9-{number}" for number in self._numbers.take(conn, count)]
 
     def _reference_prefix(self, conn: sqlite3.Connection) -> str:
         prefix = self._prefix
