@@ -36,6 +36,7 @@ from .errors import (
 from .exchange import Exchange, ExchangeHook, error_text
 from .pooling import AsyncPoolTransport, default_ssl_context, plain_http_ssl_context
 from .response import Response, excerpt
+from .sending import asend, basic_authorization, send
 from .interface.masking import REDACTED, mask_data
 from .interface.validation import Problem, allowed_fields, validate_request, variants_for
 from .interface.wire import FAULT_HEADER
@@ -149,22 +150,33 @@ class _Base(_Requests):
         if self._http_class is httpx.AsyncClient:
             _remember_sniffio_is_missing()
             transport = transport or AsyncPoolTransport(verify=verify)
-        # One pooled httpx client per gwkit client; the password lives only in its auth.
-        self._http = self._http_class(auth=httpx.BasicAuth(username, password), headers=HEADERS,
-                                      timeout=self.timeout, transport=transport, verify=verify)
+        # One pooled httpx client per gwkit client, which sends through its transport (sending.py).
+        self._http = self._http_class(headers=HEADERS, timeout=self.timeout, transport=transport, verify=verify)
         # httpx's own attribute: its `cookies` setter would wrap the subclass back into httpx.Cookies.
         self._http._cookies = _AnswerCookies(self._http.cookies)
         self._extensions = {"timeout": self.timeout.as_dict()}
+        # The password lives only in this header: every request's headers, as httpx would build them
+        # for this client, but for the length of the body.
+        self._authorization = basic_authorization(username, password)
+        built = httpx.Request("POST", self._endpoint, headers=self._http.headers, content=b"")
+        self._headers = [(name, value) for name, value in built.headers.raw if name.lower() != b"content-length"]
+        self._headers.append((b"Authorization", self._authorization.encode("ascii")))
 
     def _http_request(self, body: bytes) -> httpx.Request:
-        """The POST of one body, as `httpx.Client.build_request` makes it but without merging the
-        client's settings on every request: they are the client's own and fixed (no params, and the
-        gateway sets no cookies; should a proxy set one, httpx's own path sends it back)."""
+        """The POST of one body with the client's credentials, as `httpx.Client.build_request` makes
+        it but without merging the client's settings on every request: they are the client's own and
+        fixed (no params, and the gateway sets no cookies; should a proxy set one, httpx's own path
+        sends it back)."""
         http = self._http
         if http.cookies:
-            return http.build_request("POST", self._endpoint, content=body)
-        return httpx.Request("POST", self._endpoint, headers=http.headers, content=body,
-                             extensions=dict(self._extensions))
+            request = http.build_request("POST", self._endpoint, content=body)
+            request.headers["Authorization"] = self._authorization
+            return request
+        request = httpx.Request("POST", self._endpoint, stream=httpx.ByteStream(body),
+                                headers=[*self._headers, (b"Content-Length", str(len(body)).encode("ascii"))],
+                                extensions=dict(self._extensions))
+        request.read()  # as httpx reads a body given as bytes: a transport or a hook may read `content`
+        return request
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(base_url={self.base_url!r}, username={self.username!r}, "
@@ -388,7 +400,7 @@ class Client(_Base):
         while True:
             call.begin()
             try:
-                http_response = self._http.send(self._http_request(call.body))
+                http_response = send(self._http, self._http_request(call.body))
             except httpx.RequestError as exc:
                 outcome = call.failed(exc)
             else:
@@ -420,7 +432,7 @@ class AsyncClient(_Base):
         while True:
             call.begin()
             try:
-                http_response = await self._http.send(self._http_request(call.body))
+                http_response = await asend(self._http, self._http_request(call.body))
             except httpx.RequestError as exc:
                 outcome = call.failed(exc)
             else:
