@@ -26,7 +26,7 @@ PACKAGE = ROOT / "gwkit"
 TESTS = ROOT / "tests"
 
 ROOTS = {"gwkit", "gwkit.cli", "gwkit.connect", "gwkit.kernel", "gwkit.pytest_plugin", "gwkit.__main__"}
-CORE = {"gwkit.changes", "gwkit.errors", "gwkit.log", "gwkit.envelope", "gwkit.response", "gwkit.exchange", "gwkit.client", "gwkit.pooling",
+CORE = {"gwkit.changes", "gwkit.errors", "gwkit.log", "gwkit.envelope", "gwkit.response", "gwkit.exchange", "gwkit.client", "gwkit.sending", "gwkit.pooling",
         "gwkit.journal", "gwkit.subscription", "gwkit.cardstore", "gwkit.threeds", "gwkit.reconcile",
         "gwkit.cassette", "gwkit.codegen", "gwkit.querying", "gwkit.shop", "gwkit.types", "gwkit.config"}
 ALLOWED = {
