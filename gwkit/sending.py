@@ -11,7 +11,8 @@ So the request goes straight to the transport httpx would have chosen for its UR
 where one is mounted), and what of httpx's path a gateway client does need is kept: a closed client
 refuses to send, an error knows its request, the whole answer is read and its connection given
 back to the pool, and a cookie set on the way (by a proxy) is kept and then sent back through
-httpx's own `build_request`.
+httpx's own `build_request`. `_transport_for_url` is httpx's (0.28); an httpx without it gets the
+request through its own `send`, unchanged (the client sets no httpx auth, so nothing is added twice).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import httpx
 __all__ = ["asend", "basic_authorization", "send"]
 
 CLOSED = "Cannot send a request, as the client has been closed."  # httpx's own words
+ROUTE = "_transport_for_url"  # httpx.Client's method choosing the transport for a URL (httpx 0.28)
 
 
 def basic_authorization(username: str, password: str) -> str:
@@ -34,9 +36,11 @@ def send(http: httpx.Client, request: httpx.Request) -> httpx.Response:
     """Send `request` (complete, credentials included) on `http`'s transport; the answer, read."""
     if http.is_closed:
         raise RuntimeError(CLOSED)
-    transport = http._transport_for_url(request.url)  # honours mounts (proxies), like httpx.Client.send
+    route = getattr(http, ROUTE, None)  # httpx's own choice, honouring mounts (proxies)
+    if route is None:  # an httpx without it: its own path, which sends the request as it is
+        return http.send(request)
     try:
-        response = transport.handle_request(request)
+        response = route(request.url).handle_request(request)
         response.request = request
         try:
             response.read()
@@ -53,9 +57,11 @@ async def asend(http: httpx.AsyncClient, request: httpx.Request) -> httpx.Respon
     """`send` for an `httpx.AsyncClient`."""
     if http.is_closed:
         raise RuntimeError(CLOSED)
-    transport = http._transport_for_url(request.url)
+    route = getattr(http, ROUTE, None)
+    if route is None:
+        return await http.send(request)
     try:
-        response = await transport.handle_async_request(request)
+        response = await route(request.url).handle_async_request(request)
         response.request = request
         try:
             await response.aread()

@@ -105,3 +105,18 @@ def test_the_async_client_sends_the_same_way():
     [request] = gateway.requests
     assert request.headers.get_list("authorization") == ["Basic " + base64.b64encode(b"u:p").decode()]
     assert stream.closed
+
+
+def test_an_httpx_without_its_transport_choice_sends_through_its_own_send(monkeypatch):
+    gateway = FakeGateway()
+    monkeypatch.setattr(gwkit.sending, "ROUTE", "_a_method_this_httpx_lacks")
+    with gwkit.Client("http://gateway.test", "u", "p", transport=httpx.MockTransport(gateway)) as client:
+        assert client.auth(**CARD, **SITE).ok
+
+    async def scenario() -> None:
+        async with gwkit.AsyncClient("http://gateway.test", "u", "p", transport=httpx.MockTransport(gateway)) as client:
+            assert (await client.auth(**CARD, **SITE)).ok
+
+    asyncio.run(scenario())
+    assert [r.headers.get_list("authorization") for r in gateway.requests] == [
+        ["Basic " + base64.b64encode(b"u:p").decode()]] * 2
