@@ -125,6 +125,18 @@ def test_requestreference_header_is_echoed_before_the_objects_one(gateway, heade
     assert response.json()["requestreference"] == expected
 
 
+def test_a_header_sent_twice_is_read_alike_over_http_and_in_process(sandbox, gateway):
+    """The last of the values counts, as the server's app reads headers (not httpx's comma-joined list)."""
+    headers = [("requestreference", "Afirst123"), ("requestreference", "Asecond12")]
+    body = {"request": [card_auth(requestreference="Aobj12345")]}
+    over_http = gateway.http.post("/json/", headers=headers, json=body)
+    with httpx.Client(transport=sandbox.transport(), base_url="http://sandbox.test",
+                      auth=(sandbox.username, sandbox.password)) as client:
+        in_process = client.post("/json/", headers=headers, json=body)
+    assert over_http.json()["requestreference"] == in_process.json()["requestreference"] == "Asecond12"
+    assert in_process.headers["content-length"] == str(len(in_process.content))
+
+
 def test_other_methods_on_the_gateway_endpoint_are_405_json(gateway):
     response = gateway.http.get("/json/")
     assert response.status_code == 405 and response.headers["allow"] == "POST, OPTIONS"

@@ -23,14 +23,22 @@ def _to_sandbox(request: httpx.Request, body: bytes) -> SandboxRequest:
     default_port = {"http": 80, "https": 443}.get(url.scheme)
     host = url.host if url.port in (None, default_port) else f"{url.host}:{url.port}"
     return SandboxRequest(
-        method=request.method, path=url.path,
-        headers={k.lower(): v for k, v in request.headers.items()}, body=body,
+        method=request.method, path=url.path, headers=_headers(request.headers), body=body,
         query=dict(url.params) if url.query else {}, base_url=f"{url.scheme}://{host}",
     )
 
 
+def _headers(headers: httpx.Headers) -> dict[str, str]:
+    """Lower-case names; a header sent twice keeps its last value, as the server's app reads them."""
+    return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in headers.raw}
+
+
 def _to_httpx(answer: SandboxResponse) -> httpx.Response:
-    return httpx.Response(answer.status, headers=answer.headers, content=answer.body)
+    """The answer as a server sends it: its headers, the length of its body, the body to be read."""
+    body = answer.body
+    headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers.items()]
+    headers.append((b"content-length", str(len(body)).encode("ascii")))
+    return httpx.Response(answer.status, headers=headers, stream=httpx.ByteStream(body))
 
 
 def _answer(outcome: Outcome, request: httpx.Request) -> httpx.Response:
