@@ -14,7 +14,9 @@ Goal (issue 16): <= 250 us per AUTH through SandboxTransport.
 The sum of the two parts timed alone (the client over a canned answer, and `Gateway.process`) is
 the floor of any in-process transport: what is left above it is the HTTP shape the transport keeps
 (an httpx request and response, the body as JSON bytes both ways, the sandbox's Basic
-authentication, limits and routing) and the larger working set of the whole path.
+authentication, limits and routing) and the larger working set of the whole path. The two parts
+are also timed taking turns call by call, each timed on its own, as they run in a real AUTH
+(`interleaved`): each runs slower after the other than after itself.
 """
 
 from __future__ import annotations
@@ -61,6 +63,20 @@ def per_auth_us(run, n: int) -> float:
     return (time.perf_counter() - started) / n * 1e6
 
 
+def interleaved_us(first, second, n: int) -> tuple[float, float]:
+    """`first` and `second` called in turn, n times each; each one's own time per call."""
+    spent = [0.0, 0.0]
+    clock = time.perf_counter
+    for _ in range(n):
+        started = clock()
+        first()
+        middle = clock()
+        second()
+        spent[0] += middle - started
+        spent[1] += clock() - middle
+    return spent[0] / n * 1e6, spent[1] / n * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=3000, help="AUTHs per side and round")
@@ -82,10 +98,13 @@ def main() -> None:
         }
         for run in sides.values():
             per_auth_us(run, 200)  # warm up
-        results: dict[str, list[float]] = {name: [] for name in sides}
+        results: dict[str, list[float]] = {name: [] for name in [*sides, "canned_interleaved", "core_interleaved"]}
         for _ in range(args.rounds):
             for name, run in sides.items():
                 results[name].append(per_auth_us(run, args.requests))
+            canned_us, core_us = interleaved_us(sides["canned_answer"], sides["gateway_core"], args.requests)
+            results["canned_interleaved"].append(canned_us)
+            results["core_interleaved"].append(core_us)
         client.close()
         canned.close()
         sandbox.close()
@@ -100,9 +119,13 @@ def main() -> None:
     floor = us["canned_answer"] + us["gateway_core"]
     print(f"floor: canned answer + Gateway.process  {floor:7.1f} us/AUTH  (transport and HTTP shape: "
           f"{us['sandbox_transport'] - floor:.1f} us above it)")
+    taking_turns = us["canned_interleaved"] + us["core_interleaved"]
+    print(f"the two taking turns, call by call: canned {us['canned_interleaved']:.1f} us + Gateway.process "
+          f"{us['core_interleaved']:.1f} us = {taking_turns:.1f} us/AUTH")
     print(f"ratio sandbox_transport_auth_vs_goal {us['sandbox_transport'] / GOAL_US:.3f}")
     print(f"ratio floor_vs_goal {floor / GOAL_US:.3f}")
     print(f"ratio sandbox_transport_vs_floor {us['sandbox_transport'] / floor:.3f}")
+    print(f"ratio floor_taking_turns_vs_alone {taking_turns / floor:.3f}")
     print(f"ratio sandbox_transport_vs_canned_answer {us['sandbox_transport'] / us['canned_answer']:.2f}")
 
 
