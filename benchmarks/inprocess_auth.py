@@ -16,7 +16,7 @@ the floor of any in-process transport: what is left above it is the HTTP shape t
 (an httpx request and response, the body as JSON bytes both ways, the sandbox's Basic
 authentication, limits and routing) and the larger working set of the whole path. The two parts
 are also timed taking turns call by call, each timed on its own, as they run in a real AUTH
-(`interleaved`): each runs slower after the other than after itself.
+(`floor_taking_turns_vs_alone`): each runs slower after the other than after itself.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ So the request goes straight to the transport httpx would have chosen for its UR
 where one is mounted), and what of httpx's path a gateway client does need is kept: a closed client
 refuses to send, an error knows its request, the whole answer is read and its connection given
 back to the pool, and a cookie set on the way (by a proxy) is kept and then sent back through
-httpx's own `build_request`. `_transport_for_url` is httpx's (0.28); an httpx without it gets the
+httpx's own `build_request`. `_transport_for_url` is httpx's (0.27, 0.28); an httpx without it gets the
 request through its own `send`, unchanged (the client sets no httpx auth, so nothing is added twice).
 """
 
@@ -24,7 +24,7 @@ import httpx
 __all__ = ["asend", "basic_authorization", "send"]
 
 CLOSED = "Cannot send a request, as the client has been closed."  # httpx's own words
-ROUTE = "_transport_for_url"  # httpx.Client's method choosing the transport for a URL (httpx 0.28)
+ROUTE = "_transport_for_url"  # httpx.Client's method choosing the transport for a URL (httpx 0.27, 0.28)
 
 
 def basic_authorization(username: str, password: str) -> str:
