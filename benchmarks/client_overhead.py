@@ -29,24 +29,53 @@ import gwkit  # noqa: E402
 
 BASE_URL = "http://gateway.bench"
 FIELDS = {
-    "accounttypedescription": "ECOM", "baseamount": 1050, "orderreference": "bench-order-1",
-    "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123",
+    "accounttypedescription": "ECOM",
+    "baseamount": 1050,
+    "orderreference": "bench-order-1",
+    "pan": "4111111111111111",
+    "expirydate": "12/2030",
+    "securitycode": "123",
 }
 _MARK = "A00000000"
-ANSWER = json.dumps({
-    "requestreference": _MARK, "version": "1.00", "secrand": "k3J9xq",
-    "response": [{
-        "transactionstartedtimestamp": "2026-01-05 10:11:12", "livestatus": "0", "issuer": "Test Issuer",
-        "splitfinalnumber": "1", "dccenabled": "0", "settleduedate": "2026-01-05", "errorcode": "0",
-        "errormessage": "Ok", "baseamount": "1050", "tid": "27882788", "merchantnumber": "00000000",
-        "merchantcountryiso2a": "GB", "merchantname": "Test Merchant", "transactionreference": "23-9-80001",
-        "paymenttypedescription": "VISA", "orderreference": "bench-order-1", "accounttypedescription": "ECOM",
-        "acquirerresponsecode": "00", "requesttypedescription": "AUTH", "securityresponsesecuritycode": "2",
-        "securityresponsepostcode": "0", "securityresponseaddress": "0", "currencyiso3a": "GBP",
-        "authcode": "TEST56", "operatorname": "webservices@example.com", "maskedpan": "411111######1111",
-        "issuercountryiso2a": "US", "settlestatus": "0",
-    }],
-}).encode()
+ANSWER = json.dumps(
+    {
+        "requestreference": _MARK,
+        "version": "1.00",
+        "secrand": "k3J9xq",
+        "response": [
+            {
+                "transactionstartedtimestamp": "2026-01-05 10:11:12",
+                "livestatus": "0",
+                "issuer": "Test Issuer",
+                "splitfinalnumber": "1",
+                "dccenabled": "0",
+                "settleduedate": "2026-01-05",
+                "errorcode": "0",
+                "errormessage": "Ok",
+                "baseamount": "1050",
+                "tid": "27882788",
+                "merchantnumber": "00000000",
+                "merchantcountryiso2a": "GB",
+                "merchantname": "Test Merchant",
+                "transactionreference": "23-9-80001",
+                "paymenttypedescription": "VISA",
+                "orderreference": "bench-order-1",
+                "accounttypedescription": "ECOM",
+                "acquirerresponsecode": "00",
+                "requesttypedescription": "AUTH",
+                "securityresponsesecuritycode": "2",
+                "securityresponsepostcode": "0",
+                "securityresponseaddress": "0",
+                "currencyiso3a": "GBP",
+                "authcode": "TEST56",
+                "operatorname": "webservices@example.com",
+                "maskedpan": "411111######1111",
+                "issuercountryiso2a": "US",
+                "settlestatus": "0",
+            }
+        ],
+    }
+).encode()
 _BEFORE, _AFTER = ANSWER.split(_MARK.encode())
 _REFERENCE_KEY = b'"requestreference":"'
 
@@ -56,7 +85,7 @@ def transport() -> httpx.MockTransport:
 
     def answer(request: httpx.Request) -> httpx.Response:
         start = request.content.find(_REFERENCE_KEY) + len(_REFERENCE_KEY)
-        reference = request.content[start:start + len(_MARK)]
+        reference = request.content[start : start + len(_MARK)]
         return httpx.Response(200, content=_BEFORE + reference + _AFTER, headers=headers)
 
     return httpx.MockTransport(answer)
@@ -94,15 +123,21 @@ def main() -> None:
     per_round = max(1, args.requests // args.rounds)
 
     mock = transport()
-    client = gwkit.Client(BASE_URL, "bench", "secret", sitereference="test_site12345", currencyiso3a="GBP",
-                          transport=mock)
-    http = httpx.Client(transport=mock, auth=("bench", "secret"),
-                        headers={"Content-Type": "application/json", "Accept": "application/json"})
+    client = gwkit.Client(
+        BASE_URL, "bench", "secret", sitereference="test_site12345", currencyiso3a="GBP", transport=mock
+    )
+    http = httpx.Client(
+        transport=mock,
+        auth=("bench", "secret"),
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
     envelope = client.build_envelope([client.build_request("AUTH", FIELDS)])
     body = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode()
     url, parsed_url = client.url, httpx.URL(client.url)
     assert client.auth(**FIELDS).ok  # the gwkit side really succeeds
-    assert http.post(url, json=envelope).json()["requestreference"] == envelope["request"][0]["requestreference"]
+    assert (
+        http.post(url, json=envelope).json()["requestreference"] == envelope["request"][0]["requestreference"]
+    )
 
     sides = {
         "gwkit": lambda n: run_gwkit(client, n),
@@ -114,24 +149,32 @@ def main() -> None:
     times: dict[str, list[float]] = {name: [] for name in sides}
     order = list(sides)
     for round_ in range(args.rounds):
-        for name in order[round_ % 3:] + order[:round_ % 3]:  # rotate who goes first
+        for name in order[round_ % 3 :] + order[: round_ % 3]:  # rotate who goes first
             times[name].append(sides[name](per_round))
     client.close()
     http.close()
 
     total = per_round * args.rounds
     us = {name: sum(t) / total * 1e6 for name, t in times.items()}
-    median = {name: statistics.median(g / h for g, h in zip(times["gwkit"], times[name]))
-              for name in ("httpx", "strict")}
+    median = {
+        name: statistics.median(g / h for g, h in zip(times["gwkit"], times[name]))
+        for name in ("httpx", "strict")
+    }
     print(f"requests per side: {total} in {args.rounds} rounds (order rotated each round)")
     print(f"raw httpx: post(url, json=envelope).json()       {us['httpx']:7.1f} us/request")
     print(f"raw httpx, strict: bytes to a parsed httpx.URL   {us['strict']:7.1f} us/request")
     print(f"gwkit.Client.auth (validated)                    {us['gwkit']:7.1f} us/request")
-    print(f"gwkit/httpx:  {us['gwkit'] / us['httpx']:.2f}x (median of rounds {median['httpx']:.2f}x; "
-          f"target <= 1.10x)")
+    print(
+        f"gwkit/httpx:  {us['gwkit'] / us['httpx']:.2f}x (median of rounds {median['httpx']:.2f}x; "
+        f"target <= 1.10x)"
+    )
     print(f"gwkit/strict: {us['gwkit'] / us['strict']:.2f}x (median of rounds {median['strict']:.2f}x)")
-    best = {name: min(t) for name, t in times.items()}  # the round least disturbed by other work on the machine
-    print(f"best rounds: gwkit/httpx {best['gwkit'] / best['httpx']:.2f}x, gwkit/strict {best['gwkit'] / best['strict']:.2f}x")
+    best = {
+        name: min(t) for name, t in times.items()
+    }  # the round least disturbed by other work on the machine
+    print(
+        f"best rounds: gwkit/httpx {best['gwkit'] / best['httpx']:.2f}x, gwkit/strict {best['gwkit'] / best['strict']:.2f}x"
+    )
     print(f"ratio client_vs_httpx {us['gwkit'] / us['httpx']:.3f}")
     print(f"ratio client_vs_strict_httpx {us['gwkit'] / us['strict']:.3f}")
     print(f"ratio client_vs_httpx_best_round {best['gwkit'] / best['httpx']:.3f}")

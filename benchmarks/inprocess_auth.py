@@ -39,19 +39,39 @@ from gwkit.sandbox.web.transport import SandboxTransport  # noqa: E402
 
 GOAL_US = 250.0
 SITE = "test_gwkit12345"
-FIELDS = {"accounttypedescription": "ECOM", "baseamount": 1050, "orderreference": "bench",
-          "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
+FIELDS = {
+    "accounttypedescription": "ECOM",
+    "baseamount": 1050,
+    "orderreference": "bench",
+    "pan": "4111111111111111",
+    "expirydate": "12/2030",
+    "securitycode": "123",
+}
 
 
 def canned_transport() -> httpx.MockTransport:
     """Answers an AUTH echoing the request reference, as the gateway does, without doing anything."""
+
     def answer(request: httpx.Request) -> httpx.Response:
         sent = json.loads(request.content)
-        return httpx.Response(200, json={"requestreference": sent["request"][0]["requestreference"],
-                                         "version": "1.00", "secrand": "x",
-                                         "response": [{"errorcode": "0", "errormessage": "Ok",
-                                                       "requesttypedescription": "AUTH", "settlestatus": "0",
-                                                       "transactionreference": "1-2-3", "baseamount": "1050"}]})
+        return httpx.Response(
+            200,
+            json={
+                "requestreference": sent["request"][0]["requestreference"],
+                "version": "1.00",
+                "secrand": "x",
+                "response": [
+                    {
+                        "errorcode": "0",
+                        "errormessage": "Ok",
+                        "requesttypedescription": "AUTH",
+                        "settlestatus": "0",
+                        "transactionreference": "1-2-3",
+                        "baseamount": "1050",
+                    }
+                ],
+            },
+        )
 
     return httpx.MockTransport(answer)
 
@@ -85,10 +105,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gwkit-bench-") as tmp:
         sandbox = Sandbox(Path(tmp) / "bench.db")
         account = sandbox.default_account
-        client = gwkit.Client("http://sandbox.local", account.username, account.password, sitereference=SITE,
-                              currencyiso3a="GBP", transport=SandboxTransport(sandbox))
-        canned = gwkit.Client("http://sandbox.local", account.username, account.password, sitereference=SITE,
-                              currencyiso3a="GBP", transport=canned_transport())
+        client = gwkit.Client(
+            "http://sandbox.local",
+            account.username,
+            account.password,
+            sitereference=SITE,
+            currencyiso3a="GBP",
+            transport=SandboxTransport(sandbox),
+        )
+        canned = gwkit.Client(
+            "http://sandbox.local",
+            account.username,
+            account.password,
+            sitereference=SITE,
+            currencyiso3a="GBP",
+            transport=canned_transport(),
+        )
         envelope = client.build_envelope([client.build_request("AUTH", FIELDS)])
         assert client.auth(**FIELDS).ok and canned.auth(**FIELDS).ok
         sides = {
@@ -98,7 +130,9 @@ def main() -> None:
         }
         for run in sides.values():
             per_auth_us(run, 200)  # warm up
-        results: dict[str, list[float]] = {name: [] for name in [*sides, "canned_interleaved", "core_interleaved"]}
+        results: dict[str, list[float]] = {
+            name: [] for name in [*sides, "canned_interleaved", "core_interleaved"]
+        }
         for _ in range(args.rounds):
             for name, run in sides.items():
                 results[name].append(per_auth_us(run, args.requests))
@@ -111,17 +145,25 @@ def main() -> None:
     us = {name: statistics.median(values) for name, values in results.items()}
     best = {name: min(values) for name, values in results.items()}  # the round least disturbed by other work
     print(f"{args.requests} AUTHs per side, median of {args.rounds} rounds")
-    print(f"Client.auth through SandboxTransport   {us['sandbox_transport']:7.1f} us/AUTH  (goal <= {GOAL_US:.0f})")
+    print(
+        f"Client.auth through SandboxTransport   {us['sandbox_transport']:7.1f} us/AUTH  (goal <= {GOAL_US:.0f})"
+    )
     print(f"  of which Gateway.process alone       {us['gateway_core']:7.1f} us/AUTH")
     print(f"Client.auth over a canned answer       {us['canned_answer']:7.1f} us/AUTH")
-    print(f"best rounds: {best['sandbox_transport']:.1f} us through SandboxTransport, "
-          f"{best['gateway_core']:.1f} us Gateway.process, {best['canned_answer']:.1f} us canned")
+    print(
+        f"best rounds: {best['sandbox_transport']:.1f} us through SandboxTransport, "
+        f"{best['gateway_core']:.1f} us Gateway.process, {best['canned_answer']:.1f} us canned"
+    )
     floor = us["canned_answer"] + us["gateway_core"]
-    print(f"floor: canned answer + Gateway.process  {floor:7.1f} us/AUTH  (transport and HTTP shape: "
-          f"{us['sandbox_transport'] - floor:.1f} us above it)")
+    print(
+        f"floor: canned answer + Gateway.process  {floor:7.1f} us/AUTH  (transport and HTTP shape: "
+        f"{us['sandbox_transport'] - floor:.1f} us above it)"
+    )
     taking_turns = us["canned_interleaved"] + us["core_interleaved"]
-    print(f"the two taking turns, call by call: canned {us['canned_interleaved']:.1f} us + Gateway.process "
-          f"{us['core_interleaved']:.1f} us = {taking_turns:.1f} us/AUTH")
+    print(
+        f"the two taking turns, call by call: canned {us['canned_interleaved']:.1f} us + Gateway.process "
+        f"{us['core_interleaved']:.1f} us = {taking_turns:.1f} us/AUTH"
+    )
     print(f"ratio sandbox_transport_auth_vs_goal {us['sandbox_transport'] / GOAL_US:.3f}")
     print(f"ratio floor_vs_goal {floor / GOAL_US:.3f}")
     print(f"ratio sandbox_transport_vs_floor {us['sandbox_transport'] / floor:.3f}")

@@ -26,12 +26,20 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
-GATEWAY_SETTINGS = ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
-                    "GWKIT_CONFIG")
+GATEWAY_SETTINGS = (
+    "GWKIT_BASE_URL",
+    "GWKIT_USERNAME",
+    "GWKIT_PASSWORD",
+    "GWKIT_SITEREFERENCE",
+    "GWKIT_TARGET",
+    "GWKIT_CONFIG",
+)
 
 
 def run(notebook: nbformat.NotebookNode, workdir: Path) -> float:
-    client = NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(workdir)}})
+    client = NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
+    )
     started = time.perf_counter()
     client.execute()
     return time.perf_counter() - started
@@ -50,7 +58,9 @@ def main() -> None:
         os.environ["GWKIT_SANDBOX_DB"] = str(tmp / "sandbox.db")
         os.environ["GWKIT_JOURNAL"] = str(tmp / "journal.db")
         workdir = tmp / "notebooks"
-        shutil.copytree(ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
+        shutil.copytree(
+            ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit")
+        )
         empty_notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")])
         empty = statistics.median(run(empty_notebook, workdir) for _ in range(3))
         times = {p.stem: run(nbformat.read(workdir / p.name, as_version=4), workdir) for p in paths}

@@ -33,9 +33,16 @@ from subscription_engine import create_subscriptions  # noqa: E402  (the engine 
 import gwkit.sandbox  # noqa: E402
 from gwkit.sandbox.gateway.accounts import DEFAULT_SITEREFERENCE  # noqa: E402
 
-AUTH = {"requesttypedescriptions": ["AUTH"], "sitereference": DEFAULT_SITEREFERENCE, "accounttypedescription": "ECOM",
-        "currencyiso3a": "GBP", "baseamount": "1050", "pan": "4111111111111111", "expirydate": "12/2099",
-        "securitycode": "123"}
+AUTH = {
+    "requesttypedescriptions": ["AUTH"],
+    "sitereference": DEFAULT_SITEREFERENCE,
+    "accounttypedescription": "ECOM",
+    "currencyiso3a": "GBP",
+    "baseamount": "1050",
+    "pan": "4111111111111111",
+    "expirydate": "12/2099",
+    "securitycode": "123",
+}
 
 
 def timed_auth(http: httpx.Client) -> float:
@@ -55,7 +62,9 @@ def main() -> None:
         handle = gwkit.sandbox.start(Path(tmp) / "sandbox.db", clock_start=datetime(2026, 1, 1, 9, 0))
         try:
             create_subscriptions(handle.sandbox, args.subscriptions)
-            with httpx.Client(base_url=handle.base_url, auth=(handle.username, handle.password), timeout=60) as http:
+            with httpx.Client(
+                base_url=handle.base_url, auth=(handle.username, handle.password), timeout=60
+            ) as http:
                 idle = statistics.median(timed_auth(http) for _ in range(50))
                 moving = threading.Event()
                 waits: list[float] = []
@@ -75,8 +84,10 @@ def main() -> None:
             handle.stop()
     p50, longest = statistics.median(waits), max(waits)
     print(f"AUTH on an idle sandbox: median {idle * 1000:.1f} ms")
-    print(f"{len(waits)} AUTHs during a 12-month move of {args.subscriptions:,} subscriptions: "
-          f"median {p50 * 1000:.1f} ms, longest {longest * 1000:.1f} ms")
+    print(
+        f"{len(waits)} AUTHs during a 12-month move of {args.subscriptions:,} subscriptions: "
+        f"median {p50 * 1000:.1f} ms, longest {longest * 1000:.1f} ms"
+    )
     print(f"ratio payment_during_move_p50_vs_idle {p50 / idle:.2f}")
     print(f"ratio payment_during_move_max_vs_1s {longest:.3f}")
 

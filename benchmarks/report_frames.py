@@ -56,8 +56,13 @@ def generate(n: int, seed: int = 7) -> list[dict[str, str]]:
         }
         roll = rnd.random()
         if roll < 0.08:  # card store record: no amount, no settlement
-            record.update(requesttypedescription="STORE", accounttypedescription="CARDSTORE",
-                          transactionactive="1", errorcode="0", errormessage="Ok")
+            record.update(
+                requesttypedescription="STORE",
+                accounttypedescription="CARDSTORE",
+                transactionactive="1",
+                errorcode="0",
+                errormessage="Ok",
+            )
         else:
             record.update(_auth_outcome(rnd, when))
         if rnd.random() < 0.1:
@@ -70,21 +75,34 @@ def generate(n: int, seed: int = 7) -> list[dict[str, str]]:
 
 def _auth_outcome(rnd: random.Random, when: datetime) -> dict[str, str]:
     currency = rnd.choice(CURRENCIES)
-    fields = {"baseamount": str(rnd.choice([1050, 2000, 999, 12500, rnd.randint(100, 500000)])),
-              "currencyiso3a": currency,
-              "settleduedate": (when + timedelta(days=1)).strftime("%Y-%m-%d")}
+    fields = {
+        "baseamount": str(rnd.choice([1050, 2000, 999, 12500, rnd.randint(100, 500000)])),
+        "currencyiso3a": currency,
+        "settleduedate": (when + timedelta(days=1)).strftime("%Y-%m-%d"),
+    }
     roll = rnd.random()
     if roll < 0.06:
-        fields.update(errorcode="70000", errormessage="Decline", acquirerresponsecode="05",
-                      authcode="DECLINED", settlestatus="3")
+        fields.update(
+            errorcode="70000",
+            errormessage="Decline",
+            acquirerresponsecode="05",
+            authcode="DECLINED",
+            settlestatus="3",
+        )
     elif roll < 0.08:
         fields.update(errorcode="60010", errormessage="Bank System Error", settlestatus="3")
     else:
         settled = rnd.random() < 0.7
-        fields.update(errorcode="0", errormessage="Ok", acquirerresponsecode="00",
-                      authcode=f"TEST{rnd.randint(10, 99)}", settlestatus="100" if settled else "0",
-                      securityresponsesecuritycode="2", securityresponsepostcode="0",
-                      securityresponseaddress="0")
+        fields.update(
+            errorcode="0",
+            errormessage="Ok",
+            acquirerresponsecode="00",
+            authcode=f"TEST{rnd.randint(10, 99)}",
+            settlestatus="100" if settled else "0",
+            securityresponsesecuritycode="2",
+            securityresponsepostcode="0",
+            securityresponseaddress="0",
+        )
         if settled:
             fields["settlebaseamount"] = fields["baseamount"]
     return fields
@@ -105,8 +123,12 @@ def naive_frame(records: list[dict[str, str]]) -> pd.DataFrame:
             frame[name] = frame[name].astype("string")
     for name in [c for c in frame.columns if report_kind(c) == AMOUNT]:
         frame[name + "_major"] = frame.apply(
-            lambda row: float("nan") if pd.isna(row[name])
-            else row[name] / 10 ** exponent(None if pd.isna(row["currencyiso3a"]) else row["currencyiso3a"]),
+            lambda row: (
+                float("nan")
+                if pd.isna(row[name])
+                else row[name]
+                / 10 ** exponent(None if pd.isna(row["currencyiso3a"]) else row["currencyiso3a"])
+            ),
             axis=1,
         )
     return frame
@@ -129,8 +151,10 @@ def check_same(fast: pd.DataFrame, naive: pd.DataFrame) -> None:
         if name.endswith("_major"):
             pd.testing.assert_series_equal(left, right, check_names=False, rtol=1e-12)
         elif report_kind(name) in (DATE, DATETIME):
-            assert (left.astype("datetime64[ns]").fillna(pd.Timestamp(0))
-                    == right.astype("datetime64[ns]").fillna(pd.Timestamp(0))).all(), name
+            assert (
+                left.astype("datetime64[ns]").fillna(pd.Timestamp(0))
+                == right.astype("datetime64[ns]").fillna(pd.Timestamp(0))
+            ).all(), name
         else:
             assert left.astype("string").fillna("").equals(right.astype("string").fillna("")), name
 

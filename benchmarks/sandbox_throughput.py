@@ -49,21 +49,37 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(os.environ.get("GWKIT_BENCH_ROOT") or Path(__file__).resolve().parents[1])  # --before: another checkout
+ROOT = Path(
+    os.environ.get("GWKIT_BENCH_ROOT") or Path(__file__).resolve().parents[1]
+)  # --before: another checkout
 sys.path.insert(0, str(ROOT))
 
 USERNAME, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"
-AUTH_BODY = json.dumps({
-    "alias": USERNAME, "version": "1.00",
-    "request": [{"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
-                 "currencyiso3a": "GBP", "baseamount": "1050", "orderreference": "bench",
-                 "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}],
-}).encode()
+AUTH_BODY = json.dumps(
+    {
+        "alias": USERNAME,
+        "version": "1.00",
+        "request": [
+            {
+                "requesttypedescriptions": ["AUTH"],
+                "sitereference": SITE,
+                "accounttypedescription": "ECOM",
+                "currencyiso3a": "GBP",
+                "baseamount": "1050",
+                "orderreference": "bench",
+                "pan": "4111111111111111",
+                "expirydate": "12/2030",
+                "securitycode": "123",
+            }
+        ],
+    }
+).encode()
 READY = "READY "
 GOAL = 0.90  # sandbox / bare Starlette, at every concurrency (issue 16 asks it at concurrency 1)
 
 
 # servers (run in child processes)
+
 
 def minimal_app():
     from starlette.applications import Starlette
@@ -71,8 +87,12 @@ def minimal_app():
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    answer = {"requestreference": "W10-bench000", "version": "1.00", "secrand": "x1",
-              "response": [{"errorcode": "0", "errormessage": "Ok", "requesttypedescription": "AUTH"}]}
+    answer = {
+        "requestreference": "W10-bench000",
+        "version": "1.00",
+        "secrand": "x1",
+        "response": [{"errorcode": "0", "errormessage": "Ok", "requesttypedescription": "AUTH"}],
+    }
 
     async def gateway(request: Request) -> JSONResponse:
         json.loads(await request.body())
@@ -94,9 +114,19 @@ def floor_app(kind: str, db: str):
     gateway = Gateway(db)
     account = gateway.default_account
     store, clock = gateway.store, gateway.clock
-    record = {"errorcode": "0", "errormessage": "Ok", "requesttypedescription": "AUTH", "sitereference": SITE,
-              "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050", "settlestatus": "0",
-              "paymenttypedescription": "VISA", "maskedpan": "411111######1111", "orderreference": "bench"}
+    record = {
+        "errorcode": "0",
+        "errormessage": "Ok",
+        "requesttypedescription": "AUTH",
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "settlestatus": "0",
+        "paymenttypedescription": "VISA",
+        "maskedpan": "411111######1111",
+        "orderreference": "bench",
+    }
 
     def write_only(body: dict) -> dict:
         request = body["request"][0]
@@ -147,13 +177,18 @@ class Server:
 
     def __init__(self, kind: str, db: str | None = None, root: Path = ROOT):
         args = [sys.executable, __file__, "--serve", kind] + (["--db", db] if db else [])
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=root,
-                                        env={**os.environ, "GWKIT_BENCH_ROOT": str(root)})
+        self.process = subprocess.Popen(
+            args,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=root,
+            env={**os.environ, "GWKIT_BENCH_ROOT": str(root)},
+        )
         line = self.process.stdout.readline()
         if not line.startswith(READY):
             self.process.kill()
             raise RuntimeError(f"{kind} server did not start: {line!r}")
-        self.base_url = line[len(READY):].strip()
+        self.base_url = line[len(READY) :].strip()
 
     def cpu_seconds(self) -> float:
         return process_cpu_seconds(self.process.pid)
@@ -171,11 +206,22 @@ def process_cpu_seconds(pid: int) -> float:
 
 # load
 
+
 def run_level(base_url: str, concurrency: int, requests: int) -> float:
     """Requests per second with `concurrency` threads sharing `requests` posts."""
-    per_thread = [requests // concurrency + (1 if i < requests % concurrency else 0) for i in range(concurrency)]
-    clients = [httpx.Client(base_url=base_url, auth=(USERNAME, PASSWORD), timeout=60, transport=transport(),
-                            headers={"content-type": "application/json"}) for _ in range(concurrency)]
+    per_thread = [
+        requests // concurrency + (1 if i < requests % concurrency else 0) for i in range(concurrency)
+    ]
+    clients = [
+        httpx.Client(
+            base_url=base_url,
+            auth=(USERNAME, PASSWORD),
+            timeout=60,
+            transport=transport(),
+            headers={"content-type": "application/json"},
+        )
+        for _ in range(concurrency)
+    ]
     for client in clients:  # open every connection before the clock starts
         check(client.post("/json/", content=AUTH_BODY))
     barrier = threading.Barrier(concurrency + 1)
@@ -222,8 +268,12 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=2000, help="requests per level and server")
     parser.add_argument("--levels", default="1,32", help="concurrency levels, comma separated")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--before", type=Path, help="also serve the sandbox of this checkout (the code before a change)")
-    parser.add_argument("--serve", choices=("sandbox", "loop", "minimal", "gateway", "write"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--before", type=Path, help="also serve the sandbox of this checkout (the code before a change)"
+    )
+    parser.add_argument(
+        "--serve", choices=("sandbox", "loop", "minimal", "gateway", "write"), help=argparse.SUPPRESS
+    )
     parser.add_argument("--db", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -231,10 +281,13 @@ def main() -> int:
         return 0
     levels = [int(level) for level in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="gwkit-bench-") as tmp:
-        servers = {"minimal": Server("minimal"), "sandbox": Server("sandbox", os.path.join(tmp, "bench.db")),
-                   "loop": Server("loop", os.path.join(tmp, "loop.db")),
-                   "gateway": Server("gateway", os.path.join(tmp, "gateway.db")),
-                   "write": Server("write", os.path.join(tmp, "write.db"))}
+        servers = {
+            "minimal": Server("minimal"),
+            "sandbox": Server("sandbox", os.path.join(tmp, "bench.db")),
+            "loop": Server("loop", os.path.join(tmp, "loop.db")),
+            "gateway": Server("gateway", os.path.join(tmp, "gateway.db")),
+            "write": Server("write", os.path.join(tmp, "write.db")),
+        }
         if args.before:
             servers["before"] = Server("sandbox", os.path.join(tmp, "before.db"), root=args.before.resolve())
         try:
@@ -250,35 +303,62 @@ def main() -> int:
         finally:
             for server in servers.values():
                 server.stop()
-    report(args, levels, list(servers),
-           {key: statistics.median(values) for key, values in rates.items()},
-           {key: statistics.median(values) for key, values in cpu.items()})
+    report(
+        args,
+        levels,
+        list(servers),
+        {key: statistics.median(values) for key, values in rates.items()},
+        {key: statistics.median(values) for key, values in cpu.items()},
+    )
     return 0
 
 
-def report(args: argparse.Namespace, levels: list[int], kinds: list[str],
-           rates: dict[tuple[str, int], float], cpu: dict[tuple[str, int], float]) -> None:
+def report(
+    args: argparse.Namespace,
+    levels: list[int],
+    kinds: list[str],
+    rates: dict[tuple[str, int], float],
+    cpu: dict[tuple[str, int], float],
+) -> None:
     print(f"AUTH over loopback HTTP, {args.requests} requests per level, median of {args.rounds} rounds")
-    print(f"{'concurrency':>11} {'server':>8} {'req/s':>8} {'vs minimal':>10} {'CPU us/req':>10} {'vs minimal':>10}")
+    print(
+        f"{'concurrency':>11} {'server':>8} {'req/s':>8} {'vs minimal':>10} {'CPU us/req':>10} {'vs minimal':>10}"
+    )
     for level in levels:
         for kind in kinds:
-            print(f"{level:>11} {kind:>8} {rates[kind, level]:>8.0f} {rates[kind, level] / rates['minimal', level]:>10.2f}"
-                  f" {cpu[kind, level] * 1e6:>10.0f} {cpu[kind, level] / cpu['minimal', level]:>10.2f}")
+            print(
+                f"{level:>11} {kind:>8} {rates[kind, level]:>8.0f} {rates[kind, level] / rates['minimal', level]:>10.2f}"
+                f" {cpu[kind, level] * 1e6:>10.0f} {cpu[kind, level] / cpu['minimal', level]:>10.2f}"
+            )
     worst = min(rates["sandbox", level] / rates["minimal", level] for level in levels)
     for level in levels:
         print(f"ratio sandbox_vs_starlette_c{level} {rates['sandbox', level] / rates['minimal', level]:.3f}")
-        print(f"ratio sandbox_cpu_per_request_vs_starlette_c{level} {cpu['sandbox', level] / cpu['minimal', level]:.3f}")
-        print(f"ratio sandbox_vs_event_loop_only_c{level} {rates['sandbox', level] / rates['loop', level]:.3f}")
-        print(f"ratio sandbox_cpu_per_request_vs_event_loop_only_c{level} "
-              f"{cpu['sandbox', level] / cpu['loop', level]:.3f}")
+        print(
+            f"ratio sandbox_cpu_per_request_vs_starlette_c{level} {cpu['sandbox', level] / cpu['minimal', level]:.3f}"
+        )
+        print(
+            f"ratio sandbox_vs_event_loop_only_c{level} {rates['sandbox', level] / rates['loop', level]:.3f}"
+        )
+        print(
+            f"ratio sandbox_cpu_per_request_vs_event_loop_only_c{level} "
+            f"{cpu['sandbox', level] / cpu['loop', level]:.3f}"
+        )
         for floor in ("gateway", "write"):
-            print(f"ratio floor_{floor}_vs_starlette_c{level} {rates[floor, level] / rates['minimal', level]:.3f}")
-            print(f"ratio floor_{floor}_cpu_per_request_vs_starlette_c{level} "
-                  f"{cpu[floor, level] / cpu['minimal', level]:.3f}")
-        print(f"ratio sandbox_vs_floor_gateway_c{level} {rates['sandbox', level] / rates['gateway', level]:.3f}")
+            print(
+                f"ratio floor_{floor}_vs_starlette_c{level} {rates[floor, level] / rates['minimal', level]:.3f}"
+            )
+            print(
+                f"ratio floor_{floor}_cpu_per_request_vs_starlette_c{level} "
+                f"{cpu[floor, level] / cpu['minimal', level]:.3f}"
+            )
+        print(
+            f"ratio sandbox_vs_floor_gateway_c{level} {rates['sandbox', level] / rates['gateway', level]:.3f}"
+        )
         if "before" in kinds:
             print(f"ratio sandbox_vs_before_c{level} {rates['sandbox', level] / rates['before', level]:.3f}")
-            print(f"ratio sandbox_cpu_per_request_vs_before_c{level} {cpu['sandbox', level] / cpu['before', level]:.3f}")
+            print(
+                f"ratio sandbox_cpu_per_request_vs_before_c{level} {cpu['sandbox', level] / cpu['before', level]:.3f}"
+            )
     verdict = "meets" if worst >= GOAL else "misses"
     print(f"sandbox/minimal {worst:.2f} at worst: {verdict} the goal of {GOAL:.2f} (issue 16)")
 

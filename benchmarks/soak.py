@@ -39,8 +39,10 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 SOAK = ("soak", "soak-password", "test_soak1")
 CLOCK = ("clock", "clock-password", "test_clock1")
-ACCOUNTS = "".join(f'[[account]]\nusername = "{u}"\npassword = "{p}"\nsitereferences = ["{s}"]\n'
-                   for u, p, s in (SOAK, CLOCK))
+ACCOUNTS = "".join(
+    f'[[account]]\nusername = "{u}"\npassword = "{p}"\nsitereferences = ["{s}"]\n'
+    for u, p, s in (SOAK, CLOCK)
+)
 CARD = {"pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
 ENROLLED_CARD = {"pan": "4111110000000211", "expirydate": "12/2030", "securitycode": "123"}
 JSON = {"content-type": "application/json", "accept": "application/json"}
@@ -89,9 +91,23 @@ class Server:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gwkit.cli", "sandbox", "--port", str(self.port), "--db",
-             str(self.workdir / "soak.db"), "--accounts", str(self.workdir / "accounts.toml")],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            [
+                sys.executable,
+                "-m",
+                "gwkit.cli",
+                "sandbox",
+                "--port",
+                str(self.port),
+                "--db",
+                str(self.workdir / "soak.db"),
+                "--accounts",
+                str(self.workdir / "accounts.toml"),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         for line in self.process.stdout:
             if match := re.search(r"listening on http://127\.0\.0\.1:(\d+)", line):
                 self.port = int(match.group(1))
@@ -150,7 +166,9 @@ class Client:
                     if http is not None:
                         await http.aclose()
                     generation = self.server.generation
-                    http = httpx.AsyncClient(base_url=self.server.base_url, auth=SOAK[:2], timeout=60, headers=JSON)
+                    http = httpx.AsyncClient(
+                        base_url=self.server.base_url, auth=SOAK[:2], timeout=60, headers=JSON
+                    )
                 try:
                     await self.one_step(http)
                 except ValueError as exc:
@@ -166,7 +184,9 @@ class Client:
             if http is not None:
                 await http.aclose()
 
-    async def send(self, http: httpx.AsyncClient, kind: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    async def send(
+        self, http: httpx.AsyncClient, kind: str, method: str, path: str, **kwargs: Any
+    ) -> httpx.Response:
         started = time.perf_counter()
         response = await http.request(method, path, **kwargs)
         self.tally.latencies.append(time.perf_counter() - started)
@@ -178,7 +198,9 @@ class Client:
             print(f"5xx: {kind} {response.status_code}: {response.text[:200]}", file=sys.stderr)
         return response
 
-    async def gateway(self, http: httpx.AsyncClient, kind: str, *objects: dict[str, Any]) -> list[dict[str, Any]]:
+    async def gateway(
+        self, http: httpx.AsyncClient, kind: str, *objects: dict[str, Any]
+    ) -> list[dict[str, Any]]:
         response = await self.send(http, kind, "POST", "/json/", content=envelope(*objects))
         return response.json()["response"] if response.status_code == 200 else []
 
@@ -190,14 +212,34 @@ class Client:
             await self.auth(http)
         elif draw < 0.65:
             orders = [self.made[-1]] if self.random.random() < 0.5 else []
-            await self.gateway(http, "query", {"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": {
-                "sitereference": [{"value": SOAK[2]}],
-                **({"transactionreference": [{"value": r} for r in orders]} if orders else
-                   {"orderreference": [{"value": f"soak-{self.number}-{self.count}"}]})}})
+            await self.gateway(
+                http,
+                "query",
+                {
+                    "requesttypedescriptions": ["TRANSACTIONQUERY"],
+                    "filter": {
+                        "sitereference": [{"value": SOAK[2]}],
+                        **(
+                            {"transactionreference": [{"value": r} for r in orders]}
+                            if orders
+                            else {"orderreference": [{"value": f"soak-{self.number}-{self.count}"}]}
+                        ),
+                    },
+                },
+            )
         elif draw < 0.80:
-            await self.gateway(http, "update", {"requesttypedescriptions": ["TRANSACTIONUPDATE"], "filter": {
-                "sitereference": [{"value": SOAK[2]}], "transactionreference": [{"value": self.random.choice(self.made)}]},
-                "updates": {"settlestatus": self.random.choice(["1", "2"])}})
+            await self.gateway(
+                http,
+                "update",
+                {
+                    "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+                    "filter": {
+                        "sitereference": [{"value": SOAK[2]}],
+                        "transactionreference": [{"value": self.random.choice(self.made)}],
+                    },
+                    "updates": {"settlestatus": self.random.choice(["1", "2"])},
+                },
+            )
         else:
             await self.three_d_secure(http)
 
@@ -205,10 +247,19 @@ class Client:
         order = self.new_order()
         self.tally.orders.append(order)
         try:
-            records = await self.gateway(http, "auth", {
-                "requesttypedescriptions": ["AUTH"], "sitereference": SOAK[2], "accounttypedescription": "ECOM",
-                "currencyiso3a": "GBP", "baseamount": str(100 + self.random.randrange(5000)), "orderreference": order,
-                **CARD})
+            records = await self.gateway(
+                http,
+                "auth",
+                {
+                    "requesttypedescriptions": ["AUTH"],
+                    "sitereference": SOAK[2],
+                    "accounttypedescription": "ECOM",
+                    "currencyiso3a": "GBP",
+                    "baseamount": str(100 + self.random.randrange(5000)),
+                    "orderreference": order,
+                    **CARD,
+                },
+            )
         except httpx.TransportError:
             self.tally.unknown_orders.append(order)
             raise
@@ -222,26 +273,51 @@ class Client:
 
     async def three_d_secure(self, http: httpx.AsyncClient) -> None:
         order = self.new_order()
-        (query,) = await self.gateway(http, "threedquery", {
-            "requesttypedescriptions": ["THREEDQUERY"], "sitereference": SOAK[2], "accounttypedescription": "ECOM",
-            "currencyiso3a": "GBP", "baseamount": "1050", "orderreference": order,
-            "termurl": f"{self.server.base_url}/term", **ENROLLED_CARD}) or [{}]
+        (query,) = await self.gateway(
+            http,
+            "threedquery",
+            {
+                "requesttypedescriptions": ["THREEDQUERY"],
+                "sitereference": SOAK[2],
+                "accounttypedescription": "ECOM",
+                "currencyiso3a": "GBP",
+                "baseamount": "1050",
+                "orderreference": order,
+                "termurl": f"{self.server.base_url}/term",
+                **ENROLLED_CARD,
+            },
+        ) or [{}]
         if query.get("errorcode") != "0" or not query.get("acsurl"):
             return
         form = {"PaReq": query["pareq"], "TermUrl": f"{self.server.base_url}/term", "MD": query["md"]}
-        page = await self.send(http, "acs", "POST", query["acsurl"], data=form, headers={"accept": "text/html"})
+        page = await self.send(
+            http, "acs", "POST", query["acsurl"], data=form, headers={"accept": "text/html"}
+        )
         if page.status_code != 200:
             return
-        done = await self.send(http, "acs", "POST", query["acsurl"] + "/complete", data={**form, "outcome": "Y"},
-                               headers={"accept": "text/html"})
+        done = await self.send(
+            http,
+            "acs",
+            "POST",
+            query["acsurl"] + "/complete",
+            data={**form, "outcome": "Y"},
+            headers={"accept": "text/html"},
+        )
         pares = re.search(r"name=['\"]PaRes['\"] value=['\"]([^'\"]*)", done.text)
         if done.status_code != 200 or pares is None:
             return
         self.tally.orders.append(order)
         try:
-            records = await self.gateway(http, "auth", {
-                "requesttypedescriptions": ["AUTH"], "sitereference": SOAK[2], "md": query["md"],
-                "pares": unescape(pares.group(1))})
+            records = await self.gateway(
+                http,
+                "auth",
+                {
+                    "requesttypedescriptions": ["AUTH"],
+                    "sitereference": SOAK[2],
+                    "md": query["md"],
+                    "pares": unescape(pares.group(1)),
+                },
+            )
         except httpx.TransportError:
             self.tally.unknown_orders.append(order)
             raise
@@ -253,7 +329,9 @@ async def move_clock(server: Server, until: float, tally: Tally) -> None:
     while time.monotonic() < until:
         await server.up.wait()
         try:
-            async with httpx.AsyncClient(base_url=server.base_url, auth=CLOCK[:2], timeout=60, headers=JSON) as http:
+            async with httpx.AsyncClient(
+                base_url=server.base_url, auth=CLOCK[:2], timeout=60, headers=JSON
+            ) as http:
                 started = time.perf_counter()
                 response = await http.post("/_sandbox/clock/advance", content=b'{"by": "PT1H"}')
                 tally.latencies.append(time.perf_counter() - started)
@@ -277,31 +355,43 @@ def lookup(base_url: str, name: str, values: list[str]) -> list[dict[str, Any]]:
     found = []
     with httpx.Client(base_url=base_url, auth=SOAK[:2], timeout=120, headers=JSON) as http:
         for start in range(0, len(values), BATCH):
-            query = {"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": {
-                "sitereference": [{"value": SOAK[2]}], name: [{"value": v} for v in values[start:start + BATCH]]}}
+            query = {
+                "requesttypedescriptions": ["TRANSACTIONQUERY"],
+                "filter": {
+                    "sitereference": [{"value": SOAK[2]}],
+                    name: [{"value": v} for v in values[start : start + BATCH]],
+                },
+            }
             (record,) = http.post("/json/", content=envelope(query)).json()["response"]
             found.extend(record.get("records", []))
     return found
 
 
 def check(server: Server, tally: Tally) -> dict[str, int]:
-    stored = {r["transactionreference"] for r in lookup(server.base_url, "transactionreference",
-                                                        sorted(tally.authorised))}
+    stored = {
+        r["transactionreference"]
+        for r in lookup(server.base_url, "transactionreference", sorted(tally.authorised))
+    }
     auths: dict[str, int] = {}
     for record in lookup(server.base_url, "orderreference", tally.orders):
         if record.get("requesttypedescription") == "AUTH":
             auths[record["orderreference"]] = auths.get(record["orderreference"], 0) + 1
-    return {"lost": len(set(tally.authorised) - stored),
-            "duplicated": sum(n - 1 for n in auths.values() if n > 1),
-            "unknown_kept": sum(1 for order in tally.unknown_orders if order in auths)}
+    return {
+        "lost": len(set(tally.authorised) - stored),
+        "duplicated": sum(n - 1 for n in auths.values() if n > 1),
+        "unknown_kept": sum(1 for order in tally.unknown_orders if order in auths),
+    }
 
 
 async def soak(args: argparse.Namespace, server: Server) -> Tally:
     tally = Tally()
     until = time.monotonic() + args.seconds
     clients = [Client(n, server, tally, args.seed, args.malformed) for n in range(args.clients)]
-    await asyncio.gather(kill_twice(server, args.seconds, args.kills), move_clock(server, until, tally),
-                         *(client.run(until) for client in clients))
+    await asyncio.gather(
+        kill_twice(server, args.seconds, args.kills),
+        move_clock(server, until, tally),
+        *(client.run(until) for client in clients),
+    )
     return tally
 
 
@@ -333,12 +423,16 @@ def main() -> int:
     print(f"soak: {args.clients} clients, {elapsed:.0f} s, {args.kills} kills (SIGKILL) and restarts")
     print(f"  requests served        {tally.served}  ({tally.served / elapsed:.0f}/s)")
     print(f"  by kind                {', '.join(f'{k} {v}' for k, v in sorted(tally.by_kind.items()))}")
-    print(f"  p50 by kind            {', '.join(f'{k} {statistics.median(v) * 1000:.0f} ms' for k, v in sorted(tally.by_kind_latency.items()))}")
+    print(
+        f"  p50 by kind            {', '.join(f'{k} {statistics.median(v) * 1000:.0f} ms' for k, v in sorted(tally.by_kind_latency.items()))}"
+    )
     print(f"  5xx                    {tally.server_errors}")
     print(f"  dropped connections    {tally.dropped}")
     print(f"  unreadable answers     {tally.bad_answers}")
-    print(f"  in flight at a kill    {tally.in_flight_at_kill}  (AUTHs among them kept: "
-          f"{result['unknown_kept']} of {len(tally.unknown_orders)})")
+    print(
+        f"  in flight at a kill    {tally.in_flight_at_kill}  (AUTHs among them kept: "
+        f"{result['unknown_kept']} of {len(tally.unknown_orders)})"
+    )
     print(f"  authorised AUTHs       {len(tally.authorised)}")
     print(f"  lost                   {result['lost']}")
     print(f"  duplicated             {result['duplicated']}")

@@ -38,13 +38,23 @@ ENVELOPE_SIZE = 100  # request objects per envelope while creating the subscript
 
 def subscription_request(index: int) -> dict[str, str]:
     return {
-        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": "test_gwkit12345",
-        "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": str(500 + index % 5000),
-        "orderreference": f"bench-{index}", "pan": "4111111111111111", "expirydate": "12/2035",
-        "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
-        "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "0",
+        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+        "sitereference": "test_gwkit12345",
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": str(500 + index % 5000),
+        "orderreference": f"bench-{index}",
+        "pan": "4111111111111111",
+        "expirydate": "12/2035",
+        "securitycode": "123",
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1",
+        "subscriptionnumber": "1",
+        "subscriptionfinalnumber": "0",
         # begin dates spread over the month, all after the day the clock starts
-        "subscriptionbegindate": date(2026, 1, 2 + index % 27).isoformat(), "credentialsonfile": "1",
+        "subscriptionbegindate": date(2026, 1, 2 + index % 27).isoformat(),
+        "credentialsonfile": "1",
     }
 
 
@@ -127,8 +137,10 @@ def floor_seconds(sandbox: Sandbox, directory: Path) -> tuple[float, float, int]
     """SQLite inserting the engine's payment rows into an empty table, one transaction: (wall, CPU, rows)."""
     conn = sandbox.store.connection()
     columns = [r[1] for r in conn.execute("PRAGMA table_info(transactions)") if r[1] != "id"]
-    rows = conn.execute(f"SELECT {', '.join(columns)} FROM transactions WHERE accounttypedescription = 'RECUR' "
-                        "AND requesttypedescription = 'AUTH'").fetchall()
+    rows = conn.execute(
+        f"SELECT {', '.join(columns)} FROM transactions WHERE accounttypedescription = 'RECUR' "
+        "AND requesttypedescription = 'AUTH'"
+    ).fetchall()
     rows = [tuple(r) for r in rows]
     floor_store = Store(directory / "floor.db")
     floor_store.connection().execute("PRAGMA foreign_keys=OFF")  # the cards are not copied
@@ -146,8 +158,10 @@ def one_round(args: argparse.Namespace, directory: Path) -> float:
     sandbox = Sandbox(directory / "sandbox.db", clock_start=datetime(2026, 1, 1, 9, 0))
     started = time.perf_counter()
     create_subscriptions(sandbox, args.subscriptions)
-    print(f"created {args.subscriptions:,} subscriptions through the handler in "
-          f"{time.perf_counter() - started:.2f} s")
+    print(
+        f"created {args.subscriptions:,} subscriptions through the handler in "
+        f"{time.perf_counter() - started:.2f} s"
+    )
 
     spent = timed_jobs(sandbox)
     write = sandbox.store.write
@@ -160,20 +174,30 @@ def one_round(args: argparse.Namespace, directory: Path) -> float:
     # The commits between days hold mostly the engine's payments: counted as the engine's time.
     engine_wall, engine_cpu = spent[JOB_NAME][0] + commit_wall, spent[JOB_NAME][1] + commit_cpu
     others = ", ".join(f"{name} {wall:.2f} s" for name, (wall, _) in spent.items() if name != JOB_NAME)
-    print(f"advance: {args.months} months, {report['days']} daily runs, {made:,} payments in {advance:.2f} s "
-          f"(other daily jobs: {others})")
-    print(f"engine: {engine_wall:.2f} s wall, {engine_cpu:.2f} s CPU "
-          f"({engine_wall / max(made, 1) * 1e6:.0f} us per payment), of which {commits} commits between "
-          f"days {commit_wall:.2f} s wall")
+    print(
+        f"advance: {args.months} months, {report['days']} daily runs, {made:,} payments in {advance:.2f} s "
+        f"(other daily jobs: {others})"
+    )
+    print(
+        f"engine: {engine_wall:.2f} s wall, {engine_cpu:.2f} s CPU "
+        f"({engine_wall / max(made, 1) * 1e6:.0f} us per payment), of which {commits} commits between "
+        f"days {commit_wall:.2f} s wall"
+    )
 
-    print(f"write lock: {len(held)} write transactions, the longest held {max(held, default=0) * 1e3:.0f} ms "
-          f"(with its commit)")
+    print(
+        f"write lock: {len(held)} write transactions, the longest held {max(held, default=0) * 1e3:.0f} ms "
+        f"(with its commit)"
+    )
     sandbox.store.write = write
     floor_wall, floor_cpu, inserted = floor_seconds(sandbox, directory)
-    print(f"floor:  SQLite inserted the same {inserted:,} payment rows in one transaction in "
-          f"{floor_wall:.2f} s wall, {floor_cpu:.2f} s CPU")
-    print(f"engine / floor = {engine_wall / floor_wall:.1f}x wall, {engine_cpu / floor_cpu:.1f}x CPU "
-          f"(target: within 2.5x); whole advance / floor = {advance / floor_wall:.1f}x")
+    print(
+        f"floor:  SQLite inserted the same {inserted:,} payment rows in one transaction in "
+        f"{floor_wall:.2f} s wall, {floor_cpu:.2f} s CPU"
+    )
+    print(
+        f"engine / floor = {engine_wall / floor_wall:.1f}x wall, {engine_cpu / floor_cpu:.1f}x CPU "
+        f"(target: within 2.5x); whole advance / floor = {advance / floor_wall:.1f}x"
+    )
     sandbox.close()
     return engine_wall / floor_wall
 
@@ -182,14 +206,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--subscriptions", type=int, default=10_000)
     parser.add_argument("--months", type=int, default=12)
-    parser.add_argument("--rounds", type=int, default=3, help="fresh sandboxes, each engine run against its floor")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="fresh sandboxes, each engine run against its floor"
+    )
     args = parser.parse_args()
     ratios = []
     for round_ in range(args.rounds):
         print(f"-- round {round_ + 1} of {args.rounds}")
         with tempfile.TemporaryDirectory(prefix="gwkit-bench-") as tmp, commits_restored():
             ratios.append(one_round(args, Path(tmp)))
-    print(f"engine / floor by round: {', '.join(f'{r:.2f}' for r in ratios)} (median {statistics.median(ratios):.2f})")
+    print(
+        f"engine / floor by round: {', '.join(f'{r:.2f}' for r in ratios)} (median {statistics.median(ratios):.2f})"
+    )
     print(f"ratio engine_vs_insert_floor {statistics.median(ratios):.2f}")
 
 

@@ -66,9 +66,21 @@ class Server:
     """`gwkit sandbox` on a free port; its base URL read from its first line, ready once it says so."""
 
     def __init__(self, db: str, workers: int):
-        command = [sys.executable, "-m", "gwkit.cli", "sandbox", "--db", db, "--port", "0", "--workers", str(workers)]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                        cwd=ROOT)
+        command = [
+            sys.executable,
+            "-m",
+            "gwkit.cli",
+            "sandbox",
+            "--db",
+            db,
+            "--port",
+            "0",
+            "--workers",
+            str(workers),
+        ]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT
+        )
         first = self.process.stdout.readline()
         if " on http" not in first:
             self.process.kill()
@@ -112,14 +124,18 @@ def throughput(args: argparse.Namespace, server_url: str) -> None:
             for name in schemas:
                 drop_schema(server_url, name)
     medians = {kind: statistics.median(values) for kind, values in results.items()}
-    print(f"AUTH over loopback HTTP at concurrency {args.concurrency}, {args.requests} requests, "
-          f"median of {args.rounds} rounds")
+    print(
+        f"AUTH over loopback HTTP at concurrency {args.concurrency}, {args.requests} requests, "
+        f"median of {args.rounds} rounds"
+    )
     cores = os.cpu_count() or 1
     print(f"{'':>18} {'req/s':>8}   cores busy (of {cores}): load generator, sandbox, PostgreSQL, all")
     for kind, value in medians.items():
         use = {part: statistics.median(run[part] for run in busy[kind]) for part in busy[kind][0]}
-        print(f"  {kind:>16} {value:8.0f}   {use['load']:.2f} {use['sandbox']:.2f} {use['postgres']:.2f} "
-              f"{sum(use.values()):.2f}")
+        print(
+            f"  {kind:>16} {value:8.0f}   {use['load']:.2f} {use['sandbox']:.2f} {use['postgres']:.2f} "
+            f"{sum(use.values()):.2f}"
+        )
     for kind, value in medians.items():
         if kind != "sqlite":
             print(f"ratio {kind}_vs_sqlite {value / medians['sqlite']:.3f}")
@@ -142,7 +158,7 @@ def cpu_seconds(server_pid: int) -> dict[str, float]:
                 text = (entry / "stat").read_text()
             except OSError:  # gone meanwhile
                 continue
-            name, fields = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+            name, fields = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
             stats.append((int(entry.name), name, int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks))
     grown = True
     while grown:  # the server's descendants: its worker processes
@@ -169,8 +185,10 @@ def engine(args: argparse.Namespace, server_url: str) -> None:
             account = sandbox.default_account
             requests = [subscription_request(i) for i in range(args.subscriptions)]
             for start in range(0, len(requests), MAX_REQUEST_OBJECTS):
-                sandbox.gateway.process({"alias": account.username,
-                                         "request": requests[start:start + MAX_REQUEST_OBJECTS]}, account)
+                sandbox.gateway.process(
+                    {"alias": account.username, "request": requests[start : start + MAX_REQUEST_OBJECTS]},
+                    account,
+                )
             started = time.perf_counter()
             made = sandbox.advance(to="2027-01-01T08:00:00")["subscriptions"]["made"]
             engine_seconds = time.perf_counter() - started
@@ -178,8 +196,10 @@ def engine(args: argparse.Namespace, server_url: str) -> None:
             sandbox.close()
     finally:
         drop_schema(server_url, name)
-    print(f"engine on PostgreSQL: {args.subscriptions} subscriptions x 12 months, {made} payments in "
-          f"{engine_seconds:.1f} s; insert floor {floor_seconds:.1f} s")
+    print(
+        f"engine on PostgreSQL: {args.subscriptions} subscriptions x 12 months, {made} payments in "
+        f"{engine_seconds:.1f} s; insert floor {floor_seconds:.1f} s"
+    )
     print(f"seconds engine_postgresql {engine_seconds:.2f}")
     print(f"seconds insert_floor_postgresql {floor_seconds:.2f}")
     print(f"ratio engine_vs_insert_floor_postgresql {engine_seconds / floor_seconds:.3f}")
@@ -190,18 +210,27 @@ def insert_floor(sandbox, payments: int) -> float:
     row shaped as the engine's (into copies of those tables, dropped after)."""
     store = sandbox.store
     with store.write() as conn:
-        sample = conn.execute("SELECT * FROM transactions WHERE accounttypedescription = 'RECUR' LIMIT 1").fetchone()
+        sample = conn.execute(
+            "SELECT * FROM transactions WHERE accounttypedescription = 'RECUR' LIMIT 1"
+        ).fetchone()
         columns = [c for c in sample.keys() if c != "id"]
         conn.raw.execute("CREATE TABLE floor_transactions (LIKE transactions INCLUDING ALL)")
         conn.raw.execute("CREATE TABLE floor_payments (LIKE subscription_payments INCLUDING ALL)")
-    rows = [[f"floor-{i}" if c == "transactionreference" else sample[c] for c in columns] for i in range(payments)]
+    rows = [
+        [f"floor-{i}" if c == "transactionreference" else sample[c] for c in columns] for i in range(payments)
+    ]
     claims = [(i + 1, 1, "2026-02-01", "2026-02-01", f"floor-{i}", "0", "1050") for i in range(payments)]
     started = time.perf_counter()
     with store.write() as conn:
-        conn.executemany(f"INSERT INTO floor_transactions ({', '.join(columns)}) "
-                         f"VALUES ({', '.join('?' * len(columns))})", rows)
-        conn.executemany("INSERT INTO floor_payments (number, subscription_id, duedate, madedate, "
-                         "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)", claims)
+        conn.executemany(
+            f"INSERT INTO floor_transactions ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+            rows,
+        )
+        conn.executemany(
+            "INSERT INTO floor_payments (number, subscription_id, duedate, madedate, "
+            "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            claims,
+        )
     elapsed = time.perf_counter() - started
     with store.write() as conn:
         conn.raw.execute("DROP TABLE floor_transactions, floor_payments")
@@ -209,12 +238,24 @@ def insert_floor(sandbox, payments: int) -> float:
 
 
 def subscription_request(index: int) -> dict[str, str]:
-    return {"requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE,
-            "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": str(1000 + index % 500),
-            "orderreference": f"bench-{index}", "pan": "4111111111111111", "expirydate": "12/2030",
-            "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
-            "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "0",
-            "subscriptionbegindate": f"2026-01-{1 + index % 28:02d}", "credentialsonfile": "1"}
+    return {
+        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": str(1000 + index % 500),
+        "orderreference": f"bench-{index}",
+        "pan": "4111111111111111",
+        "expirydate": "12/2030",
+        "securitycode": "123",
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1",
+        "subscriptionnumber": "1",
+        "subscriptionfinalnumber": "0",
+        "subscriptionbegindate": f"2026-01-{1 + index % 28:02d}",
+        "credentialsonfile": "1",
+    }
 
 
 def main() -> int:

@@ -53,8 +53,14 @@ from sandbox_throughput import process_cpu_seconds  # benchmarks/ is on the path
 
 ROOT = Path(__file__).resolve().parents[1]
 USERNAME, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"
-CARD = {"accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050",
-        "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
+CARD = {
+    "accounttypedescription": "ECOM",
+    "currencyiso3a": "GBP",
+    "baseamount": "1050",
+    "pan": "4111111111111111",
+    "expirydate": "12/2030",
+    "securitycode": "123",
+}
 RAW_HEADERS = {"content-type": "application/json", "accept": "application/json"}
 
 
@@ -63,8 +69,9 @@ class SandboxProcess:
 
     def __init__(self, db: Path):
         command = [sys.executable, "-m", "gwkit.cli", "sandbox", "--port", "0", "--db", str(db)]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                        cwd=ROOT)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT
+        )
         for line in self.process.stdout:
             if "listening on" in line:
                 self.base_url = line.rsplit(" ", 1)[-1].strip()
@@ -85,8 +92,14 @@ def official(base_url: str, n: int) -> float:
     api = securetrading.Api(config)
     started = time.perf_counter()
     for i in range(n):
-        response = api.process({"requesttypedescriptions": ["AUTH"], "sitereference": SITE,
-                                "orderreference": f"official-{i}", **CARD})
+        response = api.process(
+            {
+                "requesttypedescriptions": ["AUTH"],
+                "sitereference": SITE,
+                "orderreference": f"official-{i}",
+                **CARD,
+            }
+        )
         assert response["responses"][0]["errorcode"] == "0", response
     return time.perf_counter() - started
 
@@ -102,6 +115,7 @@ def gwkit_sequential(base_url: str, n: int) -> float:
 async def _gwkit_async(base_url: str, n: int, concurrency: int) -> float:
     gate = asyncio.Semaphore(concurrency)
     async with gwkit.AsyncClient(base_url, USERNAME, PASSWORD, sitereference=SITE) as client:
+
         async def one(i: int) -> None:
             async with gate:
                 assert (await client.auth(orderreference=f"async-{i}", **CARD)).record.ok
@@ -116,8 +130,13 @@ def gwkit_async(base_url: str, n: int, concurrency: int) -> float:
 
 
 def _raw_body(i: int) -> bytes:
-    request = {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "orderreference": f"raw-{i}",
-               "requestreference": f"Wraw{i:05d}", **CARD}
+    request = {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": SITE,
+        "orderreference": f"raw-{i}",
+        "requestreference": f"Wraw{i:05d}",
+        **CARD,
+    }
     return json.dumps({"alias": USERNAME, "version": "1.00", "request": [request]}).encode()
 
 
@@ -134,6 +153,7 @@ async def _raw_httpx_async(base_url: str, n: int, concurrency: int) -> float:
     bodies = [_raw_body(i) for i in range(n)]
     gate = asyncio.Semaphore(concurrency)
     async with httpx.AsyncClient(base_url=base_url, auth=(USERNAME, PASSWORD), headers=RAW_HEADERS) as client:
+
         async def one(body: bytes) -> None:
             async with gate:
                 answer = await client.post("/json/", content=body)
@@ -152,7 +172,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of every side in turn; medians are compared")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of every side in turn; medians are compared"
+    )
     args = parser.parse_args()
     sides: dict[str, Callable[[str, int], float]] = {
         "official": official,
@@ -177,12 +199,16 @@ def main() -> None:
         finally:
             server.stop()
     times = {name: statistics.median(seconds) for name, seconds in runs.items()}
-    print(f"{args.requests} AUTHs each against one sandbox over loopback, median of {args.rounds} rounds taken in turn")
+    print(
+        f"{args.requests} AUTHs each against one sandbox over loopback, median of {args.rounds} rounds taken in turn"
+    )
     for name, seconds in times.items():
         spread = ", ".join(f"{s:.2f}" for s in runs[name])
         sandbox_us = statistics.median(server_cpu[name]) * 1e6
-        print(f"{name:<15} {seconds:7.2f} s  {args.requests / seconds:7.0f} AUTH/s  sandbox CPU {sandbox_us:5.0f} us/AUTH"
-              f"  (rounds: {spread})")
+        print(
+            f"{name:<15} {seconds:7.2f} s  {args.requests / seconds:7.0f} AUTH/s  sandbox CPU {sandbox_us:5.0f} us/AUTH"
+            f"  (rounds: {spread})"
+        )
     print(f"ratio official_vs_gwkit_client {times['official'] / times['gwkit_client']:.2f}")
     print(f"ratio official_vs_gwkit_async {times['official'] / times['gwkit_async']:.2f}")
     print(f"ratio official_vs_gwkit_async_at_16 {times['official'] / times['gwkit_async_16']:.2f}")

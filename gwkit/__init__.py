@@ -9,8 +9,15 @@ from .client import AsyncClient, Client
 from .config import ConfigError
 from .connect import Connection, connect
 from .errors import (
-    AuthenticationError, ConnectError, GatewayError, GwkitError, HTTPStatusError, RequestTimeoutError,
-    ResponseFormatError, TransportError, ValidationError,
+    AuthenticationError,
+    ConnectError,
+    GatewayError,
+    GwkitError,
+    HTTPStatusError,
+    RequestTimeoutError,
+    ResponseFormatError,
+    TransportError,
+    ValidationError,
 )
 from .exchange import Exchange
 from .interface import mask_data, mask_pan, validate_request
@@ -23,9 +30,31 @@ from .threeds import ThreeDSecureError, ThreeDSecureFlow
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsyncClient", "AuthenticationError", "CardStoreError", "Client", "ConfigError", "ConnectError", "Connection",
-    "DemoShop", "Exchange", "GatewayError", "GwkitError", "HTTPStatusError", "Journal", "Record", "RequestTimeoutError",
-    "Response", "ResponseFormatError", "Subscription", "SubscriptionError", "ThreeDSecureError",
-    "ThreeDSecureFlow", "TransportError", "ValidationError", "connect", "mask_data", "mask_pan",
+    "AsyncClient",
+    "AuthenticationError",
+    "CardStoreError",
+    "Client",
+    "ConfigError",
+    "ConnectError",
+    "Connection",
+    "DemoShop",
+    "Exchange",
+    "GatewayError",
+    "GwkitError",
+    "HTTPStatusError",
+    "Journal",
+    "Record",
+    "RequestTimeoutError",
+    "Response",
+    "ResponseFormatError",
+    "Subscription",
+    "SubscriptionError",
+    "ThreeDSecureError",
+    "ThreeDSecureFlow",
+    "TransportError",
+    "ValidationError",
+    "connect",
+    "mask_data",
+    "mask_pan",
     "validate_request",
 ]

@@ -24,9 +24,21 @@ from .querying import MAX_QUERY_RECORDS, matched
 from .types import GatewayClient
 
 # What a listing shows of each stored card: masked, never the card number.
-COLUMNS = ("transactionreference", "maskedpan", "paymenttypedescription", "expirydate", "billingname",
-           "billingcountryiso2a", "transactionactive", "uses", "transactionstartedtimestamp", "sitereference",
-           "orderreference", "issuer", "issuercountryiso2a")
+COLUMNS = (
+    "transactionreference",
+    "maskedpan",
+    "paymenttypedescription",
+    "expirydate",
+    "billingname",
+    "billingcountryiso2a",
+    "transactionactive",
+    "uses",
+    "transactionstartedtimestamp",
+    "sitereference",
+    "orderreference",
+    "issuer",
+    "issuercountryiso2a",
+)
 QUERY_LIMIT = MAX_QUERY_RECORDS  # the most records one TRANSACTIONQUERY answers
 _CHUNK = 100  # references per usage query
 
@@ -38,26 +50,34 @@ class CardStoreError(GwkitError):
 def stored_cards(client: GatewayClient, sitereference: str | None = None) -> list[dict[str, Any]]:
     """The site's stored cards, newest first, each with its billing name and country and how often
     it was used. Values are the gateway's strings, except `uses` (an int)."""
-    answer = client.transaction_query(requesttypedescription="STORE", errorcode="0",
-                                      **_site(sitereference)).raise_for_errors()
+    answer = client.transaction_query(
+        requesttypedescription="STORE", errorcode="0", **_site(sitereference)
+    ).raise_for_errors()
     records = answer.query_records
     _check_complete(answer, "stored cards")
     uses = usage_counts(client, [r["transactionreference"] for r in records], sitereference)
     return [_row(record, uses.get(record["transactionreference"], 0)) for record in records]
 
 
-def usage_counts(client: GatewayClient, references: Iterable[str], sitereference: str | None = None) -> dict[str, int]:
+def usage_counts(
+    client: GatewayClient, references: Iterable[str], sitereference: str | None = None
+) -> dict[str, int]:
     """How many transactions name each reference as their `parenttransactionreference`."""
     references = list(references)
     counts = dict.fromkeys(references, 0)
     for start in range(0, len(references), _CHUNK):
-        chunk = references[start:start + _CHUNK]
-        answer = client.transaction_query(parenttransactionreference=chunk, **_site(sitereference)).raise_for_errors()
+        chunk = references[start : start + _CHUNK]
+        answer = client.transaction_query(
+            parenttransactionreference=chunk, **_site(sitereference)
+        ).raise_for_errors()
         children = answer.query_records
         if matched(answer.record) > len(children):  # more than one answer holds: count per card
             for reference in chunk:
-                counts[reference] = _found(client.transaction_query(
-                    parenttransactionreference=reference, **_site(sitereference)).raise_for_errors())
+                counts[reference] = _found(
+                    client.transaction_query(
+                        parenttransactionreference=reference, **_site(sitereference)
+                    ).raise_for_errors()
+                )
             continue
         for child in children:
             parent = child.get("parenttransactionreference")
@@ -68,8 +88,9 @@ def usage_counts(client: GatewayClient, references: Iterable[str], sitereference
 
 def set_active(client: GatewayClient, reference: str, active: bool) -> Any:
     """TRANSACTIONUPDATE of the stored card's `transactionactive` (1 enabled, 0 disabled)."""
-    return client.transaction_update(transactionreference=reference,
-                                     updates={"transactionactive": "1" if active else "0"}).raise_for_errors()
+    return client.transaction_update(
+        transactionreference=reference, updates={"transactionactive": "1" if active else "0"}
+    ).raise_for_errors()
 
 
 def enable(client: GatewayClient, reference: str) -> Any:
@@ -83,26 +104,45 @@ def disable(client: GatewayClient, reference: str) -> Any:
 def pay_with(client: GatewayClient, reference: str, **fields: Any) -> Any:
     """AUTH with the stored card as parent; card and billing details are inherited.
     Returns the response as it came (check `.ok`: a disabled card is answered 30000)."""
-    return client.auth(parenttransactionreference=reference,
-                       **{"accounttypedescription": "ECOM", "baseamount": "1050", **fields})
+    return client.auth(
+        parenttransactionreference=reference,
+        **{"accounttypedescription": "ECOM", "baseamount": "1050", **fields},
+    )
 
 
 def subscribe_with(client: GatewayClient, reference: str, *, today: date | None = None, **fields: Any) -> Any:
     """AUTH SUBSCRIPTION with the stored card as parent: the first payment now, then monthly.
     The first automated payment is a month after `today` (the sandbox clock by default)."""
     today = today or _today(client)
-    defaults = {"accounttypedescription": "ECOM", "baseamount": "1050", "orderreference": f"sub-{reference}",
-                "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
-                "subscriptionnumber": "1", "subscriptionfinalnumber": "12",
-                "subscriptionbegindate": due_date(today, 1, 0, 1).isoformat(), "credentialsonfile": "1"}
+    defaults = {
+        "accounttypedescription": "ECOM",
+        "baseamount": "1050",
+        "orderreference": f"sub-{reference}",
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1",
+        "subscriptionnumber": "1",
+        "subscriptionfinalnumber": "12",
+        "subscriptionbegindate": due_date(today, 1, 0, 1).isoformat(),
+        "credentialsonfile": "1",
+    }
     return client.auth_subscription(parenttransactionreference=reference, **{**defaults, **fields})
 
 
 # helpers ---------------------------------------------------------------------------------------
 
+
 def _row(record: Any, uses: int) -> dict[str, Any]:
-    names = [record.get(k) for k in ("billingprefixname", "billingfirstname", "billingmiddlename",
-                                     "billinglastname", "billingsuffixname")]
+    names = [
+        record.get(k)
+        for k in (
+            "billingprefixname",
+            "billingfirstname",
+            "billingmiddlename",
+            "billinglastname",
+            "billingsuffixname",
+        )
+    ]
     row = {name: record.get(name) for name in COLUMNS}
     row["billingname"] = " ".join(n for n in names if n) or None
     row["uses"] = uses
@@ -121,8 +161,10 @@ def _check_complete(answer: Any, what: str) -> None:
     returned, found = len(answer.query_records), matched(answer.record)
     if found > returned:
         count = answer.record.get("found") or f"at least {returned}"
-        raise CardStoreError(f"the site has {count} {what}, more than one TRANSACTIONQUERY answers "
-                             f"({QUERY_LIMIT}); narrow the listing with startdate/enddate filters")
+        raise CardStoreError(
+            f"the site has {count} {what}, more than one TRANSACTIONQUERY answers "
+            f"({QUERY_LIMIT}); narrow the listing with startdate/enddate filters"
+        )
 
 
 def _site(sitereference: str | None) -> dict[str, str]:

@@ -47,22 +47,38 @@ class Recording:
     error: str | None = None
 
     def as_line(self) -> str:
-        return json.dumps({"request": self.request, "response": self.response, "status_code": self.status_code,
-                           "request_types": list(self.request_types), "error": self.error},
-                          ensure_ascii=False)
+        return json.dumps(
+            {
+                "request": self.request,
+                "response": self.response,
+                "status_code": self.status_code,
+                "request_types": list(self.request_types),
+                "error": self.error,
+            },
+            ensure_ascii=False,
+        )
 
     @classmethod
     def from_line(cls, line: str) -> "Recording":
         data = json.loads(line)
-        return cls(data["request"], data.get("response"), data.get("status_code"),
-                   tuple(data.get("request_types") or ()), data.get("error"))
+        return cls(
+            data["request"],
+            data.get("response"),
+            data.get("status_code"),
+            tuple(data.get("request_types") or ()),
+            data.get("error"),
+        )
 
     @classmethod
     def of(cls, exchange: Any) -> "Recording":
         """From a `gwkit.Exchange` or a journal entry (both masked already; masked again here)."""
-        return cls(mask_data(dict(exchange.request)),
-                   None if exchange.response is None else mask_data(dict(exchange.response)),
-                   exchange.status_code, tuple(exchange.request_types), exchange.error)
+        return cls(
+            mask_data(dict(exchange.request)),
+            None if exchange.response is None else mask_data(dict(exchange.response)),
+            exchange.status_code,
+            tuple(exchange.request_types),
+            exchange.error,
+        )
 
     @property
     def key(self) -> str:
@@ -90,8 +106,11 @@ def describe(envelope: Mapping[str, Any]) -> str:
         if not isinstance(obj, Mapping):
             continue
         types = "+".join(obj.get("requesttypedescriptions") or ["?"])
-        named = " ".join(f"{k}={obj[k]!r}" for k in ("orderreference", "baseamount", "parenttransactionreference",
-                                                      "filter") if k in obj)
+        named = " ".join(
+            f"{k}={obj[k]!r}"
+            for k in ("orderreference", "baseamount", "parenttransactionreference", "filter")
+            if k in obj
+        )
         parts.append(f"{types} {named}".strip())
     return "; ".join(parts) or "an empty request"
 
@@ -125,8 +144,10 @@ class Cassette:
 
     def recorder(self) -> Callable[[Any], None]:
         """An exchange hook (`Client(on_exchange=...)`, `client.add_exchange_hook`) that records."""
+
         def record_exchange(exchange: Any) -> None:
             self.append(Recording.of(exchange))
+
         return record_exchange
 
     @classmethod
@@ -164,20 +185,27 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         try:
             envelope = json.loads(body)
         except ValueError:
-            raise CassetteMiss(f"{request.method} {request.url.path}: the body is not JSON, so no recording "
-                               "can match it") from None
+            raise CassetteMiss(
+                f"{request.method} {request.url.path}: the body is not JSON, so no recording can match it"
+            ) from None
         recording = self._take(match_key(envelope))
         if recording is None:
-            raise CassetteMiss(f"no recording left for {describe(envelope)} ({request.method} {request.url.path}); "
-                               "record it first, or check the request against the cassette")
+            raise CassetteMiss(
+                f"no recording left for {describe(envelope)} ({request.method} {request.url.path}); "
+                "record it first, or check the request against the cassette"
+            )
         if recording.response is None:
             raise httpx.RemoteProtocolError(recording.error or "no answer was recorded", request=request)
         answer = dict(recording.response)
         echoed = request.headers.get("requestreference") or _single_reference(envelope)
         if echoed and "requestreference" in answer:
             answer["requestreference"] = echoed  # the gateway echoes the reference it was sent
-        return httpx.Response(recording.status_code or 200, headers={"content-type": "application/json"},
-                              content=json.dumps(answer).encode("utf-8"), request=request)
+        return httpx.Response(
+            recording.status_code or 200,
+            headers={"content-type": "application/json"},
+            content=json.dumps(answer).encode("utf-8"),
+            request=request,
+        )
 
     def _take(self, key: str) -> Recording | None:
         with self._lock:

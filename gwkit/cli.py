@@ -29,6 +29,7 @@ def _positive(kind):
         if not value > 0:
             raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
         return value
+
     return parse
 
 
@@ -38,24 +39,58 @@ def main(argv: list[str] | None = None) -> int:
     sandbox = commands.add_parser("sandbox", help="run the sandbox gateway", description=SANDBOX_HELP)
     sandbox.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     sandbox.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
-    sandbox.add_argument("--db", default=None,
-                         help="database file, or postgresql://user@host/dbname "
-                              "(default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db)")
-    sandbox.add_argument("--workers", type=_positive(int), default=1, metavar="N",
-                         help="server processes sharing the port (default 1; more need a postgresql:// --db)")
-    sandbox.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)  # a worker: say when serving
+    sandbox.add_argument(
+        "--db",
+        default=None,
+        help="database file, or postgresql://user@host/dbname "
+        "(default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db)",
+    )
+    sandbox.add_argument(
+        "--workers",
+        type=_positive(int),
+        default=1,
+        metavar="N",
+        help="server processes sharing the port (default 1; more need a postgresql:// --db)",
+    )
+    sandbox.add_argument(
+        "--ready-fd", type=int, default=None, help=argparse.SUPPRESS
+    )  # a worker: say when serving
     sandbox.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # one of --workers N
-    sandbox.add_argument("--accounts", type=Path, default=None,
-                         help="TOML file of web services users and their site references")
+    sandbox.add_argument(
+        "--accounts",
+        type=Path,
+        default=None,
+        help="TOML file of web services users and their site references",
+    )
     limits = sandbox.add_argument_group("limits (see docs/sandbox.md)")
-    limits.add_argument("--max-connections", type=_positive(int), default=None, metavar="N",
-                        help="open connections served at once; beyond, 503 (default 200)")
-    limits.add_argument("--keep-alive", type=_positive(float), default=None, metavar="SECONDS",
-                        help="an idle connection is closed after this (default 15)")
-    limits.add_argument("--header-timeout", type=_positive(float), default=None, metavar="SECONDS",
-                        help="a request head must arrive within this, or the connection is closed (default 10)")
-    limits.add_argument("--threads", type=_positive(int), default=None, metavar="N",
-                        help="threads for queries and large requests (default 4)")
+    limits.add_argument(
+        "--max-connections",
+        type=_positive(int),
+        default=None,
+        metavar="N",
+        help="open connections served at once; beyond, 503 (default 200)",
+    )
+    limits.add_argument(
+        "--keep-alive",
+        type=_positive(float),
+        default=None,
+        metavar="SECONDS",
+        help="an idle connection is closed after this (default 15)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=_positive(float),
+        default=None,
+        metavar="SECONDS",
+        help="a request head must arrive within this, or the connection is closed (default 10)",
+    )
+    limits.add_argument(
+        "--threads",
+        type=_positive(int),
+        default=None,
+        metavar="N",
+        help="threads for queries and large requests (default 4)",
+    )
     args = parser.parse_args(argv)
     if args.command == "sandbox":
         return run_sandbox(args)
@@ -72,12 +107,16 @@ def run_sandbox(args: argparse.Namespace) -> int:
         return 2
     db = sb.web.server.db_location(args.db) if args.db else sb.default_db_path()
     if args.workers > 1 and not sb.gateway.pgstore.is_postgres_url(db):
-        print("gwkit sandbox: --workers needs a postgresql:// --db (SQLite has one writer: serve it from one "
-              "process)", file=sys.stderr)
+        print(
+            "gwkit sandbox: --workers needs a postgresql:// --db (SQLite has one writer: serve it from one "
+            "process)",
+            file=sys.stderr,
+        )
         return 2
     try:  # workers each listen on the port (SO_REUSEPORT); their parent only holds it
-        sock = sb.web.server.bind(args.host, args.port, shared=args.worker or args.workers > 1,
-                                  listen=args.workers == 1)
+        sock = sb.web.server.bind(
+            args.host, args.port, shared=args.worker or args.workers > 1, listen=args.workers == 1
+        )
     except OSError as exc:
         print(f"gwkit sandbox: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
@@ -144,9 +183,13 @@ def _worker_command(args: argparse.Namespace, sock: socket.socket) -> list[str]:
     """How a worker is started: this command on the port `sock` holds, one worker each."""
     host, port = sock.getsockname()[:2]
     command = [sys.executable, "-m", "gwkit.cli", "sandbox", "--worker", "--host", host, "--port", str(port)]
-    for flag, value in (("--accounts", args.accounts), ("--max-connections", args.max_connections),
-                        ("--keep-alive", args.keep_alive), ("--header-timeout", args.header_timeout),
-                        ("--threads", args.threads)):
+    for flag, value in (
+        ("--accounts", args.accounts),
+        ("--max-connections", args.max_connections),
+        ("--keep-alive", args.keep_alive),
+        ("--header-timeout", args.header_timeout),
+        ("--threads", args.threads),
+    ):
         if value is not None:
             command += [flag, str(value)]
     return command
@@ -194,7 +237,10 @@ def _supervise(command: list[str], count: int, db: str) -> int:
                 workers[replacement.pid] = replacement
                 logging.getLogger("gwkit.sandbox").warning(
                     "worker %d was killed by signal %d; worker %d started in its place",
-                    pid, -worker.returncode, replacement.pid)
+                    pid,
+                    -worker.returncode,
+                    replacement.pid,
+                )
             else:  # it stopped by itself (it could not open the database...): stop them all
                 status = worker.returncode or 1
                 stop(signal.SIGTERM, None)
@@ -206,8 +252,12 @@ def _supervise(command: list[str], count: int, db: str) -> int:
 
 
 def _limits(limits_class, args: argparse.Namespace):
-    given = {"max_connections": args.max_connections, "keep_alive_seconds": args.keep_alive,
-             "header_read_seconds": args.header_timeout, "threads": args.threads}
+    given = {
+        "max_connections": args.max_connections,
+        "keep_alive_seconds": args.keep_alive,
+        "header_read_seconds": args.header_timeout,
+        "threads": args.threads,
+    }
     return limits_class(**{name: value for name, value in given.items() if value is not None})
 
 

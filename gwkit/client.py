@@ -30,8 +30,14 @@ import httpx
 from . import log
 from .envelope import build_envelope, build_request, encode, envelope_around, to_wire
 from .errors import (
-    AuthenticationError, ConnectError, GwkitError, HTTPStatusError, ResponseFormatError, RequestTimeoutError,
-    TransportError, ValidationError,
+    AuthenticationError,
+    ConnectError,
+    GwkitError,
+    HTTPStatusError,
+    ResponseFormatError,
+    RequestTimeoutError,
+    TransportError,
+    ValidationError,
 )
 from .exchange import Exchange, ExchangeHook, error_text
 from .pooling import AsyncPoolTransport, default_ssl_context, plain_http_ssl_context
@@ -83,8 +89,9 @@ class _Requests:
         """CACHETOKENISE: what the browser library sends; the answer carries a `cachetoken`."""
         return self._dispatch(partial(self._single, ("CACHETOKENISE",), fields), validate)
 
-    def refund(self, parenttransactionreference: str | None = None, *, validate: bool | None = None,
-               **fields: Any) -> Any:
+    def refund(
+        self, parenttransactionreference: str | None = None, *, validate: bool | None = None, **fields: Any
+    ) -> Any:
         """REFUND of an AUTH: `refund("23-9-1")` gives back all that is left of it, `refund("23-9-1",
         baseamount=500)` part of it. Without a parent, a standalone refund to a card
         (`accounttypedescription="CFT"`, card fields, `baseamount`)."""
@@ -92,22 +99,31 @@ class _Requests:
             fields = {"parenttransactionreference": parenttransactionreference, **fields}
         return self._dispatch(partial(self._single, ("REFUND",), fields), validate)
 
-    def transaction_query(self, filter: Mapping[str, Any] | None = None, *, validate: bool | None = None,
-                          **filter_fields: Any) -> Any:
+    def transaction_query(
+        self, filter: Mapping[str, Any] | None = None, *, validate: bool | None = None, **filter_fields: Any
+    ) -> Any:
         """TRANSACTIONQUERY. `filter` in the gateway's shape, or filter fields as keywords:
         `transaction_query(transactionreference="1-2-3")`, `transaction_query(settlestatus=["0", "100"])`."""
-        return self._dispatch(partial(self._filtered, "TRANSACTIONQUERY", filter, filter_fields, None),
-                              validate)
+        return self._dispatch(
+            partial(self._filtered, "TRANSACTIONQUERY", filter, filter_fields, None), validate
+        )
 
-    def transaction_update(self, filter: Mapping[str, Any] | None = None,
-                           updates: Mapping[str, Any] | None = None, *, validate: bool | None = None,
-                           **filter_fields: Any) -> Any:
+    def transaction_update(
+        self,
+        filter: Mapping[str, Any] | None = None,
+        updates: Mapping[str, Any] | None = None,
+        *,
+        validate: bool | None = None,
+        **filter_fields: Any,
+    ) -> Any:
         """TRANSACTIONUPDATE: `transaction_update(transactionreference="1-2-3", updates={"transactionactive": 0})`."""
-        return self._dispatch(partial(self._filtered, "TRANSACTIONUPDATE", filter, filter_fields, updates),
-                              validate)
+        return self._dispatch(
+            partial(self._filtered, "TRANSACTIONUPDATE", filter, filter_fields, updates), validate
+        )
 
-    def send(self, requests: Mapping[str, Any] | Sequence[Mapping[str, Any]], *,
-             validate: bool | None = None) -> Any:
+    def send(
+        self, requests: Mapping[str, Any] | Sequence[Mapping[str, Any]], *, validate: bool | None = None
+    ) -> Any:
         """Raw request objects, sent as given (no defaults filled in); a list puts several in one
         envelope. Each object gets a `requestreference` unless it has one."""
         return self._dispatch(partial(self._raw, requests), validate)
@@ -118,12 +134,21 @@ class _Base(_Requests):
 
     _http_class: type = httpx.Client  # httpx.AsyncClient for AsyncClient
 
-    def __init__(self, base_url: str, username: str, password: str, *, sitereference: str | None = None,
-                 currencyiso3a: str | None = None, alias: str | None = None,
-                 timeout: float | httpx.Timeout | None = 30.0,
-                 transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
-                 validate: bool = True, retries: int = 2,
-                 on_exchange: Iterable[ExchangeHook] | ExchangeHook = ()):
+    def __init__(
+        self,
+        base_url: str,
+        username: str,
+        password: str,
+        *,
+        sitereference: str | None = None,
+        currencyiso3a: str | None = None,
+        alias: str | None = None,
+        timeout: float | httpx.Timeout | None = 30.0,
+        transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
+        validate: bool = True,
+        retries: int = 2,
+        on_exchange: Iterable[ExchangeHook] | ExchangeHook = (),
+    ):
         url = httpx.URL(base_url)
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"base_url must be an http:// or https:// URL, got {base_url!r}")
@@ -151,7 +176,9 @@ class _Base(_Requests):
             _remember_sniffio_is_missing()
             transport = transport or AsyncPoolTransport(verify=verify)
         # One pooled httpx client per gwkit client, which sends through its transport (sending.py).
-        self._http = self._http_class(headers=HEADERS, timeout=self.timeout, transport=transport, verify=verify)
+        self._http = self._http_class(
+            headers=HEADERS, timeout=self.timeout, transport=transport, verify=verify
+        )
         # httpx's own attribute: its `cookies` setter would wrap the subclass back into httpx.Cookies.
         self._http._cookies = _AnswerCookies(self._http.cookies)
         self._extensions = {"timeout": self.timeout.as_dict()}
@@ -159,7 +186,9 @@ class _Base(_Requests):
         # for this client, but for the length of the body.
         self._authorization = basic_authorization(username, password)
         built = httpx.Request("POST", self._endpoint, headers=self._http.headers, content=b"")
-        self._headers = [(name, value) for name, value in built.headers.raw if name.lower() != b"content-length"]
+        self._headers = [
+            (name, value) for name, value in built.headers.raw if name.lower() != b"content-length"
+        ]
         self._headers.append((b"Authorization", self._authorization.encode("ascii")))
 
     def _http_request(self, body: bytes) -> httpx.Request:
@@ -172,16 +201,22 @@ class _Base(_Requests):
             request = http.build_request("POST", self._endpoint, content=body)
             request.headers["Authorization"] = self._authorization
             return request
-        request = httpx.Request("POST", self._endpoint, stream=httpx.ByteStream(body),
-                                headers=[*self._headers, (b"Content-Length", str(len(body)).encode("ascii"))],
-                                extensions=dict(self._extensions))
+        request = httpx.Request(
+            "POST",
+            self._endpoint,
+            stream=httpx.ByteStream(body),
+            headers=[*self._headers, (b"Content-Length", str(len(body)).encode("ascii"))],
+            extensions=dict(self._extensions),
+        )
         request.read()  # as httpx reads a body given as bytes: a transport or a hook may read `content`
         return request
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(base_url={self.base_url!r}, username={self.username!r}, "
-                f"password={REDACTED!r}, alias={self.alias!r}, sitereference={self.sitereference!r}, "
-                f"currencyiso3a={self.currencyiso3a!r})")
+        return (
+            f"{type(self).__name__}(base_url={self.base_url!r}, username={self.username!r}, "
+            f"password={REDACTED!r}, alias={self.alias!r}, sitereference={self.sitereference!r}, "
+            f"currencyiso3a={self.currencyiso3a!r})"
+        )
 
     # -- hooks -------------------------------------------------------------------------------
     def add_exchange_hook(self, hook: ExchangeHook) -> ExchangeHook:
@@ -197,8 +232,9 @@ class _Base(_Requests):
         return tuple(self._hooks)
 
     # -- building requests -------------------------------------------------------------------
-    def build_request(self, types: str | Iterable[str], fields: Mapping[str, Any] | None = None, /,
-                      **more: Any) -> dict[str, Any]:
+    def build_request(
+        self, types: str | Iterable[str], fields: Mapping[str, Any] | None = None, /, **more: Any
+    ) -> dict[str, Any]:
         """One request object with the client's `sitereference` and `currencyiso3a` filled in
         where the request type (and variant) uses them. Nothing is validated or sent."""
         request = build_request(types, fields, **more)
@@ -237,10 +273,17 @@ class _Base(_Requests):
     def _single(self, types: tuple[str, ...], fields: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [self.build_request(types, fields)]
 
-    def _filtered(self, request_type: str, filter: Mapping[str, Any] | None, filter_fields: Mapping[str, Any],
-                  updates: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-        request: dict[str, Any] = {"requesttypedescriptions": [request_type],
-                                   "filter": self.build_filter(filter, **filter_fields)}
+    def _filtered(
+        self,
+        request_type: str,
+        filter: Mapping[str, Any] | None,
+        filter_fields: Mapping[str, Any],
+        updates: Mapping[str, Any] | None,
+    ) -> list[dict[str, Any]]:
+        request: dict[str, Any] = {
+            "requesttypedescriptions": [request_type],
+            "filter": self.build_filter(filter, **filter_fields),
+        }
         if updates is not None:
             request["updates"] = to_wire(updates, "updates")
         return [request]
@@ -249,8 +292,10 @@ class _Base(_Requests):
         items = [requests] if isinstance(requests, Mapping) else list(requests)
         if not all(isinstance(item, Mapping) for item in items):  # cannot be sent, validated or not
             raise ValidationError([Problem("request", "each request object must be a JSON object")])
-        return [{name: to_wire(value, name) for name, value in item.items() if value is not None}
-                for item in items]
+        return [
+            {name: to_wire(value, name) for name, value in item.items() if value is not None}
+            for item in items
+        ]
 
     def _prepare(self, build: Builder, validate: bool | None) -> "_Call":
         objects = build()
@@ -259,15 +304,30 @@ class _Base(_Requests):
         return _Call(self, objects)
 
     # -- I/O-free pieces of the exchange -------------------------------------------------------
-    def _new_exchange(self, call: "_Call", elapsed: float, status_code: int | None, data: Any,
-                      error: GwkitError | None, reference: str | None) -> Exchange:
+    def _new_exchange(
+        self,
+        call: "_Call",
+        elapsed: float,
+        status_code: int | None,
+        data: Any,
+        error: GwkitError | None,
+        reference: str | None,
+    ) -> Exchange:
         # The envelope and the answer go in as they are: an Exchange masks them when it is made.
         return Exchange.at(
-            call.started, elapsed=elapsed, target=self.base_url, alias=self.alias,
-            request=call.envelope, response=data if isinstance(data, Mapping) else None,
-            status_code=status_code, error=error_text(error) if error is not None else None,
+            call.started,
+            elapsed=elapsed,
+            target=self.base_url,
+            alias=self.alias,
+            request=call.envelope,
+            response=data if isinstance(data, Mapping) else None,
+            status_code=status_code,
+            error=error_text(error) if error is not None else None,
             request_types=call.request_types,
-            requestreference=reference, attempt=call.attempt, url=self.url, fault=call.fault,
+            requestreference=reference,
+            attempt=call.attempt,
+            url=self.url,
+            fault=call.fault,
         )
 
 
@@ -287,9 +347,21 @@ class _Outcome:
 
     __slots__ = ("response", "error", "cause", "retry", "exchange")
 
-    def __init__(self, response: Response | None, error: GwkitError | None, cause: BaseException | None,
-                 retry: bool, exchange: Exchange | None):
-        self.response, self.error, self.cause, self.retry, self.exchange = response, error, cause, retry, exchange
+    def __init__(
+        self,
+        response: Response | None,
+        error: GwkitError | None,
+        cause: BaseException | None,
+        retry: bool,
+        exchange: Exchange | None,
+    ):
+        self.response, self.error, self.cause, self.retry, self.exchange = (
+            response,
+            error,
+            cause,
+            retry,
+            exchange,
+        )
 
     def result(self) -> Response:
         if self.error is not None:
@@ -300,7 +372,18 @@ class _Outcome:
 class _Call:
     """One request envelope on its way: encoded once, sent one or more times, read, logged."""
 
-    __slots__ = ("client", "envelope", "body", "expected", "attempt", "started", "fault", "_t0", "_masked", "_types")
+    __slots__ = (
+        "client",
+        "envelope",
+        "body",
+        "expected",
+        "attempt",
+        "started",
+        "fault",
+        "_t0",
+        "_masked",
+        "_types",
+    )
 
     def __init__(self, client: _Base, objects: list[dict[str, Any]]):
         self.client = client
@@ -346,8 +429,9 @@ class _Call:
         self.fault = headers[FAULT_HEADER] if FAULT_HEADER in headers else None
         data, response, error = self._read(http_response, elapsed)
         reference = data.get("requestreference") if isinstance(data, (dict, Mapping)) else None
-        return self._finish(elapsed, http_response.status_code, data, response, error, None, False,
-                            reference or self.expected)
+        return self._finish(
+            elapsed, http_response.status_code, data, response, error, None, False, reference or self.expected
+        )
 
     def failed(self, exc: httpx.RequestError) -> _Outcome:
         elapsed = perf_counter() - self._t0
@@ -355,32 +439,67 @@ class _Call:
         error = transport_error(exc, self.client.url, self.attempt)
         return self._finish(elapsed, None, None, None, error, exc, retry, self.expected)
 
-    def _read(self, http_response: httpx.Response, elapsed: float) -> tuple[Any, Response | None, GwkitError | None]:
+    def _read(
+        self, http_response: httpx.Response, elapsed: float
+    ) -> tuple[Any, Response | None, GwkitError | None]:
         url, status = self.client.url, http_response.status_code
         if status == 401:
-            return None, None, AuthenticationError(f"HTTP 401 from {url}: the gateway rejected the web "
-                                                   f"services user name {self.client.username!r} or its password")
+            return (
+                None,
+                None,
+                AuthenticationError(
+                    f"HTTP 401 from {url}: the gateway rejected the web "
+                    f"services user name {self.client.username!r} or its password"
+                ),
+            )
         if not 200 <= status < 300:
-            return None, None, HTTPStatusError(f"unexpected HTTP status {status} from {url}",
-                                               excerpt(http_response.content), status)
+            return (
+                None,
+                None,
+                HTTPStatusError(
+                    f"unexpected HTTP status {status} from {url}", excerpt(http_response.content), status
+                ),
+            )
         try:
             data = json.loads(http_response.content)
         except ValueError:
-            return None, None, ResponseFormatError(f"the answer from {url} (HTTP {status}) is not JSON",
-                                                   excerpt(http_response.content), status)
+            return (
+                None,
+                None,
+                ResponseFormatError(
+                    f"the answer from {url} (HTTP {status}) is not JSON",
+                    excerpt(http_response.content),
+                    status,
+                ),
+            )
         try:
             response = Response(data, request=self.envelope, elapsed=elapsed, status_code=status)
         except ResponseFormatError as error:
             return data, None, error
         if self.expected is not None and response.requestreference != self.expected:
-            return data, None, ResponseFormatError(
-                f"the gateway answered request reference {response.requestreference!r} to request "
-                f"{self.expected!r}", "", status)
+            return (
+                data,
+                None,
+                ResponseFormatError(
+                    f"the gateway answered request reference {response.requestreference!r} to request "
+                    f"{self.expected!r}",
+                    "",
+                    status,
+                ),
+            )
         return data, response, None
 
-    def _finish(self, elapsed: float, status_code: int | None, data: Any, response: Response | None,
-                error: GwkitError | None, cause: BaseException | None, retry: bool,
-                reference: str | None) -> _Outcome:
+    def _finish(
+        self,
+        elapsed: float,
+        status_code: int | None,
+        data: Any,
+        response: Response | None,
+        error: GwkitError | None,
+        cause: BaseException | None,
+        retry: bool,
+        reference: str | None,
+    ) -> _Outcome:
         if error is not None:
             log.exchange_failed(self.types, reference, self.client.url, self.attempt, error, retry)
         elif _logger.isEnabledFor(DEBUG):
@@ -459,6 +578,7 @@ class AsyncClient(_Base):
 
 # -- pure helpers -----------------------------------------------------------------------------
 
+
 def _remember_sniffio_is_missing() -> None:
     """httpcore imports `sniffio` on every async request (to tell asyncio from trio). anyio 4 no
     longer installs it, and Python does not remember a failed import: each request searched every
@@ -477,22 +597,27 @@ def transport_error(exc: httpx.RequestError, url: str, attempt: int = 1) -> Gwki
         error = RequestTimeoutError(f"no connection to {url} in time{tries}; nothing was sent: {detail}")
         error.sent = False
     elif isinstance(exc, httpx.TimeoutException):
-        error = RequestTimeoutError(f"no answer from {url} in time; the request may have been processed, "
-                             f"so it was not sent again: {detail}")
+        error = RequestTimeoutError(
+            f"no answer from {url} in time; the request may have been processed, "
+            f"so it was not sent again: {detail}"
+        )
     elif isinstance(exc, (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.ProxyError)):
         error = ConnectError(f"could not connect to {url}{tries}: {detail}")
     elif isinstance(exc, httpx.DecodingError):
         error = ResponseFormatError(f"the answer from {url} could not be decoded: {detail}")
     else:  # read, write and protocol errors: the body may have reached the gateway
-        error = TransportError(f"the connection to {url} failed after the request was sent; it may have "
-                               f"been processed, so it was not sent again ({type(exc).__name__}: {detail})")
+        error = TransportError(
+            f"the connection to {url} failed after the request was sent; it may have "
+            f"been processed, so it was not sent again ({type(exc).__name__}: {detail})"
+        )
     return error
 
 
 def _filter_entries(value: Any, name: str) -> Any:
     items = value if isinstance(value, (list, tuple)) else [value]
-    return [to_wire(item, name) if isinstance(item, Mapping) else {"value": to_wire(item, name)}
-            for item in items]
+    return [
+        to_wire(item, name) if isinstance(item, Mapping) else {"value": to_wire(item, name)} for item in items
+    ]
 
 
 def _type_key(request: Any) -> str:

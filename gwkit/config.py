@@ -17,8 +17,11 @@ DEFAULT_CURRENCY = "GBP"
 SANDBOX, GATEWAY = "sandbox", "gateway"
 
 ENV_VARS = {
-    "base_url": "GWKIT_BASE_URL", "username": "GWKIT_USERNAME", "password": "GWKIT_PASSWORD",
-    "sitereference": "GWKIT_SITEREFERENCE", "currencyiso3a": "GWKIT_CURRENCY",
+    "base_url": "GWKIT_BASE_URL",
+    "username": "GWKIT_USERNAME",
+    "password": "GWKIT_PASSWORD",
+    "sitereference": "GWKIT_SITEREFERENCE",
+    "currencyiso3a": "GWKIT_CURRENCY",
 }
 REQUIRED_FOR_GATEWAY = ("username", "password", "sitereference")
 
@@ -51,8 +54,9 @@ class Target:
         return "embedded sandbox" if self.is_sandbox else "real gateway"
 
 
-def read_settings(config: str | os.PathLike[str] | None, arguments: Mapping[str, Any]
-                  ) -> tuple[dict[str, dict[str, Any]], str]:
+def read_settings(
+    config: str | os.PathLike[str] | None, arguments: Mapping[str, Any]
+) -> tuple[dict[str, dict[str, Any]], str]:
     """Merged settings {"gateway": {...}, "journal": {...}, "sandbox": {...}} and their source."""
     data, path = read_config(config)
     gateway = dict(data.get("gateway", {}))
@@ -70,7 +74,11 @@ def read_settings(config: str | os.PathLike[str] | None, arguments: Mapping[str,
             sources.add("connect() arguments")
     if password_env and not gateway.get("password"):
         raise ConfigError(f"{path}: password_env names {password_env!r}, but that variable is not set")
-    settings = {"gateway": gateway, "journal": dict(data.get("journal", {})), "sandbox": dict(data.get("sandbox", {}))}
+    settings = {
+        "gateway": gateway,
+        "journal": dict(data.get("journal", {})),
+        "sandbox": dict(data.get("sandbox", {})),
+    }
     return settings, " + ".join(sorted(sources)) or "defaults"
 
 
@@ -86,8 +94,9 @@ def read_config(config: str | os.PathLike[str] | None) -> tuple[dict[str, Any], 
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
     unknown = set(data) - {"gateway", "journal", "sandbox"}
     if unknown:
-        raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}; "
-                          "use [gateway], [journal], [sandbox]")
+        raise ConfigError(
+            f"{path}: unknown section(s) {', '.join(sorted(unknown))}; use [gateway], [journal], [sandbox]"
+        )
     for section in ("gateway", "journal", "sandbox"):
         if not isinstance(data.get(section, {}), dict):
             raise ConfigError(f"{path}: [{section}] must be a table")

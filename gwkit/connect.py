@@ -58,7 +58,14 @@ from .cassette import Cassette
 from .changes import EXCHANGE, ChangeSignal, Listener
 from .client import Client
 from .config import (
-    CONFIG_FILE, DEFAULT_CURRENCY, ENV_VARS, GATEWAY, REQUIRED_FOR_GATEWAY, SANDBOX, ConfigError, Target,
+    CONFIG_FILE,
+    DEFAULT_CURRENCY,
+    ENV_VARS,
+    GATEWAY,
+    REQUIRED_FOR_GATEWAY,
+    SANDBOX,
+    ConfigError,
+    Target,
     read_settings,
 )
 from .journal import DEFAULT_PATH as DEFAULT_JOURNAL_PATH, ENV_VAR as JOURNAL_ENV_VAR, Journal
@@ -80,11 +87,25 @@ class Connection(Client):
     """A `gwkit.Client` that knows its target, keeps the session's exchanges, journals them, and
     shows itself in notebooks. `sandbox` is the sandbox handle (None for a real gateway)."""
 
-    def __init__(self, target: Target, password: str, *, sandbox: "SandboxHandle | None" = None,
-                 journal: Journal | None = None, cassette: Cassette | None = None,
-                 cassette_mode: str | None = None, **client_options: Any):
-        super().__init__(target.base_url, target.username, password, sitereference=target.sitereference,
-                         currencyiso3a=target.currencyiso3a, **client_options)
+    def __init__(
+        self,
+        target: Target,
+        password: str,
+        *,
+        sandbox: "SandboxHandle | None" = None,
+        journal: Journal | None = None,
+        cassette: Cassette | None = None,
+        cassette_mode: str | None = None,
+        **client_options: Any,
+    ):
+        super().__init__(
+            target.base_url,
+            target.username,
+            password,
+            sitereference=target.sitereference,
+            currencyiso3a=target.currencyiso3a,
+            **client_options,
+        )
         self.target = target
         self.sandbox = sandbox
         self.notebook: str | None = None  # set by connect(notebook=...): this notebook's own sandbox
@@ -96,7 +117,9 @@ class Connection(Client):
         self.exchanges: deque[Any] = deque(maxlen=HISTORY_SIZE)
         self.add_exchange_hook(self.exchanges.append)
         if journal is not None:  # stamped with the sandbox's clock, the one its records follow
-            self.add_exchange_hook(journal.hook(kind=target.kind, clock=sandbox.now if sandbox is not None else None))
+            self.add_exchange_hook(
+                journal.hook(kind=target.kind, clock=sandbox.now if sandbox is not None else None)
+            )
         self.cassette = cassette
         self.cassette_mode = cassette_mode if cassette is not None else None  # RECORDING or REPLAYING
         if cassette is not None and cassette_mode == RECORDING:
@@ -121,55 +144,94 @@ class Connection(Client):
             return f"recording to {self.cassette.path}"
         return f"replaying {self.cassette.path}"
 
-    def reconcile(self, *, orderreference: str | None = None, transactionreference: str | None = None,
-                  exchange: Any = None) -> Reconciliation:
+    def reconcile(
+        self,
+        *,
+        orderreference: str | None = None,
+        transactionreference: str | None = None,
+        exchange: Any = None,
+    ) -> Reconciliation:
         """Whether a payment with an unknown outcome exists, and in which state (one TRANSACTIONQUERY;
         never re-sends). `exchange` defaults to nothing; pass a failed one from `gw.exchanges`."""
-        return reconcile(self, orderreference=orderreference, transactionreference=transactionreference,
-                         exchange=exchange)
+        return reconcile(
+            self, orderreference=orderreference, transactionreference=transactionreference, exchange=exchange
+        )
 
-    def query_all(self, filters: Mapping[str, Any] | None = None, *, start: date, end: date,
-                  progress: Progress | None = None) -> "pd.DataFrame":
+    def query_all(
+        self,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        start: date,
+        end: date,
+        progress: Progress | None = None,
+    ) -> "pd.DataFrame":
         """Every record `filters` match from `start` to `end`, past the 500-record cap, as a typed
         DataFrame (newest first); `progress(days_done, days_in_all)` follows the windows."""
         from .report.frames import records_frame  # pandas only when a frame is asked for
 
-        return records_frame([dict(r) for r in query_all(self, filters, start=start, end=end, progress=progress)])
+        return records_frame(
+            [dict(r) for r in query_all(self, filters, start=start, end=end, progress=progress)]
+        )
 
     def __repr__(self) -> str:
         t = self.target
-        return (f"<gwkit {t.title}: {t.base_url} site={t.sitereference} user={t.username} "
-                f"password={REDACTED} journal={self.journal.path if self.journal is not None else None}"
-                + (f" {self.cassette_status}>" if self.cassette is not None else ">"))
+        return (
+            f"<gwkit {t.title}: {t.base_url} site={t.sitereference} user={t.username} "
+            f"password={REDACTED} journal={self.journal.path if self.journal is not None else None}"
+            + (f" {self.cassette_status}>" if self.cassette is not None else ">")
+        )
 
     def _repr_html_(self) -> str:
         t = self.target
         colour = "#1b7f3b" if t.is_sandbox else ("#b35c00" if t.is_test_site else "#b00020")
-        badge = "SANDBOX" if t.is_sandbox else ("REAL GATEWAY (test site)" if t.is_test_site
-                                                 else "REAL GATEWAY (not a test_ site!)")
-        rows = [("Target", t.title), ("Base URL", t.base_url), ("Site reference", t.sitereference),
-                ("User", t.username), ("Password", "(hidden)"), ("Currency", t.currencyiso3a),
-                ("Settings from", t.source),
-                ("Journal", str(self.journal.path) if self.journal is not None else "off")]
+        badge = (
+            "SANDBOX"
+            if t.is_sandbox
+            else ("REAL GATEWAY (test site)" if t.is_test_site else "REAL GATEWAY (not a test_ site!)")
+        )
+        rows = [
+            ("Target", t.title),
+            ("Base URL", t.base_url),
+            ("Site reference", t.sitereference),
+            ("User", t.username),
+            ("Password", "(hidden)"),
+            ("Currency", t.currencyiso3a),
+            ("Settings from", t.source),
+            ("Journal", str(self.journal.path) if self.journal is not None else "off"),
+        ]
         if self.cassette is not None:
             rows.append(("Cassette", self.cassette_status))
         if self.sandbox is not None:
             rows.append(("Sandbox clock", f"{self.sandbox.now():%Y-%m-%d %H:%M:%S}"))
             if self.notebook is not None:
                 rows.append(("Sandbox data", f"this notebook's own, started afresh: {self.sandbox.db_path}"))
-        cells = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
-                        f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in rows)
-        return (f"<div class='gwkit-connection'><span style='background:{colour};color:white;"
-                f"padding:2px 8px;border-radius:4px;font-weight:bold'>{badge}</span>"
-                f"<table style='margin-top:4px'>{cells}</table></div>")
+        cells = "".join(
+            f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
+            f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+            for k, v in rows
+        )
+        return (
+            f"<div class='gwkit-connection'><span style='background:{colour};color:white;"
+            f"padding:2px 8px;border-radius:4px;font-weight:bold'>{badge}</span>"
+            f"<table style='margin-top:4px'>{cells}</table></div>"
+        )
 
 
-def connect(*, target: str | None = None, base_url: str | None = None, username: str | None = None,
-            password: str | None = None, sitereference: str | None = None, currencyiso3a: str | None = None,
-            journal: bool | str | os.PathLike[str] | Journal | None = None,
-            sandbox_db: str | os.PathLike[str] | None = None, config: str | os.PathLike[str] | None = None,
-            cassette: str | os.PathLike[str] | None = None, notebook: str | None = None,
-            **client_options: Any) -> Connection:
+def connect(
+    *,
+    target: str | None = None,
+    base_url: str | None = None,
+    username: str | None = None,
+    password: str | None = None,
+    sitereference: str | None = None,
+    currencyiso3a: str | None = None,
+    journal: bool | str | os.PathLike[str] | Journal | None = None,
+    sandbox_db: str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | None = None,
+    cassette: str | os.PathLike[str] | None = None,
+    notebook: str | None = None,
+    **client_options: Any,
+) -> Connection:
     """A client for the configured target (see the module docstring for the settings).
 
     `target="sandbox"` forces the embedded sandbox, `target="gateway"` requires a configured
@@ -178,8 +240,16 @@ def connect(*, target: str | None = None, base_url: str | None = None, username:
     `notebook` names a notebook whose sandbox is its own and starts afresh (module docstring).
     Other keyword arguments (timeout, transport, retries, ...) go to `gwkit.Client`.
     """
-    settings, source = read_settings(config, dict(base_url=base_url, username=username, password=password,
-                                              sitereference=sitereference, currencyiso3a=currencyiso3a))
+    settings, source = read_settings(
+        config,
+        dict(
+            base_url=base_url,
+            username=username,
+            password=password,
+            sitereference=sitereference,
+            currencyiso3a=currencyiso3a,
+        ),
+    )
     wanted = (target or os.environ.get("GWKIT_TARGET") or "auto").lower()
     if wanted not in ("auto", SANDBOX, GATEWAY):
         raise ConfigError(f"target must be 'sandbox', 'gateway' or 'auto', got {wanted!r}")
@@ -191,23 +261,37 @@ def connect(*, target: str | None = None, base_url: str | None = None, username:
     else:
         db_path = sandbox_db or os.environ.get("GWKIT_SANDBOX_DB") or settings["sandbox"].get("db")
         handle = sandbox_handle(db_path, notebook=notebook)
-        kind_target = Target(SANDBOX, handle.base_url, handle.username, handle.sitereference,
-                             settings["gateway"].get("currencyiso3a") or DEFAULT_CURRENCY, "embedded sandbox")
-        connection = Connection(kind_target, handle.password, sandbox=handle, journal=chosen_journal,
-                                **client_options)
+        kind_target = Target(
+            SANDBOX,
+            handle.base_url,
+            handle.username,
+            handle.sitereference,
+            settings["gateway"].get("currencyiso3a") or DEFAULT_CURRENCY,
+            "embedded sandbox",
+        )
+        connection = Connection(
+            kind_target, handle.password, sandbox=handle, journal=chosen_journal, **client_options
+        )
     connection.notebook = notebook
     kernel.settle()
     return connection
 
 
-def _gateway_connection(gateway: Mapping[str, Any], source: str, journal: Journal | None,
-                        client_options: dict[str, Any]) -> Connection:
+def _gateway_connection(
+    gateway: Mapping[str, Any], source: str, journal: Journal | None, client_options: dict[str, Any]
+) -> Connection:
     missing = [name for name in ("base_url",) + REQUIRED_FOR_GATEWAY if not gateway.get(name)]
     if missing:
         where = ", ".join(f"{ENV_VARS[name]} (or {name} in [gateway] of {CONFIG_FILE})" for name in missing)
         raise ConfigError(f"a real gateway needs {', '.join(missing)}: set {where}")
-    found = Target(GATEWAY, str(gateway["base_url"]), str(gateway["username"]), str(gateway["sitereference"]),
-                   str(gateway.get("currencyiso3a") or DEFAULT_CURRENCY), source)
+    found = Target(
+        GATEWAY,
+        str(gateway["base_url"]),
+        str(gateway["username"]),
+        str(gateway["sitereference"]),
+        str(gateway.get("currencyiso3a") or DEFAULT_CURRENCY),
+        source,
+    )
     return Connection(found, str(gateway["password"]), journal=journal, **client_options)
 
 
@@ -219,7 +303,9 @@ def _cassette(path: str | os.PathLike[str] | None, client_options: Mapping[str, 
     if not chosen.path.exists():
         return {"cassette": chosen, "cassette_mode": RECORDING}
     if client_options.get("transport") is not None:
-        raise ConfigError(f"replaying {chosen.path} needs its own transport: pass either cassette or transport")
+        raise ConfigError(
+            f"replaying {chosen.path} needs its own transport: pass either cassette or transport"
+        )
     return {"cassette": chosen, "cassette_mode": REPLAYING, "transport": chosen.transport()}
 
 
@@ -229,8 +315,9 @@ _SANDBOXES: dict[Path, "SandboxHandle"] = {}
 _LOCK = threading.Lock()
 
 
-def _journal(choice: bool | str | os.PathLike[str] | Journal | None,
-             settings: Mapping[str, Mapping[str, Any]]) -> Journal | None:
+def _journal(
+    choice: bool | str | os.PathLike[str] | Journal | None, settings: Mapping[str, Mapping[str, Any]]
+) -> Journal | None:
     if isinstance(choice, Journal):
         return choice
     configured = settings["journal"]
@@ -245,8 +332,9 @@ def _journal(choice: bool | str | os.PathLike[str] | Journal | None,
         return _JOURNALS[key]
 
 
-def sandbox_handle(db_path: str | os.PathLike[str] | None = None, *, notebook: str | None = None
-                   ) -> "SandboxHandle":
+def sandbox_handle(
+    db_path: str | os.PathLike[str] | None = None, *, notebook: str | None = None
+) -> "SandboxHandle":
     """The embedded sandbox for `db_path` (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db), started
     once per process and database file, reused while it runs. With `notebook`, that notebook's own
     sandbox beside it, started afresh: re-running a notebook's first cell starts from nothing."""
@@ -254,9 +342,11 @@ def sandbox_handle(db_path: str | os.PathLike[str] | None = None, *, notebook: s
 
     chosen = db_path or sandbox_module.default_db_path()
     if str(chosen).startswith(("postgresql://", "postgres://")):
-        raise ConfigError("the sandbox database is a PostgreSQL URL: that is for `gwkit sandbox` (the team "
-                          "sandbox); a notebook reaches it with GWKIT_BASE_URL, GWKIT_USERNAME, GWKIT_PASSWORD "
-                          "and GWKIT_SITEREFERENCE (docs/team-sandbox.md)")
+        raise ConfigError(
+            "the sandbox database is a PostgreSQL URL: that is for `gwkit sandbox` (the team "
+            "sandbox); a notebook reaches it with GWKIT_BASE_URL, GWKIT_USERNAME, GWKIT_PASSWORD "
+            "and GWKIT_SITEREFERENCE (docs/team-sandbox.md)"
+        )
     key = Path(chosen)
     if notebook is not None:
         key = notebook_db_path(notebook, key)

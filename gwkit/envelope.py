@@ -54,8 +54,9 @@ def to_wire(value: Any, name: str = "value") -> Any:
     raise ValidationError([Problem(name, rule, shown)])
 
 
-def build_request(types: str | Iterable[str], fields: Mapping[str, Any] | None = None, /,
-                  **more: Any) -> dict[str, Any]:
+def build_request(
+    types: str | Iterable[str], fields: Mapping[str, Any] | None = None, /, **more: Any
+) -> dict[str, Any]:
     """One request object: `requesttypedescriptions` first, then the fields, every value a string."""
     names = [types] if isinstance(types, str) else list(types)
     request: dict[str, Any] = {"requesttypedescriptions": names}
@@ -67,8 +68,9 @@ def build_request(types: str | Iterable[str], fields: Mapping[str, Any] | None =
     return request
 
 
-def build_envelope(alias: str, requests: Iterable[Mapping[str, Any]], *,
-                   add_references: bool = True) -> dict[str, Any]:
+def build_envelope(
+    alias: str, requests: Iterable[Mapping[str, Any]], *, add_references: bool = True
+) -> dict[str, Any]:
     """The envelope for several request objects; each gets a `requestreference` unless it has one.
     The objects are copied: the caller's are left as they are."""
     objects = [dict(request) for request in requests]

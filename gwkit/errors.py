@@ -1,15 +1,15 @@
 """gwkit's exception hierarchy.
 
-    GwkitError
-    ├── ValidationError          a request breaks the interface's rules (every problem listed)
-    ├── GatewayError             the gateway answered a record with a non-zero errorcode
-    ├── ThreeDSecureError        a 3-D Secure step that cannot be taken now, or an ACS page that refused
-    └── TransportError           the exchange itself failed
-        ├── AuthenticationError  HTTP 401: credentials rejected
-        ├── ResponseFormatError  the body is not a readable gateway envelope
-        ├── HTTPStatusError      any other unexpected HTTP status
-        ├── RequestTimeoutError  no answer in time (the request may have been processed)
-        └── ConnectError         no connection could be made (nothing was sent)
+GwkitError
+├── ValidationError          a request breaks the interface's rules (every problem listed)
+├── GatewayError             the gateway answered a record with a non-zero errorcode
+├── ThreeDSecureError        a 3-D Secure step that cannot be taken now, or an ACS page that refused
+└── TransportError           the exchange itself failed
+    ├── AuthenticationError  HTTP 401: credentials rejected
+    ├── ResponseFormatError  the body is not a readable gateway envelope
+    ├── HTTPStatusError      any other unexpected HTTP status
+    ├── RequestTimeoutError  no answer in time (the request may have been processed)
+    └── ConnectError         no connection could be made (nothing was sent)
 """
 
 from __future__ import annotations
@@ -42,8 +42,14 @@ class ValidationError(GwkitError, ValueError):
 class GatewayError(GwkitError):
     """A gateway record carried a non-zero `errorcode`; raised by `raise_for_errors()`."""
 
-    def __init__(self, errorcode: int, errormessage: str, errordata: list[Any] | None = None,
-                 requestreference: str | None = None, requesttype: str | None = None):
+    def __init__(
+        self,
+        errorcode: int,
+        errormessage: str,
+        errordata: list[Any] | None = None,
+        requestreference: str | None = None,
+        requesttype: str | None = None,
+    ):
         self.errorcode = errorcode
         self.errormessage = errormessage
         self.errordata = list(errordata or [])

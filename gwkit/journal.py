@@ -185,12 +185,23 @@ class Journal:
             exchange_id = int(cursor.lastrowid)
             self._db.executemany(
                 "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                [(exchange_id, position, r.get("requesttypedescription"), r.get("transactionreference"),
-                  _text(r.get("errorcode")), _dumps(r)) for position, r in enumerate(records)],
+                [
+                    (
+                        exchange_id,
+                        position,
+                        r.get("requesttypedescription"),
+                        r.get("transactionreference"),
+                        _text(r.get("errorcode")),
+                        _dumps(r),
+                    )
+                    for position, r in enumerate(records)
+                ],
             )
         return exchange_id
 
-    def hook(self, *, kind: str | None = None, clock: Callable[[], datetime] | None = None) -> Callable[[Any], None]:
+    def hook(
+        self, *, kind: str | None = None, clock: Callable[[], datetime] | None = None
+    ) -> Callable[[Any], None]:
         """An exchange hook for `client.add_exchange_hook`; `clock` tells the gateway's time (the
         sandbox's `now`). A failure to write warns, and never breaks the exchange itself (the
         payment has already happened)."""
@@ -200,8 +211,11 @@ class Journal:
                 self.record(exchange, kind=kind, gateway_time=clock() if clock is not None else None)
             except (sqlite3.Error, OSError, TypeError, ValueError) as error:
                 log.error("could not journal an exchange to %s: %s", self.path, error)
-                warnings.warn(f"gwkit journal {self.path}: could not record an exchange ({error})",
-                              RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"gwkit journal {self.path}: could not record an exchange ({error})",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
 
         journal_exchange.journal = self  # type: ignore[attr-defined]
         return journal_exchange
@@ -230,8 +244,9 @@ class Journal:
             raise KeyError(f"no exchange {exchange_id} in the journal {self.path}")
         return _entry(row)
 
-    def rows(self, sql: str = "SELECT * FROM exchanges ORDER BY id", params: tuple[Any, ...] = ()
-             ) -> list[dict[str, Any]]:
+    def rows(
+        self, sql: str = "SELECT * FROM exchanges ORDER BY id", params: tuple[Any, ...] = ()
+    ) -> list[dict[str, Any]]:
         """Rows of any read-only SQL query against the journal, as dicts."""
         with self._lock:
             return [dict(row) for row in self._db.execute(sql, params).fetchall()]
@@ -244,7 +259,11 @@ class Journal:
                 "JOIN exchanges e ON e.id = r.exchange_id ORDER BY r.exchange_id, r.position"
             ).fetchall()
         for exchange_id, started_at, record_json in rows:
-            yield {"exchange_id": str(exchange_id), "exchange_started_at": started_at, **json.loads(record_json)}
+            yield {
+                "exchange_id": str(exchange_id),
+                "exchange_started_at": started_at,
+                **json.loads(record_json),
+            }
 
     def close(self) -> None:
         with self._lock:
@@ -310,7 +329,11 @@ def _sitereference_of(request: Any, records: list[dict[str, Any]]) -> str | None
             site = obj.get("sitereference")
             if isinstance(site, str):
                 return site
-            entries = (obj.get("filter") or {}).get("sitereference") if isinstance(obj.get("filter"), dict) else None
+            entries = (
+                (obj.get("filter") or {}).get("sitereference")
+                if isinstance(obj.get("filter"), dict)
+                else None
+            )
             if isinstance(entries, list) and entries and isinstance(entries[0], dict):
                 return _text(entries[0].get("value"))
     for record in records:

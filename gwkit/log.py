@@ -65,21 +65,38 @@ def _dump(data: Any) -> str:
 
 
 # The client checks `logger.isEnabledFor(logging.DEBUG)` before masking anything for these two.
-def request_sent(url: str, types: str, reference: str | None, attempt: int,
-                 masked_request: Mapping[str, Any]) -> None:
+def request_sent(
+    url: str, types: str, reference: str | None, attempt: int, masked_request: Mapping[str, Any]
+) -> None:
     again = f" (attempt {attempt})" if attempt > 1 else ""
     logger.debug("request %s %s to %s%s: %s", types, reference, url, again, _dump(masked_request))
 
 
-def response_received(types: str, reference: str | None, status_code: int, elapsed: float,
-                      masked_response: Any) -> None:
-    logger.debug("response %s %s: HTTP %s in %.1f ms: %s", types, reference, status_code,
-                 elapsed * 1000, _dump(masked_response))
+def response_received(
+    types: str, reference: str | None, status_code: int, elapsed: float, masked_response: Any
+) -> None:
+    logger.debug(
+        "response %s %s: HTTP %s in %.1f ms: %s",
+        types,
+        reference,
+        status_code,
+        elapsed * 1000,
+        _dump(masked_response),
+    )
 
 
-def exchange_failed(types: str, reference: str | None, url: str, attempt: int, error: BaseException,
-                    retrying: bool) -> None:
+def exchange_failed(
+    types: str, reference: str | None, url: str, attempt: int, error: BaseException, retrying: bool
+) -> None:
     if logger.isEnabledFor(logging.WARNING):
         then = "; retrying (nothing was sent)" if retrying else ""
-        logger.warning("%s %s to %s failed (attempt %d): %s: %s%s", types, reference, url, attempt,
-                       type(error).__name__, mask_text(str(error)), then)
+        logger.warning(
+            "%s %s to %s failed (attempt %d): %s: %s%s",
+            types,
+            reference,
+            url,
+            attempt,
+            type(error).__name__,
+            mask_text(str(error)),
+            then,
+        )

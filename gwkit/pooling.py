@@ -35,8 +35,9 @@ class _Stream(httpcore.AsyncNetworkStream):
     async def aclose(self) -> None:
         await self._stream.aclose()
 
-    async def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                        timeout: float | None = None) -> httpcore.AsyncNetworkStream:
+    async def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
         return _Stream(await self._stream.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str) -> Any:
@@ -60,13 +61,19 @@ class _Backend(httpcore.AsyncNetworkBackend):
     def __init__(self) -> None:
         self._backend = httpcore.AnyIOBackend()
 
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None,
-                          socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
         return _Stream(await self._backend.connect_tcp(host, port, timeout, local_address, socket_options))
 
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.AsyncNetworkStream:
         return _Stream(await self._backend.connect_unix_socket(path, timeout, socket_options))
 
     async def sleep(self, seconds: float) -> None:
@@ -80,11 +87,18 @@ class AsyncPoolTransport(httpx.AsyncHTTPTransport):
         super().__init__(**settings)
         pool = self._pool
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=pool._ssl_context, max_connections=pool._max_connections,
+            ssl_context=pool._ssl_context,
+            max_connections=pool._max_connections,
             max_keepalive_connections=pool._max_keepalive_connections,
-            keepalive_expiry=pool._keepalive_expiry, http1=pool._http1, http2=pool._http2,
-            retries=pool._retries, local_address=pool._local_address, uds=pool._uds,
-            socket_options=pool._socket_options, network_backend=_Backend())
+            keepalive_expiry=pool._keepalive_expiry,
+            http1=pool._http1,
+            http2=pool._http2,
+            retries=pool._retries,
+            local_address=pool._local_address,
+            uds=pool._uds,
+            socket_options=pool._socket_options,
+            network_backend=_Backend(),
+        )
 
 
 @cache

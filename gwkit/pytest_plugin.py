@@ -46,8 +46,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{MARKER}(kind=..., **params): inject a fault into gwkit_sandbox before the "
-                                       "test; drop_next=N, process=True is the older form")
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(kind=..., **params): inject a fault into gwkit_sandbox before the "
+        "test; drop_next=N, process=True is the older form",
+    )
 
 
 def _scope(config: pytest.Config) -> str:
@@ -69,8 +72,9 @@ def gwkit_scenario() -> Callable[["Sandbox"], None] | None:
 
 
 @pytest.fixture(scope="session")
-def _gwkit_session_sandbox(request: pytest.FixtureRequest,
-                           tmp_path_factory: pytest.TempPathFactory) -> Iterator["Sandbox | None"]:
+def _gwkit_session_sandbox(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator["Sandbox | None"]:
     if _scope(request.config) != "session" or Sandbox is None:
         yield None
         return
@@ -80,8 +84,11 @@ def _gwkit_session_sandbox(request: pytest.FixtureRequest,
 
 
 @pytest.fixture
-def gwkit_sandbox(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-                  _gwkit_session_sandbox: "Sandbox | None") -> Iterator["Sandbox"]:
+def gwkit_sandbox(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    _gwkit_session_sandbox: "Sandbox | None",
+) -> Iterator["Sandbox"]:
     _require_sandbox()
     shared = _gwkit_session_sandbox
     if shared is None:
@@ -109,8 +116,9 @@ def _prepare(request: pytest.FixtureRequest, sandbox: "Sandbox") -> None:
 def _inject(request: pytest.FixtureRequest, sandbox: "Sandbox") -> None:
     for marker in reversed(list(request.node.iter_markers(MARKER))):  # outermost first
         if marker.args:
-            raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keyword arguments only, e.g. "
-                                    "kind='drop', process=True")
+            raise pytest.UsageError(
+                f"@pytest.mark.{MARKER} takes keyword arguments only, e.g. kind='drop', process=True"
+            )
         params: dict[str, Any] = dict(marker.kwargs)
         if "kind" in params:
             sandbox.faults.add(params.pop("kind"), **params)
@@ -121,6 +129,11 @@ def _inject(request: pytest.FixtureRequest, sandbox: "Sandbox") -> None:
 @pytest.fixture
 def gwkit_client(gwkit_sandbox: "Sandbox") -> Iterator[Client]:
     account = DEFAULT_ACCOUNT
-    with Client("http://gwkit-sandbox.invalid", account.username, account.password,
-                sitereference=account.sitereferences[0], transport=SandboxTransport(gwkit_sandbox)) as client:
+    with Client(
+        "http://gwkit-sandbox.invalid",
+        account.username,
+        account.password,
+        sitereference=account.sitereferences[0],
+        transport=SandboxTransport(gwkit_sandbox),
+    ) as client:
         yield client

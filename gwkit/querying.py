@@ -44,8 +44,14 @@ class Window:
         return Window(self.start, middle), Window(middle + timedelta(days=1), self.end)
 
 
-def query_all(client: GatewayClient, filters: Mapping[str, Any] | None = None, *, start: date, end: date,
-              progress: Progress | None = None) -> list[Record]:
+def query_all(
+    client: GatewayClient,
+    filters: Mapping[str, Any] | None = None,
+    *,
+    start: date,
+    end: date,
+    progress: Progress | None = None,
+) -> list[Record]:
     """Every record `filters` match between `start` and `end` (dates, both included), newest first."""
     if end < start:
         raise ValueError(f"end ({end}) is before start ({start})")
@@ -54,8 +60,10 @@ def query_all(client: GatewayClient, filters: Mapping[str, Any] | None = None, *
     covered, total = 0, Window(start, end).days
     while pending:
         window = pending.pop()
-        answer = query_answer(client, {**(filters or {}), "startdate": window.start.isoformat(),
-                                 "enddate": window.end.isoformat()})
+        answer = query_answer(
+            client,
+            {**(filters or {}), "startdate": window.start.isoformat(), "enddate": window.end.isoformat()},
+        )
         records = answer.query_records
         if matched(answer) <= len(records):
             for record in records:
@@ -64,8 +72,10 @@ def query_all(client: GatewayClient, filters: Mapping[str, Any] | None = None, *
             if progress is not None:
                 progress(covered, total)
         elif window.days == 1:
-            raise QueryCapError(f"more than {len(records)} records match on {window.start}: one query answers at "
-                                "most 500, so narrow the filter (for example by settlestatus or currencyiso3a)")
+            raise QueryCapError(
+                f"more than {len(records)} records match on {window.start}: one query answers at "
+                "most 500, so narrow the filter (for example by settlestatus or currencyiso3a)"
+            )
         else:
             earlier, later = window.halves()
             pending += [earlier, later]  # the later half is queried first
@@ -85,8 +95,10 @@ def query_paged(client: GatewayClient, filters: Mapping[str, Any] | None = None)
             return list(found.values())
         oldest = date.fromisoformat(str(records[-1]["transactionstartedtimestamp"])[:10])
         if oldest == end:  # the same day again: it alone holds more than one answer
-            raise QueryCapError(f"more than {len(records)} records match on {oldest}: one query answers at most "
-                                "500, so narrow the filter to fetch them all")
+            raise QueryCapError(
+                f"more than {len(records)} records match on {oldest}: one query answers at most "
+                "500, so narrow the filter to fetch them all"
+            )
         end = oldest
 
 
@@ -109,4 +121,6 @@ def query_answer(client: GatewayClient, filters: Mapping[str, Any]) -> Record:
 def newest_first(record: Record) -> tuple[str, tuple[int, ...]]:
     """A sort key (reverse it): timestamp, then the reference's numbers (`23-9-10` after `23-9-9`)."""
     parts = str(record.get("transactionreference", "")).split("-")
-    return str(record.get("transactionstartedtimestamp", "")), tuple(int(p) if p.isdigit() else -1 for p in parts)
+    return str(record.get("transactionstartedtimestamp", "")), tuple(
+        int(p) if p.isdigit() else -1 for p in parts
+    )

@@ -62,11 +62,17 @@ class Reconciliation:
 
     @property
     def summary(self) -> str:
-        what = f"order {self.orderreference!r}" if self.orderreference else f"transaction {self.transactionreference!r}"
+        what = (
+            f"order {self.orderreference!r}"
+            if self.orderreference
+            else f"transaction {self.transactionreference!r}"
+        )
         if not self.payments:
             return f"{what}: {NOT_FOUND}"
         latest = self.payments[0]
-        many = f" ({len(self.payments)} payments found: check for duplicates)" if len(self.payments) > 1 else ""
+        many = (
+            f" ({len(self.payments)} payments found: check for duplicates)" if len(self.payments) > 1 else ""
+        )
         return f"{what}: {latest.get('transactionreference')} {self.state}{many}"
 
     def __str__(self) -> str:
@@ -89,8 +95,13 @@ def state_of(record: Mapping[str, Any]) -> str:
     return AUTHORISED if status in SETTLE_STATUSES else f"authorised, settlestatus {status or 'not given'}"
 
 
-def reconcile(client: GatewayClient, *, orderreference: str | None = None, transactionreference: str | None = None,
-              exchange: Any = None) -> Reconciliation:
+def reconcile(
+    client: GatewayClient,
+    *,
+    orderreference: str | None = None,
+    transactionreference: str | None = None,
+    exchange: Any = None,
+) -> Reconciliation:
     """Query the gateway for the payment an order, a transaction reference or a failed exchange made.
 
     `exchange` is a `gwkit.Exchange` or journal entry whose answer was lost or unknown: its
@@ -98,8 +109,10 @@ def reconcile(client: GatewayClient, *, orderreference: str | None = None, trans
     if exchange is not None and orderreference is None and transactionreference is None:
         orderreference = _orderreference_of(exchange.request)
     if not (orderreference or transactionreference):
-        raise ValueError("give orderreference or transactionreference (or an exchange whose request has an "
-                         "orderreference): without one the payment cannot be found")
+        raise ValueError(
+            "give orderreference or transactionreference (or an exchange whose request has an "
+            "orderreference): without one the payment cannot be found"
+        )
     filters = {"orderreference": orderreference} if orderreference else {}
     if transactionreference:
         filters["transactionreference"] = transactionreference

@@ -84,13 +84,16 @@ class Record(Mapping[str, Any]):
     def errorcode(self) -> int:
         value = self._data.get("errorcode")
         if value is None:
-            raise ResponseFormatError(f"the gateway sent a {self.requesttype or 'record'} record without "
-                                      "errorcode", excerpt(self._data))
+            raise ResponseFormatError(
+                f"the gateway sent a {self.requesttype or 'record'} record without errorcode",
+                excerpt(self._data),
+            )
         try:
             return int(value)
         except (TypeError, ValueError):
-            raise ResponseFormatError(f"the gateway sent an errorcode that is not a number",
-                                      excerpt(value)) from None
+            raise ResponseFormatError(
+                f"the gateway sent an errorcode that is not a number", excerpt(value)
+            ) from None
 
     @property
     def errormessage(self) -> str:
@@ -124,8 +127,9 @@ class Record(Mapping[str, Any]):
         if inner is None:
             return []
         if not isinstance(inner, list) or not all(isinstance(r, Mapping) for r in inner):
-            raise ResponseFormatError("the gateway sent 'records' that is not a list of objects",
-                                      excerpt(inner))
+            raise ResponseFormatError(
+                "the gateway sent 'records' that is not a list of objects", excerpt(inner)
+            )
         return [Record(r) for r in inner]
 
     def only(self, *names: str) -> "Excerpt":
@@ -178,12 +182,21 @@ class Response(Sequence[Record]):
 
     __slots__ = ("raw", "records", "elapsed", "status_code", "_sent", "_request")
 
-    def __init__(self, raw: Mapping[str, Any], *, request: Mapping[str, Any] | None = None,
-                 elapsed: float = 0.0, status_code: int = 200):
+    def __init__(
+        self,
+        raw: Mapping[str, Any],
+        *,
+        request: Mapping[str, Any] | None = None,
+        elapsed: float = 0.0,
+        status_code: int = 200,
+    ):
         records = raw.get("response") if isinstance(raw, (dict, Mapping)) else None
         if not isinstance(records, list) or not _all_objects(records):
-            raise ResponseFormatError("the answer is not a gateway envelope (no 'response' list of records)",
-                                      excerpt(raw), status_code)
+            raise ResponseFormatError(
+                "the answer is not a gateway envelope (no 'response' list of records)",
+                excerpt(raw),
+                status_code,
+            )
         if not records:
             raise ResponseFormatError("the gateway envelope has no records", excerpt(raw), status_code)
         self.raw = raw if isinstance(raw, MaskedDict) else MaskedDict(raw)
@@ -251,8 +264,10 @@ class Response(Sequence[Record]):
 
     def _repr_html_(self) -> str:
         """In a notebook: each record in plain words, then its fields (masked), side by side."""
-        return (f"<div class='gwkit-response'><small>request {html.escape(str(self.requestreference))}"
-                f"{f', {self.elapsed * 1000:.0f} ms' if self.elapsed else ''}</small>{records_html(self.records)}</div>")
+        return (
+            f"<div class='gwkit-response'><small>request {html.escape(str(self.requestreference))}"
+            f"{f', {self.elapsed * 1000:.0f} ms' if self.elapsed else ''}</small>{records_html(self.records)}</div>"
+        )
 
 
 def _all_objects(records: list[Any]) -> bool:
@@ -268,14 +283,23 @@ def records_html(records: Sequence[Mapping[str, Any]], fields: Sequence[str] | N
     of every field or of `fields` only."""
     lines = "".join(
         f"<div class='gwkit-headline' style='font-weight:bold;color:{'#1b7f3b' if record_ok(r) else '#b00020'}'>"
-        f"{html.escape(in_words(r))}</div>" for r in records)
+        f"{html.escape(in_words(r))}</div>"
+        for r in records
+    )
     masked = [mask_data(dict(r)) for r in records]
-    names = list(fields) if fields is not None else list(
-        dict.fromkeys(name for r in masked for name in r if name != "records"))
+    names = (
+        list(fields)
+        if fields is not None
+        else list(dict.fromkeys(name for r in masked for name in r if name != "records"))
+    )
     rows = "".join(
         f"<tr><th style='text-align:left;padding-right:1em'><code>{html.escape(name)}</code></th>"
-        + "".join(f"<td style='text-align:left;padding-right:1em'>{_cell_text(r.get(name))}</td>" for r in masked)
-        + "</tr>" for name in names)
+        + "".join(
+            f"<td style='text-align:left;padding-right:1em'>{_cell_text(r.get(name))}</td>" for r in masked
+        )
+        + "</tr>"
+        for name in names
+    )
     return f"{lines}<table class='gwkit-record-table' style='border-collapse:collapse'>{rows}</table>"
 
 

@@ -29,19 +29,31 @@ import httpx
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium tries to reach Google's hosts at every start.
-CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run")
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
 # Short: a full-page screenshot is as tall as the page's content, never padded to the window.
 VIEWPORT = {"width": 900, "height": 120}
 # Screenshots never show card data in clear: Chromium draws these inputs as dots. (Set through the
 # DOM, which the page's Content-Security-Policy allows, unlike an added <style>.)
-HIDE_CARD_DATA = ("document.querySelectorAll('[data-st-field=pan], [data-st-field=securitycode]')"
-                  ".forEach(input => input.style.webkitTextSecurity = 'disc')")
+HIDE_CARD_DATA = (
+    "document.querySelectorAll('[data-st-field=pan], [data-st-field=securitycode]')"
+    ".forEach(input => input.style.webkitTextSecurity = 'disc')"
+)
 # The same, on every document the shop's page loads (before its first paint), with no call per payment.
 HIDE_CARD_DATA_ON_LOAD = f"document.addEventListener('DOMContentLoaded', () => {HIDE_CARD_DATA})"
 RESULT = "#auth-result, #st-message.st-error"  # the shop's answer, or st.js's refusal
-ORDER = {"orderreference": "demo-order-1", "baseamount": "1050", "currencyiso3a": "GBP",
-         "billinglastname": "Tester"}
+ORDER = {
+    "orderreference": "demo-order-1",
+    "baseamount": "1050",
+    "currencyiso3a": "GBP",
+    "billinglastname": "Tester",
+}
 LOCALES = ("fr_fr", "de_de")
 _TIMEOUT = 30.0
 
@@ -68,25 +80,29 @@ class Screenshot:
 
     def _repr_html_(self) -> str:
         data = base64.b64encode(self.png).decode("ascii")
-        return (f'<figure style="margin:0 0 1em 0"><figcaption style="font-weight:600">'
-                f'{html.escape(self.caption)}</figcaption>'
-                f'<img src="data:image/png;base64,{data}" alt="{html.escape(self.caption)}" '
-                f'style="max-width:100%;border:1px solid #ccc"></figure>')
+        return (
+            f'<figure style="margin:0 0 1em 0"><figcaption style="font-weight:600">'
+            f"{html.escape(self.caption)}</figcaption>"
+            f'<img src="data:image/png;base64,{data}" alt="{html.escape(self.caption)}" '
+            f'style="max-width:100%;border:1px solid #ccc"></figure>'
+        )
 
 
 @dataclass
 class Payment:
     """One payment on the shop page: how it was made, its screenshots, what the page said."""
 
-    via: str                      # "browser" or "st.js emulation"
+    via: str  # "browser" or "st.js emulation"
     screenshots: list[Screenshot] = field(default_factory=list)
-    page_message: str = ""        # st.js's message or the shop's result, as the page showed it
+    page_message: str = ""  # st.js's message or the shop's result, as the page showed it
 
     def _repr_html_(self) -> str:
-        how = ("Paid in headless Chromium, as a customer would: typed the card and pressed Pay."
-               if self.via == "browser" else
-               "Playwright or Chromium is not installed here: sent what st.js would send instead "
-               "(CACHETOKENISE from the browser, then the form without card inputs).")
+        how = (
+            "Paid in headless Chromium, as a customer would: typed the card and pressed Pay."
+            if self.via == "browser"
+            else "Playwright or Chromium is not installed here: sent what st.js would send instead "
+            "(CACHETOKENISE from the browser, then the form without card inputs)."
+        )
         parts = [f"<p>{html.escape(how)}</p>"]
         if self.page_message:
             parts.append(f"<p>The page said: <em>{html.escape(self.page_message)}</em></p>")
@@ -104,12 +120,15 @@ class ShopPage:
     def _repr_html_(self) -> str:
         links = " &middot; ".join(
             [f'<a href="{html.escape(self.url)}" target="_blank">Open the demo shop in a new tab</a>']
-            + [f'<a href="{html.escape(self.url)}?locale={loc}" target="_blank">{loc}</a>' for loc in LOCALES])
+            + [f'<a href="{html.escape(self.url)}?locale={loc}" target="_blank">{loc}</a>' for loc in LOCALES]
+        )
         if self.height is None:
             return f"<p>{links}</p>"
-        return (f"<p>{links}</p><iframe src=\"{html.escape(self.url)}\" title=\"The demo shop's payment page\" "
-                f'style="width:100%;max-width:{VIEWPORT["width"]}px;height:{self.height}px;'
-                f'border:1px solid #ccc"></iframe>')
+        return (
+            f'<p>{links}</p><iframe src="{html.escape(self.url)}" title="The demo shop\'s payment page" '
+            f'style="width:100%;max-width:{VIEWPORT["width"]}px;height:{self.height}px;'
+            f'border:1px solid #ccc"></iframe>'
+        )
 
 
 class DemoShop:
@@ -136,11 +155,13 @@ class DemoShop:
     def form_source(self) -> str:
         """The payment form and the st.js set-up, as the shop's HTML has them."""
         page = httpx.get(self.url, timeout=_TIMEOUT).text
-        form = page[page.index("<form"):]
+        form = page[page.index("<form") :]
         end = form.index("</script>", form.index("SecureTrading.Standard")) + len("</script>")
         return form[:end]
 
-    def pay(self, card: Mapping[str, str], *, complete: str = "later", named_card_inputs: bool = False) -> Payment:
+    def pay(
+        self, card: Mapping[str, str], *, complete: str = "later", named_card_inputs: bool = False
+    ) -> Payment:
         """Pay on the page with `card` (pan, expirymonth, expiryyear, securitycode).
 
         `complete="later"`: the shop keeps the token and sends no AUTH (send it yourself);
@@ -180,12 +201,23 @@ class DemoShop:
             self._browser = None
 
     def _pay_like_stjs(self, card: Mapping[str, str], complete: str, named_card_inputs: bool) -> Payment:
-        envelope = {"version": "1.00", "request": [
-            {"requesttypedescriptions": ["CACHETOKENISE"], "sitereference": self.sitereference, **card}]}
+        envelope = {
+            "version": "1.00",
+            "request": [
+                {"requesttypedescriptions": ["CACHETOKENISE"], "sitereference": self.sitereference, **card}
+            ],
+        }
         record = httpx.post(f"{self.base_url}/json/", json=envelope, timeout=_TIMEOUT).json()["response"][0]
         if record["errorcode"] != "0":
-            return Payment("st.js emulation", page_message=f"{record.get('errormessage')} {record.get('errordata', '')}")
-        form = {"sitereference": self.sitereference, **ORDER, "complete": complete, "cachetoken": record["cachetoken"]}
+            return Payment(
+                "st.js emulation", page_message=f"{record.get('errormessage')} {record.get('errordata', '')}"
+            )
+        form = {
+            "sitereference": self.sitereference,
+            **ORDER,
+            "complete": complete,
+            "cachetoken": record["cachetoken"],
+        }
         if named_card_inputs:
             form.update(card)
         httpx.post(f"{self.url}/pay", data=form, timeout=_TIMEOUT)
@@ -224,8 +256,9 @@ class _BrowserThread:
             from playwright.sync_api import sync_playwright
 
             self._playwright = sync_playwright().start()
-            self._browser = self._playwright.chromium.launch(executable_path=str(self._chromium),
-                                                             args=list(CHROMIUM_ARGS))
+            self._browser = self._playwright.chromium.launch(
+                executable_path=str(self._chromium), args=list(CHROMIUM_ARGS)
+            )
         self._page = self._browser.new_page(viewport=VIEWPORT)
         self._page.add_init_script(HIDE_CARD_DATA_ON_LOAD)
         return self._page

@@ -40,10 +40,20 @@ STATE_MEANINGS = {
     DECLINED: "the first payment failed, so no payment is ever made",
 }
 # Whether a scheduled payment will be made, by the subscription's present state.
-EXPECTED = {SCHEDULED: "yes", PENDING: "once the first payment settles", SUSPENDED: "not while suspended",
-            STOPPED: "no", DECLINED: "never"}
-CREATE_DEFAULTS = {"accounttypedescription": "ECOM", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
-                   "subscriptionnumber": "1", "credentialsonfile": "1"}
+EXPECTED = {
+    SCHEDULED: "yes",
+    PENDING: "once the first payment settles",
+    SUSPENDED: "not while suspended",
+    STOPPED: "no",
+    DECLINED: "never",
+}
+CREATE_DEFAULTS = {
+    "accounttypedescription": "ECOM",
+    "subscriptiontype": "RECURRING",
+    "subscriptionunit": "MONTH",
+    "subscriptionnumber": "1",
+    "credentialsonfile": "1",
+}
 
 
 class SubscriptionError(GatewayError):
@@ -57,7 +67,10 @@ def subscription_state(record: Mapping[str, Any], auth: Mapping[str, Any] | None
     active = str(record.get("transactionactive", "2"))
     if active == "0":
         return SUSPENDED
-    final, upcoming = int(record.get("subscriptionfinalnumber") or 0), int(record.get("subscriptionnumber") or 1)
+    final, upcoming = (
+        int(record.get("subscriptionfinalnumber") or 0),
+        int(record.get("subscriptionnumber") or 1),
+    )
     if final != 0 and upcoming > final:
         return STOPPED
     if active == "2" and (auth is None or auth.get("settlestatus") != "100"):
@@ -67,6 +80,7 @@ def subscription_state(record: Mapping[str, Any], auth: Mapping[str, Any] | None
 
 # -- the helper ------------------------------------------------------------------------------
 
+
 class Subscription:
     """One subscription, known by the `transactionreference` of its SUBSCRIPTION record.
 
@@ -74,17 +88,21 @@ class Subscription:
     payment). Every method sends a request through `client` (a `gwkit.Client`) and refreshes them.
     """
 
-    def __init__(self, client: GatewayClient, record: Mapping[str, Any], auth: Mapping[str, Any] | None = None):
+    def __init__(
+        self, client: GatewayClient, record: Mapping[str, Any], auth: Mapping[str, Any] | None = None
+    ):
         self.client = client
         self.record = record if isinstance(record, Record) else Record(record)
         self.auth = None if auth is None else (auth if isinstance(auth, Record) else Record(auth))
 
     def __repr__(self) -> str:
         r = self.record
-        return (f"<Subscription {self.reference} {self.state}: {r.get('baseamount')} {r.get('currencyiso3a')} "
-                f"every {r.get('subscriptionfrequency')} {str(r.get('subscriptionunit', 'MONTH')).lower()}(s) from "
-                f"{r.get('subscriptionbegindate')}, next payment {r.get('subscriptionnumber')} of "
-                f"{r.get('subscriptionfinalnumber')} (0: no end), transactionactive {r.get('transactionactive')}>")
+        return (
+            f"<Subscription {self.reference} {self.state}: {r.get('baseamount')} {r.get('currencyiso3a')} "
+            f"every {r.get('subscriptionfrequency')} {str(r.get('subscriptionunit', 'MONTH')).lower()}(s) from "
+            f"{r.get('subscriptionbegindate')}, next payment {r.get('subscriptionnumber')} of "
+            f"{r.get('subscriptionfinalnumber')} (0: no end), transactionactive {r.get('transactionactive')}>"
+        )
 
     # creating and finding
 
@@ -93,11 +111,19 @@ class Subscription:
         """Send AUTH SUBSCRIPTION. Raises `SubscriptionError` when the gateway refuses the request;
         a declined first payment is not an exception: check `auth.ok` and `state`, as the interface says."""
         response = client.auth_subscription(**{**CREATE_DEFAULTS, **fields})
-        if len(response.records) < 2 or response.records[1].requesttype != "SUBSCRIPTION" \
-                or response.records[1].errorcode != 0:
+        if (
+            len(response.records) < 2
+            or response.records[1].requesttype != "SUBSCRIPTION"
+            or response.records[1].errorcode != 0
+        ):
             failed = next((r for r in response.records if r.errorcode != 0), response.record)
-            raise SubscriptionError(failed.errorcode, f"AUTH SUBSCRIPTION refused: {failed.errormessage}",
-                                    failed.errordata, response.requestreference, failed.requesttype)
+            raise SubscriptionError(
+                failed.errorcode,
+                f"AUTH SUBSCRIPTION refused: {failed.errormessage}",
+                failed.errordata,
+                response.requestreference,
+                failed.requesttype,
+            )
         return cls(client, response.records[1], response.records[0])
 
     @classmethod
@@ -122,8 +148,11 @@ class Subscription:
         found = self._records([self.reference, known_parent] if known_parent else [self.reference])
         record = found.get(self.reference)
         if record is None or record.get("requesttypedescription") != "SUBSCRIPTION":
-            raise SubscriptionError(30000, f"no SUBSCRIPTION record has transactionreference {self.reference}",
-                                    ["transactionreference"])
+            raise SubscriptionError(
+                30000,
+                f"no SUBSCRIPTION record has transactionreference {self.reference}",
+                ["transactionreference"],
+            )
         self.record = record
         parent = record.get("parenttransactionreference")
         if parent:
@@ -171,9 +200,13 @@ class Subscription:
         response = self.client.transaction_update(transactionreference=self.reference, updates=updates)
         record = response.record
         if record.errorcode != 0:
-            raise SubscriptionError(record.errorcode, f"TRANSACTIONUPDATE of {self.reference} refused: "
-                                    f"{record.errormessage}", record.errordata, response.requestreference,
-                                    record.requesttype)
+            raise SubscriptionError(
+                record.errorcode,
+                f"TRANSACTIONUPDATE of {self.reference} refused: {record.errormessage}",
+                record.errordata,
+                response.requestreference,
+                record.requesttype,
+            )
         return self.refresh()
 
     def set_amount(self, baseamount: int | str) -> "Subscription":
@@ -195,7 +228,9 @@ class Subscription:
 
     def payments(self) -> list[Record]:
         """The automated payments made so far, by number (AUTH records whose parent is this subscription)."""
-        found = query_paged(self.client, {"parenttransactionreference": self.reference, "requesttypedescription": "AUTH"})
+        found = query_paged(
+            self.client, {"parenttransactionreference": self.reference, "requesttypedescription": "AUTH"}
+        )
         return sorted(found, key=lambda r: int(r.get("subscriptionnumber") or 0))
 
     def refund_payment(self, number: int, baseamount: int | str | None = None) -> Record:
@@ -203,15 +238,20 @@ class Subscription:
         record. The payment must have settled, or be due to settle today, as for any AUTH."""
         made = [p for p in self.payments() if int(p.get("subscriptionnumber") or 0) == int(number)]
         if not made:
-            raise SubscriptionError(20004, f"subscription {self.reference} has made no payment {number}",
-                                    ["subscriptionnumber"])
+            raise SubscriptionError(
+                20004, f"subscription {self.reference} has made no payment {number}", ["subscriptionnumber"]
+            )
         fields = {} if baseamount is None else {"baseamount": baseamount}
         response = self.client.refund(made[0]["transactionreference"], **fields)
         record = response.record
         if record.errorcode != 0:
-            raise SubscriptionError(record.errorcode, f"REFUND of payment {number} of {self.reference} refused: "
-                                    f"{record.errormessage}", record.errordata, response.requestreference,
-                                    record.requesttype)
+            raise SubscriptionError(
+                record.errorcode,
+                f"REFUND of payment {number} of {self.reference} refused: {record.errormessage}",
+                record.errordata,
+                response.requestreference,
+                record.requesttype,
+            )
         return record
 
     @property
@@ -220,8 +260,13 @@ class Subscription:
         made = self.payments()
         return int(made[0]["subscriptionnumber"]) if made else self.refresh().next_number
 
-    def schedule(self, periods: int = 12, *, until: date | None = None,
-                 payments: Sequence[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+    def schedule(
+        self,
+        periods: int = 12,
+        *,
+        until: date | None = None,
+        payments: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
         """The next `periods` payments (or those due by `until`) as the engine would make them now:
         number, due date, amount, and whether it will be made (`expected`) in the present state.
 
@@ -231,12 +276,27 @@ class Subscription:
             self.refresh()
             payments = self.payments()
         first = min((int(p.get("subscriptionnumber") or 0) for p in payments), default=self.next_number)
-        dates = payment_dates(self.begin_date, self.frequency, first, self.final_number, start=self.next_number,
-                              until=until, limit=None if until is not None else periods, unit=self.unit)
+        dates = payment_dates(
+            self.begin_date,
+            self.frequency,
+            first,
+            self.final_number,
+            start=self.next_number,
+            until=until,
+            limit=None if until is not None else periods,
+            unit=self.unit,
+        )
         expected = EXPECTED[self.state]
-        return [{"number": number, "due_date": due, "baseamount": int(self.record["baseamount"]),
-                 "currencyiso3a": self.record.get("currencyiso3a"), "expected": expected}
-                for number, due in dates]
+        return [
+            {
+                "number": number,
+                "due_date": due,
+                "baseamount": int(self.record["baseamount"]),
+                "currencyiso3a": self.record.get("currencyiso3a"),
+                "expected": expected,
+            }
+            for number, due in dates
+        ]
 
 
 def fetch_subscriptions(client: GatewayClient, references: Iterable[str] | None = None) -> list[Subscription]:
@@ -246,20 +306,31 @@ def fetch_subscriptions(client: GatewayClient, references: Iterable[str] | None 
         records = query_paged(client, {"requesttypedescription": "SUBSCRIPTION"})
     else:
         wanted = list(references)
-        found = {r["transactionreference"]: r for chunk in _chunks(wanted, 100)
-                 for r in query_paged(client, {"transactionreference": chunk, "requesttypedescription": "SUBSCRIPTION"})}
+        found = {
+            r["transactionreference"]: r
+            for chunk in _chunks(wanted, 100)
+            for r in query_paged(
+                client, {"transactionreference": chunk, "requesttypedescription": "SUBSCRIPTION"}
+            )
+        }
         missing = [r for r in wanted if r not in found]
         if missing:
-            raise SubscriptionError(30000, f"no SUBSCRIPTION record has transactionreference {missing[0]}",
-                                    ["transactionreference"])
+            raise SubscriptionError(
+                30000,
+                f"no SUBSCRIPTION record has transactionreference {missing[0]}",
+                ["transactionreference"],
+            )
         records = [found[r] for r in wanted]
     parents = [r.get("parenttransactionreference") for r in records]
-    auths = {r["transactionreference"]: r for chunk in _chunks(parents, 100)
-             for r in query_paged(client, {"transactionreference": chunk})}
+    auths = {
+        r["transactionreference"]: r
+        for chunk in _chunks(parents, 100)
+        for r in query_paged(client, {"transactionreference": chunk})
+    }
     return [Subscription(client, r, auths.get(r.get("parenttransactionreference"))) for r in records]
 
 
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
     items = [i for i in items if i]
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]

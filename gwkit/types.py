@@ -22,17 +22,26 @@ class GatewayClient(Protocol):
 
     def store(self, *, validate: bool | None = None, **fields: Any) -> Response: ...
 
-    def refund(self, parenttransactionreference: str | None = None, *, validate: bool | None = None,
-               **fields: Any) -> Response: ...
+    def refund(
+        self, parenttransactionreference: str | None = None, *, validate: bool | None = None, **fields: Any
+    ) -> Response: ...
 
-    def transaction_query(self, filter: Mapping[str, Any] | None = None, *, validate: bool | None = None,
-                          **filter_fields: Any) -> Response: ...
+    def transaction_query(
+        self, filter: Mapping[str, Any] | None = None, *, validate: bool | None = None, **filter_fields: Any
+    ) -> Response: ...
 
-    def transaction_update(self, filter: Mapping[str, Any] | None = None, updates: Mapping[str, Any] | None = None,
-                           *, validate: bool | None = None, **filter_fields: Any) -> Response: ...
+    def transaction_update(
+        self,
+        filter: Mapping[str, Any] | None = None,
+        updates: Mapping[str, Any] | None = None,
+        *,
+        validate: bool | None = None,
+        **filter_fields: Any,
+    ) -> Response: ...
 
-    def build_request(self, types: Any, fields: Mapping[str, Any] | None = None, /,
-                      **more: Any) -> dict[str, Any]: ...
+    def build_request(
+        self, types: Any, fields: Mapping[str, Any] | None = None, /, **more: Any
+    ) -> dict[str, Any]: ...
 
     def build_filter(self, filter: Mapping[str, Any] | None = None, /, **filter_fields: Any) -> Any: ...
 

@@ -26,9 +26,28 @@ PACKAGE = ROOT / "gwkit"
 TESTS = ROOT / "tests"
 
 ROOTS = {"gwkit", "gwkit.cli", "gwkit.connect", "gwkit.kernel", "gwkit.pytest_plugin", "gwkit.__main__"}
-CORE = {"gwkit.changes", "gwkit.errors", "gwkit.log", "gwkit.envelope", "gwkit.response", "gwkit.exchange", "gwkit.client", "gwkit.sending", "gwkit.pooling",
-        "gwkit.journal", "gwkit.subscription", "gwkit.cardstore", "gwkit.threeds", "gwkit.reconcile",
-        "gwkit.cassette", "gwkit.codegen", "gwkit.querying", "gwkit.shop", "gwkit.types", "gwkit.config"}
+CORE = {
+    "gwkit.changes",
+    "gwkit.errors",
+    "gwkit.log",
+    "gwkit.envelope",
+    "gwkit.response",
+    "gwkit.exchange",
+    "gwkit.client",
+    "gwkit.sending",
+    "gwkit.pooling",
+    "gwkit.journal",
+    "gwkit.subscription",
+    "gwkit.cardstore",
+    "gwkit.threeds",
+    "gwkit.reconcile",
+    "gwkit.cassette",
+    "gwkit.codegen",
+    "gwkit.querying",
+    "gwkit.shop",
+    "gwkit.types",
+    "gwkit.config",
+}
 ALLOWED = {
     "interface": {"interface"},
     "sandbox": {"interface", "sandbox"},
@@ -44,14 +63,20 @@ MAX_FUNCTION_LEVEL_IMPORTS = 3
 def layer_of(module: str) -> str:
     if module in ROOTS:
         return "roots"
-    for prefix, layer in (("gwkit.interface", "interface"), ("gwkit.sandbox", "sandbox"), ("gwkit.report", "report"),
-                          ("gwkit.widgets", "widgets"), ("gwkit.devtools", "devtools")):
+    for prefix, layer in (
+        ("gwkit.interface", "interface"),
+        ("gwkit.sandbox", "sandbox"),
+        ("gwkit.report", "report"),
+        ("gwkit.widgets", "widgets"),
+        ("gwkit.devtools", "devtools"),
+    ):
         if module == prefix or module.startswith(prefix + "."):
             return layer
     if module in CORE or any(module.startswith(c + ".") for c in CORE):
         return "core"
-    raise AssertionError(f"{module} belongs to no layer: add it to tests/test_architecture.py and "
-                         "docs/architecture.md")
+    raise AssertionError(
+        f"{module} belongs to no layer: add it to tests/test_architecture.py and docs/architecture.md"
+    )
 
 
 @dataclass(frozen=True)
@@ -172,16 +197,24 @@ def test_no_import_cycles(graph: list[Import]) -> None:
 
 
 def test_imports_point_down_the_layers(graph: list[Import]) -> None:
-    upward = [f"{i.source}:{i.line} imports {i.target} ({layer_of(i.source)} -> {layer_of(i.target)})"
-              for i in graph if layer_of(i.target) not in ALLOWED[layer_of(i.source)]]
+    upward = [
+        f"{i.source}:{i.line} imports {i.target} ({layer_of(i.source)} -> {layer_of(i.target)})"
+        for i in graph
+        if layer_of(i.target) not in ALLOWED[layer_of(i.source)]
+    ]
     assert upward == []
 
 
 def test_sandbox_http_is_a_leaf_and_the_gateway_knows_no_http(graph: list[Import]) -> None:
-    wrong = [f"{i.source}:{i.line} imports {i.target}" for i in graph
-             if (i.source == "gwkit.sandbox.http" and i.target.startswith("gwkit.sandbox"))
-             or (i.source.startswith("gwkit.sandbox.gateway")
-                 and (i.target.startswith("gwkit.sandbox.web") or i.target == "gwkit.sandbox.http"))]
+    wrong = [
+        f"{i.source}:{i.line} imports {i.target}"
+        for i in graph
+        if (i.source == "gwkit.sandbox.http" and i.target.startswith("gwkit.sandbox"))
+        or (
+            i.source.startswith("gwkit.sandbox.gateway")
+            and (i.target.startswith("gwkit.sandbox.web") or i.target == "gwkit.sandbox.http")
+        )
+    ]
     assert wrong == []
 
 
@@ -197,8 +230,15 @@ def test_no_test_module_imports_another() -> None:
     offenders = []
     for path in TESTS.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] + [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else (
+                    [node.module or ""] + [a.name for a in node.names]
+                    if isinstance(node, ast.ImportFrom)
+                    else []
+                )
+            )
             if any(n.split(".")[-1].startswith("test_") or n.endswith("conftest") for n in names):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []

@@ -11,8 +11,25 @@ DEFAULT_EXPONENT = 2
 EXPONENTS: dict[str, int] = {
     # no minor unit
     **dict.fromkeys(
-        ("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND",
-         "VUV", "XAF", "XOF", "XPF"),
+        (
+            "BIF",
+            "CLP",
+            "DJF",
+            "GNF",
+            "ISK",
+            "JPY",
+            "KMF",
+            "KRW",
+            "PYG",
+            "RWF",
+            "UGX",
+            "UYI",
+            "VND",
+            "VUV",
+            "XAF",
+            "XOF",
+            "XPF",
+        ),
         0,
     ),
     # thousandths
@@ -41,8 +58,20 @@ def to_major(baseamount: int | str, currency: str | None) -> str:
 
 
 # Symbols for display; any other currency is written with its code after the amount.
-SYMBOLS: dict[str, str] = {"GBP": "£", "EUR": "€", "USD": "$", "JPY": "¥", "CHF": "CHF ", "AUD": "A$",
-                           "CAD": "C$", "NZD": "NZ$", "HKD": "HK$", "SGD": "S$", "INR": "₹", "CNY": "CN¥"}
+SYMBOLS: dict[str, str] = {
+    "GBP": "£",
+    "EUR": "€",
+    "USD": "$",
+    "JPY": "¥",
+    "CHF": "CHF ",
+    "AUD": "A$",
+    "CAD": "C$",
+    "NZD": "NZ$",
+    "HKD": "HK$",
+    "SGD": "S$",
+    "INR": "₹",
+    "CNY": "CN¥",
+}
 
 
 def format_money(baseamount: int | str, currency: str | None) -> str:

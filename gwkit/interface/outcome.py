@@ -37,13 +37,17 @@ def in_words(record: Mapping[str, Any]) -> str:
     if kind == "ACCOUNTCHECK":
         return f"Card checked: {_card(record, '').strip() or 'the card'} is good to use{ref}; no money moved."
     if kind == "STORE":
-        return (f"Card stored: {_card(record, '').strip() or 'the card'}{ref}. Pay with it by naming "
-                f"{reference} as parenttransactionreference.")
+        return (
+            f"Card stored: {_card(record, '').strip() or 'the card'}{ref}. Pay with it by naming "
+            f"{reference} as parenttransactionreference."
+        )
     if kind == "THREEDQUERY":
         return f"Enrolment checked{ref}: {_ENROLMENT.get(str(record.get('enrolled')), 'see enrolled.')}"
     if kind == "SUBSCRIPTION":
-        return (f"Subscription set up{ref}: payment {record.get('subscriptionnumber', '1')} is this AUTH; the "
-                "gateway makes the next ones on their dates.")
+        return (
+            f"Subscription set up{ref}: payment {record.get('subscriptionnumber', '1')} is this AUTH; the "
+            "gateway makes the next ones on their dates."
+        )
     if kind == "TRANSACTIONQUERY":
         found = record.get("found", len(record.get("records") or []))
         return f"Query answered: {int(found):,} record(s) found."
@@ -57,7 +61,9 @@ def in_words(record: Mapping[str, Any]) -> str:
 def _failure(record: Mapping[str, Any]) -> str:
     code = record.get("errorcode")
     if str(code) == "0":  # errorcode 0 with settlestatus 3
-        return f"Cancelled: {_amount(record) or 'the payment'} will not settle (settlestatus 3); no money moves."
+        return (
+            f"Cancelled: {_amount(record) or 'the payment'} will not settle (settlestatus 3); no money moves."
+        )
     meaning = explain(code)
     fields = record.get("errordata")
     named = ""

@@ -81,41 +81,67 @@ _TOKEN_SELECTOR = ("cachetoken",)
 
 # The order of variants matters: the first whose selector matches wins, the last is the fallback.
 AUTH = RequestType(
-    "AUTH", ("AUTH",), "Authorisation",
+    "AUTH",
+    ("AUTH",),
+    "Authorisation",
     help="Authorises a card payment; funds are reserved when it succeeds.",
     variants=(
         Variant(
-            "threeds", "After 3-D Secure (enrolled card)", ("md", "pares"),
+            "threeds",
+            "After 3-D Secure (enrolled card)",
+            ("md", "pares"),
             ("sitereference", "orderreference", "credentialsonfile") + COMMON + BILLING,
-            forbidden={f: "details are inherited from the THREEDQUERY" for f in
-                       ("pan", "expirydate", "securitycode", "cachetoken", "parenttransactionreference")},
+            forbidden={
+                f: "details are inherited from the THREEDQUERY"
+                for f in ("pan", "expirydate", "securitycode", "cachetoken", "parenttransactionreference")
+            },
             selected_by=_THREEDS_SELECTOR,
             help="Send md and pares from the ACS; everything else is inherited from the THREEDQUERY.",
         ),
         Variant(
-            "cachetoken", "With a cachetoken", ("sitereference", "accounttypedescription", "currencyiso3a",
-                                                "baseamount", "cachetoken"),
+            "cachetoken",
+            "With a cachetoken",
+            ("sitereference", "accounttypedescription", "currencyiso3a", "baseamount", "cachetoken"),
             ("orderreference", "credentialsonfile") + COMMON + BILLING,
-            forbidden={"pan": NOT_WITH_TOKEN, "expirydate": NOT_WITH_TOKEN, "securitycode": NOT_WITH_TOKEN,
-                       "md": NOT_WITH_3DS, "pares": NOT_WITH_3DS,
-                       "parenttransactionreference": NOT_WITH_TOKEN},
+            forbidden={
+                "pan": NOT_WITH_TOKEN,
+                "expirydate": NOT_WITH_TOKEN,
+                "securitycode": NOT_WITH_TOKEN,
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+                "parenttransactionreference": NOT_WITH_TOKEN,
+            },
             choices={"accounttypedescription": ("ECOM", "MOTO")},
             selected_by=_TOKEN_SELECTOR,
             help="The browser library's cachetoken replaces the card fields.",
         ),
         Variant(
-            "parent", "From a stored card or a THREEDQUERY (not enrolled or unknown)",
+            "parent",
+            "From a stored card or a THREEDQUERY (not enrolled or unknown)",
             ("sitereference", "parenttransactionreference"),
-            ("accounttypedescription", "currencyiso3a", "baseamount", "orderreference", "securitycode",
-             "credentialsonfile") + COMMON + BILLING,
-            forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA, "md": NOT_WITH_3DS,
-                       "pares": NOT_WITH_3DS},
+            (
+                "accounttypedescription",
+                "currencyiso3a",
+                "baseamount",
+                "orderreference",
+                "securitycode",
+                "credentialsonfile",
+            )
+            + COMMON
+            + BILLING,
+            forbidden={
+                "pan": NO_CARD_DATA,
+                "expirydate": NO_CARD_DATA,
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+            },
             choices={"accounttypedescription": ("ECOM", "MOTO", "RECUR")},
             selected_by=_PARENT_SELECTOR,
             help="Card and billing details are inherited from the parent STORE or THREEDQUERY record.",
         ),
         Variant(
-            "card", "With card details",
+            "card",
+            "With card details",
             ("sitereference", "accounttypedescription", "currencyiso3a", "baseamount") + CARD,
             ("securitycode", "orderreference", "credentialsonfile") + COMMON + BILLING,
             forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
@@ -125,35 +151,62 @@ AUTH = RequestType(
 )
 
 _SUBSCRIPTION_REQUIRED = (
-    "sitereference", "accounttypedescription", "currencyiso3a", "baseamount", "orderreference",
-) + SUBSCRIPTION_FIELDS + ("credentialsonfile",)
+    (
+        "sitereference",
+        "accounttypedescription",
+        "currencyiso3a",
+        "baseamount",
+        "orderreference",
+    )
+    + SUBSCRIPTION_FIELDS
+    + ("credentialsonfile",)
+)
 _SUBSCRIPTION_CHOICES = {"accounttypedescription": ("ECOM", "MOTO")}
 _SUBSCRIPTION_OPTIONAL = ("transactionactive",) + COMMON + BILLING
 
 AUTH_SUBSCRIPTION = RequestType(
-    "AUTH+SUBSCRIPTION", ("AUTH", "SUBSCRIPTION"), "Subscription (first payment and schedule)",
+    "AUTH+SUBSCRIPTION",
+    ("AUTH", "SUBSCRIPTION"),
+    "Subscription (first payment and schedule)",
     help="Processes the first payment now and schedules later payments in the subscription engine.",
     variants=(
         Variant(
-            "threeds", "Card enrolled in 3-D Secure", _SUBSCRIPTION_REQUIRED + ("md", "pares"),
+            "threeds",
+            "Card enrolled in 3-D Secure",
+            _SUBSCRIPTION_REQUIRED + ("md", "pares"),
             _SUBSCRIPTION_OPTIONAL,
-            forbidden={f: "details are inherited from the THREEDQUERY" for f in
-                       ("pan", "expirydate", "securitycode", "cachetoken", "parenttransactionreference")},
-            choices=_SUBSCRIPTION_CHOICES, selected_by=_THREEDS_SELECTOR,
+            forbidden={
+                f: "details are inherited from the THREEDQUERY"
+                for f in ("pan", "expirydate", "securitycode", "cachetoken", "parenttransactionreference")
+            },
+            choices=_SUBSCRIPTION_CHOICES,
+            selected_by=_THREEDS_SELECTOR,
         ),
         Variant(
-            "parent", "Card not enrolled in 3-D Secure, or a stored card",
+            "parent",
+            "Card not enrolled in 3-D Secure, or a stored card",
             _SUBSCRIPTION_REQUIRED + ("parenttransactionreference",),
             _SUBSCRIPTION_OPTIONAL + ("securitycode",),
-            forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA, "md": NOT_WITH_3DS,
-                       "pares": NOT_WITH_3DS, "cachetoken": NO_CARD_DATA},
-            choices=_SUBSCRIPTION_CHOICES, selected_by=_PARENT_SELECTOR,
+            forbidden={
+                "pan": NO_CARD_DATA,
+                "expirydate": NO_CARD_DATA,
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+                "cachetoken": NO_CARD_DATA,
+            },
+            choices=_SUBSCRIPTION_CHOICES,
+            selected_by=_PARENT_SELECTOR,
         ),
         Variant(
-            "card", "Site that does not use 3-D Secure", _SUBSCRIPTION_REQUIRED + CARD,
+            "card",
+            "Site that does not use 3-D Secure",
+            _SUBSCRIPTION_REQUIRED + CARD,
             _SUBSCRIPTION_OPTIONAL + ("securitycode",),
-            forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS,
-                       "cachetoken": "not accepted for subscriptions"},
+            forbidden={
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+                "cachetoken": "not accepted for subscriptions",
+            },
             choices=_SUBSCRIPTION_CHOICES,
         ),
     ),
@@ -163,17 +216,24 @@ _THREEDQUERY_REQUIRED = ("termurl", "currencyiso3a", "accounttypedescription", "
 _THREEDQUERY_OPTIONAL = ("accept", "useragent", "orderreference") + COMMON + BILLING
 
 THREEDQUERY = RequestType(
-    "THREEDQUERY", ("THREEDQUERY",), "3-D Secure enrolment check",
+    "THREEDQUERY",
+    ("THREEDQUERY",),
+    "3-D Secure enrolment check",
     help="Checks whether the card is enrolled in 3-D Secure version 1.",
     variants=(
         Variant(
-            "storedcard", "With a stored card", _THREEDQUERY_REQUIRED + ("parenttransactionreference",),
+            "storedcard",
+            "With a stored card",
+            _THREEDQUERY_REQUIRED + ("parenttransactionreference",),
             _THREEDQUERY_OPTIONAL + ("securitycode",),
             forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA},
-            choices={"accounttypedescription": ("ECOM",)}, selected_by=_PARENT_SELECTOR,
+            choices={"accounttypedescription": ("ECOM",)},
+            selected_by=_PARENT_SELECTOR,
         ),
         Variant(
-            "card", "With card details", _THREEDQUERY_REQUIRED + CARD,
+            "card",
+            "With card details",
+            _THREEDQUERY_REQUIRED + CARD,
             _THREEDQUERY_OPTIONAL + ("securitycode",),
             forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
             choices={"accounttypedescription": ("ECOM",)},
@@ -182,39 +242,69 @@ THREEDQUERY = RequestType(
 )
 
 STORE = RequestType(
-    "STORE", ("STORE",), "Card store",
+    "STORE",
+    ("STORE",),
+    "Card store",
     help="Stores card and billing details for later use; the bank is not contacted.",
     variants=(
         Variant(
-            "card", "Store a card", ("sitereference", "accounttypedescription") + CARD,
+            "card",
+            "Store a card",
+            ("sitereference", "accounttypedescription") + CARD,
             ("orderreference",) + COMMON + BILLING,
-            forbidden={"securitycode": NO_SECURITYCODE_STORE, "md": NOT_WITH_3DS, "pares": NOT_WITH_3DS,
-                       "cachetoken": "STORE takes card details"},
+            forbidden={
+                "securitycode": NO_SECURITYCODE_STORE,
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+                "cachetoken": "STORE takes card details",
+            },
             choices={"accounttypedescription": ("CARDSTORE",)},
         ),
     ),
 )
 
 TRANSACTIONUPDATE = RequestType(
-    "TRANSACTIONUPDATE", ("TRANSACTIONUPDATE",), "Update a transaction",
+    "TRANSACTIONUPDATE",
+    ("TRANSACTIONUPDATE",),
+    "Update a transaction",
     help="Changes a stored record (subscription, stored card, unsettled AUTH) found by its filter.",
-    variants=(Variant("filter", "Filter and updates", (), ("filter", "updates") + COMMON,
-                      help="The gateway answers 60019 without a usable filter, 60013 without usable updates."),),
+    variants=(
+        Variant(
+            "filter",
+            "Filter and updates",
+            (),
+            ("filter", "updates") + COMMON,
+            help="The gateway answers 60019 without a usable filter, 60013 without usable updates.",
+        ),
+    ),
 )
 
 TRANSACTIONQUERY = RequestType(
-    "TRANSACTIONQUERY", ("TRANSACTIONQUERY",), "Query transactions",
+    "TRANSACTIONQUERY",
+    ("TRANSACTIONQUERY",),
+    "Query transactions",
     help="Retrieves stored records matching a filter; card numbers are masked.",
-    variants=(Variant("filter", "Filter", (), ("filter",) + COMMON,
-                      help="The gateway answers 60019 without a usable filter."),),
+    variants=(
+        Variant(
+            "filter",
+            "Filter",
+            (),
+            ("filter",) + COMMON,
+            help="The gateway answers 60019 without a usable filter.",
+        ),
+    ),
 )
 
 CACHETOKENISE = RequestType(
-    "CACHETOKENISE", ("CACHETOKENISE",), "Tokenise card details (browser library)",
+    "CACHETOKENISE",
+    ("CACHETOKENISE",),
+    "Tokenise card details (browser library)",
     help="What st.js sends from the browser: card fields in, a 15-minute cachetoken out.",
     variants=(
         Variant(
-            "card", "Card fields", ("sitereference", "pan", "expirymonth", "expiryyear"),
+            "card",
+            "Card fields",
+            ("sitereference", "pan", "expirymonth", "expiryyear"),
             ("securitycode", "paymenttypedescription") + COMMON,
         ),
     ),
@@ -224,63 +314,122 @@ _ACCOUNTCHECK_CHOICES = {"accounttypedescription": ("ECOM", "MOTO", "RECUR")}
 _ACCOUNTCHECK_AMOUNT = {"baseamount": ACCOUNTCHECK_BASEAMOUNT}
 
 ACCOUNTCHECK = RequestType(
-    "ACCOUNTCHECK", ("ACCOUNTCHECK",), "Account check (no money taken)",
+    "ACCOUNTCHECK",
+    ("ACCOUNTCHECK",),
+    "Account check (no money taken)",
     help="Checks a card (and its security code) with the bank without taking money: baseamount 0 or "
-         "absent. The recommended alternative to the card store; can be the parent of an AUTH or of "
-         "a subscription.",
+    "absent. The recommended alternative to the card store; can be the parent of an AUTH or of "
+    "a subscription.",
     variants=(
         Variant(
-            "parent", "From a stored card",
+            "parent",
+            "From a stored card",
             ("sitereference", "parenttransactionreference", "accounttypedescription", "currencyiso3a"),
-            ("baseamount", "orderreference", "securitycode", "credentialsonfile")
-            + COMMON + BILLING,
-            forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA, "md": NOT_WITH_3DS,
-                       "pares": NOT_WITH_3DS, "cachetoken": NO_CARD_DATA},
-            choices=_ACCOUNTCHECK_CHOICES, selected_by=_PARENT_SELECTOR, fields=_ACCOUNTCHECK_AMOUNT,
+            ("baseamount", "orderreference", "securitycode", "credentialsonfile") + COMMON + BILLING,
+            forbidden={
+                "pan": NO_CARD_DATA,
+                "expirydate": NO_CARD_DATA,
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+                "cachetoken": NO_CARD_DATA,
+            },
+            choices=_ACCOUNTCHECK_CHOICES,
+            selected_by=_PARENT_SELECTOR,
+            fields=_ACCOUNTCHECK_AMOUNT,
             help="The card and billing details of the stored card are checked.",
         ),
         Variant(
-            "card", "With card details",
+            "card",
+            "With card details",
             ("sitereference", "accounttypedescription", "currencyiso3a") + CARD,
             ("baseamount", "securitycode", "orderreference", "credentialsonfile") + COMMON + BILLING,
             forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS, "cachetoken": "send card details"},
-            choices=_ACCOUNTCHECK_CHOICES, fields=_ACCOUNTCHECK_AMOUNT,
+            choices=_ACCOUNTCHECK_CHOICES,
+            fields=_ACCOUNTCHECK_AMOUNT,
         ),
     ),
 )
 
 SUBSCRIPTION = RequestType(
-    "SUBSCRIPTION", ("SUBSCRIPTION",), "Subscription from a parent (ACCOUNTCHECK or AUTH)",
+    "SUBSCRIPTION",
+    ("SUBSCRIPTION",),
+    "Subscription from a parent (ACCOUNTCHECK or AUTH)",
     help="Schedules payments with the card of an earlier ACCOUNTCHECK or AUTH: named by "
-         "parenttransactionreference, or the record just before it in the same request object or envelope.",
+    "parenttransactionreference, or the record just before it in the same request object or envelope.",
     variants=(
         Variant(
-            "parent", "From an ACCOUNTCHECK or AUTH",
-            ("sitereference", "parenttransactionreference", "subscriptiontype", "subscriptionunit",
-             "subscriptionfrequency", "subscriptionnumber", "subscriptionfinalnumber"),
-            ("subscriptionbegindate", "baseamount", "currencyiso3a", "accounttypedescription", "orderreference",
-             "credentialsonfile", "transactionactive") + COMMON,
-            forbidden={"pan": NO_CARD_DATA, "expirydate": NO_CARD_DATA, "cachetoken": NO_CARD_DATA,
-                       "md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
+            "parent",
+            "From an ACCOUNTCHECK or AUTH",
+            (
+                "sitereference",
+                "parenttransactionreference",
+                "subscriptiontype",
+                "subscriptionunit",
+                "subscriptionfrequency",
+                "subscriptionnumber",
+                "subscriptionfinalnumber",
+            ),
+            (
+                "subscriptionbegindate",
+                "baseamount",
+                "currencyiso3a",
+                "accounttypedescription",
+                "orderreference",
+                "credentialsonfile",
+                "transactionactive",
+            )
+            + COMMON,
+            forbidden={
+                "pan": NO_CARD_DATA,
+                "expirydate": NO_CARD_DATA,
+                "cachetoken": NO_CARD_DATA,
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+            },
             choices={"accounttypedescription": ("ECOM", "MOTO", "RECUR")},
             help="Without subscriptionbegindate the first payment is due one interval after an AUTH "
-                 "parent (the AUTH was the first payment), or today after an ACCOUNTCHECK.",
+            "parent (the AUTH was the first payment), or today after an ACCOUNTCHECK.",
         ),
     ),
 )
 
 REQUEST_TYPES: dict[str, RequestType] = {
     rt.key: rt
-    for rt in (AUTH, AUTH_SUBSCRIPTION, ACCOUNTCHECK, SUBSCRIPTION, THREEDQUERY, STORE, TRANSACTIONUPDATE,
-               TRANSACTIONQUERY, CACHETOKENISE)
+    for rt in (
+        AUTH,
+        AUTH_SUBSCRIPTION,
+        ACCOUNTCHECK,
+        SUBSCRIPTION,
+        THREEDQUERY,
+        STORE,
+        TRANSACTIONUPDATE,
+        TRANSACTIONQUERY,
+        CACHETOKENISE,
+    )
 }
 # Request types the gateway knows.
-SINGLE_TYPES = frozenset({"AUTH", "ACCOUNTCHECK", "THREEDQUERY", "STORE", "TRANSACTIONUPDATE", "TRANSACTIONQUERY",
-                          "CACHETOKENISE", "SUBSCRIPTION"})
+SINGLE_TYPES = frozenset(
+    {
+        "AUTH",
+        "ACCOUNTCHECK",
+        "THREEDQUERY",
+        "STORE",
+        "TRANSACTIONUPDATE",
+        "TRANSACTIONQUERY",
+        "CACHETOKENISE",
+        "SUBSCRIPTION",
+    }
+)
 # Several request types in one object run in order. In these pairs the second takes the first's
 # record as its parent (as the real service chains them); other pairs run side by side.
-CHAINS = frozenset({("THREEDQUERY", "AUTH"), ("ACCOUNTCHECK", "AUTH"), ("ACCOUNTCHECK", "SUBSCRIPTION"),
-                    ("AUTH", "SUBSCRIPTION")})
+CHAINS = frozenset(
+    {
+        ("THREEDQUERY", "AUTH"),
+        ("ACCOUNTCHECK", "AUTH"),
+        ("ACCOUNTCHECK", "SUBSCRIPTION"),
+        ("AUTH", "SUBSCRIPTION"),
+    }
+)
 # Request types that act on records named by a filter or a parent, never combined with another in one
 # object (the real service answers TRANSACTIONUPDATE+REFUND with 30000 requesttypedescriptions).
 ALONE_TYPES = frozenset({"TRANSACTIONUPDATE", "CACHETOKENISE", "REFUND"})
@@ -291,24 +440,37 @@ RECORD_TYPES: tuple[str, ...] = ("AUTH", "ACCOUNTCHECK", "REFUND", "SUBSCRIPTION
 # of an AUTH (full, or partial up to what is left of it), or a standalone refund (CFT) to a card.
 NOT_WITH_PARENT_REFUND = "a refund of an AUTH goes back to the AUTH's card"
 REFUND = RequestType(
-    "REFUND", ("REFUND",), "Refund",
+    "REFUND",
+    ("REFUND",),
+    "Refund",
     help="Gives money back: all or part of a settled AUTH, or to a card with no parent (CFT).",
     variants=(
         Variant(
-            "parent", "Refund of an AUTH", ("sitereference", "parenttransactionreference"),
+            "parent",
+            "Refund of an AUTH",
+            ("sitereference", "parenttransactionreference"),
             ("baseamount", "orderreference") + COMMON,
-            forbidden={"pan": NOT_WITH_PARENT_REFUND, "expirydate": NOT_WITH_PARENT_REFUND,
-                       "securitycode": NOT_WITH_PARENT_REFUND, "cachetoken": NOT_WITH_PARENT_REFUND,
-                       "md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
+            forbidden={
+                "pan": NOT_WITH_PARENT_REFUND,
+                "expirydate": NOT_WITH_PARENT_REFUND,
+                "securitycode": NOT_WITH_PARENT_REFUND,
+                "cachetoken": NOT_WITH_PARENT_REFUND,
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+            },
             selected_by=_PARENT_SELECTOR,
             help="Without baseamount, all that is left of the AUTH's amount is refunded, in the AUTH's currency.",
         ),
         Variant(
-            "cft", "Standalone refund to a card (CFT)",
+            "cft",
+            "Standalone refund to a card (CFT)",
             ("sitereference", "accounttypedescription", "currencyiso3a", "baseamount") + CARD,
             ("securitycode", "orderreference") + COMMON + BILLING,
-            forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS,
-                       "cachetoken": "a standalone refund takes card details"},
+            forbidden={
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+                "cachetoken": "a standalone refund takes card details",
+            },
             choices={"accounttypedescription": ("CFT",)},
             help="Credit to a card with no earlier transaction: accounttypedescription CFT.",
         ),
@@ -319,17 +481,35 @@ SINGLE_TYPES = SINGLE_TYPES | {"REFUND"}
 
 # TRANSACTIONQUERY and TRANSACTIONUPDATE filters: the fields a filter may name.
 FILTER_FIELDS: tuple[str, ...] = (
-    "sitereference", "transactionreference", "parenttransactionreference", "orderreference",
-    "requesttypedescription", "accounttypedescription", "currencyiso3a", "paymenttypedescription",
-    "settlestatus", "errorcode", "transactionactive", "startdate", "enddate", "starttimestamp", "endtimestamp",
+    "sitereference",
+    "transactionreference",
+    "parenttransactionreference",
+    "orderreference",
+    "requesttypedescription",
+    "accounttypedescription",
+    "currencyiso3a",
+    "paymenttypedescription",
+    "settlestatus",
+    "errorcode",
+    "transactionactive",
+    "startdate",
+    "enddate",
+    "starttimestamp",
+    "endtimestamp",
 )
 # Fields a TRANSACTIONUPDATE may change; which apply depends on the record found: an unsettled AUTH
 # (settlement), a subscription (its schedule and amount), a stored card (active state, billing details).
 AUTH_UPDATABLE: tuple[str, ...] = ("settlestatus", "settleduedate", "settlebaseamount")
-SUBSCRIPTION_UPDATABLE: tuple[str, ...] = ("baseamount", "subscriptionfinalnumber", "transactionactive",
-                                           "subscriptionfrequency")
+SUBSCRIPTION_UPDATABLE: tuple[str, ...] = (
+    "baseamount",
+    "subscriptionfinalnumber",
+    "transactionactive",
+    "subscriptionfrequency",
+)
 STORE_UPDATABLE: tuple[str, ...] = ("transactionactive",) + BILLING_FIELDS
-UPDATABLE_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(SUBSCRIPTION_UPDATABLE + AUTH_UPDATABLE + STORE_UPDATABLE))
+UPDATABLE_FIELDS: tuple[str, ...] = tuple(
+    dict.fromkeys(SUBSCRIPTION_UPDATABLE + AUTH_UPDATABLE + STORE_UPDATABLE)
+)
 
 
 def request_type_key(types: list[str] | tuple[str, ...]) -> str:

@@ -41,9 +41,17 @@ def due_date(begin: date, frequency: int, first_number: int, number: int, unit: 
     return add_months(begin, (number - first_number) * frequency, anchor_day=begin.day)
 
 
-def payment_dates(begin: date, frequency: int, first_number: int, final_number: int, *,
-                  until: date | None = None, start: int | None = None,
-                  limit: int | None = None, unit: str = MONTH) -> list[tuple[int, date]]:
+def payment_dates(
+    begin: date,
+    frequency: int,
+    first_number: int,
+    final_number: int,
+    *,
+    until: date | None = None,
+    start: int | None = None,
+    limit: int | None = None,
+    unit: str = MONTH,
+) -> list[tuple[int, date]]:
     """(number, due date) of payments `start` (default the first) up to the final number (0: no end),
     stopping after `until` and after `limit` payments; one of the three must bound an endless one."""
     if final_number == 0 and until is None and limit is None:

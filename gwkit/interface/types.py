@@ -35,7 +35,8 @@ ALPHA = TypeClass("Alpha", re.compile(r"[A-Za-z]*"), "letters A-Z only")
 NUMERIC = TypeClass("Numeric", re.compile(r"[0-9]*"), "digits 0-9 only")
 ALPHANUMERIC = TypeClass("Alphanumeric", re.compile(r"[A-Za-z0-9 ]*"), "letters, digits and spaces only")
 ALPHANUMERIC_SYMBOLS = TypeClass(
-    "Alphanumeric including symbols", re.compile(r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*"),
+    "Alphanumeric including symbols",
+    re.compile(r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*"),
     "no control characters",
 )
 ALPHANUMERIC_UNDERSCORE = TypeClass(
@@ -48,7 +49,8 @@ DATE_MONTH = TypeClass("Date MM/YYYY", re.compile(r"(0[1-9]|1[0-2])/[0-9]{4}"), 
 DATE_ISO = _DateType("Date YYYY-MM-DD", re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"), "format YYYY-MM-DD")
 URL = TypeClass("URL", re.compile(r"https?://[^\s/?#]+[^\s]*", re.IGNORECASE), "an http:// or https:// URL")
 EMAIL = TypeClass(
-    "Email", re.compile(r"[^@\s]{1,64}@[^@\s]+\.[^@\s]+"),
+    "Email",
+    re.compile(r"[^@\s]{1,64}@[^@\s]+\.[^@\s]+"),
     "an email address with at most 64 characters before the @",
 )
 CHAR = TypeClass("Char", re.compile(r"."), "a single character")

@@ -15,8 +15,16 @@ from typing import Any, Iterable
 from .fields import FIELDS, FILTER_ONLY_FIELDS, IGNORED_FIELDS, Field
 from .masking import mask_text, mask_value
 from .requests import (
-    ALONE_TYPES, CHAINS, FILTER_FIELDS, RECORD_TYPES, REQUEST_TYPES, SINGLE_TYPES, UPDATABLE_FIELDS, RequestType,
-    Variant, request_type_for,
+    ALONE_TYPES,
+    CHAINS,
+    FILTER_FIELDS,
+    RECORD_TYPES,
+    REQUEST_TYPES,
+    SINGLE_TYPES,
+    UPDATABLE_FIELDS,
+    RequestType,
+    Variant,
+    request_type_for,
 )
 
 
@@ -48,8 +56,9 @@ def _problem(name: str, rule: str, value: Any) -> Problem:
     return Problem(name, rule, value)
 
 
-def check_value(name: str, value: Any, request: Mapping[str, Any] | None = None,
-                choices: Iterable[str] | None = None) -> list[Problem]:
+def check_value(
+    name: str, value: Any, request: Mapping[str, Any] | None = None, choices: Iterable[str] | None = None
+) -> list[Problem]:
     """Problems with one field's value: type, length, allowed values and the field's own rules."""
     spec = FIELDS.get(name) or FILTER_ONLY_FIELDS.get(name)
     if spec is None:
@@ -66,15 +75,17 @@ _KNOWN_VALID_SIZE = 4096
 _KNOWN_VALID_CHARS = 64
 
 
-def _check(spec: Field, name: str, value: Any, request: Mapping[str, Any],
-           choices: tuple[str, ...] | None) -> list[Problem]:
+def _check(
+    spec: Field, name: str, value: Any, request: Mapping[str, Any], choices: tuple[str, ...] | None
+) -> list[Problem]:
     if value.__class__ is str and (id(spec), value, choices) in _KNOWN_VALID:
         return []
     return _check_and_remember(spec, name, value, request, choices)
 
 
-def _check_and_remember(spec: Field, name: str, value: Any, request: Mapping[str, Any],
-                        choices: tuple[str, ...] | None) -> list[Problem]:
+def _check_and_remember(
+    spec: Field, name: str, value: Any, request: Mapping[str, Any], choices: tuple[str, ...] | None
+) -> list[Problem]:
     """`_check` of a value not known valid yet (the caller has looked): remembered when it is."""
     problems = _check_value(spec, name, value, request, choices)
     if not problems and value.__class__ is str and len(value) <= _KNOWN_VALID_CHARS and _rememberable(spec):
@@ -90,8 +101,9 @@ def _rememberable(spec: Field) -> bool:
     return spec.sensitive is None and not any(rule.reads_request for rule in spec.rules)
 
 
-def _check_value(spec: Field, name: str, value: Any, request: Mapping[str, Any],
-                 choices: tuple[str, ...] | None) -> list[Problem]:
+def _check_value(
+    spec: Field, name: str, value: Any, request: Mapping[str, Any], choices: tuple[str, ...] | None
+) -> list[Problem]:
     if not isinstance(value, str):
         return [_problem(name, "must be a string (every value on the wire is a string)", value)]
     if value == "":
@@ -198,8 +210,13 @@ def combination_problems(types: list[str]) -> list[Problem]:
     if "SUBSCRIPTION" in types:
         at = types.index("SUBSCRIPTION")
         if at != len(types) - 1 or (at > 0 and (types[at - 1], "SUBSCRIPTION") not in CHAINS):
-            return [Problem(name, "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming "
-                                  "its parent)", types)]
+            return [
+                Problem(
+                    name,
+                    "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming its parent)",
+                    types,
+                )
+            ]
     return []
 
 
@@ -221,8 +238,9 @@ def request_types_of(types: list[str]) -> list[RequestType]:
 def chained_entries(types: list[str]) -> tuple[bool, ...]:
     """For each entry of `request_types_of(types)`: does it take the record before it as its parent?"""
     entries = request_types_of(types)
-    return tuple(at > 0 and (entries[at - 1].types[-1], entry.types[0]) in CHAINS
-                 for at, entry in enumerate(entries))
+    return tuple(
+        at > 0 and (entries[at - 1].types[-1], entry.types[0]) in CHAINS for at, entry in enumerate(entries)
+    )
 
 
 def variants_for(types: list[str], request: Mapping[str, Any]) -> list[tuple[RequestType, Variant]]:
@@ -269,21 +287,36 @@ def _merged(variants: list[tuple[RequestType, Variant]], chained: tuple[bool, ..
         for at, (rt, variant) in enumerate(variants):
             allowed.update(variant.allowed)
             takes_parent = at < len(chained) and chained[at]  # the record before it is its parent
-            required.extend(f for f in variant.required if f not in required
-                            and not (takes_parent and f == "parenttransactionreference"))
+            required.extend(
+                f
+                for f in variant.required
+                if f not in required and not (takes_parent and f == "parenttransactionreference")
+            )
             for name, why in variant.forbidden.items():
                 forbidden.setdefault(name, (rt.key, why))
             for name, values in variant.choices.items():  # several types: a value any of them takes
                 choices[name] = tuple(dict.fromkeys(choices.get(name, ()) + values))
         # A field's own rule for a request type holds only when every type using the field agrees.
-        specs = {name: spec for _, variant in variants for name, spec in variant.fields.items()
-                 if all(name in v.fields for _, v in variants if name in v.allowed)}
+        specs = {
+            name: spec
+            for _, variant in variants
+            for name, spec in variant.fields.items()
+            if all(name in v.fields for _, v in variants if name in v.allowed)
+        }
         # For each field these types use: the spec and the allowed values its value is checked against.
-        checks = {name: (spec, choices.get(name), id(spec)) for name in allowed
-                  if name in FIELDS and name != "requesttypedescriptions"
-                  for spec in (specs.get(name) or FIELDS[name],)}
-        merged = _MERGED[key] = (tuple(v for _, v in variants), frozenset(allowed), tuple(required),
-                                 forbidden, checks)
+        checks = {
+            name: (spec, choices.get(name), id(spec))
+            for name in allowed
+            if name in FIELDS and name != "requesttypedescriptions"
+            for spec in (specs.get(name) or FIELDS[name],)
+        }
+        merged = _MERGED[key] = (
+            tuple(v for _, v in variants),
+            frozenset(allowed),
+            tuple(required),
+            forbidden,
+            checks,
+        )
     return merged
 
 
@@ -292,8 +325,12 @@ def allowed_fields(variants: list[tuple[RequestType, Variant]]) -> frozenset[str
     return _merged(variants)[1]
 
 
-def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mapping[str, Any],
-                    strict: bool, chained: tuple[bool, ...] = ()) -> list[Problem]:
+def _check_variants(
+    variants: list[tuple[RequestType, Variant]],
+    request: Mapping[str, Any],
+    strict: bool,
+    chained: tuple[bool, ...] = (),
+) -> list[Problem]:
     problems: list[Problem] = []
     _, allowed, required, forbidden, checks = _merged(variants, chained)
     for name in required:
@@ -334,8 +371,11 @@ def _check_variants(variants: list[tuple[RequestType, Variant]], request: Mappin
 def _check_filter(value: Any) -> list[Problem]:
     """The filter's shape and values. An empty filter is well formed but not usable (60019)."""
     if not isinstance(value, Mapping):
-        return [_problem("filter", 'must be an object such as {"transactionreference": [{"value": "1-2-3"}]}',
-                         value)]
+        return [
+            _problem(
+                "filter", 'must be an object such as {"transactionreference": [{"value": "1-2-3"}]}', value
+            )
+        ]
     problems: list[Problem] = []
     for name, entries in value.items():
         where = f"filter.{name}"
@@ -350,8 +390,9 @@ def _check_filter(value: Any) -> list[Problem]:
                 problems.append(_problem(where, 'each entry must be an object {"value": "..."}', entry))
                 continue
             choices = RECORD_TYPES if name == "requesttypedescription" else None
-            problems.extend(Problem(where, p.rule, p.value) for p in check_value(name, entry["value"],
-                                                                                  choices=choices))
+            problems.extend(
+                Problem(where, p.rule, p.value) for p in check_value(name, entry["value"], choices=choices)
+            )
     return problems
 
 
@@ -380,7 +421,7 @@ def errordata(problems: Iterable[Problem]) -> list[str]:
         if name.startswith("filter."):
             name = "filter"
         elif name.startswith("updates."):
-            name = name[len("updates."):]
+            name = name[len("updates.") :]
         if name not in names:
             names.append(name)
     return names

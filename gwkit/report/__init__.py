@@ -1,11 +1,11 @@
 """Reports: the journal and TRANSACTIONQUERY results as typed pandas DataFrames, charts, export.
 
-    frame = gwkit.report.query_frame(gw.transaction_query(sitereference=gw.target.sitereference))
-    gwkit.report.amounts_by_day(frame)
-    gwkit.report.settlement_reconciliation(frame)      # per day: authorised, settled, refunded, net, pending
-    gwkit.report.declines_by_code(frame)               # failed payments per code, with the code table's meaning
-    gwkit.report.subscription_finance(*gwkit.report.subscriptions.subscription_portfolio(gw))  # MRR, churn
-    gwkit.report.export(frame, "exports", "transactions")
+frame = gwkit.report.query_frame(gw.transaction_query(sitereference=gw.target.sitereference))
+gwkit.report.amounts_by_day(frame)
+gwkit.report.settlement_reconciliation(frame)      # per day: authorised, settled, refunded, net, pending
+gwkit.report.declines_by_code(frame)               # failed payments per code, with the code table's meaning
+gwkit.report.subscription_finance(*gwkit.report.subscriptions.subscription_portfolio(gw))  # MRR, churn
+gwkit.report.export(frame, "exports", "transactions")
 """
 
 from .charts import amounts_by_day, amounts_by_day_table, decline_reasons, decline_reasons_table
@@ -18,11 +18,34 @@ from .people import for_people, show, show_tables_for_people
 from .sources import journal_frame, journal_records_frame, query_frame
 
 __all__ = [
-    "ERROR_CODES", "SETTLE_STATUSES", "ErrorCode", "ReportError", "amounts_by_day", "amounts_by_day_table",
-    "decline_reasons", "decline_reasons_table", "declines_by_code", "explain", "export", "exponent", "for_people",
-    "journal_frame", "journal_records_frame", "plot_declines_by_code", "plot_reconciliation",
-    "plot_subscription_finance", "query_frame", "records_frame", "report_kind", "settle_status_label",
-    "settlement_reconciliation", "show", "show_tables_for_people", "subscription_finance", "to_csv", "to_major",
+    "ERROR_CODES",
+    "SETTLE_STATUSES",
+    "ErrorCode",
+    "ReportError",
+    "amounts_by_day",
+    "amounts_by_day_table",
+    "decline_reasons",
+    "decline_reasons_table",
+    "declines_by_code",
+    "explain",
+    "export",
+    "exponent",
+    "for_people",
+    "journal_frame",
+    "journal_records_frame",
+    "plot_declines_by_code",
+    "plot_reconciliation",
+    "plot_subscription_finance",
+    "query_frame",
+    "records_frame",
+    "report_kind",
+    "settle_status_label",
+    "settlement_reconciliation",
+    "show",
+    "show_tables_for_people",
+    "subscription_finance",
+    "to_csv",
+    "to_major",
     "to_parquet",
 ]
 from . import subscriptions  # noqa: E402,F401  (subscriptions and their payments: gwkit.report.subscriptions)

@@ -18,10 +18,18 @@ from ..cardstore import COLUMNS
 from ..interface.cards import SCHEMES
 from .charts import _axes, labelled
 
-_TYPES = {"maskedpan": "string", "paymenttypedescription": "category", "billingname": "string",
-          "billingcountryiso2a": "category", "uses": "Int64", "sitereference": "category",
-          "orderreference": "string", "issuer": "category", "issuercountryiso2a": "category",
-          "transactionreference": "string"}
+_TYPES = {
+    "maskedpan": "string",
+    "paymenttypedescription": "category",
+    "billingname": "string",
+    "billingcountryiso2a": "category",
+    "uses": "Int64",
+    "sitereference": "category",
+    "orderreference": "string",
+    "issuer": "category",
+    "issuercountryiso2a": "category",
+    "transactionreference": "string",
+}
 
 
 def cards_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -33,8 +41,11 @@ def cards_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     frame["expiry"] = pd.PeriodIndex([_month(v) for v in frame["expirydate"]], freq="M")
     frame["active"] = frame["transactionactive"].map({"1": True, "0": False}).astype("boolean")
     frame["stored"] = pd.to_datetime(frame["transactionstartedtimestamp"], format="%Y-%m-%d %H:%M:%S")
-    frame["scheme"] = frame["paymenttypedescription"].map(
-        lambda code: SCHEMES[code].name if code in SCHEMES else code).astype("category")
+    frame["scheme"] = (
+        frame["paymenttypedescription"]
+        .map(lambda code: SCHEMES[code].name if code in SCHEMES else code)
+        .astype("category")
+    )
     return frame.drop(columns=["transactionactive", "transactionstartedtimestamp"])
 
 
@@ -60,8 +71,15 @@ def cards_by_scheme_and_country(frame: pd.DataFrame, *, ax: Any = None) -> Any:
     if table.empty:
         raise ValueError("no stored cards to chart")
     ax = table.plot.barh(stacked=True, ax=_axes(ax, (8, 0.5 + 0.45 * len(table))))
-    return labelled(ax, "Stored cards by scheme and billing country", "Stored cards", "Scheme",
-                    legend="Billing country", legend_outside=True, integer_axis="x")
+    return labelled(
+        ax,
+        "Stored cards by scheme and billing country",
+        "Stored cards",
+        "Scheme",
+        legend="Billing country",
+        legend_outside=True,
+        integer_axis="x",
+    )
 
 
 def expiring_cards_table(frame: pd.DataFrame, today: date, months: int = 6) -> pd.DataFrame:
@@ -72,10 +90,13 @@ def expiring_cards_table(frame: pd.DataFrame, today: date, months: int = 6) -> p
     window = pd.period_range(first, periods=months, freq="M")
     expiry = frame["expiry"] if "expiry" in frame.columns else pd.Series(dtype="period[M]")
     active = frame["active"].fillna(False) if "active" in frame.columns else pd.Series(dtype="boolean")
-    table = pd.DataFrame({
-        "active": [int(((expiry == month) & active).sum()) for month in window],
-        "disabled": [int(((expiry == month) & ~active).sum()) for month in window],
-    }, index=pd.Index([str(month) for month in window], name="expiry month"))
+    table = pd.DataFrame(
+        {
+            "active": [int(((expiry == month) & active).sum()) for month in window],
+            "disabled": [int(((expiry == month) & ~active).sum()) for month in window],
+        },
+        index=pd.Index([str(month) for month in window], name="expiry month"),
+    )
     return table
 
 
@@ -83,5 +104,12 @@ def expiring_cards(frame: pd.DataFrame, today: date, months: int = 6, *, ax: Any
     """Bars: stored cards expiring in each of the next months, active and disabled stacked."""
     table = expiring_cards_table(frame, today, months)
     ax = table.plot.bar(stacked=True, ax=_axes(ax, (8, 4)), rot=0, color=["#1f77b4", "#bbbbbb"])
-    return labelled(ax, f"Stored cards expiring in the next {months} months (from {today:%Y-%m})", "Expiry month",
-                    "Stored cards", legend="State", legend_outside=True, integer_axis="y")
+    return labelled(
+        ax,
+        f"Stored cards expiring in the next {months} months (from {today:%Y-%m})",
+        "Expiry month",
+        "Stored cards",
+        legend="State",
+        legend_outside=True,
+        integer_axis="y",
+    )

@@ -17,8 +17,14 @@ from ..interface.codes import explain, settle_status_label
 
 DAY_COLUMN = "transactionstartedtimestamp"
 # Settled money green, pending blue, cancelled red, the rest grey: the colours a reader expects.
-STATUS_COLOURS = {"100": "#1b7f3b", "0": "#1f77b4", "1": "#6baed6", "10": "#9ecae1", "2": "#ff7f0e",
-                  "3": "#b00020"}
+STATUS_COLOURS = {
+    "100": "#1b7f3b",
+    "0": "#1f77b4",
+    "1": "#6baed6",
+    "10": "#9ecae1",
+    "2": "#ff7f0e",
+    "3": "#b00020",
+}
 
 
 def _axes(ax: Any, size: tuple[float, float]) -> Any:
@@ -30,8 +36,16 @@ def _axes(ax: Any, size: tuple[float, float]) -> Any:
     return plt.subplots(figsize=size)[1]
 
 
-def labelled(ax: Any, title: str, xlabel: str, ylabel: str, *, legend: str | None = None,
-             legend_outside: bool = False, integer_axis: str | None = None) -> Any:
+def labelled(
+    ax: Any,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    *,
+    legend: str | None = None,
+    legend_outside: bool = False,
+    integer_axis: str | None = None,
+) -> Any:
     """Title, axis labels (with units), the legend's title and a tight layout: every chart's finish.
 
     `integer_axis` ("x" or "y") keeps that axis to whole numbers, for counts."""
@@ -59,8 +73,9 @@ def _payments(frame: pd.DataFrame, currency: str | None) -> tuple[pd.DataFrame, 
     """AUTH records (with amounts) in one currency: the given one, else the most frequent."""
     for column in ("baseamount_major", DAY_COLUMN, "currencyiso3a"):
         if column not in frame.columns:
-            raise ValueError(f"the frame has no {column} column; build it with gwkit.report.query_frame or "
-                             "records_frame")
+            raise ValueError(
+                f"the frame has no {column} column; build it with gwkit.report.query_frame or records_frame"
+            )
     rows = frame[frame["baseamount_major"].notna() & frame[DAY_COLUMN].notna()]
     if "requesttypedescription" in rows.columns:
         rows = rows[rows["requesttypedescription"] == "AUTH"]
@@ -73,9 +88,9 @@ def amounts_by_day_table(frame: pd.DataFrame, *, currency: str | None = None) ->
     """Sum of amounts (major units) per day (rows) and settle status (columns), one currency."""
     rows, currency = _payments(frame, currency)
     status = rows["settlestatus"].map(settle_status_label) if "settlestatus" in rows.columns else "unknown"
-    table = (rows.assign(day=rows[DAY_COLUMN].dt.floor("D"), status=status)
-             .pivot_table(index="day", columns="status", values="baseamount_major", aggfunc="sum",
-                          fill_value=0.0, observed=True))
+    table = rows.assign(day=rows[DAY_COLUMN].dt.floor("D"), status=status).pivot_table(
+        index="day", columns="status", values="baseamount_major", aggfunc="sum", fill_value=0.0, observed=True
+    )
     table.columns.name = f"settle status ({currency})"
     table.attrs["currency"] = currency
     return table
@@ -88,8 +103,13 @@ def amounts_by_day(frame: pd.DataFrame, *, currency: str | None = None, ax: Any 
     table.index = table.index.strftime("%Y-%m-%d")
     colours = [STATUS_COLOURS.get(str(c).split(" ", 1)[0], "#999999") for c in table.columns]
     ax = table.plot.bar(stacked=True, ax=_axes(ax, (8, 4)), rot=45, color=colours)
-    return labelled(ax, f"Amounts by day and settle status ({currency})", "Day the transaction started",
-                    f"Amount ({currency}, major units)", legend="Settle status")
+    return labelled(
+        ax,
+        f"Amounts by day and settle status ({currency})",
+        "Day the transaction started",
+        f"Amount ({currency}, major units)",
+        legend="Settle status",
+    )
 
 
 def decline_reasons_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -98,8 +118,15 @@ def decline_reasons_table(frame: pd.DataFrame) -> pd.DataFrame:
         raise ValueError("the frame has no errorcode column")
     codes = frame["errorcode"].dropna().astype(str)
     failed = codes[codes != "0"].value_counts()
-    rows = [{"errorcode": code, "reason": f"{code} {explain(code).message or 'unknown code'}",
-             "meaning": explain(code).meaning, "count": int(count)} for code, count in failed.items()]
+    rows = [
+        {
+            "errorcode": code,
+            "reason": f"{code} {explain(code).message or 'unknown code'}",
+            "meaning": explain(code).meaning,
+            "count": int(count),
+        }
+        for code, count in failed.items()
+    ]
     return pd.DataFrame(rows, columns=["errorcode", "reason", "meaning", "count"])
 
 
@@ -110,4 +137,6 @@ def decline_reasons(frame: pd.DataFrame, *, ax: Any = None) -> Any:
         raise ValueError("no failed records (every errorcode is 0): nothing to chart")
     series = table.set_index("reason")["count"].sort_values()
     ax = series.plot.barh(ax=_axes(ax, (8, 3)), color="#b00020")
-    return labelled(ax, "Why transactions failed", "Number of records", "Error code and message", integer_axis="x")
+    return labelled(
+        ax, "Why transactions failed", "Number of records", "Error code and message", integer_axis="x"
+    )

@@ -27,4 +27,7 @@ def to_parquet(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
 def export(frame: pd.DataFrame, directory: str | os.PathLike[str], name: str) -> dict[str, Path]:
     """Both files, `<directory>/<name>.csv` and `.parquet`; returns {"csv": path, "parquet": path}."""
     folder = Path(directory)
-    return {"csv": to_csv(frame, folder / f"{name}.csv"), "parquet": to_parquet(frame, folder / f"{name}.parquet")}
+    return {
+        "csv": to_csv(frame, folder / f"{name}.csv"),
+        "parquet": to_parquet(frame, folder / f"{name}.parquet"),
+    }

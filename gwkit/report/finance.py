@@ -33,7 +33,16 @@ from ..interface.currency import exponent
 from .charts import DAY_COLUMN, _axes, _main_currency, labelled
 from .frames import MONEY_COLUMNS
 
-RECONCILIATION_COLUMNS = ["day", "currencyiso3a", "authorised", "settled", "pending", "released", "refunded", "net"]
+RECONCILIATION_COLUMNS = [
+    "day",
+    "currencyiso3a",
+    "authorised",
+    "settled",
+    "pending",
+    "released",
+    "refunded",
+    "net",
+]
 DECLINE_COLUMNS = ["errorcode", "message", "meaning", "action", "unknown_outcome", "count", "share"]
 PENDING_STATUSES = ("0", "1", "2", "10")
 _NEEDED = ("requesttypedescription", "errorcode", "settlestatus", "baseamount", "currencyiso3a", DAY_COLUMN)
@@ -42,8 +51,10 @@ _NEEDED = ("requesttypedescription", "errorcode", "settlestatus", "baseamount", 
 def _checked(frame: pd.DataFrame, needed: tuple[str, ...]) -> None:
     missing = [c for c in needed if c not in frame.columns]
     if missing:
-        raise ValueError(f"the frame has no {', '.join(missing)} column(s); build it with gwkit.report.query_frame "
-                         "or records_frame from transaction records")
+        raise ValueError(
+            f"the frame has no {', '.join(missing)} column(s); build it with gwkit.report.query_frame "
+            "or records_frame from transaction records"
+        )
 
 
 def _text(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -63,8 +74,13 @@ def _to_settle(rows: pd.DataFrame) -> pd.Series:
 
 
 def _by_day(days: pd.Series, currencies: pd.Series, amounts: pd.Series, name: str) -> pd.Series:
-    keys = pd.DataFrame({"day": days.dt.floor("D"), "currencyiso3a": currencies.astype("string"),
-                         name: amounts.astype("Int64")})
+    keys = pd.DataFrame(
+        {
+            "day": days.dt.floor("D"),
+            "currencyiso3a": currencies.astype("string"),
+            name: amounts.astype("Int64"),
+        }
+    )
     return keys.groupby(["day", "currencyiso3a"])[name].sum()
 
 
@@ -86,9 +102,15 @@ def settlement_reconciliation(frame: pd.DataFrame) -> pd.DataFrame:
     parts = [
         _by_day(auths[DAY_COLUMN], auths["currencyiso3a"], auths["baseamount"], "authorised"),
         _by_day(settle_days, settled["currencyiso3a"], to_settle[status == "100"], "settled"),
-        _by_day(auths.loc[pending, DAY_COLUMN], auths.loc[pending, "currencyiso3a"], to_settle[pending], "pending"),
-        _by_day(auths[DAY_COLUMN], auths["currencyiso3a"], auths["baseamount"].astype("Int64") - to_settle,
-                "released"),
+        _by_day(
+            auths.loc[pending, DAY_COLUMN], auths.loc[pending, "currencyiso3a"], to_settle[pending], "pending"
+        ),
+        _by_day(
+            auths[DAY_COLUMN],
+            auths["currencyiso3a"],
+            auths["baseamount"].astype("Int64") - to_settle,
+            "released",
+        ),
         _by_day(refunds[DAY_COLUMN], refunds["currencyiso3a"], _to_settle(refunds), "refunded"),
     ]
     table = pd.concat(parts, axis=1).fillna(0).astype("Int64").sort_index().reset_index()
@@ -104,18 +126,29 @@ def plot_reconciliation(frame: pd.DataFrame, *, currency: str | None = None, ax:
     """Bars per day of what settled (green), what is still pending (blue) and what was refunded (red,
     drawn below zero), with the day's net as a line; one currency (default: the most frequent)."""
     table = settlement_reconciliation(frame)
-    currency = currency or _main_currency(table["currencyiso3a"].astype("string"), "no payments or refunds to chart")
+    currency = currency or _main_currency(
+        table["currencyiso3a"].astype("string"), "no payments or refunds to chart"
+    )
     rows = table[table["currencyiso3a"] == currency].set_index("day")
     scale = 10.0 ** exponent(currency)
-    shown = pd.DataFrame({"settled": rows["settled"], "still pending": rows["pending"],
-                          "refunded": -rows["refunded"]}).astype("float64") / scale
+    shown = (
+        pd.DataFrame(
+            {"settled": rows["settled"], "still pending": rows["pending"], "refunded": -rows["refunded"]}
+        ).astype("float64")
+        / scale
+    )
     shown.index = shown.index.strftime("%Y-%m-%d")
     ax = shown.plot.bar(ax=_axes(ax, (9, 4)), rot=45, color=["#1b7f3b", "#1f77b4", "#b00020"])
     net = (rows["net"].astype("float64") / scale).to_numpy()
     ax.plot(range(len(shown)), net, color="black", marker="o", label="net (settled - refunded)")
     ax.axhline(0, color="#555555", linewidth=0.8)
-    return labelled(ax, f"Settlement reconciliation by day ({currency})", "Day",
-                    f"Amount ({currency}, major units; refunds below zero)", legend="Money")
+    return labelled(
+        ax,
+        f"Settlement reconciliation by day ({currency})",
+        "Day",
+        f"Amount ({currency}, major units; refunds below zero)",
+        legend="Money",
+    )
 
 
 def declines_by_code(frame: pd.DataFrame) -> pd.DataFrame:
@@ -131,12 +164,29 @@ def declines_by_code(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for code, count in counts.items():
         entry = explain(code)
-        rows.append({"errorcode": code, "message": entry.message or "not in gwkit's table", "meaning": entry.meaning,
-                     "action": entry.action, "unknown_outcome": entry.unknown_outcome, "count": int(count),
-                     "share": count / len(payments)})
+        rows.append(
+            {
+                "errorcode": code,
+                "message": entry.message or "not in gwkit's table",
+                "meaning": entry.meaning,
+                "action": entry.action,
+                "unknown_outcome": entry.unknown_outcome,
+                "count": int(count),
+                "share": count / len(payments),
+            }
+        )
     table = pd.DataFrame(rows, columns=DECLINE_COLUMNS)
-    return table.astype({"errorcode": "string", "message": "string", "meaning": "string", "action": "string",
-                         "unknown_outcome": "bool", "count": "Int64", "share": "float64"})
+    return table.astype(
+        {
+            "errorcode": "string",
+            "message": "string",
+            "meaning": "string",
+            "action": "string",
+            "unknown_outcome": "bool",
+            "count": "Int64",
+            "share": "float64",
+        }
+    )
 
 
 def plot_declines_by_code(frame: pd.DataFrame, *, ax: Any = None) -> Any:
@@ -144,8 +194,11 @@ def plot_declines_by_code(frame: pd.DataFrame, *, ax: Any = None) -> Any:
     table = declines_by_code(frame)
     if table.empty:
         raise ValueError("no failed payments: nothing to chart")
-    series = pd.Series(table["count"].to_numpy(dtype="int64"),
-                       index=[f"{c} {m}" for c, m in zip(table["errorcode"], table["message"])]).sort_values()
+    series = pd.Series(
+        table["count"].to_numpy(dtype="int64"),
+        index=[f"{c} {m}" for c, m in zip(table["errorcode"], table["message"])],
+    ).sort_values()
     ax = series.plot.barh(ax=_axes(ax, (8, 3)), color="#b00020")
-    return labelled(ax, "Failed payments by error code", "Number of payments", "Error code and message",
-                    integer_axis="x")
+    return labelled(
+        ax, "Failed payments by error code", "Number of payments", "Error code and message", integer_axis="x"
+    )

@@ -43,8 +43,11 @@ _RULES = {
     DATETIME: "a timestamp YYYY-MM-DD HH:MM:SS",
     DATE: "a date YYYY-MM-DD",
 }
-_PANDAS_TYPES = {pa.int64(): pd.Int64Dtype(), pa.string(): pd.StringDtype("pyarrow"),
-                 pa.large_string(): pd.StringDtype("pyarrow")}
+_PANDAS_TYPES = {
+    pa.int64(): pd.Int64Dtype(),
+    pa.string(): pd.StringDtype("pyarrow"),
+    pa.large_string(): pd.StringDtype("pyarrow"),
+}
 
 
 class ReportError(ValueError):
@@ -52,8 +55,10 @@ class ReportError(ValueError):
 
     def __init__(self, column: str, row: int, value: Any, rule: str):
         self.column, self.row, self.value, self.rule = column, row, value, rule
-        super().__init__(f"{column}: row {row} has {value!r}, which is not {rule} "
-                         "(pass errors='coerce' to read it as missing)")
+        super().__init__(
+            f"{column}: row {row} has {value!r}, which is not {rule} "
+            "(pass errors='coerce' to read it as missing)"
+        )
 
 
 def report_kind(name: str) -> str:
@@ -62,8 +67,9 @@ def report_kind(name: str) -> str:
     return spec.report if spec else TEXT
 
 
-def records_frame(records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] | None = None,
-                  errors: str = "raise") -> pd.DataFrame:
+def records_frame(
+    records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] | None = None, errors: str = "raise"
+) -> pd.DataFrame:
     """A typed DataFrame of gateway records, one row per record.
 
     `columns` picks and orders the columns (default: every field, in order of first appearance).
@@ -113,8 +119,14 @@ def _typed(name: str, column: pa.ChunkedArray, errors: str) -> pa.ChunkedArray:
         return _cast(name, column, kind, lambda c: pc.cast(c, pa.int64()), _is_whole_number, errors)
     if kind in (DATE, DATETIME):
         fmt = _FORMATS[kind]
-        return _cast(name, column, kind, lambda c: pc.strptime(c, format=fmt, unit="s"),
-                     lambda c: pc.is_valid(pc.strptime(c, format=fmt, unit="s", error_is_null=True)), errors)
+        return _cast(
+            name,
+            column,
+            kind,
+            lambda c: pc.strptime(c, format=fmt, unit="s"),
+            lambda c: pc.is_valid(pc.strptime(c, format=fmt, unit="s", error_is_null=True)),
+            errors,
+        )
     if kind == CATEGORY:
         return column.dictionary_encode()
     return column
@@ -124,8 +136,14 @@ def _is_whole_number(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.match_substring_regex(column, r"^-?[0-9]{1,18}$")
 
 
-def _cast(name: str, column: pa.ChunkedArray, kind: str, convert: Callable[[Any], Any],
-          is_valid: Callable[[Any], Any], errors: str) -> pa.ChunkedArray:
+def _cast(
+    name: str,
+    column: pa.ChunkedArray,
+    kind: str,
+    convert: Callable[[Any], Any],
+    is_valid: Callable[[Any], Any],
+    errors: str,
+) -> pa.ChunkedArray:
     """`convert(column)`; when a value breaks the format, raise naming it, or read it as missing."""
     try:
         return convert(column)
@@ -156,7 +174,8 @@ def _scale(frame: pd.DataFrame) -> np.ndarray | float:
     currency = frame[CURRENCY_COLUMN]
     if not isinstance(currency.dtype, pd.CategoricalDtype):
         currency = currency.astype("category")
-    per_category = np.array([10.0 ** exponent(str(c)) for c in currency.cat.categories] +
-                            [10.0**DEFAULT_EXPONENT])
+    per_category = np.array(
+        [10.0 ** exponent(str(c)) for c in currency.cat.categories] + [10.0**DEFAULT_EXPONENT]
+    )
     codes = currency.cat.codes.to_numpy()  # -1 (missing currency) picks the default at the end
     return per_category[codes]

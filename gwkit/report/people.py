@@ -58,22 +58,35 @@ def for_people(frame: pd.DataFrame, *, currency: str | None = None) -> pd.DataFr
     return shown
 
 
-def _written(name: str, column: pd.Series, currencies: pd.Series | None, currency: str | None,
-             *, major: bool, money: bool = False) -> pd.Series:
+def _written(
+    name: str,
+    column: pd.Series,
+    currencies: pd.Series | None,
+    currency: str | None,
+    *,
+    major: bool,
+    money: bool = False,
+) -> pd.Series:
     missing = column.isna()
     named_money = money or MONEY_NAME.search(name)
     if report_kind(name) == AMOUNT or major or (named_money and pd.api.types.is_numeric_dtype(column)):
         # a wire amount (baseamount) is base units even as floats (a missing value makes them float)
         in_major = major or (report_kind(name) != AMOUNT and pd.api.types.is_float_dtype(column))
-        written = [_money(v, c if currencies is not None else currency, major=in_major)
-                   for v, c in zip(column, currencies if currencies is not None else [currency] * len(column))]
+        written = [
+            _money(v, c if currencies is not None else currency, major=in_major)
+            for v, c in zip(column, currencies if currencies is not None else [currency] * len(column))
+        ]
         return pd.Series(written, index=column.index).where(~missing, "")
     if pd.api.types.is_bool_dtype(column):
         return column.map({True: "yes", False: "no"}).astype(object).where(~missing, "")
     if pd.api.types.is_datetime64_any_dtype(column):
         present = column.dropna()
         has_time = bool(((present.dt.hour != 0) | (present.dt.minute != 0) | (present.dt.second != 0)).any())
-        return column.dt.strftime("%Y-%m-%d %H:%M:%S" if has_time else "%Y-%m-%d").astype(object).where(~missing, "")
+        return (
+            column.dt.strftime("%Y-%m-%d %H:%M:%S" if has_time else "%Y-%m-%d")
+            .astype(object)
+            .where(~missing, "")
+        )
     if pd.api.types.is_float_dtype(column) and PERCENT_NAME.search(name):
         return column.map(lambda v: f"{v:.1%}" if pd.notna(v) else "")
     if pd.api.types.is_integer_dtype(column) or (pd.api.types.is_float_dtype(column) and _whole(column)):
@@ -119,8 +132,13 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
         # "display compact" without itables' default "nowrap": long text (what a code means) wraps
         # inside the notebook's width instead of running off its right edge.
         kept_whole = [{"className": "dt-nowrap", "targets": unbroken_columns(frame, shown)}]
-        return itables.to_html_datatable(shown.head(MAX_ROWS), caption=caption, showIndex=False,
-                                         classes="display compact", columnDefs=kept_whole)
+        return itables.to_html_datatable(
+            shown.head(MAX_ROWS),
+            caption=caption,
+            showIndex=False,
+            classes="display compact",
+            columnDefs=kept_whole,
+        )
     head = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     return shown.to_html(index=False, classes="gwkit-table", border=0).replace("<thead>", f"{head}<thead>", 1)
 
@@ -129,6 +147,7 @@ def unbroken_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:
     """The positions of the columns never to wrap: times, and columns of single short words (a
     reference, a code, an amount). The browser would break them at a hyphen ("2026-11-" over
     "24T10:31:02") when the table is narrow; prose wraps as before."""
+
     def one_word(text: str) -> bool:
         return len(text) <= UNBROKEN_WIDTH and not any(c.isspace() for c in text)
 
@@ -137,14 +156,17 @@ def unbroken_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:
         if isinstance(source, pd.Series) and pd.api.types.is_datetime64_any_dtype(source):
             return True
         return bool(shown.iloc[:, position].map(one_word).all())
+
     return [position for position in range(shown.shape[1]) if unbroken(position)]
 
 
 def mapping_html(mapping: dict[str, Any]) -> str:
     """A dict as a person reads it: a two-column table of fields and values, card data masked."""
-    rows = "".join(f"<tr><th style='text-align:left;padding-right:1em'><code>{html.escape(str(name))}</code></th>"
-                   f"<td style='text-align:left'>{html.escape(_text(value))}</td></tr>"
-                   for name, value in mask_data(dict(mapping)).items())
+    rows = "".join(
+        f"<tr><th style='text-align:left;padding-right:1em'><code>{html.escape(str(name))}</code></th>"
+        f"<td style='text-align:left'>{html.escape(_text(value))}</td></tr>"
+        for name, value in mask_data(dict(mapping)).items()
+    )
     return f"<table class='gwkit-fields'>{rows}</table>"
 
 
@@ -170,7 +192,9 @@ def show_tables_for_people() -> bool:
     if shell is None:
         return False
     if itables is not None:
-        itables.init_notebook_mode(all_interactive=False)  # loads the table library into the notebook, offline
+        itables.init_notebook_mode(
+            all_interactive=False
+        )  # loads the table library into the notebook, offline
     html_formatter = shell.display_formatter.formatters["text/html"]
     html_formatter.for_type(pd.DataFrame, lambda frame: to_html(frame))
     html_formatter.for_type(pd.Series, series_html)

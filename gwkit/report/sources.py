@@ -11,10 +11,21 @@ from ..journal import Journal
 from .frames import records_frame
 
 JOURNAL_COLUMNS = {
-    "id": "Int64", "started_at": None, "elapsed_ms": "float64", "kind": "category", "target": "category",
-    "alias": "category", "sitereference": "category", "request_types": "category",
-    "requestreference": "string", "status_code": "Int64", "outcome": "category", "errorcode": "category",
-    "errormessage": "string", "error": "string", "gateway_time": "gateway_time",
+    "id": "Int64",
+    "started_at": None,
+    "elapsed_ms": "float64",
+    "kind": "category",
+    "target": "category",
+    "alias": "category",
+    "sitereference": "category",
+    "request_types": "category",
+    "requestreference": "string",
+    "status_code": "Int64",
+    "outcome": "category",
+    "errorcode": "category",
+    "errormessage": "string",
+    "error": "string",
+    "gateway_time": "gateway_time",
 }
 
 
@@ -26,7 +37,9 @@ def _open(journal: Journal | str | os.PathLike[str] | Any | None) -> Journal:
     if isinstance(attached, Journal):
         return attached
     if journal is not None and not isinstance(journal, (str, os.PathLike)):
-        raise TypeError(f"expected a Journal, a path or a connection with a journal, not {type(journal).__name__}")
+        raise TypeError(
+            f"expected a Journal, a path or a connection with a journal, not {type(journal).__name__}"
+        )
     return Journal(journal)
 
 
@@ -45,8 +58,9 @@ def journal_frame(journal: Journal | str | os.PathLike[str] | Any | None = None)
     return frame
 
 
-def journal_records_frame(journal: Journal | str | os.PathLike[str] | Any | None = None, *,
-                          errors: str = "raise") -> pd.DataFrame:
+def journal_records_frame(
+    journal: Journal | str | os.PathLike[str] | Any | None = None, *, errors: str = "raise"
+) -> pd.DataFrame:
     """One row per response record in the journal, typed from the spec tables, with the
     exchange's `exchange_id` and `exchange_started_at` (wall clock, UTC) in front.
     The nested results of TRANSACTIONQUERY records are left out (see `query_frame`)."""
@@ -74,10 +88,16 @@ def _query_records(source: Any) -> Iterable[Mapping[str, Any]]:
     if hasattr(source, "query_records"):  # gwkit Response or Record
         return source.query_records
     if isinstance(source, Mapping) and isinstance(source.get("response"), list):
-        return [inner for record in source["response"] if isinstance(record, Mapping)
-                for inner in record.get("records") or []]
+        return [
+            inner
+            for record in source["response"]
+            if isinstance(record, Mapping)
+            for inner in record.get("records") or []
+        ]
     if isinstance(source, Mapping) and isinstance(source.get("records"), list):
         return source["records"]
     if isinstance(source, (list, tuple)):
         return source
-    raise TypeError(f"expected a TRANSACTIONQUERY response, record or list of records, not {type(source).__name__}")
+    raise TypeError(
+        f"expected a TRANSACTIONQUERY response, record or list of records, not {type(source).__name__}"
+    )

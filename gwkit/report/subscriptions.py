@@ -31,24 +31,53 @@ from .charts import _axes, _main_currency, labelled
 from .frames import records_frame
 
 SUBSCRIPTION_COLUMNS = [
-    "transactionreference", "orderreference", "transactionactive", "baseamount", "currencyiso3a",
-    "subscriptionfrequency", "subscriptionunit", "subscriptionbegindate", "subscriptionnumber",
-    "subscriptionfinalnumber", "parenttransactionreference", "maskedpan", "paymenttypedescription",
+    "transactionreference",
+    "orderreference",
+    "transactionactive",
+    "baseamount",
+    "currencyiso3a",
+    "subscriptionfrequency",
+    "subscriptionunit",
+    "subscriptionbegindate",
+    "subscriptionnumber",
+    "subscriptionfinalnumber",
+    "parenttransactionreference",
+    "maskedpan",
+    "paymenttypedescription",
 ]
-PAYMENT_COLUMNS = ["subscription", "number", "due_date", "made_on", "baseamount", "baseamount_major",
-                   "currencyiso3a", "outcome", "errorcode", "errormessage", "transactionreference", "settlestatus",
-                   "refunded", "refunded_major"]
+PAYMENT_COLUMNS = [
+    "subscription",
+    "number",
+    "due_date",
+    "made_on",
+    "baseamount",
+    "baseamount_major",
+    "currencyiso3a",
+    "outcome",
+    "errorcode",
+    "errormessage",
+    "transactionreference",
+    "settlestatus",
+    "refunded",
+    "refunded_major",
+]
 AUTHORISED, DECLINED, FAILED = "authorised", "declined", "failed"
-STATE_COLOURS = {SCHEDULED: "#1b7f3b", PENDING: "#1f77b4", "suspended": "#ff7f0e", "stopped": "#7f7f7f",
-                 "declined": "#b00020"}
+STATE_COLOURS = {
+    SCHEDULED: "#1b7f3b",
+    PENDING: "#1f77b4",
+    "suspended": "#ff7f0e",
+    "stopped": "#7f7f7f",
+    "declined": "#b00020",
+}
 
 
 def _as_subscriptions(items: Iterable[Subscription | Mapping[str, Any]]) -> list[Subscription]:
     return [item if isinstance(item, Subscription) else Subscription(None, item) for item in items]
 
 
-def subscriptions_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
-                        payments: pd.DataFrame | None = None) -> pd.DataFrame:
+def subscriptions_frame(
+    subscriptions: Iterable[Subscription | Mapping[str, Any]], payments: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """One row per subscription: its SUBSCRIPTION record's fields and `state`; with the
     `payments_frame` of its payments also `next_due_date`, when the next payment falls due while
     the subscription is scheduled or pending."""
@@ -58,8 +87,12 @@ def subscriptions_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]
     frame.insert(1, "state", pd.Categorical(states, categories=list(STATES)))
     if payments is not None:
         made = payments.groupby("subscription").size()
-        frame["next_due_date"] = pd.to_datetime(pd.Series(
-            [_next_due(s, state, int(made.get(s.reference, 0))) for s, state in zip(subs, states)], dtype="object"))
+        frame["next_due_date"] = pd.to_datetime(
+            pd.Series(
+                [_next_due(s, state, int(made.get(s.reference, 0))) for s, state in zip(subs, states)],
+                dtype="object",
+            )
+        )
     return frame
 
 
@@ -69,9 +102,11 @@ def _next_due(sub: Subscription, state: str, made: int) -> date | None:
     return due_date(sub.begin_date, sub.frequency, sub.next_number - made, sub.next_number, sub.unit)
 
 
-def payments_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
-                   payments: Iterable[Mapping[str, Any]],
-                   refunds: Iterable[Mapping[str, Any]] = ()) -> pd.DataFrame:
+def payments_frame(
+    subscriptions: Iterable[Subscription | Mapping[str, Any]],
+    payments: Iterable[Mapping[str, Any]],
+    refunds: Iterable[Mapping[str, Any]] = (),
+) -> pd.DataFrame:
     """One row per payment of the given subscriptions, by subscription and number.
 
     `due_date` comes from the subscription's schedule (3.1), counted from the first automated
@@ -92,17 +127,24 @@ def payments_frame(subscriptions: Iterable[Subscription | Mapping[str, Any]],
         first = int(made[0].get("subscriptionnumber") or 0) if made else sub.next_number
         for payment in made:
             number = int(payment.get("subscriptionnumber") or 0)
-            rows.append({
-                "subscription": reference, "number": number,
-                "due_date": due_date(sub.begin_date, sub.frequency, first, number, sub.unit) if number >= first else None,
-                "made_on": str(payment.get("transactionstartedtimestamp", ""))[:10] or None,
-                "baseamount": payment.get("baseamount"), "currencyiso3a": payment.get("currencyiso3a"),
-                "outcome": _outcome(payment), "errorcode": payment.get("errorcode"),
-                "errormessage": payment.get("errormessage"),
-                "transactionreference": payment.get("transactionreference"),
-                "settlestatus": payment.get("settlestatus"),
-                "refunded": refunded.get(payment.get("transactionreference"), 0),
-            })
+            rows.append(
+                {
+                    "subscription": reference,
+                    "number": number,
+                    "due_date": due_date(sub.begin_date, sub.frequency, first, number, sub.unit)
+                    if number >= first
+                    else None,
+                    "made_on": str(payment.get("transactionstartedtimestamp", ""))[:10] or None,
+                    "baseamount": payment.get("baseamount"),
+                    "currencyiso3a": payment.get("currencyiso3a"),
+                    "outcome": _outcome(payment),
+                    "errorcode": payment.get("errorcode"),
+                    "errormessage": payment.get("errormessage"),
+                    "transactionreference": payment.get("transactionreference"),
+                    "settlestatus": payment.get("settlestatus"),
+                    "refunded": refunded.get(payment.get("transactionreference"), 0),
+                }
+            )
     return _typed_payments(rows)
 
 
@@ -121,24 +163,39 @@ def subscription_payments_frame(subscription: Subscription) -> pd.DataFrame:
     amount, outcome, refunded."""
     payments = subscription.payments()
     references = [p["transactionreference"] for p in payments]
-    refunds = [r for start in range(0, len(references), 100)  # 100 references to a query, as fetch_subscriptions
-               for r in query_paged(subscription.client, {"requesttypedescription": "REFUND",
-                                                          "parenttransactionreference": references[start:start + 100]})]
+    refunds = [
+        r
+        for start in range(0, len(references), 100)  # 100 references to a query, as fetch_subscriptions
+        for r in query_paged(
+            subscription.client,
+            {
+                "requesttypedescription": "REFUND",
+                "parenttransactionreference": references[start : start + 100],
+            },
+        )
+    ]
     return payments_frame([subscription.refresh()], payments, refunds)
 
 
-def schedule_frame(subscription: Subscription, periods: int = 12, *, until: date | None = None,
-                   payments: Iterable[Mapping[str, Any]] | None = None) -> pd.DataFrame:
+def schedule_frame(
+    subscription: Subscription,
+    periods: int = 12,
+    *,
+    until: date | None = None,
+    payments: Iterable[Mapping[str, Any]] | None = None,
+) -> pd.DataFrame:
     """`Subscription.schedule` as a typed DataFrame: number, due_date, baseamount, currencyiso3a,
     expected."""
     rows = subscription.schedule(periods, until=until, payments=None if payments is None else list(payments))
-    return pd.DataFrame({
-        "number": pd.array([r["number"] for r in rows], dtype="Int64"),
-        "due_date": pd.to_datetime(pd.Series([r["due_date"] for r in rows], dtype="object")),
-        "baseamount": pd.array([r["baseamount"] for r in rows], dtype="Int64"),
-        "currencyiso3a": [r["currencyiso3a"] for r in rows],
-        "expected": [r["expected"] for r in rows],
-    })
+    return pd.DataFrame(
+        {
+            "number": pd.array([r["number"] for r in rows], dtype="Int64"),
+            "due_date": pd.to_datetime(pd.Series([r["due_date"] for r in rows], dtype="object")),
+            "baseamount": pd.array([r["baseamount"] for r in rows], dtype="Int64"),
+            "currencyiso3a": [r["currencyiso3a"] for r in rows],
+            "expected": [r["expected"] for r in rows],
+        }
+    )
 
 
 def _outcome(payment: Mapping[str, Any]) -> str:
@@ -148,29 +205,48 @@ def _outcome(payment: Mapping[str, Any]) -> str:
 
 
 def _typed_payments(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    frame = records_frame([{"baseamount": r["baseamount"], "currencyiso3a": r["currencyiso3a"],
-                            "errorcode": r["errorcode"], "settlestatus": r["settlestatus"]} for r in rows],
-                          columns=["baseamount", "currencyiso3a", "errorcode", "settlestatus"])
-    refunds = records_frame([{"baseamount": str(r["refunded"]), "currencyiso3a": r["currencyiso3a"]} for r in rows],
-                            columns=["baseamount", "currencyiso3a"])
-    return pd.DataFrame({
-        "subscription": pd.array([r["subscription"] for r in rows], dtype="string"),
-        "number": pd.array([r["number"] for r in rows], dtype="Int64"),
-        "due_date": pd.to_datetime(pd.Series([r["due_date"] for r in rows], dtype="object")),
-        "made_on": pd.to_datetime(pd.Series([r["made_on"] for r in rows], dtype="object")),
-        "baseamount": frame["baseamount"], "baseamount_major": frame["baseamount_major"],
-        "currencyiso3a": frame["currencyiso3a"],
-        "outcome": pd.Categorical([r["outcome"] for r in rows], categories=[AUTHORISED, DECLINED, FAILED]),
-        "errorcode": frame["errorcode"],
-        "errormessage": pd.array([r["errormessage"] for r in rows], dtype="string"),
-        "transactionreference": pd.array([r["transactionreference"] for r in rows], dtype="string"),
-        "settlestatus": frame["settlestatus"],
-        "refunded": refunds["baseamount"].fillna(0), "refunded_major": refunds["baseamount_major"].fillna(0.0),
-    }, columns=PAYMENT_COLUMNS)
+    frame = records_frame(
+        [
+            {
+                "baseamount": r["baseamount"],
+                "currencyiso3a": r["currencyiso3a"],
+                "errorcode": r["errorcode"],
+                "settlestatus": r["settlestatus"],
+            }
+            for r in rows
+        ],
+        columns=["baseamount", "currencyiso3a", "errorcode", "settlestatus"],
+    )
+    refunds = records_frame(
+        [{"baseamount": str(r["refunded"]), "currencyiso3a": r["currencyiso3a"]} for r in rows],
+        columns=["baseamount", "currencyiso3a"],
+    )
+    return pd.DataFrame(
+        {
+            "subscription": pd.array([r["subscription"] for r in rows], dtype="string"),
+            "number": pd.array([r["number"] for r in rows], dtype="Int64"),
+            "due_date": pd.to_datetime(pd.Series([r["due_date"] for r in rows], dtype="object")),
+            "made_on": pd.to_datetime(pd.Series([r["made_on"] for r in rows], dtype="object")),
+            "baseamount": frame["baseamount"],
+            "baseamount_major": frame["baseamount_major"],
+            "currencyiso3a": frame["currencyiso3a"],
+            "outcome": pd.Categorical(
+                [r["outcome"] for r in rows], categories=[AUTHORISED, DECLINED, FAILED]
+            ),
+            "errorcode": frame["errorcode"],
+            "errormessage": pd.array([r["errormessage"] for r in rows], dtype="string"),
+            "transactionreference": pd.array([r["transactionreference"] for r in rows], dtype="string"),
+            "settlestatus": frame["settlestatus"],
+            "refunded": refunds["baseamount"].fillna(0),
+            "refunded_major": refunds["baseamount_major"].fillna(0.0),
+        },
+        columns=PAYMENT_COLUMNS,
+    )
 
 
-def subscription_portfolio(client: GatewayClient, references: Iterable[str] | None = None
-                           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def subscription_portfolio(
+    client: GatewayClient, references: Iterable[str] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(subscriptions, payments) of the client's site, or of the subscriptions named by their
     references, fetched with TRANSACTIONQUERY (paged past 500 records)."""
     subs = fetch_subscriptions(client, references)
@@ -181,6 +257,7 @@ def subscription_portfolio(client: GatewayClient, references: Iterable[str] | No
 
 
 # -- analysis -----------------------------------------------------------------------------------
+
 
 def _month(series: pd.Series) -> pd.Series:
     return series.dt.to_period("M")
@@ -198,13 +275,20 @@ def monthly_recurring_revenue(payments: pd.DataFrame) -> pd.DataFrame:
     payments finally brought in."""
     if payments.empty:
         return pd.DataFrame(columns=MRR_COLUMNS)
-    data = payments.assign(month=_month(payments["made_on"]),
-                           authorised=(payments["outcome"] == AUTHORISED).astype(int),
-                           declined=(payments["outcome"] != AUTHORISED).astype(int))
+    data = payments.assign(
+        month=_month(payments["made_on"]),
+        authorised=(payments["outcome"] == AUTHORISED).astype(int),
+        declined=(payments["outcome"] != AUTHORISED).astype(int),
+    )
     data["revenue"] = data["baseamount_major"].where(data["authorised"] == 1, 0.0)
     data["refunded"] = data["refunded_major"] if "refunded_major" in data.columns else 0.0
-    table = (data.groupby(["month", "currencyiso3a"], observed=True)[["revenue", "refunded", "authorised", "declined"]]
-             .sum().reset_index())
+    table = (
+        data.groupby(["month", "currencyiso3a"], observed=True)[
+            ["revenue", "refunded", "authorised", "declined"]
+        ]
+        .sum()
+        .reset_index()
+    )
     table["net"] = table["revenue"] - table["refunded"]
     return table.reindex(columns=MRR_COLUMNS)
 
@@ -214,21 +298,32 @@ def current_mrr(subscriptions: pd.DataFrame) -> pd.Series:
     divided by its frequency in months (a DAY unit counted as 12/365.25 of a month)."""
     scheduled = subscriptions[subscriptions["state"] == SCHEDULED]
     months_per_unit = scheduled["subscriptionunit"].astype("object").map(MONTHS_PER_UNIT).fillna(1.0)
-    monthly = scheduled["baseamount_major"] / (scheduled["subscriptionfrequency"].astype("float64") * months_per_unit)
+    monthly = scheduled["baseamount_major"] / (
+        scheduled["subscriptionfrequency"].astype("float64") * months_per_unit
+    )
     return monthly.groupby(scheduled["currencyiso3a"], observed=True).sum().rename("mrr")
 
 
-def revenue_by_state(subscriptions: pd.DataFrame, payments: pd.DataFrame,
-                     currency: str | None = None) -> pd.DataFrame:
+def revenue_by_state(
+    subscriptions: pd.DataFrame, payments: pd.DataFrame, currency: str | None = None
+) -> pd.DataFrame:
     """Authorised revenue (major units) per month (rows) and the subscriptions' present state
     (columns), in one currency (default: the most frequent)."""
     currency = currency or _main_currency(payments["currencyiso3a"], "no payments with a currency")
     paid = payments[(payments["outcome"] == AUTHORISED) & (payments["currencyiso3a"] == currency)]
     states = subscriptions.set_index("transactionreference")["state"]
-    data = paid.assign(month=_month(paid["made_on"]),
-                       state=paid["subscription"].map(states).astype(pd.CategoricalDtype(list(STATES))))
-    table = data.pivot_table(index="month", columns="state", values="baseamount_major", aggfunc="sum",
-                             fill_value=0.0, observed=False)
+    data = paid.assign(
+        month=_month(paid["made_on"]),
+        state=paid["subscription"].map(states).astype(pd.CategoricalDtype(list(STATES))),
+    )
+    table = data.pivot_table(
+        index="month",
+        columns="state",
+        values="baseamount_major",
+        aggfunc="sum",
+        fill_value=0.0,
+        observed=False,
+    )
     table = table.loc[:, table.sum() > 0] if not table.empty else table
     table.attrs["currency"] = currency
     return table
@@ -256,8 +351,9 @@ def churn(subscriptions: pd.DataFrame, payments: pd.DataFrame) -> pd.DataFrame:
 FINANCE_COLUMNS = ["revenue", "refunded", "net", "paying", "failed_payments", "churned", "churn_rate"]
 
 
-def subscription_finance(subscriptions: pd.DataFrame, payments: pd.DataFrame,
-                         currency: str | None = None) -> pd.DataFrame:
+def subscription_finance(
+    subscriptions: pd.DataFrame, payments: pd.DataFrame, currency: str | None = None
+) -> pd.DataFrame:
     """Per month, in one currency (default: the most frequent): recurring revenue, refunded and net
     (major units, as `monthly_recurring_revenue`), subscriptions paying, failed payments (declined or
     failed), churned subscriptions and the churn rate (as `churn`)."""
@@ -267,7 +363,9 @@ def subscription_finance(subscriptions: pd.DataFrame, payments: pd.DataFrame,
     mine = payments[payments["currencyiso3a"] == currency]
     money = monthly_recurring_revenue(mine).set_index("month")
     table = money[["revenue", "refunded", "net"]].join(churn(subscriptions, mine), how="left")
-    table = table.assign(failed_payments=money["declined"]).fillna({"paying": 0, "churned": 0, "churn_rate": 0.0})
+    table = table.assign(failed_payments=money["declined"]).fillna(
+        {"paying": 0, "churned": 0, "churn_rate": 0.0}
+    )
     table = table.astype({"paying": "int64", "churned": "int64", "failed_payments": "int64"})
     table.index.name = "month"
     table.attrs["currency"] = currency
@@ -289,8 +387,10 @@ def decline_rates(payments: pd.DataFrame, by: str = "month") -> pd.DataFrame:
 
 # -- charts -------------------------------------------------------------------------------------
 
-def plot_revenue_by_state(subscriptions: pd.DataFrame, payments: pd.DataFrame, *, currency: str | None = None,
-                          ax: Any = None) -> Any:
+
+def plot_revenue_by_state(
+    subscriptions: pd.DataFrame, payments: pd.DataFrame, *, currency: str | None = None, ax: Any = None
+) -> Any:
     """Stacked bars: authorised recurring revenue per month, by the subscriptions' state now."""
     table = revenue_by_state(subscriptions, payments, currency)
     if table.empty:
@@ -299,12 +399,18 @@ def plot_revenue_by_state(subscriptions: pd.DataFrame, payments: pd.DataFrame, *
     table.index = table.index.astype(str)
     colours = [STATE_COLOURS.get(str(c), "#999999") for c in table.columns]
     ax = table.plot.bar(stacked=True, ax=_axes(ax, (9, 4)), rot=45, color=colours)
-    return labelled(ax, f"Recurring revenue by month and subscription state ({currency})", "Month the payment was made",
-                    f"Authorised revenue ({currency}, major units)", legend="State now")
+    return labelled(
+        ax,
+        f"Recurring revenue by month and subscription state ({currency})",
+        "Month the payment was made",
+        f"Authorised revenue ({currency}, major units)",
+        legend="State now",
+    )
 
 
-def plot_subscription_finance(subscriptions: pd.DataFrame, payments: pd.DataFrame, *, currency: str | None = None,
-                              ax: Any = None) -> Any:
+def plot_subscription_finance(
+    subscriptions: pd.DataFrame, payments: pd.DataFrame, *, currency: str | None = None, ax: Any = None
+) -> Any:
     """Bars per month: net recurring revenue (green) and refunded (red) stacked to the revenue; the
     failed payments as a line on a second axis (count)."""
     table = subscription_finance(subscriptions, payments, currency)
@@ -315,14 +421,24 @@ def plot_subscription_finance(subscriptions: pd.DataFrame, payments: pd.DataFram
     shown.index = shown.index.astype(str)
     ax = shown.plot.bar(stacked=True, ax=_axes(ax, (9, 4)), rot=45, color=["#1b7f3b", "#b00020"])
     failures = ax.twinx()
-    failures.plot(range(len(table)), table["failed_payments"].to_numpy(), color="#ff7f0e", marker="o",
-                  label="failed payments")
+    failures.plot(
+        range(len(table)),
+        table["failed_payments"].to_numpy(),
+        color="#ff7f0e",
+        marker="o",
+        label="failed payments",
+    )
     failures.set_ylabel("Failed payments (count)")
     failures.set_ylim(bottom=0)
     failures.yaxis.get_major_locator().set_params(integer=True)
     failures.legend(loc="upper right")
-    return labelled(ax, f"Recurring revenue, refunds and failed payments by month ({currency})",
-                    "Month the payment was made", f"Revenue ({currency}, major units)", legend="Money")
+    return labelled(
+        ax,
+        f"Recurring revenue, refunds and failed payments by month ({currency})",
+        "Month the payment was made",
+        f"Revenue ({currency}, major units)",
+        legend="Money",
+    )
 
 
 def plot_subscriptions_by_state(subscriptions: pd.DataFrame, *, ax: Any = None) -> Any:
@@ -339,4 +455,6 @@ def plot_decline_rates(payments: pd.DataFrame, *, ax: Any = None) -> Any:
     series.index = series.index.astype(str)
     ax = series.plot(ax=_axes(ax, (8, 3)), marker="o", color="#b00020")
     ax.set_ylim(bottom=0)
-    return labelled(ax, "Declined subscription payments", "Month the payment was made", "Declined (% of payments)")
+    return labelled(
+        ax, "Declined subscription payments", "Month the payment was made", "Declined (% of payments)"
+    )

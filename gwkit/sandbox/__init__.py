@@ -17,7 +17,18 @@ from .web.server import SandboxHandle, ServerLimits, default_db_path, start
 from .web.transport import AsyncSandboxTransport, SandboxTransport
 
 __all__ = [
-    "DEFAULT_ACCOUNT", "Account", "AccountsError", "AsyncSandboxTransport", "ClockError", "Sandbox",
-    "SandboxHandle", "SandboxRequest", "SandboxResponse", "SandboxTransport", "ServerLimits", "default_db_path",
-    "load_accounts", "start",
+    "DEFAULT_ACCOUNT",
+    "Account",
+    "AccountsError",
+    "AsyncSandboxTransport",
+    "ClockError",
+    "Sandbox",
+    "SandboxHandle",
+    "SandboxRequest",
+    "SandboxResponse",
+    "SandboxTransport",
+    "ServerLimits",
+    "default_db_path",
+    "load_accounts",
+    "start",
 ]

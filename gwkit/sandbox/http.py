@@ -54,8 +54,9 @@ class SandboxRequest:
         """The body as an HTML form; a `BodyError` when it is not UTF-8 or has too many fields."""
         try:
             text = self.body.decode("utf-8")
-            return dict(parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS,
-                                  errors="strict"))
+            return dict(
+                parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS, errors="strict")
+            )
         except UnicodeDecodeError:
             raise BodyError("the form body is not UTF-8 (percent-encode it as UTF-8)") from None
         except ValueError:  # parse_qsl: more fields than max_num_fields
@@ -163,12 +164,18 @@ class SandboxResponse:
     body: bytes
 
     @classmethod
-    def json(cls, data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> "SandboxResponse":
+    def json(
+        cls, data: Any, status: int = 200, headers: Mapping[str, str] | None = None
+    ) -> "SandboxResponse":
         return cls(status, {**JSON_HEADERS, **(headers or {})}, json.dumps(data).encode("utf-8"))
 
     @classmethod
-    def html(cls, text: str, status: int = 200, headers: Mapping[str, str] | None = None) -> "SandboxResponse":
-        return cls(status, {"content-type": "text/html; charset=utf-8", **(headers or {})}, text.encode("utf-8"))
+    def html(
+        cls, text: str, status: int = 200, headers: Mapping[str, str] | None = None
+    ) -> "SandboxResponse":
+        return cls(
+            status, {"content-type": "text/html; charset=utf-8", **(headers or {})}, text.encode("utf-8")
+        )
 
     @classmethod
     def bad_body(cls, error: BodyError, expected: str | None = None) -> "SandboxResponse":

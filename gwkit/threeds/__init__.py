@@ -3,13 +3,32 @@
 
 from ..errors import ThreeDSecureError
 from .flow import (
-    AUTH_WITH_PARENT, AUTHORISED, OUTCOMES, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, Outcome, Step,
-    ThreeDSecureFlow, Verdict,
+    AUTH_WITH_PARENT,
+    AUTHORISED,
+    OUTCOMES,
+    REDIRECT,
+    RESEND_OR_AUTH,
+    STANDARD_AUTH,
+    Outcome,
+    Step,
+    ThreeDSecureFlow,
+    Verdict,
 )
 from .receiver import TermUrlReceiver, default_receiver, redirect_page
 
 __all__ = [
-    "AUTHORISED", "AUTH_WITH_PARENT", "OUTCOMES", "Outcome", "REDIRECT", "RESEND_OR_AUTH", "STANDARD_AUTH", "Step",
-    "TermUrlReceiver", "ThreeDSecureError", "ThreeDSecureFlow", "Verdict", "default_receiver",
+    "AUTHORISED",
+    "AUTH_WITH_PARENT",
+    "OUTCOMES",
+    "Outcome",
+    "REDIRECT",
+    "RESEND_OR_AUTH",
+    "STANDARD_AUTH",
+    "Step",
+    "TermUrlReceiver",
+    "ThreeDSecureError",
+    "ThreeDSecureFlow",
+    "Verdict",
+    "default_receiver",
     "redirect_page",
 ]

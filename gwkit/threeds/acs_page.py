@@ -48,6 +48,7 @@ def read_page(response: httpx.Response) -> AcsPage:
     parser.feed(response.text)
     if response.status_code >= 400:
         message = " ".join(" ".join(parser.text).split())
-        raise ThreeDSecureError(f"the page at {response.request.url} answered HTTP {response.status_code}: "
-                                f"{message[-400:]}")
+        raise ThreeDSecureError(
+            f"the page at {response.request.url} answered HTTP {response.status_code}: {message[-400:]}"
+        )
     return parser

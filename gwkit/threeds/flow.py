@@ -46,18 +46,31 @@ OUTCOMES = ("Y", "N", "A", "U", "cancel")
 # Stages of a flow, in order.
 NEW, QUERIED, AT_ACS, RETURNED, AUTHORISED = "new", "queried", "at_acs", "returned", "authorised"
 # What to do after the THREEDQUERY (interface 3.3).
-REDIRECT, AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH = "redirect", "auth", "resend or auth", "standard auth"
+REDIRECT, AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH = (
+    "redirect",
+    "auth",
+    "resend or auth",
+    "standard auth",
+)
 
 # What interface 3.3 says to do after the THREEDQUERY, by `enrolled`.
 _ENROLMENT_ADVICE = {
     "Y": "the card is enrolled: send the customer's browser to the ACS.",
     "N": "the card is not enrolled: send the AUTH with parenttransactionreference.",
     "U": "enrolment could not be determined: resend the THREEDQUERY, or send the AUTH with "
-         "parenttransactionreference.",
+    "parenttransactionreference.",
 }
 
-_THREEDQUERY_FIELDS = ("pan", "expirydate", "securitycode", "parenttransactionreference", "baseamount",
-                       "currencyiso3a", "orderreference", "sitereference")
+_THREEDQUERY_FIELDS = (
+    "pan",
+    "expirydate",
+    "securitycode",
+    "parenttransactionreference",
+    "baseamount",
+    "currencyiso3a",
+    "orderreference",
+    "sitereference",
+)
 
 
 @dataclass(frozen=True)
@@ -119,7 +132,9 @@ class ThreeDSecureFlow:
         enrolled = self.query_record.get("enrolled") if self.query_record else None
         return f"ThreeDSecureFlow(stage={self.stage!r}, enrolled={enrolled!r}, next_step={self.next_step!r})"
 
-    def on_change(self, listener: Callable[["ThreeDSecureFlow"], None]) -> Callable[["ThreeDSecureFlow"], None]:
+    def on_change(
+        self, listener: Callable[["ThreeDSecureFlow"], None]
+    ) -> Callable[["ThreeDSecureFlow"], None]:
         self._listeners.append(listener)
         return listener
 
@@ -147,14 +162,20 @@ class ThreeDSecureFlow:
             return ""
         if record.get("errorcode") != "0":
             meaning = explain(record.get("errorcode"))
-            return (f"errorcode {record.get('errorcode')} {record.get('errormessage')}: {meaning.meaning} "
-                    "A standard AUTH without 3-D Secure may be sent.")
+            return (
+                f"errorcode {record.get('errorcode')} {record.get('errormessage')}: {meaning.meaning} "
+                "A standard AUTH without 3-D Secure may be sent."
+            )
         return _ENROLMENT_ADVICE.get(self.enrolled or "", "")
 
     @property
     def outcome(self) -> Outcome:
         """The next step and what to do now; after the AUTH, how it ended."""
-        via_acs = self.query_record is not None and self.query_record.get("errorcode") == "0" and self.enrolled == "Y"
+        via_acs = (
+            self.query_record is not None
+            and self.query_record.get("errorcode") == "0"
+            and self.enrolled == "Y"
+        )
         if self.auth_record is not None:
             return Outcome(None, via_acs, _auth_summary(self.auth_record), ended=True)
         if self.query_record is None:
@@ -172,8 +193,11 @@ class ThreeDSecureFlow:
         code = record.get("errorcode")
         meaning = explain(code)
         if not record_ok(record):
-            headline = ("Declined by the bank" if code == "70000"
-                        else f"Failed: {code} {record.get('errormessage') or meaning.message}")
+            headline = (
+                "Declined by the bank"
+                if code == "70000"
+                else f"Failed: {code} {record.get('errormessage') or meaning.message}"
+            )
             return Verdict("failure", headline, f"{meaning.meaning} {meaning.action}".strip())
         return _paid_verdict(self.query_record, record)
 
@@ -206,8 +230,9 @@ class ThreeDSecureFlow:
         self.stage = QUERIED
         self.start_url = None
         if record.get("errorcode") == "0" and record.get("enrolled") == "Y":
-            self.start_url = self.receiver.expect(record["md"], record["pareq"], record["acsurl"], self._receive,
-                                                  self._browser_started)
+            self.start_url = self.receiver.expect(
+                record["md"], record["pareq"], record["acsurl"], self._receive, self._browser_started
+            )
         self._record_step("THREEDQUERY", _sent(response, request), dict(record))
         return record
 
@@ -221,10 +246,13 @@ class ThreeDSecureFlow:
     def acs_form_html(self, *, autosubmit: bool = True) -> str:
         """The page that posts the customer's browser to the ACS (PaReq, TermUrl, MD)."""
         record = self._enrolled_record()
-        return redirect_page(record["acsurl"], record["pareq"], self.receiver.term_url, record["md"],
-                             autosubmit=autosubmit)
+        return redirect_page(
+            record["acsurl"], record["pareq"], self.receiver.term_url, record["md"], autosubmit=autosubmit
+        )
 
-    def complete_acs(self, outcome: str = "Y", *, http: httpx.Client | None = None, timeout: float = 30.0) -> None:
+    def complete_acs(
+        self, outcome: str = "Y", *, http: httpx.Client | None = None, timeout: float = 30.0
+    ) -> None:
         """Play the customer at the sandbox ACS without a browser: post to the ACS, choose
         `outcome` (Y, N, A, U or cancel), and post the answer to the term URL receiver."""
         record = self._enrolled_record()
@@ -237,13 +265,23 @@ class ThreeDSecureFlow:
             choice = next((f for f in page.forms if outcome in f.buttons.get("outcome", [])), None)
             if choice is None:
                 offered = sorted({v for f in page.forms for v in f.buttons.get("outcome", [])})
-                raise ThreeDSecureError(f"the ACS page offers no outcome {outcome!r}"
-                                        + (f"; it offers {', '.join(offered)}" if offered else
-                                           " (only the sandbox ACS can be completed headlessly)"))
-            self._set_stage(AT_ACS, "ACS", {"PaReq": REDACTED, "TermUrl": self.receiver.term_url, "MD": REDACTED},
-                            {"page": str(acs.url), "outcome chosen": outcome})
-            answer = read_page(http.post(urljoin(str(acs.url), choice.action),
-                                          data={**choice.fields, "outcome": outcome}))
+                raise ThreeDSecureError(
+                    f"the ACS page offers no outcome {outcome!r}"
+                    + (
+                        f"; it offers {', '.join(offered)}"
+                        if offered
+                        else " (only the sandbox ACS can be completed headlessly)"
+                    )
+                )
+            self._set_stage(
+                AT_ACS,
+                "ACS",
+                {"PaReq": REDACTED, "TermUrl": self.receiver.term_url, "MD": REDACTED},
+                {"page": str(acs.url), "outcome chosen": outcome},
+            )
+            answer = read_page(
+                http.post(urljoin(str(acs.url), choice.action), data={**choice.fields, "outcome": outcome})
+            )
             back = next((f for f in answer.forms if "PaRes" in f.fields), None)
             if back is None:
                 raise ThreeDSecureError("the ACS did not answer with a PaRes form")
@@ -267,10 +305,14 @@ class ThreeDSecureFlow:
     def auth_subscription(self, **fields: Any) -> Any:
         """AUTH + SUBSCRIPTION through 3-D Secure (interface 4.2): `fields` are the subscription's.
         Returns the whole Response (AUTH record, then SUBSCRIPTION record)."""
-        request = {k: self._query_fields[k] for k in ("baseamount", "currencyiso3a", "orderreference")
-                   if self._query_fields.get(k) is not None}
-        return self._authorise(self.client.auth_subscription, {"accounttypedescription": "ECOM",
-                                                               **request, **fields})
+        request = {
+            k: self._query_fields[k]
+            for k in ("baseamount", "currencyiso3a", "orderreference")
+            if self._query_fields.get(k) is not None
+        }
+        return self._authorise(
+            self.client.auth_subscription, {"accounttypedescription": "ECOM", **request, **fields}
+        )
 
     def run(self, outcome: str = "Y", **fields: Any) -> Record:
         """The whole flow headlessly (sandbox): query, ACS with `outcome` when enrolled, AUTH."""
@@ -288,8 +330,11 @@ class ThreeDSecureFlow:
     def _authorise(self, send: Callable[..., Any], extra: Mapping[str, Any]) -> Any:
         step = self.next_step
         if step is None:
-            raise ThreeDSecureError("send the THREEDQUERY first" if self.query_record is None
-                                    else "this flow has already sent its AUTH")
+            raise ThreeDSecureError(
+                "send the THREEDQUERY first"
+                if self.query_record is None
+                else "this flow has already sent its AUTH"
+            )
         if step == REDIRECT:
             if not self.returned:
                 raise ThreeDSecureError("the customer has not returned from the ACS yet: no PaRes to send")
@@ -307,16 +352,22 @@ class ThreeDSecureFlow:
 
     def _enrolled_record(self) -> Record:
         if self.next_step != REDIRECT or self.query_record is None:
-            raise ThreeDSecureError(f"only an enrolled card (enrolled Y) goes to the ACS; next step is "
-                                    f"{self.next_step!r}")
+            raise ThreeDSecureError(
+                f"only an enrolled card (enrolled Y) goes to the ACS; next step is {self.next_step!r}"
+            )
         return self.query_record
 
     def _browser_started(self) -> None:
         """A browser opened the start page: it is on its way to the ACS (receiver's thread)."""
         if self.stage == QUERIED:
-            self._guarded(lambda: self._set_stage(AT_ACS, "ACS", {"PaReq": REDACTED, "TermUrl": self.receiver.term_url,
-                                                                   "MD": REDACTED},
-                                                  {"page": "the card issuer's page, in the customer's browser"}))
+            self._guarded(
+                lambda: self._set_stage(
+                    AT_ACS,
+                    "ACS",
+                    {"PaReq": REDACTED, "TermUrl": self.receiver.term_url, "MD": REDACTED},
+                    {"page": "the card issuer's page, in the customer's browser"},
+                )
+            )
 
     def _guarded(self, action: Callable[[], None]) -> None:
         try:
@@ -329,8 +380,14 @@ class ThreeDSecureFlow:
         """The receiver got the ACS's post-back for this flow (called from its thread)."""
         self._pares = pares
         try:
-            self._guarded(lambda: self._set_stage(RETURNED, "TERMURL", {"PaRes": REDACTED, "MD": REDACTED},
-                                                  {"page": "you can close this page and return to the notebook"}))
+            self._guarded(
+                lambda: self._set_stage(
+                    RETURNED,
+                    "TERMURL",
+                    {"PaRes": REDACTED, "MD": REDACTED},
+                    {"page": "you can close this page and return to the notebook"},
+                )
+            )
         finally:
             self._returned.set()
 
@@ -373,26 +430,41 @@ def _paid_verdict(query: Mapping[str, Any] | None, auth: Mapping[str, Any]) -> V
     """An authorised AUTH: with or without 3-D Secure, and why (interface 3.3)."""
     status = auth.get("status")
     if status == "Y":
-        return Verdict("success", "Authenticated and authorised",
-                       "The cardholder proved who they are at the issuer's ACS (status Y) and the bank "
-                       "authorised the payment: the liability for fraud shifts to the issuer.")
+        return Verdict(
+            "success",
+            "Authenticated and authorised",
+            "The cardholder proved who they are at the issuer's ACS (status Y) and the bank "
+            "authorised the payment: the liability for fraud shifts to the issuer.",
+        )
     if status == "A":
-        return Verdict("success", "Authentication attempted, authorised",
-                       "The issuer could not authenticate but attested the attempt (status A); the bank "
-                       "authorised the payment.")
+        return Verdict(
+            "success",
+            "Authentication attempted, authorised",
+            "The issuer could not authenticate but attested the attempt (status A); the bank "
+            "authorised the payment.",
+        )
     if status == "U":
-        return Verdict("warning", "Authentication unavailable, authorised",
-                       "The issuer's ACS could not authenticate (status U, no cavv); the bank authorised the "
-                       "payment without the liability shift of 3-D Secure.")
+        return Verdict(
+            "warning",
+            "Authentication unavailable, authorised",
+            "The issuer's ACS could not authenticate (status U, no cavv); the bank authorised the "
+            "payment without the liability shift of 3-D Secure.",
+        )
     if query is None or query.get("errorcode") != "0":
-        return Verdict("warning", "Paid without 3-D Secure (the THREEDQUERY failed)",
-                       f"errorcode {query.get('errorcode') if query else '?'} on the enrolment check; a "
-                       "standard AUTH was sent and authorised, with no liability shift.")
+        return Verdict(
+            "warning",
+            "Paid without 3-D Secure (the THREEDQUERY failed)",
+            f"errorcode {query.get('errorcode') if query else '?'} on the enrolment check; a "
+            "standard AUTH was sent and authorised, with no liability shift.",
+        )
     enrolled = query.get("enrolled")
     why = {"N": "Not enrolled", "U": "Enrolment unknown"}.get(enrolled, f"Enrolled {enrolled}")
-    return Verdict("warning", f"{why}: paid without 3-D Secure",
-                   f"The THREEDQUERY answered enrolled {enrolled}; the AUTH named it as parent and was "
-                   "authorised, with no liability shift.")
+    return Verdict(
+        "warning",
+        f"{why}: paid without 3-D Secure",
+        f"The THREEDQUERY answered enrolled {enrolled}; the AUTH named it as parent and was "
+        "authorised, with no liability shift.",
+    )
 
 
 def _sent(response: Any, fields: Mapping[str, Any]) -> dict[str, Any]:

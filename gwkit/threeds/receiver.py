@@ -40,19 +40,28 @@ def redirect_page(acsurl: str, pareq: str, term_url: str, md: str, *, autosubmit
 
     It submits itself; without JavaScript a visible button does it."""
     fields = (("PaReq", pareq), ("TermUrl", term_url), ("MD", md))
-    inputs = "".join(f"<input type='hidden' name='{n}' value='{html.escape(v, quote=True)}'>" for n, v in fields)
+    inputs = "".join(
+        f"<input type='hidden' name='{n}' value='{html.escape(v, quote=True)}'>" for n, v in fields
+    )
     script = "<script>document.getElementById('gwkit-to-acs').submit();</script>" if autosubmit else ""
     button = "<button type='submit' id='gwkit-to-acs-continue'>Continue to your card issuer</button>"
-    return (_page_head("Redirecting to your card issuer")
-            + "<p>Taking you to your card issuer to confirm the payment...</p>"
-            + f"<form method='post' action='{html.escape(acsurl, quote=True)}' id='gwkit-to-acs'>{inputs}"
-            + (f"<noscript>{button}</noscript>" if autosubmit else button) + "</form>" + script + "</body></html>")
+    return (
+        _page_head("Redirecting to your card issuer")
+        + "<p>Taking you to your card issuer to confirm the payment...</p>"
+        + f"<form method='post' action='{html.escape(acsurl, quote=True)}' id='gwkit-to-acs'>{inputs}"
+        + (f"<noscript>{button}</noscript>" if autosubmit else button)
+        + "</form>"
+        + script
+        + "</body></html>"
+    )
 
 
 def _page_head(title: str) -> str:
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            "<style>body{font-family:system-ui,sans-serif;max-width:32em;margin:2em auto;padding:0 1em}"
-            ".error{border-left:4px solid #b00020;background:#fdecee;padding:.75em 1em}</style></head><body>")
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        "<style>body{font-family:system-ui,sans-serif;max-width:32em;margin:2em auto;padding:0 1em}"
+        ".error{border-left:4px solid #b00020;background:#fdecee;padding:.75em 1em}</style></head><body>"
+    )
 
 
 class TermUrlReceiver:
@@ -95,8 +104,14 @@ class TermUrlReceiver:
     def running(self) -> bool:
         return self._thread.is_alive()
 
-    def expect(self, md: str, pareq: str, acsurl: str, on_return: Callable[[str], None],
-               on_start: Callable[[], None] | None = None) -> str:
+    def expect(
+        self,
+        md: str,
+        pareq: str,
+        acsurl: str,
+        on_return: Callable[[str], None],
+        on_start: Callable[[], None] | None = None,
+    ) -> str:
         """Wait for the ACS to post back `md`; returns the start page's URL for the browser.
         `on_return(pares)` runs when it arrives, `on_start()` when a browser opens the start page."""
         pending = _Pending(md, pareq, acsurl, self.term_url, on_return, on_start)
@@ -133,8 +148,11 @@ class TermUrlReceiver:
         with self._lock:
             pending = self._by_token.get(token)
         if pending is None:
-            return 404, _message_page("Unknown 3-D Secure start page", "This link does not belong to a "
-                                      "3-D Secure authentication that gwkit is waiting for.", error=True)
+            return 404, _message_page(
+                "Unknown 3-D Secure start page",
+                "This link does not belong to a 3-D Secure authentication that gwkit is waiting for.",
+                error=True,
+            )
         if pending.on_start is not None:
             try:
                 pending.on_start()
@@ -145,36 +163,56 @@ class TermUrlReceiver:
     def _post_back(self, form: Mapping[str, str]) -> tuple[int, str]:
         missing = [name for name in ("PaRes", "MD") if not form.get(name)]
         if missing:
-            return 400, _message_page("3-D Secure return refused",
-                                      f"The card issuer's post-back lacks {', '.join(missing)}.", error=True)
+            return 400, _message_page(
+                "3-D Secure return refused",
+                f"The card issuer's post-back lacks {', '.join(missing)}.",
+                error=True,
+            )
         with self._lock:
             pending = self._pending.get(form["MD"])
         if pending is None:
-            return 400, _message_page("3-D Secure return refused", "No 3-D Secure authentication with this MD "
-                                      "is waiting here (it was changed, or already finished).", error=True)
+            return 400, _message_page(
+                "3-D Secure return refused",
+                "No 3-D Secure authentication with this MD "
+                "is waiting here (it was changed, or already finished).",
+                error=True,
+            )
         try:
             pending.on_return(form["PaRes"])
         except Exception:  # noqa: BLE001 - the flow keeps the error and raises it in the caller's thread
-            return 500, _message_page("3-D Secure return failed", "gwkit received the card issuer's answer but "
-                                      "could not process it: see the notebook.", error=True)
-        return 200, _message_page("Authentication finished", "Your card issuer has answered. You can close "
-                                  "this page and return to the notebook.")
+            return 500, _message_page(
+                "3-D Secure return failed",
+                "gwkit received the card issuer's answer but could not process it: see the notebook.",
+                error=True,
+            )
+        return 200, _message_page(
+            "Authentication finished",
+            "Your card issuer has answered. You can close this page and return to the notebook.",
+        )
 
 
 def _message_page(title: str, text: str, *, error: bool = False) -> str:
     css = " class='error'" if error else ""
-    return (_page_head(title) + f"<h1 style='font-size:130%'>{html.escape(title)}</h1>"
-            f"<p id='gwkit-message'{css}>{html.escape(text)}</p></body></html>")
+    return (
+        _page_head(title) + f"<h1 style='font-size:130%'>{html.escape(title)}</h1>"
+        f"<p id='gwkit-message'{css}>{html.escape(text)}</p></body></html>"
+    )
 
 
 def _handler_for(receiver: TermUrlReceiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             if self.path.startswith("/start/"):
-                self._send(*receiver._start_page(self.path[len("/start/"):]))
+                self._send(*receiver._start_page(self.path[len("/start/") :]))
             else:
-                self._send(404, _message_page("Not found", "gwkit's term URL receiver serves /start/<token> "
-                                              "and POST /term only.", error=True))
+                self._send(
+                    404,
+                    _message_page(
+                        "Not found",
+                        "gwkit's term URL receiver serves /start/<token> and POST /term only.",
+                        error=True,
+                    ),
+                )
 
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("content-length") or 0)

@@ -19,8 +19,20 @@ from .subscription_panel import SubscriptionPanel
 from .threeds_stepper import ThreeDSecureStepper
 
 __all__ = [
-    "Action", "CardStorePanel", "ConnectionView", "FaultsPanel", "FieldInput", "ProgressBar", "RequestExplorer", "RequestForm",
-    "ResponseView", "SubscriptionPanel", "ThreeDSecureStepper", "follow_ups", "guarded", "show_connections_as_widgets",
+    "Action",
+    "CardStorePanel",
+    "ConnectionView",
+    "FaultsPanel",
+    "FieldInput",
+    "ProgressBar",
+    "RequestExplorer",
+    "RequestForm",
+    "ResponseView",
+    "SubscriptionPanel",
+    "ThreeDSecureStepper",
+    "follow_ups",
+    "guarded",
+    "show_connections_as_widgets",
     "show_error",
 ]
 

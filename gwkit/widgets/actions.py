@@ -1,8 +1,8 @@
 """The follow-up actions a response record suggests, as plain data (the view makes buttons).
 
-    QUERY      any record with a transactionreference: query it with TRANSACTIONQUERY
-    USE_CARD   a successful STORE record: an AUTH form with the stored card as parent
-    AUTH_AFTER a THREEDQUERY answered "not enrolled" (N) or "unknown" (U): the AUTH that follows it
+QUERY      any record with a transactionreference: query it with TRANSACTIONQUERY
+USE_CARD   a successful STORE record: an AUTH form with the stored card as parent
+AUTH_AFTER a THREEDQUERY answered "not enrolled" (N) or "unknown" (U): the AUTH that follows it
 """
 
 from __future__ import annotations
@@ -34,9 +34,23 @@ def follow_ups(record: Mapping[str, Any]) -> list[Action]:
     noun = {"SUBSCRIPTION": "subscription", "STORE": "stored card"}.get(str(kind), "transaction")
     actions = [Action(QUERY, f"Query this {noun} ({reference})", reference)]
     if kind == "STORE" and ok and str(record.get("transactionactive", "1")) != "0":
-        actions.append(Action(USE_CARD, f"Use this stored card ({reference})", reference, ("AUTH", "parent"),
-                              {"parenttransactionreference": reference}))
+        actions.append(
+            Action(
+                USE_CARD,
+                f"Use this stored card ({reference})",
+                reference,
+                ("AUTH", "parent"),
+                {"parenttransactionreference": reference},
+            )
+        )
     if kind == "THREEDQUERY" and ok and record.get("enrolled") in ("N", "U"):
-        actions.append(Action(AUTH_AFTER, f"AUTH after this 3-D Secure check ({reference})", reference,
-                              ("AUTH", "parent"), {"parenttransactionreference": reference}))
+        actions.append(
+            Action(
+                AUTH_AFTER,
+                f"AUTH after this 3-D Secure check ({reference})",
+                reference,
+                ("AUTH", "parent"),
+                {"parenttransactionreference": reference},
+            )
+        )
     return actions

@@ -27,9 +27,17 @@ from .guard import guarded
 from .response_view import ResponseView
 from .style import button, table_html
 
-TABLE_COLUMNS = {"transactionreference": "Reference", "maskedpan": "Card", "scheme": "Scheme",
-                 "expirydate": "Expiry", "billingname": "Billing name", "billingcountryiso2a": "Country",
-                 "active": "Active", "uses": "Uses", "stored": "Stored"}
+TABLE_COLUMNS = {
+    "transactionreference": "Reference",
+    "maskedpan": "Card",
+    "scheme": "Scheme",
+    "expirydate": "Expiry",
+    "billingname": "Billing name",
+    "billingcountryiso2a": "Country",
+    "active": "Active",
+    "uses": "Uses",
+    "stored": "Stored",
+}
 
 
 class CardStorePanel(widgets.VBox):
@@ -47,25 +55,44 @@ class CardStorePanel(widgets.VBox):
         self.form.on_response(guarded(self._stored, self.status, context="listing the stored cards"))
         self.table = widgets.HTML()
         self.result = widgets.VBox()
-        self.card = widgets.Dropdown(description="Stored card", options=[], layout=widgets.Layout(width="32em"),
-                                     style={"description_width": "initial"})
-        self.amount = widgets.Text(value="1050", description="Amount (base units)",
-                                   style={"description_width": "initial"}, layout=widgets.Layout(width="16em"))
-        self.finalnumber = widgets.Text(value="12", description="Payments in the subscription",
-                                        style={"description_width": "initial"}, layout=widgets.Layout(width="18em"))
+        self.card = widgets.Dropdown(
+            description="Stored card",
+            options=[],
+            layout=widgets.Layout(width="32em"),
+            style={"description_width": "initial"},
+        )
+        self.amount = widgets.Text(
+            value="1050",
+            description="Amount (base units)",
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="16em"),
+        )
+        self.finalnumber = widgets.Text(
+            value="12",
+            description="Payments in the subscription",
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="18em"),
+        )
         self.refresh_button = self._button("Refresh", "refresh", self.refresh, "listing the stored cards")
         self.enable_button = self._button("Enable", "check", lambda: self._update(True), "enabling the card")
-        self.disable_button = self._button("Disable", "ban", lambda: self._update(False), "disabling the card")
+        self.disable_button = self._button(
+            "Disable", "ban", lambda: self._update(False), "disabling the card"
+        )
         self.pay_button = self._button("Pay with it (AUTH)", "credit-card", self.pay, "paying with the card")
-        self.subscribe_button = self._button("Start a subscription", "calendar", self.subscribe,
-                                             "starting a subscription")
+        self.subscribe_button = self._button(
+            "Start a subscription", "calendar", self.subscribe, "starting a subscription"
+        )
         self.children = [
             widgets.HTML("<h3 style='margin:4px 0'>Card store</h3>"),
             widgets.Accordion(children=[self.form], titles=("Store a card (STORE)",), selected_index=0),
-            widgets.HBox([widgets.HTML("<b>Stored cards</b>"), self.refresh_button]), self.table,
-            self.card, widgets.HBox([self.enable_button, self.disable_button]),
-            widgets.HBox([self.amount, self.pay_button]), widgets.HBox([self.finalnumber, self.subscribe_button]),
-            self.status, self.result,
+            widgets.HBox([widgets.HTML("<b>Stored cards</b>"), self.refresh_button]),
+            self.table,
+            self.card,
+            widgets.HBox([self.enable_button, self.disable_button]),
+            widgets.HBox([self.amount, self.pay_button]),
+            widgets.HBox([self.finalnumber, self.subscribe_button]),
+            self.status,
+            self.result,
         ]
         self.add_class("gwkit-cardstore-panel")
         self.refresh()
@@ -81,9 +108,14 @@ class CardStorePanel(widgets.VBox):
         self.frame = cards_frame(cardstore.stored_cards(self.client, self.sitereference))
         self.table.value = self._table_html()
         chosen = self.card.value
-        self.card.options = [(f"{r.transactionreference}  {r.maskedpan}  {r.scheme}  "
-                              f"{'active' if r.active else 'disabled'}", r.transactionreference)
-                             for r in self.frame.itertuples()]
+        self.card.options = [
+            (
+                f"{r.transactionreference}  {r.maskedpan}  {r.scheme}  "
+                f"{'active' if r.active else 'disabled'}",
+                r.transactionreference,
+            )
+            for r in self.frame.itertuples()
+        ]
         references = [value for _, value in self.card.options]
         if references:  # keep the choice; else the newest card (the one just stored)
             self.card.value = chosen if chosen in references else references[0]
@@ -99,8 +131,11 @@ class CardStorePanel(widgets.VBox):
     def _table_html(self) -> str:
         if self.frame.empty:
             return "<i>No stored cards yet: store one with the form above.</i>"
-        return table_html(self.frame[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS), "No stored cards yet.",
-                          css_class="gwkit-cardstore-table")
+        return table_html(
+            self.frame[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS),
+            "No stored cards yet.",
+            css_class="gwkit-cardstore-table",
+        )
 
     # -- actions -----------------------------------------------------------------------------
     def _chosen(self) -> str:
@@ -109,22 +144,35 @@ class CardStorePanel(widgets.VBox):
         return self.card.value
 
     def _update(self, active: bool) -> Any:
-        return self._show(cardstore.set_active(self.client, self._chosen(), active),
-                          f"card {'enabled' if active else 'disabled'}")
+        return self._show(
+            cardstore.set_active(self.client, self._chosen(), active),
+            f"card {'enabled' if active else 'disabled'}",
+        )
 
     def pay(self) -> Any:
-        return self._show(cardstore.pay_with(self.client, self._chosen(), baseamount=self.amount.value.strip()),
-                          "AUTH sent")
+        return self._show(
+            cardstore.pay_with(self.client, self._chosen(), baseamount=self.amount.value.strip()), "AUTH sent"
+        )
 
     def subscribe(self) -> Any:
-        return self._show(cardstore.subscribe_with(self.client, self._chosen(), baseamount=self.amount.value.strip(),
-                                                   subscriptionfinalnumber=self.finalnumber.value.strip()),
-                          "AUTH SUBSCRIPTION sent")
+        return self._show(
+            cardstore.subscribe_with(
+                self.client,
+                self._chosen(),
+                baseamount=self.amount.value.strip(),
+                subscriptionfinalnumber=self.finalnumber.value.strip(),
+            ),
+            "AUTH SUBSCRIPTION sent",
+        )
 
     def _show(self, response: Any, what: str) -> Any:
         self.last_response = response
         verdict = "ok" if response.ok else "the gateway answered an error"
-        self.status.value = f"<span class='gwkit-{'ok' if response.ok else 'error'}'>{html.escape(what)}: {verdict}</span>"
-        self.result.children = [ResponseView(response, client=self.client, open_form=form_opener(self.client))]
+        self.status.value = (
+            f"<span class='gwkit-{'ok' if response.ok else 'error'}'>{html.escape(what)}: {verdict}</span>"
+        )
+        self.result.children = [
+            ResponseView(response, client=self.client, open_form=form_opener(self.client))
+        ]
         self.refresh()
         return response

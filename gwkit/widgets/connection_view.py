@@ -32,8 +32,10 @@ class ConnectionView(widgets.VBox):
         self.status = widgets.HTML()
         self.reset_button = widgets.Button(
             description="Reset this notebook's sandbox" if connection.notebook else "Reset the sandbox",
-            icon="trash", layout=widgets.Layout(width="auto"),
-            tooltip="Delete every transaction, card, subscription and token of this sandbox (the clock stays)")
+            icon="trash",
+            layout=widgets.Layout(width="auto"),
+            tooltip="Delete every transaction, card, subscription and token of this sandbox (the clock stays)",
+        )
         self.reset_button.on_click(guarded(self.reset, self.status, context="resetting the sandbox"))
         controls = [widgets.HBox([self.reset_button, self.status])] if connection.sandbox is not None else []
         self.children = [self.table, *controls]
@@ -45,8 +47,10 @@ class ConnectionView(widgets.VBox):
             raise RuntimeError("a real gateway cannot be reset; only the sandbox can")
         sandbox.reset()
         self.table.value = self.connection._repr_html_()
-        self.status.value = (f"<span class='gwkit-ok'>Reset: no transactions left; the clock stays at "
-                             f"{sandbox.now():%Y-%m-%d %H:%M:%S}.</span>")
+        self.status.value = (
+            f"<span class='gwkit-ok'>Reset: no transactions left; the clock stays at "
+            f"{sandbox.now():%Y-%m-%d %H:%M:%S}.</span>"
+        )
 
 
 def show_connections_as_widgets() -> bool:

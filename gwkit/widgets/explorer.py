@@ -30,7 +30,7 @@ def exchange_label(number: int, exchange: Any) -> str:
     error = getattr(exchange, "error", None)
     if error:
         return f"#{number} {when} {types} failed: {error[:60]}"
-    records = ((getattr(exchange, "response", None) or {}).get("response") or [])
+    records = (getattr(exchange, "response", None) or {}).get("response") or []
     first = records[0] if records and isinstance(records[0], dict) else {}
     mark = "ok" if records and all(isinstance(r, dict) and record_ok(r) for r in records) else "error"
     parts = [first.get("errorcode"), first.get("errormessage"), first.get("transactionreference")]
@@ -46,8 +46,11 @@ class RequestExplorer(widgets.VBox):
         self.client = client
         self.errors = widgets.HTML()
         self.type_picker = widgets.Dropdown(
-            options=[(f"{rt.title} ({key})", key) for key, rt in REQUEST_TYPES.items()], value=request_type,
-            description="Request", layout=widgets.Layout(width="34em"))
+            options=[(f"{rt.title} ({key})", key) for key, rt in REQUEST_TYPES.items()],
+            value=request_type,
+            description="Request",
+            layout=widgets.Layout(width="34em"),
+        )
         self.variant_picker = widgets.Dropdown(description="Variant", layout=widgets.Layout(width="34em"))
         self.form_box = widgets.VBox()
         self.response_box = widgets.VBox()
@@ -57,19 +60,27 @@ class RequestExplorer(widgets.VBox):
         self._switching = False
         self._refresh_history()
         self._set_variants(request_type, variant)
-        self.type_picker.observe(guarded(self._type_changed, self.errors, context="choosing a request type"),
-                                 names="value")
-        self.variant_picker.observe(guarded(self._variant_changed, self.errors, context="choosing a variant"),
-                                    names="value")
-        self.history.observe(guarded(self._history_selected, self.errors, context="showing an exchange"),
-                             names="value")
+        self.type_picker.observe(
+            guarded(self._type_changed, self.errors, context="choosing a request type"), names="value"
+        )
+        self.variant_picker.observe(
+            guarded(self._variant_changed, self.errors, context="choosing a variant"), names="value"
+        )
+        self.history.observe(
+            guarded(self._history_selected, self.errors, context="showing an exchange"), names="value"
+        )
         client.add_exchange_hook(self._exchange_made)
         self.children = [
             widgets.HTML("<h3 style='margin:4px 0'>Request explorer</h3>"),
-            widgets.HBox([self.type_picker, self.variant_picker], layout=widgets.Layout(flex_flow="row wrap")),
-            self.form_box, self.errors,
-            widgets.HTML("<h4 style='margin:8px 0 2px'>Response</h4>"), self.response_box,
-            widgets.HTML("<h4 style='margin:8px 0 2px'>History of this session</h4>"), self.history,
+            widgets.HBox(
+                [self.type_picker, self.variant_picker], layout=widgets.Layout(flex_flow="row wrap")
+            ),
+            self.form_box,
+            self.errors,
+            widgets.HTML("<h4 style='margin:8px 0 2px'>Response</h4>"),
+            self.response_box,
+            widgets.HTML("<h4 style='margin:8px 0 2px'>History of this session</h4>"),
+            self.history,
         ]
         self.add_class("gwkit-explorer")
 
@@ -86,7 +97,10 @@ class RequestExplorer(widgets.VBox):
         self._show_form(request_type, chosen)
 
     def _show_form(self, request_type: str, variant: str) -> None:
-        if self.form is not None and (self.form.request_type.key, self.form.variant.name) == (request_type, variant):
+        if self.form is not None and (self.form.request_type.key, self.form.variant.name) == (
+            request_type,
+            variant,
+        ):
             return
         self.form = RequestForm(request_type, variant, client=self.client, show_response=False)
         self.form.on_response(self._show_response)
@@ -104,8 +118,9 @@ class RequestExplorer(widgets.VBox):
 
     # -- responses and history ------------------------------------------------------------------
     def _show_response(self, response: Any) -> None:
-        self.response_box.children = [ResponseView(response, client=self.client,
-                                                   open_form=form_opener(self.client))]
+        self.response_box.children = [
+            ResponseView(response, client=self.client, open_form=form_opener(self.client))
+        ]
 
     def _exchange_made(self, exchange: Any) -> None:
         self.exchanges.append(exchange)
@@ -113,7 +128,9 @@ class RequestExplorer(widgets.VBox):
 
     def _refresh_history(self) -> None:
         selected = self.history.value
-        self.history.options = [(exchange_label(i + 1, e), i) for i, e in reversed(list(enumerate(self.exchanges)))]
+        self.history.options = [
+            (exchange_label(i + 1, e), i) for i, e in reversed(list(enumerate(self.exchanges)))
+        ]
         self.history.value = selected if selected is not None and selected < len(self.exchanges) else None
 
     def _history_selected(self, change: dict[str, Any]) -> None:
@@ -121,8 +138,14 @@ class RequestExplorer(widgets.VBox):
         if index is None:
             return
         exchange = self.exchanges[index]
-        self.response_box.children = [ResponseView(exchange, client=self.client, open_form=form_opener(self.client),
-                                                   title=exchange_label(index + 1, exchange))]
+        self.response_box.children = [
+            ResponseView(
+                exchange,
+                client=self.client,
+                open_form=form_opener(self.client),
+                title=exchange_label(index + 1, exchange),
+            )
+        ]
 
     def close(self) -> None:
         """Stop listening to the client, then close the widgets."""

@@ -30,13 +30,22 @@ KINDS = ("latency", "timeout", "gateway_error", "http_status", "drop", "malforme
 GATEWAY_ERROR_CODES = (60010, 60034, 99999, 71000)
 HTTP_STATUSES = (500, 502, 503, 504)
 MALFORMED_BODIES = ("truncated", "garbage")
-NO_SANDBOX = ("Faults need the embedded sandbox: this connection is to a real gateway, which cannot be "
-              "faulted. Use <code>gwkit.connect(target=\"sandbox\")</code> to try them.")
+NO_SANDBOX = (
+    "Faults need the embedded sandbox: this connection is to a real gateway, which cannot be "
+    'faulted. Use <code>gwkit.connect(target="sandbox")</code> to try them.'
+)
 # columns of the active faults table: the fault's keys shown on their own; the rest are its parameters
 ACTIVE_KEYS = ("id", "kind", "count", "fraction", "requesttypes", "amounts")
-LOG_COLUMNS = {"injected": "Injected", "fault_id": "Fault", "kind": "Kind", "params": "Parameters",
-               "requesttypes": "Request types", "orderreference": "Order", "transactionreference": "Transaction",
-               "made": "Made"}
+LOG_COLUMNS = {
+    "injected": "Injected",
+    "fault_id": "Fault",
+    "kind": "Kind",
+    "params": "Parameters",
+    "requesttypes": "Request types",
+    "orderreference": "Order",
+    "transactionreference": "Transaction",
+    "made": "Made",
+}
 STYLE = {"description_width": "initial"}
 
 
@@ -59,30 +68,60 @@ class FaultsPanel(widgets.VBox):
 
         self.kind = widgets.Dropdown(description="Fault", options=KINDS, value="gateway_error", style=STYLE)
         # the inputs of each kind
-        self.latency_mode = widgets.ToggleButtons(options=[("Fixed", "fixed"), ("Range", "range")], value="fixed",
-                                                  description="Latency", style=STYLE)
-        self.seconds = widgets.FloatText(value=2.0, description="Seconds", style=STYLE,
-                                         layout=widgets.Layout(width="14em"))
-        self.min_seconds = widgets.FloatText(value=1.0, description="Min seconds", style=STYLE,
-                                             layout=widgets.Layout(width="14em"))
-        self.max_seconds = widgets.FloatText(value=3.0, description="Max seconds", style=STYLE,
-                                             layout=widgets.Layout(width="14em"))
-        self.code = widgets.Dropdown(description="Error code", options=GATEWAY_ERROR_CODES, value=60010, style=STYLE,
-                                     layout=widgets.Layout(width="14em"))
+        self.latency_mode = widgets.ToggleButtons(
+            options=[("Fixed", "fixed"), ("Range", "range")],
+            value="fixed",
+            description="Latency",
+            style=STYLE,
+        )
+        self.seconds = widgets.FloatText(
+            value=2.0, description="Seconds", style=STYLE, layout=widgets.Layout(width="14em")
+        )
+        self.min_seconds = widgets.FloatText(
+            value=1.0, description="Min seconds", style=STYLE, layout=widgets.Layout(width="14em")
+        )
+        self.max_seconds = widgets.FloatText(
+            value=3.0, description="Max seconds", style=STYLE, layout=widgets.Layout(width="14em")
+        )
+        self.code = widgets.Dropdown(
+            description="Error code",
+            options=GATEWAY_ERROR_CODES,
+            value=60010,
+            style=STYLE,
+            layout=widgets.Layout(width="14em"),
+        )
         self.code_meaning = widgets.HTML()
-        self.made = widgets.Checkbox(value=False, description="Made (the transaction really is stored)",
-                                     indent=False)
-        self.status_code = widgets.Dropdown(description="HTTP status", options=HTTP_STATUSES, value=502, style=STYLE,
-                                            layout=widgets.Layout(width="14em"))
-        self.body = widgets.Dropdown(description="Body", options=MALFORMED_BODIES, value="truncated", style=STYLE,
-                                     layout=widgets.Layout(width="14em"))
-        self.process = widgets.Checkbox(value=True, description="Process the request first (the payment is made)",
-                                        indent=False)
+        self.made = widgets.Checkbox(
+            value=False, description="Made (the transaction really is stored)", indent=False
+        )
+        self.status_code = widgets.Dropdown(
+            description="HTTP status",
+            options=HTTP_STATUSES,
+            value=502,
+            style=STYLE,
+            layout=widgets.Layout(width="14em"),
+        )
+        self.body = widgets.Dropdown(
+            description="Body",
+            options=MALFORMED_BODIES,
+            value="truncated",
+            style=STYLE,
+            layout=widgets.Layout(width="14em"),
+        )
+        self.process = widgets.Checkbox(
+            value=True, description="Process the request first (the payment is made)", indent=False
+        )
         # the selector
-        self.count = widgets.IntText(value=1, description="Count (next N requests)", style=STYLE,
-                                     layout=widgets.Layout(width="16em"))
-        self.requesttypes = widgets.Text(value="", description="Request types", placeholder="all, or e.g. AUTH, REFUND",
-                                         style=STYLE, layout=widgets.Layout(width="26em"))
+        self.count = widgets.IntText(
+            value=1, description="Count (next N requests)", style=STYLE, layout=widgets.Layout(width="16em")
+        )
+        self.requesttypes = widgets.Text(
+            value="",
+            description="Request types",
+            placeholder="all, or e.g. AUTH, REFUND",
+            style=STYLE,
+            layout=widgets.Layout(width="26em"),
+        )
         self.params = widgets.VBox()
         self.inject_button = button(description="Inject", icon="bolt", button_style="warning")
         self.clear_button = button(description="Clear all", icon="trash")
@@ -90,23 +129,40 @@ class FaultsPanel(widgets.VBox):
         self.active_table = widgets.HTML()
         self.log_table = widgets.HTML()
 
-        self.inject_button.on_click(guarded(lambda _b: self.inject(), self.status, context="injecting the fault"))
-        self.clear_button.on_click(guarded(lambda _b: self.clear(), self.status, context="clearing the faults"))
-        self.refresh_button.on_click(guarded(lambda _b: self.refresh(), self.status, context="listing the faults"))
-        self.kind.observe(guarded(lambda _change: self._show_inputs(), self.status, context="choosing the fault"),
-                          names="value")
-        self.latency_mode.observe(guarded(lambda _change: self._show_inputs(), self.status,
-                                          context="choosing the latency"), names="value")
-        self.code.observe(guarded(lambda _change: self._explain_code(), self.status,
-                                  context="explaining the error code"), names="value")
+        self.inject_button.on_click(
+            guarded(lambda _b: self.inject(), self.status, context="injecting the fault")
+        )
+        self.clear_button.on_click(
+            guarded(lambda _b: self.clear(), self.status, context="clearing the faults")
+        )
+        self.refresh_button.on_click(
+            guarded(lambda _b: self.refresh(), self.status, context="listing the faults")
+        )
+        self.kind.observe(
+            guarded(lambda _change: self._show_inputs(), self.status, context="choosing the fault"),
+            names="value",
+        )
+        self.latency_mode.observe(
+            guarded(lambda _change: self._show_inputs(), self.status, context="choosing the latency"),
+            names="value",
+        )
+        self.code.observe(
+            guarded(lambda _change: self._explain_code(), self.status, context="explaining the error code"),
+            names="value",
+        )
 
         site = f" on site <code>{html.escape(self.sitereference)}</code>" if self.sitereference else ""
         self.children = [
             widgets.HTML(f"<h3 style='margin:4px 0'>Faults{site}</h3>"),
-            self.kind, self.params, widgets.HBox([self.count, self.requesttypes]),
-            widgets.HBox([self.inject_button, self.clear_button, self.refresh_button]), self.status,
-            widgets.HTML("<b>Active faults</b>"), self.active_table,
-            widgets.HTML("<b>Fault log</b> (newest first)"), self.log_table,
+            self.kind,
+            self.params,
+            widgets.HBox([self.count, self.requesttypes]),
+            widgets.HBox([self.inject_button, self.clear_button, self.refresh_button]),
+            self.status,
+            widgets.HTML("<b>Active faults</b>"),
+            self.active_table,
+            widgets.HTML("<b>Fault log</b> (newest first)"),
+            self.log_table,
         ]
         self._explain_code()
         self._show_inputs()
@@ -115,7 +171,9 @@ class FaultsPanel(widgets.VBox):
     # -- inputs ------------------------------------------------------------------------------
     def _inputs(self, kind: str) -> list[widgets.Widget]:
         if kind == "latency":
-            timing = [self.seconds] if self.latency_mode.value == "fixed" else [self.min_seconds, self.max_seconds]
+            timing = (
+                [self.seconds] if self.latency_mode.value == "fixed" else [self.min_seconds, self.max_seconds]
+            )
             return [self.latency_mode, widgets.HBox(timing)]
         if kind == "gateway_error":
             return [widgets.HBox([self.code, self.code_meaning]), self.made]
@@ -130,16 +188,21 @@ class FaultsPanel(widgets.VBox):
 
     def _explain_code(self) -> None:
         meaning = explain(self.code.value)
-        self.code_meaning.value = (f"<span class='gwkit-code-meaning'><b>{html.escape(meaning.message)}</b>: "
-                                   f"{html.escape(meaning.meaning)} {html.escape(meaning.action)}</span>")
+        self.code_meaning.value = (
+            f"<span class='gwkit-code-meaning'><b>{html.escape(meaning.message)}</b>: "
+            f"{html.escape(meaning.meaning)} {html.escape(meaning.action)}</span>"
+        )
 
     def parameters(self) -> dict[str, Any]:
         """The keywords `faults.add` gets for the chosen kind (without the kind and the site)."""
         kind = self.kind.value
         if kind == "latency":
             fixed = self.latency_mode.value == "fixed"
-            params: dict[str, Any] = ({"seconds": self.seconds.value} if fixed else
-                                      {"min_seconds": self.min_seconds.value, "max_seconds": self.max_seconds.value})
+            params: dict[str, Any] = (
+                {"seconds": self.seconds.value}
+                if fixed
+                else {"min_seconds": self.min_seconds.value, "max_seconds": self.max_seconds.value}
+            )
         elif kind == "gateway_error":
             params = {"code": self.code.value, "made": self.made.value}
         elif kind == "http_status":
@@ -174,24 +237,41 @@ class FaultsPanel(widgets.VBox):
         if self.faults is None:
             return
         self.active_table.value = _table(
-            [{"Id": f.get("id"), "Kind": f.get("kind"), "Parameters": _parameters_text(f),
-              "Selector": (f"count {f['count']}" if f.get("fraction") is None else f"fraction {f['fraction']}"),
-              "Request types": ", ".join(f.get("requesttypes") or []) or "all",
-              "Amounts": "" if f.get("amounts") is None else f["amounts"]}
-             for f in self.faults.active(self.sitereference)],
-            "No active faults.", "gwkit-faults-active")
+            [
+                {
+                    "Id": f.get("id"),
+                    "Kind": f.get("kind"),
+                    "Parameters": _parameters_text(f),
+                    "Selector": (
+                        f"count {f['count']}" if f.get("fraction") is None else f"fraction {f['fraction']}"
+                    ),
+                    "Request types": ", ".join(f.get("requesttypes") or []) or "all",
+                    "Amounts": "" if f.get("amounts") is None else f["amounts"],
+                }
+                for f in self.faults.active(self.sitereference)
+            ],
+            "No active faults.",
+            "gwkit-faults-active",
+        )
         self.log_table.value = _table(
-            [{title: _log_cell(key, entry.get(key)) for key, title in LOG_COLUMNS.items()}
-             for entry in reversed(self.faults.log(self.sitereference))],
-            "Nothing injected yet.", "gwkit-faults-log")
+            [
+                {title: _log_cell(key, entry.get(key)) for key, title in LOG_COLUMNS.items()}
+                for entry in reversed(self.faults.log(self.sitereference))
+            ],
+            "Nothing injected yet.",
+            "gwkit-faults-log",
+        )
 
     def _say(self, text: str) -> None:
         self.status.value = f"<span class='gwkit-ok'>{html.escape(text)}</span>"
 
 
 def _parameters_text(fault: dict[str, Any]) -> str:
-    return ", ".join(f"{key}={value}" for key, value in fault.items()
-                     if key not in ACTIVE_KEYS and key not in ("sitereference", "seed"))
+    return ", ".join(
+        f"{key}={value}"
+        for key, value in fault.items()
+        if key not in ACTIVE_KEYS and key not in ("sitereference", "seed")
+    )
 
 
 def _log_cell(key: str, value: Any) -> Any:
@@ -209,6 +289,10 @@ def _table(rows: Iterable[dict[str, Any]], empty: str, css_class: str) -> str:
     if not rows:
         return f"<i class='{css_class}'>{html.escape(empty)}</i>"
     head = "".join(f"<th>{html.escape(str(column))}</th>" for column in rows[0])
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row.values()) + "</tr>"
-                   for row in rows)
-    return f"<table class='{css_class}' border='0'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row.values()) + "</tr>"
+        for row in rows
+    )
+    return (
+        f"<table class='{css_class}' border='0'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )

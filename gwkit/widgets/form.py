@@ -24,7 +24,15 @@ import ipywidgets as widgets
 from ..codegen import as_code
 from ..envelope import build_request
 from ..errors import GwkitError
-from ..interface import FIELDS, FILTER_FIELDS, REQUEST_TYPES, UPDATABLE_FIELDS, Field, Problem, validate_request
+from ..interface import (
+    FIELDS,
+    FILTER_FIELDS,
+    REQUEST_TYPES,
+    UPDATABLE_FIELDS,
+    Field,
+    Problem,
+    validate_request,
+)
 from ..interface import types as t
 from ..interface.cards import expired
 from ..interface.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
@@ -67,8 +75,11 @@ def test_card_meaning(pan: Any) -> str:
     card = test_card(pan.replace(" ", "")) if isinstance(pan, str) else None
     if card is None:
         return ""
-    whose = ("a test card of the real test environment" if card.source == "real test environment"
-             else "a gwkit sandbox test card (a real test site may answer otherwise)")
+    whose = (
+        "a test card of the real test environment"
+        if card.source == "real test environment"
+        else "a gwkit sandbox test card (a real test site may answer otherwise)"
+    )
     return f"{card.paymenttypedescription}, {whose}: {card.notes}."
 
 
@@ -100,8 +111,15 @@ class RequestForm(widgets.VBox):
     TRANSACTIONQUERY/UPDATE); `request()` is what would be sent; `problems` what is wrong with it;
     `send_button` sends it with `client` and shows the answer (`last_response`) below."""
 
-    def __init__(self, request_type: str = "AUTH", variant: str | None = None, *, client: GatewayClient | None = None,
-                 values: Mapping[str, Any] | None = None, show_response: bool = True):
+    def __init__(
+        self,
+        request_type: str = "AUTH",
+        variant: str | None = None,
+        *,
+        client: GatewayClient | None = None,
+        values: Mapping[str, Any] | None = None,
+        show_response: bool = True,
+    ):
         super().__init__()
         if request_type not in REQUEST_TYPES:
             raise KeyError(f"unknown request type {request_type!r}; choose from {', '.join(REQUEST_TYPES)}")
@@ -115,13 +133,26 @@ class RequestForm(widgets.VBox):
         self._response_handlers: list[Callable[[Any], None]] = []
         self.general = widgets.HTML()
         self.status = widgets.HTML()
-        self.send_button = button(description=f"Send {self.request_type.key}", button_style="primary",
-                                          icon="paper-plane", disabled=True)
-        self.send_button.on_click(guarded(self.submit, self.status, context=f"sending {self.request_type.key}"))
+        self.send_button = button(
+            description=f"Send {self.request_type.key}",
+            button_style="primary",
+            icon="paper-plane",
+            disabled=True,
+        )
+        self.send_button.on_click(
+            guarded(self.submit, self.status, context=f"sending {self.request_type.key}")
+        )
         self.response_box = widgets.VBox()
-        self.code_style = widgets.Dropdown(options=[("gwkit", "gwkit"), ("httpx", "httpx"), ("curl", "curl"),
-                                                    ("official client", "securetrading")],
-                                           description="Copy as", layout=widgets.Layout(width="16em"))
+        self.code_style = widgets.Dropdown(
+            options=[
+                ("gwkit", "gwkit"),
+                ("httpx", "httpx"),
+                ("curl", "curl"),
+                ("official client", "securetrading"),
+            ],
+            description="Copy as",
+            layout=widgets.Layout(width="16em"),
+        )
         self.code_button = button(description="Show code", icon="code")
         self.code = widgets.Textarea(layout=widgets.Layout(width="100%", height="14em"))
         self.code_button.on_click(guarded(self.show_code, self.status, context="writing the request as code"))
@@ -142,37 +173,62 @@ class RequestForm(widgets.VBox):
     def _layout(self) -> list[widgets.Widget]:
         rt, variant = self.request_type, self.variant
         help_text = " ".join(p for p in (rt.help, variant.help) if p)
-        title = widgets.HTML(f"<h4 style='margin:4px 0'>{html.escape(rt.title)} "
-                             f"<small>({html.escape(rt.key)}, {html.escape(variant.title)})</small></h4>"
-                             f"<div style='color:#444'>{html.escape(help_text)}</div>"
-                             "<div style='color:#666;font-size:90%'>Fields marked "
-                             "<span style='color:#b00020'>*</span> are required.</div>")
+        title = widgets.HTML(
+            f"<h4 style='margin:4px 0'>{html.escape(rt.title)} "
+            f"<small>({html.escape(rt.key)}, {html.escape(variant.title)})</small></h4>"
+            f"<div style='color:#444'>{html.escape(help_text)}</div>"
+            "<div style='color:#666;font-size:90%'>Fields marked "
+            "<span style='color:#b00020'>*</span> are required.</div>"
+        )
         names = [n for n in variant.allowed if n not in (FILTER, UPDATES)]
         required = [self._add(n, required=True) for n in names if n in variant.required]
         optional = [self._add(n) for n in names if n not in variant.required and n not in BILLING_FIELDS]
         billing = [self._add(n) for n in names if n not in variant.required and n in BILLING_FIELDS]
         parts: list[widgets.Widget] = [title, *required]
         if FILTER in variant.allowed:
-            parts.append(self._group("Filter (several values: separate with commas)",
-                                     [self._add(n, prefix=FILTER, multiple=True) for n in FILTER_FIELDS], open_=True))
+            parts.append(
+                self._group(
+                    "Filter (several values: separate with commas)",
+                    [self._add(n, prefix=FILTER, multiple=True) for n in FILTER_FIELDS],
+                    open_=True,
+                )
+            )
         if UPDATES in variant.allowed:
-            parts.append(self._group("Updates (leave blank what should not change)",
-                                     [self._add(n, prefix=UPDATES) for n in UPDATABLE_FIELDS], open_=True))
+            parts.append(
+                self._group(
+                    "Updates (leave blank what should not change)",
+                    [self._add(n, prefix=UPDATES) for n in UPDATABLE_FIELDS],
+                    open_=True,
+                )
+            )
         if optional:
             parts.append(self._group(f"Optional fields ({len(optional)})", optional, open_=True))
         if billing:
-            parts.append(self._group(f"Billing details ({len(billing)} optional fields)", billing, open_=False))
-        code = self._group("Copy as code (card data masked)",
-                           [widgets.HBox([self.code_style, self.code_button]), self.code], open_=False)
+            parts.append(
+                self._group(f"Billing details ({len(billing)} optional fields)", billing, open_=False)
+            )
+        code = self._group(
+            "Copy as code (card data masked)",
+            [widgets.HBox([self.code_style, self.code_button]), self.code],
+            open_=False,
+        )
         parts += [self.general, widgets.HBox([self.send_button, self.status]), code, self.response_box]
         return parts
 
-    def _add(self, name: str, *, required: bool = False, prefix: str = "", multiple: bool = False) -> widgets.Widget:
+    def _add(
+        self, name: str, *, required: bool = False, prefix: str = "", multiple: bool = False
+    ) -> widgets.Widget:
         spec = field_spec(name) if prefix else self.variant.fields.get(name) or field_spec(name)
         choices = self.variant.choices.get(name, spec.choices)
         key = f"{prefix}.{name}" if prefix else name
-        self.inputs[key] = FieldInput(key, spec, required=required, choices=choices, multiple=multiple,
-                                      label=spec.title if not prefix or spec.title == name else f"{spec.title} ({name})")
+        self.inputs[key] = FieldInput(
+            key,
+            spec,
+            required=required,
+            choices=choices,
+            multiple=multiple,
+            label=spec.title if not prefix or spec.title == name else f"{spec.title} ({name})",
+        )
         return self.inputs[key].row
 
     @staticmethod
@@ -218,7 +274,9 @@ class RequestForm(widgets.VBox):
         """Set inputs from wire values, e.g. `set_values(parenttransactionreference="1-2-3")`."""
         unknown = [k for k in values if k not in self.inputs]
         if unknown:
-            raise KeyError(f"{self.request_type.key} ({self.variant.name}) has no input for {', '.join(unknown)}")
+            raise KeyError(
+                f"{self.request_type.key} ({self.variant.name}) has no input for {', '.join(unknown)}"
+            )
         for key, value in values.items():
             self.inputs[key].set(value)
 
@@ -230,7 +288,9 @@ class RequestForm(widgets.VBox):
             value = field_input.get()
             prefix, _, name = key.rpartition(".")
             if prefix == FILTER and value:
-                values = value if isinstance(value, list) else [v.strip() for v in value.split(",") if v.strip()]
+                values = (
+                    value if isinstance(value, list) else [v.strip() for v in value.split(",") if v.strip()]
+                )
                 if values:
                     grouped[FILTER][name] = [{"value": v} for v in values]
             elif prefix == UPDATES and value is not None:
@@ -261,10 +321,16 @@ class RequestForm(widgets.VBox):
         if "pan" in self.inputs:
             self.inputs["pan"].show_note(test_card_meaning(self.inputs["pan"].get()))
         self.general.value = "".join(
-            f"<div class='gwkit-problem' style='color:#b00020'>{html.escape(p)}</div>" for p in general)
+            f"<div class='gwkit-problem' style='color:#b00020'>{html.escape(p)}</div>" for p in general
+        )
         self.send_button.disabled = bool(self.problems) or self.client is None
-        self.send_button.tooltip = ("no client: pass client=" if self.client is None else
-                                    f"{len(self.problems)} problem(s) to fix first" if self.problems else "Send")
+        self.send_button.tooltip = (
+            "no client: pass client="
+            if self.client is None
+            else f"{len(self.problems)} problem(s) to fix first"
+            if self.problems
+            else "Send"
+        )
 
     def _known_to_the_gateway(self, request: Mapping[str, Any]) -> list[Problem]:
         """What the gateway would refuse although the spec's field rules pass: an expired card, by
@@ -273,20 +339,33 @@ class RequestForm(widgets.VBox):
         today = self._today()
         if isinstance(expirydate, str) and expired(expirydate, today):
             clock = "the sandbox's date" if getattr(self.client, "sandbox", None) is not None else "today"
-            return [Problem("expirydate", f"the card expired at the end of {expirydate}; {clock} is "
-                                          f"{today.isoformat()} (the gateway refuses it with 30000)")]
+            return [
+                Problem(
+                    "expirydate",
+                    f"the card expired at the end of {expirydate}; {clock} is "
+                    f"{today.isoformat()} (the gateway refuses it with 30000)",
+                )
+            ]
         return []
 
     def _currency(self) -> str | None:
         chosen = self.inputs["currencyiso3a"].get() if "currencyiso3a" in self.inputs else None
-        return chosen if isinstance(chosen, str) else getattr(self.client, "currencyiso3a", None) or DEFAULT_CURRENCY
+        return (
+            chosen
+            if isinstance(chosen, str)
+            else getattr(self.client, "currencyiso3a", None) or DEFAULT_CURRENCY
+        )
 
     def as_code(self, style: str = "gwkit") -> str:
         """The request this form would send, as code in `style` (see `gwkit.codegen.STYLES`); card
         data masked, the password read from the environment."""
         client = self.client
-        return as_code(self.request(), style, base_url=getattr(client, "base_url", None),
-                       username=getattr(client, "username", None))
+        return as_code(
+            self.request(),
+            style,
+            base_url=getattr(client, "base_url", None),
+            username=getattr(client, "username", None),
+        )
 
     def show_code(self, _button: Any = None) -> None:
         self.code.value = self.as_code(self.code_style.value)
@@ -302,16 +381,21 @@ class RequestForm(widgets.VBox):
         self.status.value = "<i>sending...</i>"
         try:
             response = self.client.send(self.request())
-        except GwkitError as error:  # invalid request, no connection, rejected credentials: the user's to act on
+        except (
+            GwkitError
+        ) as error:  # invalid request, no connection, rejected credentials: the user's to act on
             self.status.value = error_html(error, f"sending {self.request_type.key}")
             return None
         self.last_response = response
         ok = all(record_ok(r) for r in response.raw.get("response", []))
-        self.status.value = (f"<span class='{'gwkit-ok' if ok else 'gwkit-error'}'>"
-                             f"{'sent: success' if ok else 'sent: the gateway answered an error'}</span>")
+        self.status.value = (
+            f"<span class='{'gwkit-ok' if ok else 'gwkit-error'}'>"
+            f"{'sent: success' if ok else 'sent: the gateway answered an error'}</span>"
+        )
         if self.show_response:
-            self.response_box.children = [ResponseView(response, client=self.client,
-                                                       open_form=form_opener(self.client))]
+            self.response_box.children = [
+                ResponseView(response, client=self.client, open_form=form_opener(self.client))
+            ]
         for handler in self._response_handlers:
             handler(response)
         return response

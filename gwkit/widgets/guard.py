@@ -27,10 +27,12 @@ def error_html(error: BaseException, context: str = "") -> str:
     where = f" while {html.escape(context)}" if context else ""
     message = html.escape(mask_text(str(error)) or type(error).__name__)
     trace = html.escape(mask_text("".join(traceback.format_exception(error))))
-    return (f"<div class='gwkit-error' style='border-left:4px solid #b00020;padding:4px 8px;"
-            f"background:#fdecee'><b>{type(error).__name__}</b>{where}:<br>"
-            f"<span style='white-space:pre-wrap'>{message}</span>"
-            f"<details><summary>Traceback</summary><pre style='font-size:85%'>{trace}</pre></details></div>")
+    return (
+        f"<div class='gwkit-error' style='border-left:4px solid #b00020;padding:4px 8px;"
+        f"background:#fdecee'><b>{type(error).__name__}</b>{where}:<br>"
+        f"<span style='white-space:pre-wrap'>{message}</span>"
+        f"<details><summary>Traceback</summary><pre style='font-size:85%'>{trace}</pre></details></div>"
+    )
 
 
 def show_error(output: widgets.Widget | None, error: BaseException, context: str = "") -> None:
@@ -40,8 +42,13 @@ def show_error(output: widgets.Widget | None, error: BaseException, context: str
     if isinstance(output, widgets.HTML):
         output.value = shown
     elif isinstance(output, widgets.Output):
-        output.outputs = output.outputs + ({"output_type": "display_data", "metadata": {},
-                                            "data": {"text/html": shown, "text/plain": mask_text(str(error))}},)
+        output.outputs = output.outputs + (
+            {
+                "output_type": "display_data",
+                "metadata": {},
+                "data": {"text/html": shown, "text/plain": mask_text(str(error))},
+            },
+        )
     elif isinstance(output, widgets.Box):
         output.children = tuple(output.children) + (widgets.HTML(shown),)
 

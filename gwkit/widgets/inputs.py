@@ -51,8 +51,16 @@ def placeholder_for(spec: Field) -> str:
 class FieldInput:
     """The input for one field: `widget` (what the user edits), `row` (label, input, hint, message)."""
 
-    def __init__(self, name: str, spec: Field, *, required: bool = False, choices: Sequence[str] = (),
-                 multiple: bool = False, label: str | None = None):
+    def __init__(
+        self,
+        name: str,
+        spec: Field,
+        *,
+        required: bool = False,
+        choices: Sequence[str] = (),
+        multiple: bool = False,
+        label: str | None = None,
+    ):
         self.name = name
         self.spec = spec
         self.required = required
@@ -64,31 +72,45 @@ class FieldInput:
         self.note = widgets.HTML("", layout=layout(margin="0 0 0 " + LABEL_WIDTH), style=html_style)
         title = html.escape(label or spec.title)
         mark = " <span style='color:#b00020' title='required'>*</span>" if required else ""
-        tip = html.escape(" ".join(p for p in (spec.help, f"Field {name}: {spec.type.name}.",
-                                               limits_text(spec)) if p))
-        self.label = widgets.HTML(f"<span title='{tip}'>{title}{mark}</span>",
-                                  layout=layout(width=LABEL_WIDTH), style=html_style)
-        self.row = widgets.VBox([widgets.HBox([self.label, self.widget, self.hint], layout=layout()),
-                                 self.note, self.message], layout=layout(margin="0 0 2px 0"))
+        tip = html.escape(
+            " ".join(p for p in (spec.help, f"Field {name}: {spec.type.name}.", limits_text(spec)) if p)
+        )
+        self.label = widgets.HTML(
+            f"<span title='{tip}'>{title}{mark}</span>", layout=layout(width=LABEL_WIDTH), style=html_style
+        )
+        self.row = widgets.VBox(
+            [widgets.HBox([self.label, self.widget, self.hint], layout=layout()), self.note, self.message],
+            layout=layout(margin="0 0 2px 0"),
+        )
 
     # -- the widget for this field, from its table entry ---------------------------------------
     def _make_widget(self, multiple: bool) -> widgets.Widget:
-        looks = {"layout": layout(width=INPUT_WIDTH),
-                 "tooltip": self.spec.help or self.spec.type.rule or self.spec.title}
+        looks = {
+            "layout": layout(width=INPUT_WIDTH),
+            "tooltip": self.spec.help or self.spec.type.rule or self.spec.title,
+        }
         if self.choices and multiple:
-            return widgets.SelectMultiple(options=self.choices, rows=min(len(self.choices), 4),
-                                          style=style(widgets.SelectMultiple), **looks)
+            return widgets.SelectMultiple(
+                options=self.choices,
+                rows=min(len(self.choices), 4),
+                style=style(widgets.SelectMultiple),
+                **looks,
+            )
         if self.choices:
-            options = list(self.choices) if self.required else [("(not sent)", MISSING)] + [
-                (c, c) for c in self.choices]
+            options = (
+                list(self.choices)
+                if self.required
+                else [("(not sent)", MISSING)] + [(c, c) for c in self.choices]
+            )
             return widgets.Dropdown(options=options, style=style(widgets.Dropdown), **looks)
         if self.spec.type is t.DATE_ISO:
             return widgets.DatePicker(style=style(widgets.DatePicker), **looks)
         text_style = style(widgets.Text)
         if self.spec.sensitive == REDACT:
             return widgets.Password(placeholder=placeholder_for(self.spec), style=text_style, **looks)
-        return widgets.Text(placeholder=placeholder_for(self.spec), style=text_style, continuous_update=True,
-                            **looks)
+        return widgets.Text(
+            placeholder=placeholder_for(self.spec), style=text_style, continuous_update=True, **looks
+        )
 
     def _limits_hint(self) -> str:
         if isinstance(self.widget, (widgets.DatePicker, widgets.Dropdown, widgets.SelectMultiple)):
@@ -124,13 +146,17 @@ class FieldInput:
 
     def show_problems(self, rules: Sequence[str]) -> None:
         self.message.value = "".join(
-            f"<div class='gwkit-problem' style='color:#b00020;font-size:90%'>{html.escape(r)}</div>" for r in rules
+            f"<div class='gwkit-problem' style='color:#b00020;font-size:90%'>{html.escape(r)}</div>"
+            for r in rules
         )
 
     def show_note(self, text: str) -> None:
         """A line of information under the input (not a problem): what a test value will do."""
-        self.note.value = (f"<div class='gwkit-note' style='color:#1a5fb4;font-size:90%'>{html.escape(text)}</div>"
-                           if text else "")
+        self.note.value = (
+            f"<div class='gwkit-note' style='color:#1a5fb4;font-size:90%'>{html.escape(text)}</div>"
+            if text
+            else ""
+        )
 
     def show_major(self, currency: str | None) -> None:
         """For amounts: the major-unit value beside the base units, e.g. `= 10.50 GBP`."""
@@ -141,5 +167,7 @@ class FieldInput:
         if isinstance(value, str) and value.isdigit():
             text = f"= {to_major(value, currency)} {currency or ''}".strip()
         limits = html.escape(limits_text(self.spec))
-        self.hint.value = (f"<b class='gwkit-major'>{html.escape(text)}</b> "
-                           f"<span style='color:#666;font-size:90%'>{limits}</span>")
+        self.hint.value = (
+            f"<b class='gwkit-major'>{html.escape(text)}</b> "
+            f"<span style='color:#666;font-size:90%'>{limits}</span>"
+        )

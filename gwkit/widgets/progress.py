@@ -9,8 +9,14 @@ class ProgressBar(widgets.HBox):
     """A bar and a count that follow `bar(done, total)` calls (any unit: days, payments, windows)."""
 
     def __init__(self, description: str = "Progress"):
-        self.bar = widgets.IntProgress(value=0, min=0, max=1, description=description, bar_style="info",
-                                       style={"description_width": "initial"})
+        self.bar = widgets.IntProgress(
+            value=0,
+            min=0,
+            max=1,
+            description=description,
+            bar_style="info",
+            style={"description_width": "initial"},
+        )
         self.text = widgets.HTML()
         super().__init__([self.bar, self.text])
         self.add_class("gwkit-progress")

@@ -29,14 +29,37 @@ from .guard import error_html, guarded
 
 # Fields shown first, in this order; the others follow as the gateway sent them.
 FIRST_FIELDS = (
-    "requesttypedescription", "errorcode", "errormessage", "errordata", "transactionreference",
-    "parenttransactionreference", "settlestatus", "baseamount", "currencyiso3a", "maskedpan",
-    "paymenttypedescription", "authcode", "acquirerresponsecode", "enrolled", "status", "transactionactive",
-    "transactionstartedtimestamp", "settleduedate", "orderreference",
+    "requesttypedescription",
+    "errorcode",
+    "errormessage",
+    "errordata",
+    "transactionreference",
+    "parenttransactionreference",
+    "settlestatus",
+    "baseamount",
+    "currencyiso3a",
+    "maskedpan",
+    "paymenttypedescription",
+    "authcode",
+    "acquirerresponsecode",
+    "enrolled",
+    "status",
+    "transactionactive",
+    "transactionstartedtimestamp",
+    "settleduedate",
+    "orderreference",
 )
 QUERY_COLUMNS = (
-    "transactionreference", "requesttypedescription", "transactionstartedtimestamp", "baseamount",
-    "currencyiso3a", "errorcode", "settlestatus", "transactionactive", "maskedpan", "orderreference",
+    "transactionreference",
+    "requesttypedescription",
+    "transactionstartedtimestamp",
+    "baseamount",
+    "currencyiso3a",
+    "errorcode",
+    "settlestatus",
+    "transactionactive",
+    "maskedpan",
+    "orderreference",
     "parenttransactionreference",
 )
 MAX_QUERY_ROWS = 50
@@ -44,8 +67,9 @@ OK_COLOUR, ERROR_COLOUR = "#1b7f3b", "#b00020"
 FormOpener = Callable[[Action], widgets.Widget]
 
 
-def _source_parts(source: Any) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None, str | None,
-                                        float | None]:
+def _source_parts(
+    source: Any,
+) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None, str | None, float | None]:
     """(response envelope, request envelope, error text, seconds) of whatever is to be shown."""
     if source is None:
         return None, None, None, None
@@ -58,8 +82,10 @@ def _source_parts(source: Any) -> tuple[Mapping[str, Any] | None, Mapping[str, A
         return source.response, source.request, getattr(source, "error", None), elapsed
     if isinstance(source, Mapping):
         return source, None, None, None
-    raise TypeError(f"ResponseView shows a gwkit Response, Exchange, journal entry or envelope dict, "
-                    f"not {type(source).__name__}")
+    raise TypeError(
+        f"ResponseView shows a gwkit Response, Exchange, journal entry or envelope dict, "
+        f"not {type(source).__name__}"
+    )
 
 
 class ResponseView(widgets.VBox):
@@ -67,8 +93,14 @@ class ResponseView(widgets.VBox):
     `table` (records), `raw` (an Accordion with the masked JSON), `action_buttons`
     (one per follow-up), `follow_up` (where a follow-up's result or form appears)."""
 
-    def __init__(self, source: Any = None, *, client: GatewayClient | None = None, title: str | None = None,
-                 open_form: FormOpener | None = None):
+    def __init__(
+        self,
+        source: Any = None,
+        *,
+        client: GatewayClient | None = None,
+        title: str | None = None,
+        open_form: FormOpener | None = None,
+    ):
         super().__init__()
         envelope, request, error, elapsed = _source_parts(source)
         self.client = client
@@ -84,8 +116,15 @@ class ResponseView(widgets.VBox):
         self.action_status = widgets.HTML()
         self.action_buttons = [self._button(action) for action in self.actions]
         self.follow_up = widgets.VBox()
-        self.children = [self.headline, self.summary, self.table, widgets.HBox(self.action_buttons, layout=widgets.Layout(
-            flex_flow="row wrap")), self.action_status, self.raw, self.follow_up]
+        self.children = [
+            self.headline,
+            self.summary,
+            self.table,
+            widgets.HBox(self.action_buttons, layout=widgets.Layout(flex_flow="row wrap")),
+            self.action_status,
+            self.raw,
+            self.follow_up,
+        ]
         self.add_class("gwkit-response-view")
 
     # -- HTML --------------------------------------------------------------------------------
@@ -94,13 +133,17 @@ class ResponseView(widgets.VBox):
         for record in self.records:
             ok = record_ok(record)
             words = in_words(record) + self._parent_hint(record)
-            lines.append(f"<div class='gwkit-headline {'gwkit-ok' if ok else 'gwkit-error'}' style='font-size:110%;"
-                         f"color:{OK_COLOUR if ok else ERROR_COLOUR}'>{html.escape(words)}</div>")
+            lines.append(
+                f"<div class='gwkit-headline {'gwkit-ok' if ok else 'gwkit-error'}' style='font-size:110%;"
+                f"color:{OK_COLOUR if ok else ERROR_COLOUR}'>{html.escape(words)}</div>"
+            )
         return "".join(lines)
 
     def _parent_hint(self, record: Mapping[str, Any]) -> str:
         """Why a parent was refused, when the gateway can tell: a stored card that is disabled."""
-        if str(record.get("errorcode")) != "30000" or record.get("errordata") != ["parenttransactionreference"]:
+        if str(record.get("errorcode")) != "30000" or record.get("errordata") != [
+            "parenttransactionreference"
+        ]:
             return ""
         sent = ((self.request or {}).get("request") or [{}])[0]
         parent = sent.get("parenttransactionreference") if isinstance(sent, Mapping) else None
@@ -112,8 +155,10 @@ class ResponseView(widgets.VBox):
             return ""
         stored = next((r for r in found if r.get("requesttypedescription") == "STORE"), None)
         if stored is not None and stored.get("transactionactive") == "0":
-            return (f" The stored card {parent} ({stored.get('maskedpan', 'card')}) is disabled (transactionactive "
-                    "0): enable it with a TRANSACTIONUPDATE setting transactionactive to 1, or pay with another card.")
+            return (
+                f" The stored card {parent} ({stored.get('maskedpan', 'card')}) is disabled (transactionactive "
+                "0): enable it with a TRANSACTIONUPDATE setting transactionactive to 1, or pay with another card."
+            )
         if not found:
             return f" No transaction {parent} exists on this site."
         return ""
@@ -121,17 +166,21 @@ class ResponseView(widgets.VBox):
     def _summary_html(self, title: str | None, error: str | None, elapsed: float | None) -> str:
         head = f"<b>{html.escape(title)}</b> " if title else ""
         if error:
-            return (f"<div class='gwkit-failed' style='color:{ERROR_COLOUR}'>{head}<b>No answer:</b> "
-                    f"{html.escape(error)}</div>")
+            return (
+                f"<div class='gwkit-failed' style='color:{ERROR_COLOUR}'>{head}<b>No answer:</b> "
+                f"{html.escape(error)}</div>"
+            )
         if not self.records:
             return f"<div>{head}<i>No response records.</i></div>"
         ok = all(record_ok(r) for r in self.records)
         colour, word = (OK_COLOUR, "Success") if ok else (ERROR_COLOUR, "Error")
         reference = (self.envelope or {}).get("requestreference")
         timing = f" in {elapsed * 1000:.0f} ms" if elapsed is not None else ""
-        return (f"<div class='{'gwkit-ok' if ok else 'gwkit-error'}' style='color:{colour}'>{head}"
-                f"<b>{word}</b>: {len(self.records)} record(s), request {html.escape(str(reference))}"
-                f"{timing}</div>")
+        return (
+            f"<div class='{'gwkit-ok' if ok else 'gwkit-error'}' style='color:{colour}'>{head}"
+            f"<b>{word}</b>: {len(self.records)} record(s), request {html.escape(str(reference))}"
+            f"{timing}</div>"
+        )
 
     def _records_html(self) -> str:
         if not self.records:
@@ -139,16 +188,21 @@ class ResponseView(widgets.VBox):
         names = _ordered_fields(self.records)
         main = [n for n in names if n in FIRST_FIELDS]
         more = [n for n in names if n not in FIRST_FIELDS]
-        parts = ["<table class='gwkit-records' style='border-collapse:collapse'>",
-                 "<tr><th style='text-align:left'>Field</th>"]
+        parts = [
+            "<table class='gwkit-records' style='border-collapse:collapse'>",
+            "<tr><th style='text-align:left'>Field</th>",
+        ]
         parts += [_status_cell(r) for r in self.records]
         parts.append("</tr>")
         parts += [_field_row(name, self.records) for name in main]
         parts.append("</table>")
         if more:  # the other fields, one click away, so the essentials stay readable
-            parts.append(f"<details class='gwkit-more-fields'><summary>{len(more)} more field(s)</summary>"
-                         "<table style='border-collapse:collapse'>"
-                         + "".join(_field_row(name, self.records) for name in more) + "</table></details>")
+            parts.append(
+                f"<details class='gwkit-more-fields'><summary>{len(more)} more field(s)</summary>"
+                "<table style='border-collapse:collapse'>"
+                + "".join(_field_row(name, self.records) for name in more)
+                + "</table></details>"
+            )
         parts += [_query_table(r) for r in self.records if isinstance(r.get("records"), list)]
         return "".join(parts)
 
@@ -167,11 +221,15 @@ class ResponseView(widgets.VBox):
     # -- follow-up actions ---------------------------------------------------------------------
     def _button(self, action: Action) -> widgets.Button:
         usable = self.client is not None and (action.kind == QUERY or self.open_form is not None)
-        button = widgets.Button(description=action.label, disabled=not usable,
-                                tooltip=action.label if usable else "no client to send with, or no form to open",
-                                layout=widgets.Layout(width="auto"))
-        button.on_click(guarded(lambda _b, a=action: self.run_action(a), self.action_status,
-                                context=action.label))
+        button = widgets.Button(
+            description=action.label,
+            disabled=not usable,
+            tooltip=action.label if usable else "no client to send with, or no form to open",
+            layout=widgets.Layout(width="auto"),
+        )
+        button.on_click(
+            guarded(lambda _b, a=action: self.run_action(a), self.action_status, context=action.label)
+        )
         return button
 
     def run_action(self, action: Action) -> Any:
@@ -183,8 +241,9 @@ class ResponseView(widgets.VBox):
             except GwkitError as error:
                 self.action_status.value = error_html(error, action.label)
                 return None
-            shown: widgets.Widget = ResponseView(response, client=self.client, title=action.label,
-                                                 open_form=self.open_form)
+            shown: widgets.Widget = ResponseView(
+                response, client=self.client, title=action.label, open_form=self.open_form
+            )
         else:
             if self.open_form is None:
                 raise RuntimeError(f"{action.label} opens a form: create the view with open_form=")
@@ -207,8 +266,10 @@ def _field_row(name: str, records: Sequence[Mapping[str, Any]]) -> str:
     spec = FIELDS.get(name)
     label = html.escape(spec.title) if spec else ""
     cells = "".join(f"<td style='text-align:left;padding-right:1em'>{_cell(name, r)}</td>" for r in records)
-    return (f"<tr><td style='text-align:left;padding-right:1em'>{label} "
-            f"<code style='color:#666'>{html.escape(name)}</code></td>{cells}</tr>")
+    return (
+        f"<tr><td style='text-align:left;padding-right:1em'>{label} "
+        f"<code style='color:#666'>{html.escape(name)}</code></td>{cells}</tr>"
+    )
 
 
 def _status_cell(record: Mapping[str, Any]) -> str:
@@ -216,14 +277,21 @@ def _status_cell(record: Mapping[str, Any]) -> str:
     meaning = explain(code)
     kind = html.escape(str(record.get("requesttypedescription", "record")))
     if record_ok(record):
-        return (f"<th class='gwkit-record-ok' style='text-align:left;color:{OK_COLOUR}'>&#10004; {kind} "
-                f"{html.escape(str(code))} {html.escape(str(record.get('errormessage', '')))}</th>")
+        return (
+            f"<th class='gwkit-record-ok' style='text-align:left;color:{OK_COLOUR}'>&#10004; {kind} "
+            f"{html.escape(str(code))} {html.escape(str(record.get('errormessage', '')))}</th>"
+        )
     cancelled = str(record.get("errorcode")) == "0"
-    text = ("Cancelled (settlestatus 3): no funds move." if cancelled
-            else f"{meaning.meaning} What to do: {meaning.action}")
-    return (f"<th class='gwkit-record-error' style='text-align:left;color:{ERROR_COLOUR}'>&#10008; {kind} "
-            f"{html.escape(str(code))} {html.escape(str(record.get('errormessage', '')))}"
-            f"<div class='gwkit-error-meaning' style='font-weight:normal'>{html.escape(text)}</div></th>")
+    text = (
+        "Cancelled (settlestatus 3): no funds move."
+        if cancelled
+        else f"{meaning.meaning} What to do: {meaning.action}"
+    )
+    return (
+        f"<th class='gwkit-record-error' style='text-align:left;color:{ERROR_COLOUR}'>&#10008; {kind} "
+        f"{html.escape(str(code))} {html.escape(str(record.get('errormessage', '')))}"
+        f"<div class='gwkit-error-meaning' style='font-weight:normal'>{html.escape(text)}</div></th>"
+    )
 
 
 def _cell(name: str, record: Mapping[str, Any]) -> str:
@@ -246,12 +314,21 @@ def _query_table(record: Mapping[str, Any]) -> str:
         return "<p class='gwkit-query-records'><i>The query found no records.</i></p>"
     columns = [c for c in QUERY_COLUMNS if any(c in r for r in found)]
     head = "".join(f"<th style='text-align:left;padding-right:1em'>{html.escape(c)}</th>" for c in columns)
-    rows = "".join("<tr>" + "".join(f"<td style='text-align:left;padding-right:1em'>{_cell(c, r)}</td>"
-                                    for c in columns) + "</tr>" for r in found[:MAX_QUERY_ROWS])
-    more = (f"<p><i>{len(found) - MAX_QUERY_ROWS} more record(s) not shown; use gwkit.report for all.</i></p>"
-            if len(found) > MAX_QUERY_ROWS else "")
-    return (f"<p><b>{len(found)} transaction record(s) found</b></p>"
-            f"<table class='gwkit-query-records' style='border-collapse:collapse'><tr>{head}</tr>{rows}</table>{more}")
+    rows = "".join(
+        "<tr>"
+        + "".join(f"<td style='text-align:left;padding-right:1em'>{_cell(c, r)}</td>" for c in columns)
+        + "</tr>"
+        for r in found[:MAX_QUERY_ROWS]
+    )
+    more = (
+        f"<p><i>{len(found) - MAX_QUERY_ROWS} more record(s) not shown; use gwkit.report for all.</i></p>"
+        if len(found) > MAX_QUERY_ROWS
+        else ""
+    )
+    return (
+        f"<p><b>{len(found)} transaction record(s) found</b></p>"
+        f"<table class='gwkit-query-records' style='border-collapse:collapse'><tr>{head}</tr>{rows}</table>{more}"
+    )
 
 
 def _pre(data: Any) -> str:

@@ -47,7 +47,9 @@ class SubscriptionPanel(widgets.VBox):
     `amount`/`final_number`/`active` with their buttons change it; `day_button`, `month_button`,
     `year_button`, `to_date`+`to_date_button` move the sandbox clock (`progress` shows how far)."""
 
-    def __init__(self, client: GatewayClient, *, sandbox: Any = None, subscription: Subscription | None = None):
+    def __init__(
+        self, client: GatewayClient, *, sandbox: Any = None, subscription: Subscription | None = None
+    ):
         super().__init__()
         self.client = client
         self.sandbox = sandbox if sandbox is not None else getattr(client, "sandbox", None)
@@ -57,10 +59,14 @@ class SubscriptionPanel(widgets.VBox):
         self.message = widgets.HTML()
         self.form = RequestForm("AUTH+SUBSCRIPTION", "card", client=client)
         self.form.on_response(guarded(self._created, self.message, context="reading the new subscription"))
-        self.reference = widgets.Text(description="Reference", placeholder="SUBSCRIPTION transactionreference")
+        self.reference = widgets.Text(
+            description="Reference", placeholder="SUBSCRIPTION transactionreference"
+        )
         self.load_button = button(description="Load", icon="search")
         self.load_button.on_click(guarded(self._load, self.message, context="loading the subscription"))
-        self.state = widgets.HTML("<i>No subscription yet: create one above or load one by its reference.</i>")
+        self.state = widgets.HTML(
+            "<i>No subscription yet: create one above or load one by its reference.</i>"
+        )
         self.payments = widgets.HTML()
         self.schedule = widgets.HTML()
         self._build_changes()
@@ -68,12 +74,17 @@ class SubscriptionPanel(widgets.VBox):
         self.children = [
             widgets.Accordion(children=[self.form], titles=("Create a subscription",), selected_index=0),
             widgets.HBox([self.reference, self.load_button]),
-            widgets.HTML("<h4 style='margin:6px 0 2px'>Subscription</h4>"), self.state,
-            widgets.HTML("<b>Change (TRANSACTIONUPDATE)</b>"), self.changes,
-            widgets.HTML("<h4 style='margin:6px 0 2px'>Sandbox clock</h4>"), self.clock_box,
+            widgets.HTML("<h4 style='margin:6px 0 2px'>Subscription</h4>"),
+            self.state,
+            widgets.HTML("<b>Change (TRANSACTIONUPDATE)</b>"),
+            self.changes,
+            widgets.HTML("<h4 style='margin:6px 0 2px'>Sandbox clock</h4>"),
+            self.clock_box,
             self.message,
-            widgets.HTML("<h4 style='margin:6px 0 2px'>Payments made</h4>"), self.payments,
-            widgets.HTML("<h4 style='margin:6px 0 2px'>Next due dates</h4>"), self.schedule,
+            widgets.HTML("<h4 style='margin:6px 0 2px'>Payments made</h4>"),
+            self.payments,
+            widgets.HTML("<h4 style='margin:6px 0 2px'>Next due dates</h4>"),
+            self.schedule,
         ]
         self.add_class("gwkit-subscription-panel")
         self._busy = False  # during the panel's own actions, which redraw once at their end
@@ -90,21 +101,32 @@ class SubscriptionPanel(widgets.VBox):
         self.amount_button = button(description="Set amount")
         self.final_number = widgets.BoundedIntText(description="Final no.", min=0, max=99999)
         self.final_button = button(description="Set final number")
-        self.active = widgets.Dropdown(description="Active", options=[
-            ("0: inactive (suspend)", "0"), ("1: active", "1"), ("2: pending", "2")], value="1")
+        self.active = widgets.Dropdown(
+            description="Active",
+            options=[("0: inactive (suspend)", "0"), ("1: active", "1"), ("2: pending", "2")],
+            value="1",
+        )
         self.active_button = button(description="Set active state")
-        for control, action in ((self.amount_button, self._set_amount), (self.final_button, self._set_final),
-                                (self.active_button, self._set_active)):
+        for control, action in (
+            (self.amount_button, self._set_amount),
+            (self.final_button, self._set_final),
+            (self.active_button, self._set_active),
+        ):
             control.on_click(guarded(action, self.message, context=f"{control.description.lower()}"))
             control.disabled = True
-        self.changes = widgets.VBox([widgets.HBox([self.amount, self.amount_button]),
-                                     widgets.HBox([self.final_number, self.final_button]),
-                                     widgets.HBox([self.active, self.active_button])])
+        self.changes = widgets.VBox(
+            [
+                widgets.HBox([self.amount, self.amount_button]),
+                widgets.HBox([self.final_number, self.final_button]),
+                widgets.HBox([self.active, self.active_button]),
+            ]
+        )
 
     def _build_clock(self) -> None:
         self.now = widgets.HTML()
-        self.day_button, self.month_button, self.year_button = (button(description=label, icon="forward")
-                                                                for label in STEPS)
+        self.day_button, self.month_button, self.year_button = (
+            button(description=label, icon="forward") for label in STEPS
+        )
         for each in (self.day_button, self.month_button, self.year_button):
             each.on_click(guarded(self._step, self.message, context="moving the clock"))
         self.to_date = widgets.DatePicker(description="To date")
@@ -117,10 +139,18 @@ class SubscriptionPanel(widgets.VBox):
         if self.sandbox is None:
             for control in buttons:
                 control.disabled = True
-            self.now.value = "<i>The clock controls need the embedded sandbox (a real gateway keeps real time).</i>"
-        self.clock_box = widgets.VBox([self.now, widgets.HBox([self.day_button, self.month_button, self.year_button]),
-                                       widgets.HBox([self.to_date, self.to_date_button]),
-                                       widgets.HBox([self.progress, self.progress_text]), self.report])
+            self.now.value = (
+                "<i>The clock controls need the embedded sandbox (a real gateway keeps real time).</i>"
+            )
+        self.clock_box = widgets.VBox(
+            [
+                self.now,
+                widgets.HBox([self.day_button, self.month_button, self.year_button]),
+                widgets.HBox([self.to_date, self.to_date_button]),
+                widgets.HBox([self.progress, self.progress_text]),
+                self.report,
+            ]
+        )
 
     # -- showing -----------------------------------------------------------------------------------
     def show(self, subscription: Subscription) -> None:
@@ -156,8 +186,10 @@ class SubscriptionPanel(widgets.VBox):
         """The clock moved or data changed elsewhere in the kernel (a cell, another panel): redraw,
         once the running cell has finished (a cell may change data a hundred times)."""
         if not self._busy:
-            after_this_cell(self._redraw_key, guarded(
-                lambda: self.refresh(), self.message, context=f"redrawing after a change ({kind})"))
+            after_this_cell(
+                self._redraw_key,
+                guarded(lambda: self.refresh(), self.message, context=f"redrawing after a change ({kind})"),
+            )
 
     def _draw(self) -> None:
         """Draw the subscription as last fetched; its payments are fetched once, for both tables."""
@@ -166,27 +198,54 @@ class SubscriptionPanel(widgets.VBox):
         self.amount.value = str(record.get("baseamount", ""))
         self.final_number.value = sub.final_number
         self.active.value = str(record.get("transactionactive", "2"))
-        facts = [("Reference", sub.reference), ("First payment (AUTH)", f"{sub.auth_reference} "
-                  f"(errorcode {sub.auth.get('errorcode') if sub.auth else '?'}, settlestatus "
-                  f"{sub.auth.get('settlestatus') if sub.auth else '?'})"),
-                 ("transactionactive", record.get("transactionactive")),
-                 ("Amount", format_money(record.get("baseamount") or 0, record.get("currencyiso3a"))),
-                 ("Every", f"{record.get('subscriptionfrequency')} {str(record.get('subscriptionunit') or 'MONTH').lower()}"
-                           f"(s) from {record.get('subscriptionbegindate')}"),
-                 ("Next payment number", record.get("subscriptionnumber")),
-                 ("Final number", f"{record.get('subscriptionfinalnumber')} (0: no end)")]
-        rows = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
-                       f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in facts)
+        facts = [
+            ("Reference", sub.reference),
+            (
+                "First payment (AUTH)",
+                f"{sub.auth_reference} "
+                f"(errorcode {sub.auth.get('errorcode') if sub.auth else '?'}, settlestatus "
+                f"{sub.auth.get('settlestatus') if sub.auth else '?'})",
+            ),
+            ("transactionactive", record.get("transactionactive")),
+            ("Amount", format_money(record.get("baseamount") or 0, record.get("currencyiso3a"))),
+            (
+                "Every",
+                f"{record.get('subscriptionfrequency')} {str(record.get('subscriptionunit') or 'MONTH').lower()}"
+                f"(s) from {record.get('subscriptionbegindate')}",
+            ),
+            ("Next payment number", record.get("subscriptionnumber")),
+            ("Final number", f"{record.get('subscriptionfinalnumber')} (0: no end)"),
+        ]
+        rows = "".join(
+            f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
+            f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+            for k, v in facts
+        )
         colour = STATE_COLOURS.get(state, "#555")
-        self.state.value = (f"<span class='gwkit-state' style='background:{colour};color:white;padding:2px 8px;"
-                            f"border-radius:4px'>{html.escape(state)}</span> "
-                            f"<span>{html.escape(STATE_MEANINGS[state])}</span><table>{rows}</table>")
+        self.state.value = (
+            f"<span class='gwkit-state' style='background:{colour};color:white;padding:2px 8px;"
+            f"border-radius:4px'>{html.escape(state)}</span> "
+            f"<span>{html.escape(STATE_MEANINGS[state])}</span><table>{rows}</table>"
+        )
         made = self.payments_made = sub.payments()
         self.payments.value = frame_html(
-            payments_frame([sub], made)[["number", "due_date", "made_on", "baseamount", "currencyiso3a", "outcome",
-                                         "errorcode", "transactionreference"]].iloc[::-1],  # newest first
-            "No automated payment yet.")
-        self.schedule.value = frame_html(schedule_frame(sub, SCHEDULE_ROWS, payments=made), "No payment to come.")
+            payments_frame([sub], made)[
+                [
+                    "number",
+                    "due_date",
+                    "made_on",
+                    "baseamount",
+                    "currencyiso3a",
+                    "outcome",
+                    "errorcode",
+                    "transactionreference",
+                ]
+            ].iloc[::-1],  # newest first
+            "No automated payment yet.",
+        )
+        self.schedule.value = frame_html(
+            schedule_frame(sub, SCHEDULE_ROWS, payments=made), "No payment to come."
+        )
 
     def _show_clock(self) -> None:
         if self.sandbox is not None:
@@ -200,8 +259,10 @@ class SubscriptionPanel(widgets.VBox):
         records = response.records
         if len(records) == 2 and records[1].requesttype == "SUBSCRIPTION" and records[1].errorcode == 0:
             self.show(Subscription(self.client, records[1], records[0]))
-            self.message.value = ("<span class='gwkit-ok'>Subscription created. Check the first payment and "
-                                  "<code>transactionactive</code> (interface 4.2).</span>")
+            self.message.value = (
+                "<span class='gwkit-ok'>Subscription created. Check the first payment and "
+                "<code>transactionactive</code> (interface 4.2).</span>"
+            )
 
     def _load(self, _button: Any = None) -> None:
         self.show(Subscription.from_reference(self.client, self.reference.value.strip()))
@@ -236,7 +297,9 @@ class SubscriptionPanel(widgets.VBox):
             raise ValueError("choose a date to move the clock to")
         chosen = datetime.combine(self.to_date.value, time())
         if chosen <= self.sandbox.now():
-            raise ValueError(f"the clock only moves forward: {chosen:%Y-%m-%d} is not after the sandbox's now")
+            raise ValueError(
+                f"the clock only moves forward: {chosen:%Y-%m-%d} is not after the sandbox's now"
+            )
         self.advance(to=chosen)
 
     # -- the clock -----------------------------------------------------------------------------
@@ -267,9 +330,21 @@ class SubscriptionPanel(widgets.VBox):
 def engine_totals(report: dict[str, Any]) -> dict[str, Any]:
     """The subscription engine's part of a sandbox `advance` report, with every count present."""
     done = report.get("subscriptions", {})
-    return {"made": done.get("made", 0), "declined": done.get("declined", 0), "caught_up": done.get("caught_up", 0),
-            **{key: list(done.get(key, [])) for key in ("stopped_subscriptions", "started_subscriptions", "payments",
-                                                         "declined_payments", "caught_up_payments")}}
+    return {
+        "made": done.get("made", 0),
+        "declined": done.get("declined", 0),
+        "caught_up": done.get("caught_up", 0),
+        **{
+            key: list(done.get(key, []))
+            for key in (
+                "stopped_subscriptions",
+                "started_subscriptions",
+                "payments",
+                "declined_payments",
+                "caught_up_payments",
+            )
+        },
+    }
 
 
 def _days_bar() -> widgets.IntProgress:
@@ -284,7 +359,9 @@ class DayProgress:
     `DRAW_INTERVAL` seconds: each draw is three messages to the browser, and a move of a year reports
     hundreds of times (drawing every report took half the move). `finish()` draws the last report."""
 
-    def __init__(self, bar: widgets.IntProgress, text: widgets.HTML, *, clock: Callable[[], float] = monotonic):
+    def __init__(
+        self, bar: widgets.IntProgress, text: widgets.HTML, *, clock: Callable[[], float] = monotonic
+    ):
         self.bar, self.text, self._clock = bar, text, clock
         self._drawn_at: float | None = None
         self._waiting: tuple[str, int, int] | None = None
@@ -311,14 +388,22 @@ def _days_done(bar: widgets.IntProgress, days: int) -> None:
 
 def summary_html(start: datetime, end: datetime, totals: dict[str, Any], own: int | None = None) -> str:
     """What a clock move did: this subscription's payments first (`own`), then the whole sandbox's."""
-    mine = f"<b class='gwkit-own-payments'>{own}</b> payment(s) of this subscription; " if own is not None else ""
-    return (f"Moved {(end.date() - start.date()).days} day(s) to {end:%Y-%m-%d %H:%M}: {mine}in the whole sandbox "
-            f"<b>{totals['made']}</b> payment(s) made, {totals['declined']} declined, "
-            f"{totals['caught_up']} caught up, {len(totals['started_subscriptions'])} started, "
-            f"{len(totals['stopped_subscriptions'])} stopped.")
+    mine = (
+        f"<b class='gwkit-own-payments'>{own}</b> payment(s) of this subscription; "
+        if own is not None
+        else ""
+    )
+    return (
+        f"Moved {(end.date() - start.date()).days} day(s) to {end:%Y-%m-%d %H:%M}: {mine}in the whole sandbox "
+        f"<b>{totals['made']}</b> payment(s) made, {totals['declined']} declined, "
+        f"{totals['caught_up']} caught up, {len(totals['started_subscriptions'])} started, "
+        f"{len(totals['stopped_subscriptions'])} stopped."
+    )
 
 
-def advance_with_progress(sandbox: Any, *, by: str | None = None, to: datetime | None = None) -> dict[str, Any]:
+def advance_with_progress(
+    sandbox: Any, *, by: str | None = None, to: datetime | None = None
+) -> dict[str, Any]:
     """For notebooks: move the sandbox clock with a progress bar shown while the days run
     (a year over thousands of subscriptions takes a while); returns the engine's totals."""
     bar, text = _days_bar(), widgets.HTML()

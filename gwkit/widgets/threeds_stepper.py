@@ -25,8 +25,14 @@ import ipywidgets as widgets
 from ..interface.masking import mask_data, mask_pan
 from ..interface.testcards import test_cards
 from ..interface.codes import record_ok
-from ..threeds import (AUTH_WITH_PARENT, REDIRECT, RESEND_OR_AUTH, STANDARD_AUTH, ThreeDSecureFlow,
-                       TermUrlReceiver)
+from ..threeds import (
+    AUTH_WITH_PARENT,
+    REDIRECT,
+    RESEND_OR_AUTH,
+    STANDARD_AUTH,
+    ThreeDSecureFlow,
+    TermUrlReceiver,
+)
 from ..types import GatewayClient
 from .guard import guarded, show_error
 from .style import button
@@ -36,8 +42,11 @@ DEFAULT_EXPIRY = "12/2049"
 MAX_SHOWN = 64  # characters of a long value (pareq, PaRes) shown in the tables
 
 OUTCOME_CHOICES = (
-    ("Y: authenticated", "Y"), ("N: not authenticated", "N"), ("A: attempted", "A"),
-    ("U: authentication unavailable", "U"), ("cancel: the cardholder gives up (N)", "cancel"),
+    ("Y: authenticated", "Y"),
+    ("N: not authenticated", "N"),
+    ("A: attempted", "A"),
+    ("U: authentication unavailable", "U"),
+    ("cancel: the cardholder gives up (N)", "cancel"),
 )
 
 FIELD_MEANINGS = {
@@ -69,28 +78,52 @@ class StepInfo:
 
 
 STEPS = (
-    StepInfo("THREEDQUERY", "1. Enrolment check (THREEDQUERY)",
-             "The merchant asks the gateway whether the card is enrolled in 3-D Secure."),
-    StepInfo("ACS", "2. Redirect to the card issuer (ACS)",
-             "The customer's browser posts PaReq, TermUrl and MD to the issuer's ACS, which asks the "
-             "cardholder to prove who they are."),
-    StepInfo("TERMURL", "3. Back at the term URL",
-             "The ACS posts the browser back to the merchant's term URL with PaRes and MD."),
-    StepInfo("AUTH", "4. Authorisation (AUTH)",
-             "The merchant sends the AUTH: md and pares for an enrolled card, otherwise the THREEDQUERY "
-             "reference as parenttransactionreference."),
+    StepInfo(
+        "THREEDQUERY",
+        "1. Enrolment check (THREEDQUERY)",
+        "The merchant asks the gateway whether the card is enrolled in 3-D Secure.",
+    ),
+    StepInfo(
+        "ACS",
+        "2. Redirect to the card issuer (ACS)",
+        "The customer's browser posts PaReq, TermUrl and MD to the issuer's ACS, which asks the "
+        "cardholder to prove who they are.",
+    ),
+    StepInfo(
+        "TERMURL",
+        "3. Back at the term URL",
+        "The ACS posts the browser back to the merchant's term URL with PaRes and MD.",
+    ),
+    StepInfo(
+        "AUTH",
+        "4. Authorisation (AUTH)",
+        "The merchant sends the AUTH: md and pares for an enrolled card, otherwise the THREEDQUERY "
+        "reference as parenttransactionreference.",
+    ),
 )
 
-_BADGES = {"done": ("#1b7f3b", "done"), "current": ("#1f5fbf", "now"), "waiting": ("#6b7788", "waiting"),
-           "skipped": ("#9aa3ad", "not needed"), "failed": ("#b3261e", "failed"),
-           "not authenticated": ("#b3261e", "not authenticated"), "unavailable": ("#8a5a00", "unavailable")}
+_BADGES = {
+    "done": ("#1b7f3b", "done"),
+    "current": ("#1f5fbf", "now"),
+    "waiting": ("#6b7788", "waiting"),
+    "skipped": ("#9aa3ad", "not needed"),
+    "failed": ("#b3261e", "failed"),
+    "not authenticated": ("#b3261e", "not authenticated"),
+    "unavailable": ("#8a5a00", "unavailable"),
+}
 # The outcome banner's colours by Verdict.tone: (border and heading, background).
-_TONES = {"success": ("#1b7f3b", "#e8f5ec"), "warning": ("#8a5a00", "#fff4dc"), "failure": ("#b3261e", "#fdecea")}
+_TONES = {
+    "success": ("#1b7f3b", "#e8f5ec"),
+    "warning": ("#8a5a00", "#fff4dc"),
+    "failure": ("#b3261e", "#fdecea"),
+}
 
 
 def card_choices() -> list[tuple[str, str]]:
     """Test cards as (masked number and what it does, number), from the sandbox's card list."""
-    return [(f"{mask_pan(c.pan)} {c.paymenttypedescription}: {c.notes}", c.pan) for c in test_cards().values()]
+    return [
+        (f"{mask_pan(c.pan)} {c.paymenttypedescription}: {c.notes}", c.pan) for c in test_cards().values()
+    ]
 
 
 def _shown(value: Any) -> str:
@@ -101,7 +134,9 @@ def _shown(value: Any) -> str:
 def _table(title: str, data: Mapping[str, Any]) -> str:
     rows = "".join(
         f"<tr><td style='padding-right:1em'><code>{html.escape(k)}</code></td>"
-        f"<td><code>{html.escape(_shown(v))}</code></td></tr>" for k, v in mask_data(dict(data)).items())
+        f"<td><code>{html.escape(_shown(v))}</code></td></tr>"
+        for k, v in mask_data(dict(data)).items()
+    )
     return f"<div><b>{html.escape(title)}</b><table style='font-size:90%'>{rows}</table></div>"
 
 
@@ -110,7 +145,9 @@ def _meanings(*records: Mapping[str, Any]) -> str:
     if not names:
         return ""
     items = "".join(f"<li><code>{n}</code>: {html.escape(FIELD_MEANINGS[n])}</li>" for n in names)
-    return f"<details><summary>What these fields mean</summary><ul style='font-size:90%'>{items}</ul></details>"
+    return (
+        f"<details><summary>What these fields mean</summary><ul style='font-size:90%'>{items}</ul></details>"
+    )
 
 
 class ThreeDSecureStepper(widgets.VBox):
@@ -124,55 +161,96 @@ class ThreeDSecureStepper(widgets.VBox):
     `gwkit.threeds.ThreeDSecureFlow`.
     """
 
-    def __init__(self, client: GatewayClient, *, receiver: TermUrlReceiver | None = None, pan: str = DEFAULT_PAN,
-                 baseamount: str = "1050", iframe_height: str = "480px"):
+    def __init__(
+        self,
+        client: GatewayClient,
+        *,
+        receiver: TermUrlReceiver | None = None,
+        pan: str = DEFAULT_PAN,
+        baseamount: str = "1050",
+        iframe_height: str = "480px",
+    ):
         super().__init__()
         self.client = client
         self.receiver = receiver
         self.iframe_height = iframe_height
         self.flow = self._new_flow()
-        self.card = widgets.Dropdown(options=card_choices(), value=pan, description="Card",
-                                     layout=widgets.Layout(width="44em"))
+        self.card = widgets.Dropdown(
+            options=card_choices(), value=pan, description="Card", layout=widgets.Layout(width="44em")
+        )
         self.expirydate = widgets.Text(DEFAULT_EXPIRY, description="Expiry")
         self.securitycode = widgets.Password(value="123", description="Security code")
-        self.baseamount = widgets.Text(str(baseamount), description="Amount", placeholder="base units, e.g. 1050")
+        self.baseamount = widgets.Text(
+            str(baseamount), description="Amount", placeholder="base units, e.g. 1050"
+        )
         self.currency = widgets.Text(getattr(client, "currencyiso3a", None) or "GBP", description="Currency")
         self.query_button = button(description="Send THREEDQUERY", button_style="primary")
         self.requery_button = button(description="Resend THREEDQUERY")
         self.outcome = widgets.Dropdown(options=OUTCOME_CHOICES, value="Y", description="ACS outcome")
-        self.complete_button = button(description="Complete the ACS here", tooltip=(
-            "Play the customer at the sandbox ACS without a browser"))
-        self.auto_auth = widgets.Checkbox(True, description="Send the AUTH as soon as the customer returns",
-                                          indent=False)
+        self.complete_button = button(
+            description="Complete the ACS here",
+            tooltip=("Play the customer at the sandbox ACS without a browser"),
+        )
+        self.auto_auth = widgets.Checkbox(
+            True, description="Send the AUTH as soon as the customer returns", indent=False
+        )
         self.auth_button = button(description="Send AUTH", button_style="primary")
         self.restart_button = button(description="Start again")
         self.message = widgets.HTML()
         self.outcome_banner = widgets.HTML()
         self.acs_view = widgets.HTML()
         self.step_views = {step.name: widgets.HTML() for step in STEPS}
-        self.query_button.on_click(guarded(lambda _: self.send_query(), self.message, context="sending THREEDQUERY"))
-        self.requery_button.on_click(guarded(lambda _: self.resend_query(), self.message,
-                                             context="resending THREEDQUERY"))
-        self.complete_button.on_click(guarded(lambda _: self.flow.complete_acs(self.outcome.value), self.message,
-                                              context="completing the ACS"))
+        self.query_button.on_click(
+            guarded(lambda _: self.send_query(), self.message, context="sending THREEDQUERY")
+        )
+        self.requery_button.on_click(
+            guarded(lambda _: self.resend_query(), self.message, context="resending THREEDQUERY")
+        )
+        self.complete_button.on_click(
+            guarded(
+                lambda _: self.flow.complete_acs(self.outcome.value),
+                self.message,
+                context="completing the ACS",
+            )
+        )
         self.auth_button.on_click(guarded(lambda _: self.send_auth(), self.message, context="sending AUTH"))
-        self.restart_button.on_click(guarded(lambda _: self.restart(), self.message, context="starting again"))
-        inputs = widgets.VBox([self.card, widgets.HBox([self.expirydate, self.securitycode]),
-                               widgets.HBox([self.baseamount, self.currency]),
-                               widgets.HBox([self.query_button, self.requery_button, self.restart_button])])
+        self.restart_button.on_click(
+            guarded(lambda _: self.restart(), self.message, context="starting again")
+        )
+        inputs = widgets.VBox(
+            [
+                self.card,
+                widgets.HBox([self.expirydate, self.securitycode]),
+                widgets.HBox([self.baseamount, self.currency]),
+                widgets.HBox([self.query_button, self.requery_button, self.restart_button]),
+            ]
+        )
         acs_controls = widgets.HBox([self.outcome, self.complete_button])
-        self.children = [inputs, self.step_views["THREEDQUERY"], self.step_views["ACS"], self.acs_view,
-                         acs_controls, self.step_views["TERMURL"], widgets.HBox([self.auth_button, self.auto_auth]),
-                         self.step_views["AUTH"], self.outcome_banner, self.message]
+        self.children = [
+            inputs,
+            self.step_views["THREEDQUERY"],
+            self.step_views["ACS"],
+            self.acs_view,
+            acs_controls,
+            self.step_views["TERMURL"],
+            widgets.HBox([self.auth_button, self.auto_auth]),
+            self.step_views["AUTH"],
+            self.outcome_banner,
+            self.message,
+        ]
         self.refresh()
 
     # -- actions (also what the buttons do) -------------------------------------------------------
 
     def send_query(self) -> None:
         self.message.value = ""
-        self.flow.query(pan=self.card.value, expirydate=self.expirydate.value.strip(),
-                        securitycode=self.securitycode.value.strip() or None,
-                        baseamount=self.baseamount.value.strip(), currencyiso3a=self.currency.value.strip())
+        self.flow.query(
+            pan=self.card.value,
+            expirydate=self.expirydate.value.strip(),
+            securitycode=self.securitycode.value.strip() or None,
+            baseamount=self.baseamount.value.strip(),
+            currencyiso3a=self.currency.value.strip(),
+        )
 
     def resend_query(self) -> None:
         self.message.value = ""
@@ -225,8 +303,9 @@ class ThreeDSecureStepper(widgets.VBox):
         self.requery_button.disabled = step != RESEND_OR_AUTH
         self.complete_button.disabled = not (step == REDIRECT and not flow.returned)
         self.outcome.disabled = self.complete_button.disabled
-        self.auth_button.disabled = not (step in (AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH)
-                                         or (step == REDIRECT and flow.returned))
+        self.auth_button.disabled = not (
+            step in (AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH) or (step == REDIRECT and flow.returned)
+        )
 
     def step_states(self) -> dict[str, str]:
         """done, current, waiting, skipped, failed or not authenticated, for each step: what
@@ -253,15 +332,22 @@ class ThreeDSecureStepper(widgets.VBox):
 
     def _step_html(self, step: StepInfo, state: str) -> str:
         colour, label = _BADGES[state]
-        head = (f"<div style='border-left:4px solid {colour};padding:4px 10px;margin:6px 0'>"
-                f"<b>{html.escape(step.title)}</b> <span style='background:{colour};color:white;"
-                f"padding:1px 6px;border-radius:4px;font-size:85%'>{label}</span>"
-                f"<div style='color:#444'>{html.escape(step.what)}</div>")
+        head = (
+            f"<div style='border-left:4px solid {colour};padding:4px 10px;margin:6px 0'>"
+            f"<b>{html.escape(step.title)}</b> <span style='background:{colour};color:white;"
+            f"padding:1px 6px;border-radius:4px;font-size:85%'>{label}</span>"
+            f"<div style='color:#444'>{html.escape(step.what)}</div>"
+        )
         shown = self._latest(step.name)
         body = ""
         if shown is not None:
-            body = ("<div style='display:flex;gap:2em;flex-wrap:wrap'>" + _table("Sent", shown.sent)
-                    + _table("Received", shown.received) + "</div>" + _meanings(shown.sent, shown.received))
+            body = (
+                "<div style='display:flex;gap:2em;flex-wrap:wrap'>"
+                + _table("Sent", shown.sent)
+                + _table("Received", shown.received)
+                + "</div>"
+                + _meanings(shown.sent, shown.received)
+            )
             count = sum(1 for s in self.flow.steps if s.name == step.name)
             if count > 1:
                 body += f"<div><small>Sent {count} times; the latest is shown.</small></div>"
@@ -275,8 +361,10 @@ class ThreeDSecureStepper(widgets.VBox):
         if name == "THREEDQUERY":
             return html.escape(flow.query_advice)
         if name == "ACS" and state == "current":
-            return ("the cardholder answers on the issuer's page below (or press <i>Complete the ACS here</i> "
-                    "to choose an outcome without a browser).")
+            return (
+                "the cardholder answers on the issuer's page below (or press <i>Complete the ACS here</i> "
+                "to choose an outcome without a browser)."
+            )
         outcome = flow.outcome
         back_with_pares = name == "TERMURL" and state == "done" and outcome.next_step == REDIRECT
         if back_with_pares or (name == "AUTH" and outcome.ended):
@@ -288,10 +376,12 @@ class ThreeDSecureStepper(widgets.VBox):
         if verdict is None:
             return ""
         colour, background = _TONES[verdict.tone]
-        return (f"<div class='gwkit-outcome gwkit-outcome-{verdict.tone}' style='border:2px solid {colour};"
-                f"background:{background};border-radius:6px;padding:8px 12px;margin:8px 0'>"
-                f"<div style='font-size:120%;font-weight:bold;color:{colour}'>{html.escape(verdict.headline)}</div>"
-                f"<div>{html.escape(verdict.detail)}</div></div>")
+        return (
+            f"<div class='gwkit-outcome gwkit-outcome-{verdict.tone}' style='border:2px solid {colour};"
+            f"background:{background};border-radius:6px;padding:8px 12px;margin:8px 0'>"
+            f"<div style='font-size:120%;font-weight:bold;color:{colour}'>{html.escape(verdict.headline)}</div>"
+            f"<div>{html.escape(verdict.detail)}</div></div>"
+        )
 
     def _acs_html(self) -> str:
         flow = self.flow
@@ -302,10 +392,12 @@ class ThreeDSecureStepper(widgets.VBox):
         if flow.next_step != REDIRECT:
             return ""
         url = html.escape(flow.start_url, quote=True)
-        return (f"<div><a href='{url}' target='_blank' rel='noopener'>Open the card issuer's page in a new tab</a>"
-                f" (or answer it below)</div><iframe src='{url}' title='Card issuer (ACS)' "
-                f"style='width:100%;height:{self.iframe_height};border:1px solid #c5ccd6;border-radius:6px'>"
-                "</iframe>")
+        return (
+            f"<div><a href='{url}' target='_blank' rel='noopener'>Open the card issuer's page in a new tab</a>"
+            f" (or answer it below)</div><iframe src='{url}' title='Card issuer (ACS)' "
+            f"style='width:100%;height:{self.iframe_height};border:1px solid #c5ccd6;border-radius:6px'>"
+            "</iframe>"
+        )
 
 
 def _acs_state(flow: ThreeDSecureFlow) -> str:

@@ -26,10 +26,8 @@ from support.browser import launch, require_chromium
 # User settings for the test's JupyterLab: start the notebook's kernel without asking, fetch no news.
 LAB_SETTINGS = {
     # every cell in the page (no windowing), so a test sees every prompt and output
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
-        '{"autoStartDefaultKernel": true, "windowingMode": "none"}',
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-        '{"fetchNews": "false", "checkForUpdates": false}',
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": '{"autoStartDefaultKernel": true, "windowingMode": "none"}',
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": '{"fetchNews": "false", "checkForUpdates": false}',
 }
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,21 +57,48 @@ class LabServer:
         for name, content in LAB_SETTINGS.items():
             (settings / name).parent.mkdir(parents=True, exist_ok=True)
             (settings / name).write_text(content)
-        env = {**os.environ, "GWKIT_SANDBOX_DB": str(home / "sandbox.db"), "GWKIT_JOURNAL": str(home / "journal.db"),
-               "JUPYTER_CONFIG_DIR": str(home / "jupyter-config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-               "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "JUPYTERLAB_SETTINGS_DIR": str(settings), "IPYTHONDIR": str(home / "ipython")}
-        for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET"):
+        env = {
+            **os.environ,
+            "GWKIT_SANDBOX_DB": str(home / "sandbox.db"),
+            "GWKIT_JOURNAL": str(home / "journal.db"),
+            "JUPYTER_CONFIG_DIR": str(home / "jupyter-config"),
+            "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+            "JUPYTERLAB_SETTINGS_DIR": str(settings),
+            "IPYTHONDIR": str(home / "ipython"),
+        }
+        for name in (
+            "GWKIT_BASE_URL",
+            "GWKIT_USERNAME",
+            "GWKIT_PASSWORD",
+            "GWKIT_SITEREFERENCE",
+            "GWKIT_TARGET",
+        ):
             env.pop(name, None)
-        command = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={self.port}",
-                   f"--IdentityProvider.token={self.token}", "--ServerApp.ip=127.0.0.1", f"--notebook-dir={root}",
-                   "--ServerApp.port_retries=0",
-                   # no network: no update check, no news feed, no PyPI extension manager
-                   "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.news_url=None",
-                   "--LabApp.extension_manager=readonly"]
+        command = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            f"--port={self.port}",
+            f"--IdentityProvider.token={self.token}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--notebook-dir={root}",
+            "--ServerApp.port_retries=0",
+            # no network: no update check, no news feed, no PyPI extension manager
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.news_url=None",
+            "--LabApp.extension_manager=readonly",
+        ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")  # containers and CI often run as root
         self.process = subprocess.Popen(
-            command, env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            command,
+            env=env,
+            cwd=root,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         threading.Thread(target=self._read_log, daemon=True).start()
 
@@ -108,7 +133,8 @@ ALL_CELLS_RAN = (
     "document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')"
     ".length > 0 && "
     "[...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]"
-    ".every(p => /\\[\\d+\\]/.test(p.textContent)))")
+    ".every(p => /\\[\\d+\\]/.test(p.textContent)))"
+)
 
 
 def new_page(browser):
@@ -152,7 +178,9 @@ def test_quickstart_runs_in_jupyterlab_and_renders_the_widgets(lab):
             page.goto(f"{lab.url}/lab/tree/01_quickstart.ipynb?token={lab.token}")
             expect(page.locator(".jp-NotebookPanel").first).to_be_visible()
             # the kernel is connected and idle (status bar), so Run All is not cancelled by its start-up
-            expect(page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible()
+            expect(
+                page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))
+            ).to_be_visible()
 
             start_run_all(page)
 
@@ -192,7 +220,9 @@ def test_faults_notebook_runs_in_jupyterlab_and_the_panel_renders(lab):
         try:
             page = new_page(browser)
             page.goto(f"{lab.url}/lab/tree/08_faults_and_reconciliation.ipynb?token={lab.token}")
-            expect(page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible()
+            expect(
+                page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))
+            ).to_be_visible()
             start_run_all(page)
             wait_until_all_ran(page)
             assert page.locator("[data-mime-type='application/vnd.jupyter.error']").count() == 0
@@ -202,8 +232,9 @@ def test_faults_notebook_runs_in_jupyterlab_and_the_panel_renders(lab):
             expect(panel).not_to_contain_text("Loading widget")
             expect(panel).not_to_contain_text("Error displaying widget")
             ARTIFACTS.mkdir(exist_ok=True)
-            page.locator(".jp-OutputArea-output table.dataTable, .jp-OutputArea-output table.dataframe").first.evaluate(
-                "element => element.scrollIntoView({block: 'start'})")
+            page.locator(
+                ".jp-OutputArea-output table.dataTable, .jp-OutputArea-output table.dataframe"
+            ).first.evaluate("element => element.scrollIntoView({block: 'start'})")
             page.screenshot(path=str(ARTIFACTS / "jupyterlab-faults-table.png"))
             log = page.locator("table.dataTable", has=page.locator("th", has_text="injected")).first
             log.evaluate("element => element.scrollIntoView({block: 'start'})")
@@ -251,17 +282,23 @@ def test_every_notebook_renders_in_jupyterlab_without_raw_reprs(shared_lab, path
             page = new_page(browser)
             # a workspace of its own, reset: only this notebook's tab is open
             page.goto(f"{lab.url}/lab/workspaces/{path.stem}/tree/{path.name}?token={lab.token}&reset")
-            expect(page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible()
+            expect(
+                page.get_by_role("button", name=re.compile(r"Python 3 \(ipykernel\) \| Idle"))
+            ).to_be_visible()
             # JupyterLab records the kernel's language_info on opening: the notebooks carry the kit's, so
             # opening them changes nothing where the kernel's Python is the one they were saved with.
             saved = json.loads(path.read_text(encoding="utf-8"))["metadata"]["language_info"].get("version")
             if saved == platform.python_version():
-                assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, "opening the notebook changed it"
+                assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, (
+                    "opening the notebook changed it"
+                )
 
             start_run_all(page)
             wait_until_all_ran(page)
             errors = page.locator("[data-mime-type='application/vnd.jupyter.error']")
-            assert errors.count() == 0, f"{path.name} failed in JupyterLab:\n{errors.first.inner_text()[-3000:]}"
+            assert errors.count() == 0, (
+                f"{path.name} failed in JupyterLab:\n{errors.first.inner_text()[-3000:]}"
+            )
             outputs = page.locator(".jp-OutputArea-output")
             expect(outputs.filter(has_text="Loading widget")).to_have_count(0)
             text = "\n".join(outputs.all_inner_texts())

@@ -16,7 +16,7 @@ from support.threeds import CARD
 pytestmark = pytest.mark.browser
 
 RETURN_WAIT = 30  # seconds: an upper bound for the event, never a sleep
-XSS = ["</script><script>alert(1)</script>", "\"});alert(1);//", "<img src=x onerror=alert(1)>"]
+XSS = ["</script><script>alert(1)</script>", '"});alert(1);//', "<img src=x onerror=alert(1)>"]
 
 
 @pytest.fixture
@@ -27,8 +27,12 @@ def watched(browser):
     seen: dict[str, list[str]] = {"dialogs": [], "errors": [], "refused": []}
     page.on("dialog", lambda dialog: (seen["dialogs"].append(dialog.message), dialog.dismiss()))
     page.on("pageerror", lambda error: seen["errors"].append(str(error)))
-    page.on("console", lambda message: seen["refused"].append(message.text)
-            if "Content Security Policy" in message.text else None)
+    page.on(
+        "console",
+        lambda message: (
+            seen["refused"].append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
     yield page, seen
     context.close()
 
@@ -48,8 +52,12 @@ def test_a_script_in_the_shops_query_never_runs(gateway, watched, payload):
 def test_the_shop_pays_under_its_policy(gateway, watched):
     page, seen = watched
     page.goto(f"{gateway.base_url}/demo/merchant")
-    for field, value in {"pan": "4111111111111111", "expirymonth": "11", "expiryyear": "2031",
-                         "securitycode": "123"}.items():
+    for field, value in {
+        "pan": "4111111111111111",
+        "expirymonth": "11",
+        "expiryyear": "2031",
+        "securitycode": "123",
+    }.items():
         page.fill(f"[data-st-field={field}]", value)
     page.click("#pay")
     expect(page.locator("#auth-result")).to_have_text("Payment authorised")

@@ -27,7 +27,9 @@ CARD = {"pan": VISA, "expirymonth": "11", "expiryyear": "2031", "securitycode": 
 @pytest.fixture(scope="module")
 def handle(tmp_path_factory):
     require_chromium()
-    started = sandbox_module.start(tmp_path_factory.mktemp("shop") / "s.db", clock_start=datetime(2026, 3, 2, 10))
+    started = sandbox_module.start(
+        tmp_path_factory.mktemp("shop") / "s.db", clock_start=datetime(2026, 3, 2, 10)
+    )
     yield started
     started.stop()
 
@@ -49,7 +51,9 @@ def test_paying_in_the_browser_keeps_real_size_screenshots_and_sends_the_shop_on
 
     assert payment.via == "browser"
     assert [s.caption for s in payment.screenshots] == [
-        "The page with the card typed in, before Pay", "After Pay: what the page shows"]
+        "The page with the card typed in, before Pay",
+        "After Pay: what the page shows",
+    ]
     for shot in payment.screenshots:
         width, height = png_size(shot.png)
         assert width == VIEWPORT["width"] and height >= 200

@@ -28,35 +28,49 @@ VISA = "4111111111111111"
 CARD_VALUES = {"pan": VISA, "expirymonth": "11", "expiryyear": "2031", "securitycode": "123"}
 
 MESSAGES = {
-    "en_gb": {"pan": "Invalid card number", "expirymonth": "Invalid expiry month",
-              "expiryyear": "Invalid expiry year", "expired": "The card has expired",
-              "securitycode": "Invalid security code", "connection": "no connection to the payment gateway"},
-    "fr_fr": {"pan": "Numéro de carte invalide", "expirymonth": "Mois d'expiration invalide",
-              "expiryyear": "Année d'expiration invalide", "expired": "La carte a expiré",
-              "securitycode": "Code de sécurité invalide",
-              "connection": "pas de connexion à la passerelle de paiement"},
-    "de_de": {"pan": "Ungültige Kartennummer", "expirymonth": "Ungültiger Ablaufmonat",
-              "expiryyear": "Ungültiges Ablaufjahr", "expired": "Die Karte ist abgelaufen",
-              "securitycode": "Ungültiger Sicherheitscode",
-              "connection": "keine Verbindung zum Zahlungsgateway"},
+    "en_gb": {
+        "pan": "Invalid card number",
+        "expirymonth": "Invalid expiry month",
+        "expiryyear": "Invalid expiry year",
+        "expired": "The card has expired",
+        "securitycode": "Invalid security code",
+        "connection": "no connection to the payment gateway",
+    },
+    "fr_fr": {
+        "pan": "Numéro de carte invalide",
+        "expirymonth": "Mois d'expiration invalide",
+        "expiryyear": "Année d'expiration invalide",
+        "expired": "La carte a expiré",
+        "securitycode": "Code de sécurité invalide",
+        "connection": "pas de connexion à la passerelle de paiement",
+    },
+    "de_de": {
+        "pan": "Ungültige Kartennummer",
+        "expirymonth": "Ungültiger Ablaufmonat",
+        "expiryyear": "Ungültiges Ablaufjahr",
+        "expired": "Die Karte ist abgelaufen",
+        "securitycode": "Ungültiger Sicherheitscode",
+        "connection": "keine Verbindung zum Zahlungsgateway",
+    },
 }
 # (the field marked st-error, the message key, the card values that break it)
 INVALID = [
-    ("pan", "pan", {"pan": "4111111111111112"}),                    # fails Luhn
-    ("pan", "pan", {"pan": "41111"}),                               # too short
+    ("pan", "pan", {"pan": "4111111111111112"}),  # fails Luhn
+    ("pan", "pan", {"pan": "41111"}),  # too short
     ("expirymonth", "expirymonth", {"expirymonth": "13"}),
     ("expiryyear", "expiryyear", {"expiryyear": "20x1"}),
-    ("expiryyear", "expired", {"expiryyear": "2001"}),              # in the past by the browser's date
+    ("expiryyear", "expired", {"expiryyear": "2001"}),  # in the past by the browser's date
     ("securitycode", "securitycode", {"securitycode": "12"}),
-    ("securitycode", "securitycode", {"securitycode": "1234"}),     # 4 digits on a Visa
+    ("securitycode", "securitycode", {"securitycode": "1234"}),  # 4 digits on a Visa
     ("securitycode", "securitycode", {"pan": "340000000000017", "securitycode": "123"}),  # 3 on an Amex
 ]
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    handle = sandbox_module.start(tmp_path_factory.mktemp("stjs") / "s.db",
-                                  clock_start=datetime(2026, 3, 2, 10, 0, 0))
+    handle = sandbox_module.start(
+        tmp_path_factory.mktemp("stjs") / "s.db", clock_start=datetime(2026, 3, 2, 10, 0, 0)
+    )
     yield handle
     handle.stop()
 
@@ -119,15 +133,18 @@ def token_count(gateway) -> int:
 def card_form(gateway, script: str, extra: str = "") -> str:
     """A merchant page on another origin: card inputs, order inputs, st.js, then `script`."""
     inputs = "".join(f"<input data-st-field='{f}'>" for f in CARD_VALUES)
-    return (f"<!doctype html><html><head><meta charset='utf-8'></head><body>{extra}"
-            f"<form id='st-payment' action='{gateway.base_url}/demo/merchant/pay' method='post'>"
-            f"<div id='st-message'></div>{inputs}<input name='orderreference' value='o-1'>"
-            f"<input name='baseamount' value='2000'><input name='currencyiso3a' value='EUR'>"
-            f"<button id='pay' type='submit'>Pay</button></form>"
-            f"<script src='{gateway.base_url}/js/st.js'></script><script>{script}</script></body></html>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'></head><body>{extra}"
+        f"<form id='st-payment' action='{gateway.base_url}/demo/merchant/pay' method='post'>"
+        f"<div id='st-message'></div>{inputs}<input name='orderreference' value='o-1'>"
+        f"<input name='baseamount' value='2000'><input name='currencyiso3a' value='EUR'>"
+        f"<button id='pay' type='submit'>Pay</button></form>"
+        f"<script src='{gateway.base_url}/js/st.js'></script><script>{script}</script></body></html>"
+    )
 
 
 # the demo merchant page, same origin as the gateway -------------------------------------------
+
 
 def test_valid_card_posts_only_the_token_and_order_fields(gateway, page):
     calls = []
@@ -140,8 +157,15 @@ def test_valid_card_posts_only_the_token_and_order_fields(gateway, page):
 
     [receipt] = received(gateway)
     assert receipt["card_data"] == []
-    assert set(receipt["field_names"]) == {"sitereference", "orderreference", "baseamount", "currencyiso3a",
-                                           "billinglastname", "complete", "cachetoken"}
+    assert set(receipt["field_names"]) == {
+        "sitereference",
+        "orderreference",
+        "baseamount",
+        "currencyiso3a",
+        "billinglastname",
+        "complete",
+        "cachetoken",
+    }
     assert receipt["fields"]["cachetoken"].startswith("gAAAA")
     everything = json.dumps({k: v for k, v in receipt.items() if k != "auth"})  # what arrived
     for card_value in (VISA, "411111", "123&", "=123", "2031", "pan=", "securitycode", "expiry"):
@@ -152,8 +176,9 @@ def test_valid_card_posts_only_the_token_and_order_fields(gateway, page):
     assert [url.split(gateway.base_url)[1] for url, _ in posts] == ["/json/", "/demo/merchant/pay"]
     tokenise = json.loads(posts[0][1])
     assert "alias" not in tokenise
-    assert tokenise["request"] == [{"requesttypedescriptions": ["CACHETOKENISE"], "sitereference": SITE,
-                                    **CARD_VALUES}]
+    assert tokenise["request"] == [
+        {"requesttypedescriptions": ["CACHETOKENISE"], "sitereference": SITE, **CARD_VALUES}
+    ]
     assert VISA not in posts[1][1]
 
 
@@ -165,9 +190,17 @@ def test_complete_later_keeps_the_token_for_the_merchant(gateway, page):
     expect(page.locator("#auth-result")).to_contain_text("not completed")
     [receipt] = received(gateway)
     assert receipt["auth"] is None
-    auth = {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
-            "currencyiso3a": "GBP", "baseamount": "1050", "cachetoken": receipt["fields"]["cachetoken"]}
-    record = httpx.post(f"{gateway.base_url}/json/", json={"request": [auth]}, auth=CREDENTIALS).json()["response"][0]
+    auth = {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "cachetoken": receipt["fields"]["cachetoken"],
+    }
+    record = httpx.post(f"{gateway.base_url}/json/", json={"request": [auth]}, auth=CREDENTIALS).json()[
+        "response"
+    ][0]
     assert (record["errorcode"], record["paymenttypedescription"]) == ("0", "MASTERCARD")
 
 
@@ -236,11 +269,15 @@ def test_unreachable_gateway_gives_the_connection_message(gateway, page, locale)
 
 # other origins: CORS, callbacks, AMD ------------------------------------------------------------
 
+
 def test_submit_form_callback_gets_the_response_instead_of_a_post(gateway, page, merchant_site):
     origin, pages = merchant_site
-    pages["/callback.html"] = card_form(gateway, f"""
+    pages["/callback.html"] = card_form(
+        gateway,
+        f"""
         new SecureTrading.Standard({{sitereference: "{SITE}", locale: "en_gb",
-          submitFormCallback: function (data) {{ window.called = data; }}}});""")
+          submitFormCallback: function (data) {{ window.called = data; }}}});""",
+    )
     preflights = []
     page.on("request", lambda r: r.method == "OPTIONS" and preflights.append(r.headers.get("origin")))
     page.goto(f"{origin}/callback.html")
@@ -253,9 +290,17 @@ def test_submit_form_callback_gets_the_response_instead_of_a_post(gateway, page,
     assert page.evaluate("window.called[0].errorcode") == "0"
     assert page.url == f"{origin}/callback.html"  # nothing submitted: the callback decides
     assert received(gateway) == []
-    auth = {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
-            "currencyiso3a": "GBP", "baseamount": "1050", "cachetoken": token}
-    record = httpx.post(f"{gateway.base_url}/json/", json={"request": [auth]}, auth=CREDENTIALS).json()["response"][0]
+    auth = {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "cachetoken": token,
+    }
+    record = httpx.post(f"{gateway.base_url}/json/", json={"request": [auth]}, auth=CREDENTIALS).json()[
+        "response"
+    ][0]
     assert record["errorcode"] == "0" and record["securityresponsesecuritycode"] == "2"
 
 
@@ -290,12 +335,16 @@ def test_amd_loading(gateway, page, merchant_site):
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<script>{loader}; window.amdPaths = {{st: '{gateway.base_url}/js/st'}};</script></head><body>"
         f"<form id='pay-form' action='{gateway.base_url}/demo/merchant/pay' method='post'>"
-        "<div id='msg'></div>" + "".join(f"<input data-st-field='{f}'>" for f in CARD_VALUES) +
-        "<button id='pay' type='submit'>Pay</button></form><script>"
-        "require(['st'], function (st) { window.amdModule = st; new st.Standard({sitereference: '" + SITE + "',"
+        "<div id='msg'></div>"
+        + "".join(f"<input data-st-field='{f}'>" for f in CARD_VALUES)
+        + "<button id='pay' type='submit'>Pay</button></form><script>"
+        "require(['st'], function (st) { window.amdModule = st; new st.Standard({sitereference: '"
+        + SITE
+        + "',"
         " formId: 'pay-form', messageId: 'msg', locale: 'de_de',"
         " submitFormCallback: function (data) { window.token = data[0].cachetoken; }}); });"
-        "</script></body></html>")
+        "</script></body></html>"
+    )
     page.goto(f"{origin}/amd.html")
     page.wait_for_function("window.amdModule !== undefined")
     assert page.evaluate("window.defineCalls") == 1
@@ -311,13 +360,16 @@ def test_amd_loading(gateway, page, merchant_site):
 
 def test_error_and_validate_callbacks(gateway, page, merchant_site):
     origin, pages = merchant_site
-    pages["/callbacks.html"] = card_form(gateway, f"""
+    pages["/callbacks.html"] = card_form(
+        gateway,
+        f"""
         window.validations = [];
         new SecureTrading.Standard({{sitereference: "{SITE}",
           validateRequestObjectCallback: function (result) {{ window.validations.push(result);
             return window.allowSending; }},
           errorCallback: function (data) {{ window.failure = data; }},
-          submitFormCallback: function (data) {{ window.called = data; }}}});""")
+          submitFormCallback: function (data) {{ window.called = data; }}}});""",
+    )
     page.goto(f"{origin}/callbacks.html")
     fill_card(page, pan="9000000000000001")
     page.evaluate("window.allowSending = false")
@@ -339,10 +391,18 @@ def test_https_localhost_origin_is_rejected_in_the_browser(gateway, browser):
     context = browser.new_context()
     context.grant_permissions(["local-network-access"])
     page = context.new_page()
-    page.route("https://localhost/**", lambda route: route.fulfill(
-        content_type="text/html", body=card_form(gateway, f"""
+    page.route(
+        "https://localhost/**",
+        lambda route: route.fulfill(
+            content_type="text/html",
+            body=card_form(
+                gateway,
+                f"""
         new SecureTrading.Standard({{sitereference: "{SITE}", locale: "fr_fr",
-          submitFormCallback: function (data) {{ window.called = data; }}}});""")))
+          submitFormCallback: function (data) {{ window.called = data; }}}});""",
+            ),
+        ),
+    )
     page.goto("https://localhost/checkout")
     fill_card(page)
     page.click("#pay")

@@ -15,8 +15,13 @@ from gwkit.sandbox import Sandbox, SandboxTransport
 
 USER, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"
 PAN, CVV = "4111111111111111", "123"
-CARD = {"accounttypedescription": "ECOM", "currencyiso3a": "GBP", "pan": PAN, "expirydate": "12/2030",
-        "securitycode": CVV}
+CARD = {
+    "accounttypedescription": "ECOM",
+    "currencyiso3a": "GBP",
+    "pan": PAN,
+    "expirydate": "12/2030",
+    "securitycode": CVV,
+}
 
 
 class Capturing(httpx.BaseTransport):
@@ -33,7 +38,9 @@ class Capturing(httpx.BaseTransport):
 
 
 def client(transport, **kwargs) -> gwkit.Client:
-    return gwkit.Client("http://sandbox.test", USER, PASSWORD, sitereference=SITE, transport=transport, **kwargs)
+    return gwkit.Client(
+        "http://sandbox.test", USER, PASSWORD, sitereference=SITE, transport=transport, **kwargs
+    )
 
 
 def story(gw: gwkit.Client) -> list[gwkit.Response]:
@@ -41,12 +48,23 @@ def story(gw: gwkit.Client) -> list[gwkit.Response]:
     paid = gw.auth(baseamount=1050, orderreference="story-1", **CARD)
     declined = gw.auth(baseamount=70000, orderreference="story-2", **CARD)
     queried = gw.transaction_query(transactionreference=paid.record["transactionreference"])
-    stored = gw.store(accounttypedescription="CARDSTORE", pan="5100000000000008", expirydate="12/2030",
-                      orderreference="story-3")
-    child = gw.auth(accounttypedescription="ECOM", currencyiso3a="GBP", baseamount=2000, orderreference="story-4",
-                    parenttransactionreference=stored.record["transactionreference"])
-    updated = gw.transaction_update(filter={"transactionreference": [{"value": paid.record["transactionreference"]}]},
-                                    updates={"settlestatus": "2"})
+    stored = gw.store(
+        accounttypedescription="CARDSTORE",
+        pan="5100000000000008",
+        expirydate="12/2030",
+        orderreference="story-3",
+    )
+    child = gw.auth(
+        accounttypedescription="ECOM",
+        currencyiso3a="GBP",
+        baseamount=2000,
+        orderreference="story-4",
+        parenttransactionreference=stored.record["transactionreference"],
+    )
+    updated = gw.transaction_update(
+        filter={"transactionreference": [{"value": paid.record["transactionreference"]}]},
+        updates={"settlestatus": "2"},
+    )
     return [paid, declined, queried, stored, child, updated]
 
 
@@ -99,8 +117,10 @@ def test_each_recording_answers_once_in_order(tmp_path):
     sandbox.close()
     transport = cassette.transport()
     with client(transport) as gw:
-        again = [gw.auth(baseamount=1050, orderreference="same", **CARD).record["transactionreference"]
-                 for _ in range(2)]
+        again = [
+            gw.auth(baseamount=1050, orderreference="same", **CARD).record["transactionreference"]
+            for _ in range(2)
+        ]
         assert again == [first, second] and transport.unplayed == []
         with pytest.raises(CassetteMiss):
             gw.auth(baseamount=1050, orderreference="same", **CARD)
@@ -110,11 +130,15 @@ def test_async_client_replays(recorded):
     cassette, _, recorded_responses = recorded
 
     async def pay() -> gwkit.Response:
-        async with gwkit.AsyncClient("http://sandbox.test", USER, PASSWORD, sitereference=SITE,
-                                     transport=cassette.transport()) as gw:
+        async with gwkit.AsyncClient(
+            "http://sandbox.test", USER, PASSWORD, sitereference=SITE, transport=cassette.transport()
+        ) as gw:
             return await gw.auth(baseamount=1050, orderreference="story-1", **CARD)
 
-    assert asyncio.run(pay()).record["transactionreference"] == recorded_responses[0].record["transactionreference"]
+    assert (
+        asyncio.run(pay()).record["transactionreference"]
+        == recorded_responses[0].record["transactionreference"]
+    )
 
 
 def test_a_journal_becomes_a_cassette(tmp_path):
@@ -122,7 +146,9 @@ def test_a_journal_becomes_a_cassette(tmp_path):
     with Journal(tmp_path / "journal.db") as journal:
         with client(SandboxTransport(sandbox), on_exchange=journal.hook()) as gw:
             story(gw)
-        cassette = Cassette.from_exchanges(tmp_path / "from-journal.jsonl", journal.entries(oldest_first=True))
+        cassette = Cassette.from_exchanges(
+            tmp_path / "from-journal.jsonl", journal.entries(oldest_first=True)
+        )
     sandbox.close()
     assert len(cassette) == 6
     with client(cassette.transport()) as gw:
@@ -131,8 +157,11 @@ def test_a_journal_becomes_a_cassette(tmp_path):
 
 def test_a_recorded_lost_answer_replays_as_a_lost_connection(tmp_path):
     cassette = Cassette(tmp_path / "lost.jsonl")
-    envelope = {"alias": USER, "version": "1.00", "request": [{"requesttypedescriptions": ["AUTH"],
-                                                               "orderreference": "lost"}]}
+    envelope = {
+        "alias": USER,
+        "version": "1.00",
+        "request": [{"requesttypedescriptions": ["AUTH"], "orderreference": "lost"}],
+    }
     cassette.append(Recording(envelope, None, None, ("AUTH",), "RemoteProtocolError: Server disconnected"))
     transport = CassetteTransport(cassette.recordings())
     with httpx.Client(transport=transport) as http:

@@ -13,11 +13,21 @@ import gwkit
 from gwkit.interface import mask_data
 from support.fakes import CARD, MASKED, PAN, SECURITYCODE, FakeGateway, make_client
 from gwkit import (
-    AuthenticationError, ConnectError, Exchange, GatewayError, GwkitError, HTTPStatusError, Record, Response,
-    ResponseFormatError, TransportError, ValidationError,
+    AuthenticationError,
+    ConnectError,
+    Exchange,
+    GatewayError,
+    GwkitError,
+    HTTPStatusError,
+    Record,
+    Response,
+    ResponseFormatError,
+    TransportError,
+    ValidationError,
 )
 
 # -- the HTTP request -----------------------------------------------------------------------------
+
 
 def test_posts_json_with_basic_auth_to_the_path_of_the_base_url(client, gateway):
     client.auth(**CARD)
@@ -31,15 +41,24 @@ def test_posts_json_with_basic_auth_to_the_path_of_the_base_url(client, gateway)
     assert gateway.envelope()["alias"] == "webservices@example.com"
 
 
-@pytest.mark.parametrize("base,url", [
-    ("http://h:1/gw", "http://h:1/gw/json/"), ("http://h:1/gw/", "http://h:1/gw/json/"),
-    ("https://h", "https://h/json/"), ("http://h:1/a/b", "http://h:1/a/b/json/"),
-])
+@pytest.mark.parametrize(
+    "base,url",
+    [
+        ("http://h:1/gw", "http://h:1/gw/json/"),
+        ("http://h:1/gw/", "http://h:1/gw/json/"),
+        ("https://h", "https://h/json/"),
+        ("http://h:1/a/b", "http://h:1/a/b/json/"),
+    ],
+)
 def test_base_url_path_is_kept(base, url):
     gateway = FakeGateway()
     with gwkit.Client(base, "u", "p", transport=httpx.MockTransport(gateway)) as client:
-        client.send({"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                     "filter": {"transactionreference": [{"value": "1-2-3"}]}})
+        client.send(
+            {
+                "requesttypedescriptions": ["TRANSACTIONQUERY"],
+                "filter": {"transactionreference": [{"value": "1-2-3"}]},
+            }
+        )
     assert str(gateway.requests[0].url) == url
     assert client.url == url
 
@@ -53,7 +72,12 @@ def test_alias_defaults_to_the_username_and_can_be_set():
 def test_timeouts_reach_the_transport():
     client, gateway = make_client(timeout=5.0)
     client.auth(**CARD)
-    assert gateway.requests[0].extensions["timeout"] == {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}
+    assert gateway.requests[0].extensions["timeout"] == {
+        "connect": 5.0,
+        "read": 5.0,
+        "write": 5.0,
+        "pool": 5.0,
+    }
     client, gateway = make_client(timeout=httpx.Timeout(3.0, connect=1.0))
     client.auth(**CARD)
     assert gateway.requests[0].extensions["timeout"]["connect"] == 1.0
@@ -77,7 +101,9 @@ def test_a_cookie_set_on_the_way_is_sent_back_as_httpx_does():
         response.headers["set-cookie"] = "route=b2; Path=/"
         return response
 
-    with gwkit.Client("http://gateway.test", "u", "p", transport=httpx.MockTransport(behind_a_proxy)) as client:
+    with gwkit.Client(
+        "http://gateway.test", "u", "p", transport=httpx.MockTransport(behind_a_proxy)
+    ) as client:
         client.auth(**CARD, sitereference="test_site12345", currencyiso3a="GBP")
         client.auth(**CARD, sitereference="test_site12345", currencyiso3a="GBP")
     assert seen == [None, "route=b2"]
@@ -112,12 +138,20 @@ def test_client_repr_hides_the_password(client):
 
 # -- request methods, defaults, values ------------------------------------------------------------
 
+
 def test_auth_fills_in_the_defaults_and_sends_strings(client, gateway):
     client.auth(**CARD)
     assert gateway.sent() == {
-        "requesttypedescriptions": ["AUTH"], "accounttypedescription": "ECOM", "baseamount": "1050", "pan": PAN,
-        "expirydate": "12/2030", "securitycode": SECURITYCODE, "sitereference": "test_site12345",
-        "currencyiso3a": "GBP", "requestreference": gateway.sent()["requestreference"]}
+        "requesttypedescriptions": ["AUTH"],
+        "accounttypedescription": "ECOM",
+        "baseamount": "1050",
+        "pan": PAN,
+        "expirydate": "12/2030",
+        "securitycode": SECURITYCODE,
+        "sitereference": "test_site12345",
+        "currencyiso3a": "GBP",
+        "requestreference": gateway.sent()["requestreference"],
+    }
 
 
 def test_explicit_fields_win_over_defaults(client, gateway):
@@ -125,22 +159,68 @@ def test_explicit_fields_win_over_defaults(client, gateway):
     assert gateway.sent()["sitereference"] == "test_other1" and gateway.sent()["currencyiso3a"] == "USD"
 
 
-@pytest.mark.parametrize("call,types,fields,site,currency", [
-    ("store", ["STORE"], {"accounttypedescription": "CARDSTORE", "pan": PAN, "expirydate": "12/2030"}, True, False),
-    ("auth", ["AUTH"], {"md": "m", "pares": "p"}, True, False),
-    ("auth", ["AUTH"], {"parenttransactionreference": "23-9-1"}, True, True),
-    ("refund", ["REFUND"], {"parenttransactionreference": "23-9-1", "baseamount": 500}, True, False),
-    ("refund", ["REFUND"], {"accounttypedescription": "CFT", "baseamount": 500, "pan": PAN,
-                            "expirydate": "12/2030"}, True, True),
-    ("cachetokenise", ["CACHETOKENISE"], {"pan": PAN, "expirymonth": "12", "expiryyear": "2030"}, True, False),
-    ("threedquery", ["THREEDQUERY"], {"termurl": "https://m.example/t", "accounttypedescription": "ECOM",
-                                      "baseamount": 1050, "pan": PAN, "expirydate": "12/2030"}, True, True),
-    ("auth_subscription", ["AUTH", "SUBSCRIPTION"], {
-        "accounttypedescription": "ECOM", "baseamount": 1050, "orderreference": "s-1", "md": "m", "pares": "p",
-        "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": 1,
-        "subscriptionnumber": 1, "subscriptionfinalnumber": 12, "subscriptionbegindate": "2030-01-31",
-        "credentialsonfile": 1}, True, True),
-])
+@pytest.mark.parametrize(
+    "call,types,fields,site,currency",
+    [
+        (
+            "store",
+            ["STORE"],
+            {"accounttypedescription": "CARDSTORE", "pan": PAN, "expirydate": "12/2030"},
+            True,
+            False,
+        ),
+        ("auth", ["AUTH"], {"md": "m", "pares": "p"}, True, False),
+        ("auth", ["AUTH"], {"parenttransactionreference": "23-9-1"}, True, True),
+        ("refund", ["REFUND"], {"parenttransactionreference": "23-9-1", "baseamount": 500}, True, False),
+        (
+            "refund",
+            ["REFUND"],
+            {"accounttypedescription": "CFT", "baseamount": 500, "pan": PAN, "expirydate": "12/2030"},
+            True,
+            True,
+        ),
+        (
+            "cachetokenise",
+            ["CACHETOKENISE"],
+            {"pan": PAN, "expirymonth": "12", "expiryyear": "2030"},
+            True,
+            False,
+        ),
+        (
+            "threedquery",
+            ["THREEDQUERY"],
+            {
+                "termurl": "https://m.example/t",
+                "accounttypedescription": "ECOM",
+                "baseamount": 1050,
+                "pan": PAN,
+                "expirydate": "12/2030",
+            },
+            True,
+            True,
+        ),
+        (
+            "auth_subscription",
+            ["AUTH", "SUBSCRIPTION"],
+            {
+                "accounttypedescription": "ECOM",
+                "baseamount": 1050,
+                "orderreference": "s-1",
+                "md": "m",
+                "pares": "p",
+                "subscriptiontype": "RECURRING",
+                "subscriptionunit": "MONTH",
+                "subscriptionfrequency": 1,
+                "subscriptionnumber": 1,
+                "subscriptionfinalnumber": 12,
+                "subscriptionbegindate": "2030-01-31",
+                "credentialsonfile": 1,
+            },
+            True,
+            True,
+        ),
+    ],
+)
 def test_defaults_only_where_the_request_type_uses_them(client, gateway, call, types, fields, site, currency):
     response = getattr(client, call)(**fields)
     sent = gateway.sent()
@@ -151,24 +231,35 @@ def test_defaults_only_where_the_request_type_uses_them(client, gateway, call, t
 
 def test_refund_takes_the_parent_as_its_first_argument(client, gateway):
     client.refund("23-9-1")
-    assert gateway.sent() == {"requesttypedescriptions": ["REFUND"], "parenttransactionreference": "23-9-1",
-                              "sitereference": "test_site12345",
-                              "requestreference": gateway.sent()["requestreference"]}
-    with pytest.raises(ValidationError, match="currencyiso3a"):  # a refund of an AUTH is in the AUTH's currency
+    assert gateway.sent() == {
+        "requesttypedescriptions": ["REFUND"],
+        "parenttransactionreference": "23-9-1",
+        "sitereference": "test_site12345",
+        "requestreference": gateway.sent()["requestreference"],
+    }
+    with pytest.raises(
+        ValidationError, match="currencyiso3a"
+    ):  # a refund of an AUTH is in the AUTH's currency
         client.refund("23-9-1", currencyiso3a="EUR")
     assert gateway.calls == 1
 
 
 def test_transaction_query_convenience_filters(client, gateway):
     client.transaction_query(transactionreference="1-2-3")
-    assert gateway.sent() == {"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                              "filter": {"sitereference": [{"value": "test_site12345"}],
-                                         "transactionreference": [{"value": "1-2-3"}]},
-                              "requestreference": gateway.sent()["requestreference"]}
+    assert gateway.sent() == {
+        "requesttypedescriptions": ["TRANSACTIONQUERY"],
+        "filter": {
+            "sitereference": [{"value": "test_site12345"}],
+            "transactionreference": [{"value": "1-2-3"}],
+        },
+        "requestreference": gateway.sent()["requestreference"],
+    }
     client.transaction_query(settlestatus=["0", 100], transactionreference=("1-2-3", "1-2-4"))
-    assert gateway.sent()["filter"] == {"sitereference": [{"value": "test_site12345"}],
-                                        "settlestatus": [{"value": "0"}, {"value": "100"}],
-                                        "transactionreference": [{"value": "1-2-3"}, {"value": "1-2-4"}]}
+    assert gateway.sent()["filter"] == {
+        "sitereference": [{"value": "test_site12345"}],
+        "settlestatus": [{"value": "0"}, {"value": "100"}],
+        "transactionreference": [{"value": "1-2-3"}, {"value": "1-2-4"}],
+    }
 
 
 def test_transaction_query_takes_the_real_filter_shape(client, gateway):
@@ -179,11 +270,15 @@ def test_transaction_query_takes_the_real_filter_shape(client, gateway):
 
 
 def test_transaction_update_filter_and_updates(client, gateway):
-    client.transaction_update(transactionreference="1-2-3", updates={"transactionactive": 0, "baseamount": 2000})
+    client.transaction_update(
+        transactionreference="1-2-3", updates={"transactionactive": 0, "baseamount": 2000}
+    )
     sent = gateway.sent()
     assert sent["requesttypedescriptions"] == ["TRANSACTIONUPDATE"]
-    assert sent["filter"] == {"sitereference": [{"value": "test_site12345"}],
-                              "transactionreference": [{"value": "1-2-3"}]}
+    assert sent["filter"] == {
+        "sitereference": [{"value": "test_site12345"}],
+        "transactionreference": [{"value": "1-2-3"}],
+    }
     assert sent["updates"] == {"transactionactive": "0", "baseamount": "2000"}
     assert "sitereference" not in sent and "currencyiso3a" not in sent
 
@@ -195,8 +290,14 @@ def test_no_sitereference_filter_without_a_default(gateway):
 
 
 def test_send_posts_raw_objects_without_defaults(client, gateway):
-    raw = {"requesttypedescriptions": ["STORE"], "sitereference": "test_site12345",
-           "accounttypedescription": "CARDSTORE", "pan": PAN, "expirydate": "12/2030", "orderreference": 7}
+    raw = {
+        "requesttypedescriptions": ["STORE"],
+        "sitereference": "test_site12345",
+        "accounttypedescription": "CARDSTORE",
+        "pan": PAN,
+        "expirydate": "12/2030",
+        "orderreference": 7,
+    }
     client.send(raw)
     sent = gateway.sent()
     assert sent["orderreference"] == "7" and "currencyiso3a" not in sent
@@ -206,20 +307,35 @@ def test_send_posts_raw_objects_without_defaults(client, gateway):
 def test_build_request_and_filter_previews(client):
     assert client.build_request("AUTH", CARD)["currencyiso3a"] == "GBP"
     assert "currencyiso3a" not in client.build_request("STORE", pan=PAN)
-    assert client.build_filter(settlestatus="100") == {"sitereference": [{"value": "test_site12345"}],
-                                                       "settlestatus": [{"value": "100"}]}
+    assert client.build_filter(settlestatus="100") == {
+        "sitereference": [{"value": "test_site12345"}],
+        "settlestatus": [{"value": "100"}],
+    }
 
 
 # -- validation ----------------------------------------------------------------------------------------
 
+
 def test_invalid_requests_are_refused_with_every_problem_and_nothing_is_sent(client, gateway):
     with pytest.raises(ValidationError) as caught:
-        client.auth(accounttypedescription="CARDSTORE", baseamount="10.50", pan="4111111111111112",
-                    expirydate="13/2030", securitycode="1234", orderreference="o-" + PAN + "x" * 300)
+        client.auth(
+            accounttypedescription="CARDSTORE",
+            baseamount="10.50",
+            pan="4111111111111112",
+            expirydate="13/2030",
+            securitycode="1234",
+            orderreference="o-" + PAN + "x" * 300,
+        )
     assert gateway.calls == 0
     error = caught.value
-    assert error.fields == ["accounttypedescription", "baseamount", "pan", "expirydate", "securitycode",
-                            "orderreference"]
+    assert error.fields == [
+        "accounttypedescription",
+        "baseamount",
+        "pan",
+        "expirydate",
+        "securitycode",
+        "orderreference",
+    ]
     assert isinstance(error, GwkitError) and isinstance(error, ValueError)
     text = str(error)
     assert PAN not in text and "4111111111111112" not in text and "1234'" not in text
@@ -259,13 +375,27 @@ def test_floats_are_refused_before_anything_is_sent(client, gateway):
 
 # -- responses ------------------------------------------------------------------------------------------
 
-AUTH_RECORD = {"requesttypedescription": "AUTH", "errorcode": "0", "errormessage": "Ok", "maskedpan": MASKED,
-               "transactionreference": "23-9-80001", "settlestatus": "0", "baseamount": "1050"}
+AUTH_RECORD = {
+    "requesttypedescription": "AUTH",
+    "errorcode": "0",
+    "errormessage": "Ok",
+    "maskedpan": MASKED,
+    "transactionreference": "23-9-80001",
+    "settlestatus": "0",
+    "baseamount": "1050",
+}
 
 
 def test_response_and_record(gateway):
-    gateway.records = [AUTH_RECORD, {"requesttypedescription": "SUBSCRIPTION", "errorcode": "0",
-                                     "errormessage": "Ok", "transactionreference": "23-9-80002"}]
+    gateway.records = [
+        AUTH_RECORD,
+        {
+            "requesttypedescription": "SUBSCRIPTION",
+            "errorcode": "0",
+            "errormessage": "Ok",
+            "transactionreference": "23-9-80002",
+        },
+    ]
     client, _ = make_client(gateway)
     response = client.auth(**CARD)
     assert isinstance(response, Response) and isinstance(response.record, Record)
@@ -294,11 +424,17 @@ def test_the_request_kept_on_the_response_is_masked(client):
     assert MASKED in repr(response.request)
 
 
-@pytest.mark.parametrize("record,ok", [
-    ({"errorcode": "0"}, True), ({"errorcode": "0", "settlestatus": "100"}, True),
-    ({"errorcode": "0", "settlestatus": "3"}, False), ({"errorcode": "70000", "settlestatus": "3"}, False),
-    ({"errorcode": "30000"}, False), ({"errorcode": 0}, True),
-])
+@pytest.mark.parametrize(
+    "record,ok",
+    [
+        ({"errorcode": "0"}, True),
+        ({"errorcode": "0", "settlestatus": "100"}, True),
+        ({"errorcode": "0", "settlestatus": "3"}, False),
+        ({"errorcode": "70000", "settlestatus": "3"}, False),
+        ({"errorcode": "30000"}, False),
+        ({"errorcode": 0}, True),
+    ],
+)
 def test_record_ok_from_errorcode_and_settlestatus(record, ok):
     assert Record(record).ok is ok
 
@@ -322,8 +458,15 @@ def test_a_record_without_errorcode_is_a_format_error_not_a_key_error(gateway):
 
 
 def test_gateway_errors_do_not_raise_until_asked(gateway):
-    gateway.records = [{"requesttypedescription": "AUTH", "errorcode": "70000", "errormessage": "Decline",
-                        "settlestatus": "3", "acquirerresponsecode": "05"}]
+    gateway.records = [
+        {
+            "requesttypedescription": "AUTH",
+            "errorcode": "70000",
+            "errormessage": "Decline",
+            "settlestatus": "3",
+            "acquirerresponsecode": "05",
+        }
+    ]
     client, _ = make_client(gateway)
     response = client.auth(**CARD)
     assert not response.ok and response.record.errorcode == 70000
@@ -336,9 +479,19 @@ def test_gateway_errors_do_not_raise_until_asked(gateway):
 
 
 def test_gateway_error_carries_errordata():
-    response = Response({"requestreference": "W1-abc", "response": [
-        {"requesttypedescription": "ERROR", "errorcode": "30000", "errormessage": "Invalid field",
-         "errordata": ["pan", "expirydate"]}]})
+    response = Response(
+        {
+            "requestreference": "W1-abc",
+            "response": [
+                {
+                    "requesttypedescription": "ERROR",
+                    "errorcode": "30000",
+                    "errormessage": "Invalid field",
+                    "errordata": ["pan", "expirydate"],
+                }
+            ],
+        }
+    )
     with pytest.raises(GatewayError) as caught:
         response.raise_for_errors()
     assert caught.value.errordata == ["pan", "expirydate"] and caught.value.requestreference == "W1-abc"
@@ -351,11 +504,25 @@ def test_ok_code_with_a_cancelled_transaction_still_raises():
 
 
 def test_transaction_query_records(gateway):
-    inner = [{"transactionreference": "23-9-1", "requesttypedescription": "AUTH", "errorcode": "0",
-              "maskedpan": MASKED, "settlestatus": "100"},
-             {"transactionreference": "23-9-2", "requesttypedescription": "STORE", "errorcode": "0"}]
-    gateway.records = [{"requesttypedescription": "TRANSACTIONQUERY", "errorcode": "0", "errormessage": "Ok",
-                        "found": "2", "records": inner}]
+    inner = [
+        {
+            "transactionreference": "23-9-1",
+            "requesttypedescription": "AUTH",
+            "errorcode": "0",
+            "maskedpan": MASKED,
+            "settlestatus": "100",
+        },
+        {"transactionreference": "23-9-2", "requesttypedescription": "STORE", "errorcode": "0"},
+    ]
+    gateway.records = [
+        {
+            "requesttypedescription": "TRANSACTIONQUERY",
+            "errorcode": "0",
+            "errormessage": "Ok",
+            "found": "2",
+            "records": inner,
+        }
+    ]
     client, _ = make_client(gateway)
     response = client.transaction_query(transactionreference=["23-9-1", "23-9-2"])
     assert response.records == [response.record] and response.record.get("records") == inner
@@ -367,6 +534,7 @@ def test_transaction_query_records(gateway):
 
 
 # -- the error hierarchy --------------------------------------------------------------------------------
+
 
 def test_401_is_an_authentication_error(gateway):
     gateway.status, gateway.body = 401, b"Unauthorized"
@@ -401,9 +569,17 @@ def test_a_body_that_is_not_json_is_a_format_error_with_a_masked_excerpt(gateway
     assert PAN not in str(error) and '"737"' not in str(error) and MASKED in str(error)
 
 
-@pytest.mark.parametrize("body", [
-    b"[]", b'{"version": "1.00"}', b'{"response": "Ok"}', b'{"response": []}', b'{"response": ["Ok"]}', b"null",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[]",
+        b'{"version": "1.00"}',
+        b'{"response": "Ok"}',
+        b'{"response": []}',
+        b'{"response": ["Ok"]}',
+        b"null",
+    ],
+)
 def test_json_that_is_not_an_envelope_is_a_format_error(gateway, body):
     gateway.body = body
     client, _ = make_client(gateway)
@@ -421,8 +597,15 @@ def test_a_different_request_reference_is_a_format_error(gateway):
 def test_several_objects_answered_under_one_gateway_reference_are_fine(gateway):
     gateway.reference = "W23-5rd2wbjv"
     client, _ = make_client(gateway)
-    response = client.send([{"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                             "filter": {"transactionreference": [{"value": "1-2-3"}]}}] * 2)
+    response = client.send(
+        [
+            {
+                "requesttypedescriptions": ["TRANSACTIONQUERY"],
+                "filter": {"transactionreference": [{"value": "1-2-3"}]},
+            }
+        ]
+        * 2
+    )
     assert response.requestreference == "W23-5rd2wbjv" and len(response) == 2
 
 
@@ -479,16 +662,22 @@ def test_connect_timeouts_are_timeouts_that_sent_nothing(gateway):
 
 def test_a_real_refused_connection_is_a_connect_error():
     import socket
+
     with socket.socket() as probe:  # a loopback port with nobody listening
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with gwkit.Client(f"http://127.0.0.1:{port}", "u", "p", retries=1, timeout=5) as client:
         with pytest.raises(ConnectError):
-            client.store(sitereference="test_site12345", accounttypedescription="CARDSTORE", pan=PAN,
-                         expirydate="12/2030")
+            client.store(
+                sitereference="test_site12345",
+                accounttypedescription="CARDSTORE",
+                pan=PAN,
+                expirydate="12/2030",
+            )
 
 
 # -- exchanges and hooks --------------------------------------------------------------------------------
+
 
 def test_every_exchange_reaches_the_hooks_masked(gateway):
     seen: list[Exchange] = []
@@ -502,7 +691,9 @@ def test_every_exchange_reaches_the_hooks_masked(gateway):
     assert exchange.request_types == ("AUTH",) and exchange.attempt == 1
     assert exchange.requestreference == response.requestreference
     sent = exchange.request["request"][0]
-    assert sent["pan"] == MASKED and sent["securitycode"] == "[redacted]" and sent["orderreference"] == "order-9"
+    assert (
+        sent["pan"] == MASKED and sent["securitycode"] == "[redacted]" and sent["orderreference"] == "order-9"
+    )
     assert exchange.response["response"][0]["errorcode"] == "0" and exchange.ok
     everything = json.dumps(exchange.as_dict())
     assert PAN not in everything and f'"{SECURITYCODE}"' not in everything
@@ -535,6 +726,7 @@ def test_format_errors_reach_the_hooks_with_the_status(gateway):
 def test_hook_exceptions_propagate_and_hooks_can_be_removed(gateway):
     def broken(exchange):
         raise RuntimeError("journal is full")
+
     client, _ = make_client(gateway, on_exchange=[broken])
     with pytest.raises(RuntimeError, match="journal is full"):
         client.auth(**CARD)
@@ -552,9 +744,15 @@ def test_no_exchange_when_nothing_was_sent(gateway):
 
 
 def test_exchanges_mask_whatever_they_are_given():
-    exchange = Exchange(datetime.now(timezone.utc), 0.1, "http://h", "u",
-                        request={"request": [{"pan": PAN, "cachetoken": "tok"}]},
-                        response={"response": [{"md": "secret-md"}]}, error=f"Boom {PAN}")
+    exchange = Exchange(
+        datetime.now(timezone.utc),
+        0.1,
+        "http://h",
+        "u",
+        request={"request": [{"pan": PAN, "cachetoken": "tok"}]},
+        response={"response": [{"md": "secret-md"}]},
+        error=f"Boom {PAN}",
+    )
     text = repr(exchange)
     assert PAN not in text and "tok'" not in text and "secret-md" not in text and MASKED in text
 
@@ -562,6 +760,7 @@ def test_exchanges_mask_whatever_they_are_given():
 def test_nothing_is_masked_when_nobody_listens(client, monkeypatch):
     calls = []
     import gwkit.client as module
+
     monkeypatch.setattr(module, "mask_data", lambda data: calls.append(1) or data)
     client.auth(**CARD)
     assert calls == []

@@ -24,9 +24,17 @@ def server(tmp_path_factory):
 
 
 def auth_request(server, order: str) -> dict:
-    return {"requesttypedescriptions": ["AUTH"], "sitereference": server.sitereference, "currencyiso3a": "GBP",
-            "accounttypedescription": "ECOM", "baseamount": "1050", "orderreference": order, "pan": PAN,
-            "expirydate": "12/2030", "securitycode": CVV}
+    return {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": server.sitereference,
+        "currencyiso3a": "GBP",
+        "accounttypedescription": "ECOM",
+        "baseamount": "1050",
+        "orderreference": order,
+        "pan": PAN,
+        "expirydate": "12/2030",
+        "securitycode": CVV,
+    }
 
 
 def orders(server, order: str) -> list[dict]:
@@ -42,16 +50,25 @@ def run_python(code: str) -> dict:
 
 @pytest.mark.parametrize("style", STYLES)
 def test_masked_by_default_no_card_number_no_security_code_no_password(server, style):
-    code = as_code({"alias": server.username, "request": [auth_request(server, "masked")]}, style,
-                   base_url=server.base_url, password=server.password)
+    code = as_code(
+        {"alias": server.username, "request": [auth_request(server, "masked")]},
+        style,
+        base_url=server.base_url,
+        password=server.password,
+    )
     assert PAN not in code and '"123"' not in code and "'123'" not in code
     assert "411111######1111" in code and "[redacted]" in code
     assert server.password not in code
 
 
 def test_gwkit_code_runs_and_pays(server):
-    code = as_code(auth_request(server, "py-1"), base_url=server.base_url, username=server.username,
-                   password=server.password, reveal=True)
+    code = as_code(
+        auth_request(server, "py-1"),
+        base_url=server.base_url,
+        username=server.username,
+        password=server.password,
+        reveal=True,
+    )
     assert "gw.auth(" in code and "requestreference" not in code
     scope = run_python(code)
     assert scope["response"].record.ok
@@ -59,26 +76,41 @@ def test_gwkit_code_runs_and_pays(server):
 
 
 def test_httpx_code_runs_and_pays(server):
-    code = as_code({"alias": server.username, "request": [auth_request(server, "httpx-1")]}, "httpx",
-                   base_url=server.base_url, password=server.password, reveal=True)
+    code = as_code(
+        {"alias": server.username, "request": [auth_request(server, "httpx-1")]},
+        "httpx",
+        base_url=server.base_url,
+        password=server.password,
+        reveal=True,
+    )
     scope = run_python(code)
     assert scope["answer"].json()["response"][0]["errorcode"] == "0"
     assert len(orders(server, "httpx-1")) == 1
 
 
 def test_curl_command_runs_and_pays(server):
-    code = as_code({"alias": server.username, "request": [auth_request(server, "curl-1")]}, "curl",
-                   base_url=server.base_url, password=server.password, reveal=True)
+    code = as_code(
+        {"alias": server.username, "request": [auth_request(server, "curl-1")]},
+        "curl",
+        base_url=server.base_url,
+        password=server.password,
+        reveal=True,
+    )
     done = subprocess.run(["bash", "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert json.loads(done.stdout)["response"][0]["errorcode"] == "0"
     assert len(orders(server, "curl-1")) == 1
 
 
 def test_curl_without_reveal_reads_the_password_from_the_environment(server):
-    code = as_code({"alias": server.username, "request": [auth_request(server, "curl-env")]}, "curl",
-                   base_url=server.base_url)
+    code = as_code(
+        {"alias": server.username, "request": [auth_request(server, "curl-env")]},
+        "curl",
+        base_url=server.base_url,
+    )
     env = {**os.environ, "GWKIT_PASSWORD": server.password}
-    done = subprocess.run(["bash", "-c", code], capture_output=True, text=True, timeout=60, env=env, check=True)
+    done = subprocess.run(
+        ["bash", "-c", code], capture_output=True, text=True, timeout=60, env=env, check=True
+    )
     # the card was masked in the code, so the gateway refuses the card number: nothing is paid
     record = json.loads(done.stdout)["response"][0]
     assert record["errorcode"] == "30000" and "pan" in record["errordata"]
@@ -86,25 +118,50 @@ def test_curl_without_reveal_reads_the_password_from_the_environment(server):
 
 
 def test_official_client_code_runs_and_pays(server):
-    code = as_code(auth_request(server, "official-1"), "securetrading", base_url=server.base_url,
-                   username=server.username, password=server.password, reveal=True)
+    code = as_code(
+        auth_request(server, "official-1"),
+        "securetrading",
+        base_url=server.base_url,
+        username=server.username,
+        password=server.password,
+        reveal=True,
+    )
     scope = run_python(code)
     assert scope["response"]["responses"][0]["errorcode"] == "0"
     assert len(orders(server, "official-1")) == 1
 
 
 def test_query_and_update_use_filter_and_updates_arguments(server):
-    code = as_code({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
-                    "filter": {"transactionreference": [{"value": "1-2-3"}]}, "updates": {"settlestatus": "2"}})
+    code = as_code(
+        {
+            "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+            "filter": {"transactionreference": [{"value": "1-2-3"}]},
+            "updates": {"settlestatus": "2"},
+        }
+    )
     assert "gw.transaction_update(" in code and "filter={" in code and "updates={" in code
 
 
 def test_a_journal_entry_is_copied_as_code(server, tmp_path):
-    with Journal(tmp_path / "journal.db") as journal, \
-            gwkit.Client(server.base_url, server.username, server.password, sitereference=server.sitereference,
-                         on_exchange=journal.hook()) as client:
-        client.auth(accounttypedescription="ECOM", currencyiso3a="GBP", baseamount=1050, orderreference="j-1",
-                    pan=PAN, expirydate="12/2030", securitycode=CVV)
+    with (
+        Journal(tmp_path / "journal.db") as journal,
+        gwkit.Client(
+            server.base_url,
+            server.username,
+            server.password,
+            sitereference=server.sitereference,
+            on_exchange=journal.hook(),
+        ) as client,
+    ):
+        client.auth(
+            accounttypedescription="ECOM",
+            currencyiso3a="GBP",
+            baseamount=1050,
+            orderreference="j-1",
+            pan=PAN,
+            expirydate="12/2030",
+            securitycode=CVV,
+        )
         (entry,) = journal.entries()
         code = as_code(entry, "curl", reveal=True)  # the journal holds masked data only: nothing to reveal
     assert PAN not in code and "411111######1111" in code and server.base_url in code

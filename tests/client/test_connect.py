@@ -17,8 +17,17 @@ from gwkit.connect import Connection, connect, stop_sandboxes
 connect_module = importlib.import_module("gwkit.connect")  # `gwkit.connect` is the function
 
 SECRET = "s3cret-Passw0rd"
-ENV = ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_CURRENCY",
-       "GWKIT_JOURNAL", "GWKIT_SANDBOX_DB", "GWKIT_TARGET", "GWKIT_CONFIG")
+ENV = (
+    "GWKIT_BASE_URL",
+    "GWKIT_USERNAME",
+    "GWKIT_PASSWORD",
+    "GWKIT_SITEREFERENCE",
+    "GWKIT_CURRENCY",
+    "GWKIT_JOURNAL",
+    "GWKIT_SANDBOX_DB",
+    "GWKIT_TARGET",
+    "GWKIT_CONFIG",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -51,8 +60,13 @@ def test_without_configuration_it_starts_the_sandbox_and_journals(tmp_path):
     assert gw.sitereference == gw.sandbox.sitereference and gw.currencyiso3a == "GBP"
     assert (tmp_path / ".gwkit" / "sandbox.db").exists()
     assert gw.journal.path == tmp_path / ".gwkit" / "journal.db"
-    response = gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
-                       expirydate=expiry(gw.sandbox.now().year), securitycode="123")
+    response = gw.auth(
+        accounttypedescription="ECOM",
+        baseamount=1050,
+        pan="4111111111111111",
+        expirydate=expiry(gw.sandbox.now().year),
+        securitycode="123",
+    )
     assert response.record.errorcode == 0
     assert len(gw.journal) == 1 and gw.journal.entries()[0].kind == "sandbox"
     assert list(gw.exchanges)[-1].requestreference == response.requestreference
@@ -102,12 +116,19 @@ def test_environment_variables_select_a_real_gateway(remote, monkeypatch):
     assert gw.target.kind == "gateway" and gw.sandbox is None
     assert gw.target.source == "environment" and gw.currencyiso3a == "EUR"
     assert connect_module._SANDBOXES == {}  # no sandbox was started
-    response = gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
-                       expirydate=expiry(remote.now().year), securitycode="123")
+    response = gw.auth(
+        accounttypedescription="ECOM",
+        baseamount=1050,
+        pan="4111111111111111",
+        expirydate=expiry(remote.now().year),
+        securitycode="123",
+    )
     assert response.record["currencyiso3a"] == "EUR"
     assert gw.journal.entries()[0].kind == "gateway" and gw.journal.entries()[0].target == remote.base_url
     rich = gw._repr_html_()
-    assert "REAL GATEWAY (test site)" in rich and remote.password not in rich and remote.password not in repr(gw)
+    assert (
+        "REAL GATEWAY (test site)" in rich and remote.password not in rich and remote.password not in repr(gw)
+    )
 
 
 def test_gwkit_toml_configures_a_gateway_with_the_password_from_a_variable(remote, tmp_path, monkeypatch):
@@ -126,8 +147,16 @@ path = "logs/journal.db"
     gw = connect()
     assert gw.target.kind == "gateway" and gw.target.source == "gwkit.toml"
     assert gw.currencyiso3a == "USD" and gw.journal.path == (tmp_path / "logs" / "journal.db")
-    assert gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
-                   expirydate=expiry(remote.now().year), securitycode="123").record.errorcode == 0
+    assert (
+        gw.auth(
+            accounttypedescription="ECOM",
+            baseamount=1050,
+            pan="4111111111111111",
+            expirydate=expiry(remote.now().year),
+            securitycode="123",
+        ).record.errorcode
+        == 0
+    )
     # environment variables override the file; GWKIT_TARGET=sandbox overrides both
     monkeypatch.setenv("GWKIT_CURRENCY", "GBP")
     assert connect().currencyiso3a == "GBP" and connect().target.source == "environment + gwkit.toml"
@@ -141,19 +170,26 @@ def test_a_real_gateway_without_credentials_names_what_is_missing(monkeypatch):
     with pytest.raises(ConfigError) as caught:
         connect()
     message = str(caught.value)
-    assert "username, sitereference" in message and "GWKIT_USERNAME" in message and "GWKIT_SITEREFERENCE" in message
+    assert (
+        "username, sitereference" in message
+        and "GWKIT_USERNAME" in message
+        and "GWKIT_SITEREFERENCE" in message
+    )
     assert SECRET not in message
     with pytest.raises(ConfigError, match="a real gateway needs base_url"):
         monkeypatch.delenv("GWKIT_BASE_URL")
         connect(target="gateway")
 
 
-@pytest.mark.parametrize("content, error", [
-    ("[gateway\nbase_url = 1", "is not valid TOML"),
-    ("[gatway]\nbase_url = 'x'", "unknown section(s) gatway"),
-    ("gateway = 3", "[gateway] must be a table"),
-    ("[gateway]\nbase_url = 'https://g.example'\npassword_env = 'NOT_SET_ANYWHERE'", "NOT_SET_ANYWHERE"),
-])
+@pytest.mark.parametrize(
+    "content, error",
+    [
+        ("[gateway\nbase_url = 1", "is not valid TOML"),
+        ("[gatway]\nbase_url = 'x'", "unknown section(s) gatway"),
+        ("gateway = 3", "[gateway] must be a table"),
+        ("[gateway]\nbase_url = 'https://g.example'\npassword_env = 'NOT_SET_ANYWHERE'", "NOT_SET_ANYWHERE"),
+    ],
+)
 def test_a_bad_config_file_is_a_clear_error(tmp_path, content, error):
     (tmp_path / "gwkit.toml").write_text(content)
     with pytest.raises(ConfigError) as caught:
@@ -169,13 +205,20 @@ def test_a_named_config_file_must_exist(tmp_path):
 
 
 def test_a_live_site_reference_is_flagged(remote):
-    gw = connect(base_url=remote.base_url, username=remote.username, password=remote.password,
-                 sitereference="live_site1", journal=False)
+    gw = connect(
+        base_url=remote.base_url,
+        username=remote.username,
+        password=remote.password,
+        sitereference="live_site1",
+        journal=False,
+    )
     assert "not a test_ site" in gw._repr_html_()
     assert gw.target.source == "connect() arguments"
 
 
-def test_password_env_may_be_unset_when_the_password_comes_from_the_environment(remote, tmp_path, monkeypatch):
+def test_password_env_may_be_unset_when_the_password_comes_from_the_environment(
+    remote, tmp_path, monkeypatch
+):
     (tmp_path / "gwkit.toml").write_text(f"""
 [gateway]
 base_url = "{remote.base_url}"
@@ -190,8 +233,12 @@ sitereference = "{remote.sitereference}"
 
 def test_the_connection_reconciles_a_lost_answer_and_queries_past_the_cap(tmp_path):
     gw = connect(sandbox_db=tmp_path / "sandbox.db", journal=False)
-    card = {"accounttypedescription": "ECOM", "pan": "4111111111111111", "expirydate": "12/2030",
-            "securitycode": "123"}
+    card = {
+        "accounttypedescription": "ECOM",
+        "pan": "4111111111111111",
+        "expirydate": "12/2030",
+        "securitycode": "123",
+    }
     gw.auth(baseamount=1050, orderreference="kept", **card)
     gw.sandbox.drop_next(1, process=True)
     with pytest.raises(gwkit.TransportError):
@@ -206,7 +253,9 @@ def test_the_connection_reconciles_a_lost_answer_and_queries_past_the_cap(tmp_pa
 
 def _kernel_run(cells: list[str], folder) -> nbformat.NotebookNode:
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
-    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    ).execute()
     return notebook
 
 
@@ -219,16 +268,19 @@ def test_in_a_kernel_connect_settles_the_kernel_once(tmp_path, monkeypatch):
     monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
     monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
     left_open = tmp_path / "left-open.txt"
-    notebook = _kernel_run([
-        "import gc, gwkit\nbefore = gc.get_freeze_count()\ngw = gwkit.connect()\nfrozen = gc.get_freeze_count()\n"
-        "print(before, frozen > 10_000)",
-        "freezes = []\nfreeze, gc.freeze = gc.freeze, lambda: freezes.append(1)\ngw = gwkit.connect()\n"
-        "gc.freeze = freeze\nprint(freezes)",  # once per kernel
-        "print(get_ipython().kernel.iopub_thread.stop.__name__)",  # its exit is sure (test_kernel.py)
-        # Made after connect(): still collected at exit, so a file left open in a cycle is flushed.
-        f"class Holder:\n    def __init__(self):\n        self.me = self\n        self.file = open({str(left_open)!r}, 'w')\n"
-        "        self.file.write('kept')\nholder = Holder()",
-    ], tmp_path)
+    notebook = _kernel_run(
+        [
+            "import gc, gwkit\nbefore = gc.get_freeze_count()\ngw = gwkit.connect()\nfrozen = gc.get_freeze_count()\n"
+            "print(before, frozen > 10_000)",
+            "freezes = []\nfreeze, gc.freeze = gc.freeze, lambda: freezes.append(1)\ngw = gwkit.connect()\n"
+            "gc.freeze = freeze\nprint(freezes)",  # once per kernel
+            "print(get_ipython().kernel.iopub_thread.stop.__name__)",  # its exit is sure (test_kernel.py)
+            # Made after connect(): still collected at exit, so a file left open in a cycle is flushed.
+            f"class Holder:\n    def __init__(self):\n        self.me = self\n        self.file = open({str(left_open)!r}, 'w')\n"
+            "        self.file.write('kept')\nholder = Holder()",
+        ],
+        tmp_path,
+    )
     assert _printed(notebook.cells[0]).split() == ["0", "True"]
     assert _printed(notebook.cells[1]).strip() == "[]"
     assert _printed(notebook.cells[2]).strip() == "stop_then_run_the_queue"

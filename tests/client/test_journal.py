@@ -36,8 +36,14 @@ def journal(tmp_path):
 
 @pytest.fixture
 def client(sandbox, journal):
-    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password, sitereference=sandbox.sitereference,
-                      currencyiso3a="GBP", on_exchange=journal.hook(kind="sandbox")) as opened:
+    with gwkit.Client(
+        sandbox.base_url,
+        sandbox.username,
+        sandbox.password,
+        sitereference=sandbox.sitereference,
+        currencyiso3a="GBP",
+        on_exchange=journal.hook(kind="sandbox"),
+    ) as opened:
         yield opened
 
 
@@ -46,10 +52,21 @@ def expiry(sandbox) -> str:
 
 
 def test_each_exchange_is_recorded_with_timing_target_and_outcome(client, journal, sandbox):
-    paid = client.auth(accounttypedescription="ECOM", baseamount=1050, pan=PAN, expirydate=expiry(sandbox),
-                       securitycode="123", orderreference="order-1")
-    client.auth(accounttypedescription="ECOM", baseamount=70000, pan=PAN, expirydate=expiry(sandbox),
-                securitycode="123")
+    paid = client.auth(
+        accounttypedescription="ECOM",
+        baseamount=1050,
+        pan=PAN,
+        expirydate=expiry(sandbox),
+        securitycode="123",
+        orderreference="order-1",
+    )
+    client.auth(
+        accounttypedescription="ECOM",
+        baseamount=70000,
+        pan=PAN,
+        expirydate=expiry(sandbox),
+        securitycode="123",
+    )
     newest, oldest = journal.entries()
     assert len(journal) == 2
     assert oldest.outcome == "ok" and oldest.errorcode == "0" and oldest.errormessage == "Ok"
@@ -69,26 +86,57 @@ def test_each_exchange_is_recorded_with_timing_target_and_outcome(client, journa
 def test_records_table_links_references_to_exchanges(client, journal, sandbox):
     stored = client.store(accounttypedescription="CARDSTORE", pan=PAN, expirydate=expiry(sandbox))
     reference = stored.record["transactionreference"]
-    rows = journal.rows("SELECT e.request_types, r.requesttypedescription, r.errorcode FROM records r "
-                        "JOIN exchanges e ON e.id = r.exchange_id WHERE r.transactionreference = ?", (reference,))
+    rows = journal.rows(
+        "SELECT e.request_types, r.requesttypedescription, r.errorcode FROM records r "
+        "JOIN exchanges e ON e.id = r.exchange_id WHERE r.transactionreference = ?",
+        (reference,),
+    )
     assert rows == [{"request_types": "STORE", "requesttypedescription": "STORE", "errorcode": "0"}]
     [record] = list(journal.records())
     assert record["exchange_id"] == "1" and record["transactionreference"] == reference
 
 
 def test_no_clear_pan_or_security_code_ever_reaches_the_file(client, journal, sandbox, tmp_path):
-    client.auth(accounttypedescription="ECOM", baseamount=1050, pan=PAN, expirydate=expiry(sandbox),
-                securitycode="123", orderreference=f"customer typed {PAN} here")
-    client.auth(accounttypedescription="ECOM", baseamount=1050, pan=AMEX, expirydate=expiry(sandbox),
-                securitycode=AMEX_CODE)
+    client.auth(
+        accounttypedescription="ECOM",
+        baseamount=1050,
+        pan=PAN,
+        expirydate=expiry(sandbox),
+        securitycode="123",
+        orderreference=f"customer typed {PAN} here",
+    )
+    client.auth(
+        accounttypedescription="ECOM",
+        baseamount=1050,
+        pan=AMEX,
+        expirydate=expiry(sandbox),
+        securitycode=AMEX_CODE,
+    )
     client.store(accounttypedescription="CARDSTORE", pan=AMEX, expirydate=expiry(sandbox))
-    client.send({"requesttypedescriptions": ["AUTH"], "sitereference": sandbox.sitereference, "pan": PAN,
-                 "securitycode": AMEX_CODE, "baseamount": "1050", "currencyiso3a": "GBP",
-                 "accounttypedescription": "ECOM", "expirydate": "13/2030"}, validate=False)
+    client.send(
+        {
+            "requesttypedescriptions": ["AUTH"],
+            "sitereference": sandbox.sitereference,
+            "pan": PAN,
+            "securitycode": AMEX_CODE,
+            "baseamount": "1050",
+            "currencyiso3a": "GBP",
+            "accounttypedescription": "ECOM",
+            "expirydate": "13/2030",
+        },
+        validate=False,
+    )
     # an exchange that fails, with a card number in its error text
-    journal.record(Exchange(datetime.now(timezone.utc), 0.1, "http://x", "u",
-                            {"request": [{"pan": PAN, "securitycode": AMEX_CODE}]},
-                            error=f"TransportError: failed while sending {PAN}"))
+    journal.record(
+        Exchange(
+            datetime.now(timezone.utc),
+            0.1,
+            "http://x",
+            "u",
+            {"request": [{"pan": PAN, "securitycode": AMEX_CODE}]},
+            error=f"TransportError: failed while sending {PAN}",
+        )
+    )
     assert len(journal) == 5
     raw = b"".join(p.read_bytes() for p in tmp_path.glob("journal.db*"))
     assert raw, "the journal files exist"
@@ -103,12 +151,24 @@ def test_a_failed_exchange_is_recorded_as_failed(journal):
     def refuse(request):
         raise httpx.ConnectError("connection refused", request=request)
 
-    with gwkit.Client("http://gateway.test", "user", "pw", sitereference="test_s", currencyiso3a="GBP",
-                      transport=httpx.MockTransport(refuse), retries=1,
-                      on_exchange=journal.hook(kind="gateway")) as failing:
+    with gwkit.Client(
+        "http://gateway.test",
+        "user",
+        "pw",
+        sitereference="test_s",
+        currencyiso3a="GBP",
+        transport=httpx.MockTransport(refuse),
+        retries=1,
+        on_exchange=journal.hook(kind="gateway"),
+    ) as failing:
         with pytest.raises(gwkit.ConnectError):
-            failing.auth(accounttypedescription="ECOM", baseamount=1050, pan=PAN, expirydate="12/2099",
-                         securitycode="123")
+            failing.auth(
+                accounttypedescription="ECOM",
+                baseamount=1050,
+                pan=PAN,
+                expirydate="12/2099",
+                securitycode="123",
+            )
     entries = journal.entries()
     assert len(entries) == 2  # the first try and the one retry (nothing was sent)
     assert all(e.outcome == "failed" and e.response is None for e in entries)
@@ -116,8 +176,13 @@ def test_a_failed_exchange_is_recorded_as_failed(journal):
 
 
 def test_plain_sqlite_in_wal_mode(journal, client, sandbox):
-    client.auth(accounttypedescription="ECOM", baseamount=1050, pan=PAN, expirydate=expiry(sandbox),
-                securitycode="123")
+    client.auth(
+        accounttypedescription="ECOM",
+        baseamount=1050,
+        pan=PAN,
+        expirydate=expiry(sandbox),
+        securitycode="123",
+    )
     other = sqlite3.connect(journal.path)
     try:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -131,24 +196,45 @@ def test_a_journal_that_cannot_write_warns_and_never_breaks_the_payment(sandbox,
     broken = Journal(tmp_path / "broken.db")
     hook = broken.hook()
     broken.close()
-    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password, sitereference=sandbox.sitereference,
-                      currencyiso3a="GBP", on_exchange=hook) as opened:
+    with gwkit.Client(
+        sandbox.base_url,
+        sandbox.username,
+        sandbox.password,
+        sitereference=sandbox.sitereference,
+        currencyiso3a="GBP",
+        on_exchange=hook,
+    ) as opened:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            response = opened.auth(accounttypedescription="ECOM", baseamount=1050, pan=PAN,
-                                   expirydate=expiry(sandbox), securitycode="123")
+            response = opened.auth(
+                accounttypedescription="ECOM",
+                baseamount=1050,
+                pan=PAN,
+                expirydate=expiry(sandbox),
+                securitycode="123",
+            )
     assert response.record.errorcode == 0
     assert any("could not record an exchange" in str(w.message) for w in caught)
 
 
 def test_threads_share_one_journal(sandbox, journal):
     def work():
-        with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password,
-                          sitereference=sandbox.sitereference, currencyiso3a="GBP",
-                          on_exchange=journal.hook()) as own:
+        with gwkit.Client(
+            sandbox.base_url,
+            sandbox.username,
+            sandbox.password,
+            sitereference=sandbox.sitereference,
+            currencyiso3a="GBP",
+            on_exchange=journal.hook(),
+        ) as own:
             for _ in range(5):
-                own.auth(accounttypedescription="ECOM", baseamount=1050, pan=PAN, expirydate=expiry(sandbox),
-                         securitycode="123")
+                own.auth(
+                    accounttypedescription="ECOM",
+                    baseamount=1050,
+                    pan=PAN,
+                    expirydate=expiry(sandbox),
+                    securitycode="123",
+                )
 
     threads = [threading.Thread(target=work) for _ in range(6)]
     for thread in threads:
@@ -178,18 +264,33 @@ def test_unknown_id_is_a_clear_error(journal):
 def test_an_injected_fault_is_journaled_with_its_kind(tmp_path):
     sandbox = sandbox_module.Sandbox(tmp_path / "faulty.db")
     sandbox.faults.add("gateway_error", code=60010, made=True)
-    with Journal(tmp_path / "journal.db") as journal, gwkit.Client(
-            "http://sandbox.test", "gwkit_sandbox", "gwkit-sandbox-password", sitereference="test_gwkit12345",
-            transport=sandbox_module.SandboxTransport(sandbox), on_exchange=journal.hook()) as client:
-        card = dict(accounttypedescription="ECOM", currencyiso3a="GBP", pan="4111111111111111",
-                    expirydate="12/2030", securitycode="123")
+    with (
+        Journal(tmp_path / "journal.db") as journal,
+        gwkit.Client(
+            "http://sandbox.test",
+            "gwkit_sandbox",
+            "gwkit-sandbox-password",
+            sitereference="test_gwkit12345",
+            transport=sandbox_module.SandboxTransport(sandbox),
+            on_exchange=journal.hook(),
+        ) as client,
+    ):
+        card = dict(
+            accounttypedescription="ECOM",
+            currencyiso3a="GBP",
+            pan="4111111111111111",
+            expirydate="12/2030",
+            securitycode="123",
+        )
         client.auth(baseamount=1050, orderreference="faulted", **card)
         client.auth(baseamount=1050, orderreference="clean", **card)
         faulted, clean = journal.entries(oldest_first=True)
         assert (faulted.fault, faulted.errorcode, clean.fault) == ("gateway_error", "60010", None)
         assert "[injected fault: gateway_error]" in faulted.summary
-        assert journal.rows("SELECT fault FROM exchanges ORDER BY id") == [{"fault": "gateway_error"},
-                                                                            {"fault": None}]
+        assert journal.rows("SELECT fault FROM exchanges ORDER BY id") == [
+            {"fault": "gateway_error"},
+            {"fault": None},
+        ]
     sandbox.close()
 
 
@@ -217,10 +318,17 @@ def test_a_connection_journals_the_sandbox_clock_beside_the_wall_clock(tmp_path,
 
     with sandbox_module.start(tmp_path / "sandbox.db", clock_start=datetime(2031, 5, 6, 7, 8, 9)) as handle:
         target = Target("sandbox", handle.base_url, handle.username, handle.sitereference, "GBP", "test")
-        with Journal(tmp_path / "j.db") as journal, Connection(target, handle.password, sandbox=handle,
-                                                               journal=journal) as gw:
-            record = gw.auth(accounttypedescription="ECOM", baseamount=1050, pan=PAN, expirydate="12/2035",
-                             securitycode="123").record
+        with (
+            Journal(tmp_path / "j.db") as journal,
+            Connection(target, handle.password, sandbox=handle, journal=journal) as gw,
+        ):
+            record = gw.auth(
+                accounttypedescription="ECOM",
+                baseamount=1050,
+                pan=PAN,
+                expirydate="12/2035",
+                securitycode="123",
+            ).record
             (entry,) = journal.entries()
             assert entry.gateway_time == datetime(2031, 5, 6, 7, 8, 9)
             assert f"{entry.gateway_time:%Y-%m-%d %H:%M:%S}" == record["transactionstartedtimestamp"]

@@ -39,8 +39,16 @@ def test_requests_and_responses_are_logged_at_debug_masked(caplog):
 
 def test_cachetokens_and_3ds_secrets_in_responses_are_redacted(caplog):
     caplog.set_level(logging.DEBUG, logger="gwkit")
-    gateway = FakeGateway(records=[{"requesttypedescription": "CACHETOKENISE", "errorcode": "0",
-                                    "cachetoken": "tok-abc-123", "md": "md-xyz"}])
+    gateway = FakeGateway(
+        records=[
+            {
+                "requesttypedescription": "CACHETOKENISE",
+                "errorcode": "0",
+                "cachetoken": "tok-abc-123",
+                "md": "md-xyz",
+            }
+        ]
+    )
     client, _ = make_client(gateway)
     client.cachetokenise(pan=PAN, expirymonth="12", expiryyear="2030", securitycode=SECURITYCODE)
     assert "tok-abc-123" not in caplog.text and "md-xyz" not in caplog.text and PAN not in caplog.text

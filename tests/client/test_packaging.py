@@ -8,7 +8,16 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-LAB_ONLY = ("pandas", "ipywidgets", "IPython", "starlette", "uvicorn", "cryptography", "matplotlib", "pyarrow")
+LAB_ONLY = (
+    "pandas",
+    "ipywidgets",
+    "IPython",
+    "starlette",
+    "uvicorn",
+    "cryptography",
+    "matplotlib",
+    "pyarrow",
+)
 
 
 def test_the_core_client_imports_and_validates_with_only_httpx():
@@ -45,9 +54,26 @@ def test_the_public_api_is_reexported_from_the_root():
     import gwkit
     import gwkit.widgets
 
-    for name in ("Client", "AsyncClient", "Response", "Record", "ValidationError", "GatewayError",
-                 "TransportError", "connect", "ThreeDSecureFlow", "Subscription", "Journal"):
+    for name in (
+        "Client",
+        "AsyncClient",
+        "Response",
+        "Record",
+        "ValidationError",
+        "GatewayError",
+        "TransportError",
+        "connect",
+        "ThreeDSecureFlow",
+        "Subscription",
+        "Journal",
+    ):
         assert name in gwkit.__all__ and hasattr(gwkit, name)
-    for name in ("RequestForm", "ResponseView", "RequestExplorer", "ThreeDSecureStepper",
-                 "SubscriptionPanel", "CardStorePanel"):
+    for name in (
+        "RequestForm",
+        "ResponseView",
+        "RequestExplorer",
+        "ThreeDSecureStepper",
+        "SubscriptionPanel",
+        "CardStorePanel",
+    ):
         assert hasattr(gwkit.widgets, name)

@@ -22,8 +22,14 @@ import gwkit
 import gwkit.sandbox
 from gwkit.pooling import AsyncPoolTransport, _readable, default_ssl_context, plain_http_ssl_context
 
-CARD = {"accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050",
-        "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
+CARD = {
+    "accounttypedescription": "ECOM",
+    "currencyiso3a": "GBP",
+    "baseamount": "1050",
+    "pan": "4111111111111111",
+    "expirydate": "12/2030",
+    "securitycode": "123",
+}
 
 
 def test_async_client_uses_the_pool_with_httpx_default_settings():
@@ -31,16 +37,26 @@ def test_async_client_uses_the_pool_with_httpx_default_settings():
     transport = client._http._transport
     assert isinstance(transport, AsyncPoolTransport)
     default = httpx.AsyncHTTPTransport()._pool
-    for setting in ("_max_connections", "_max_keepalive_connections", "_keepalive_expiry", "_http1", "_http2",
-                    "_retries", "_socket_options"):
+    for setting in (
+        "_max_connections",
+        "_max_keepalive_connections",
+        "_keepalive_expiry",
+        "_http1",
+        "_http2",
+        "_retries",
+        "_socket_options",
+    ):
         assert getattr(transport._pool, setting) == getattr(default, setting), setting
     assert transport._pool._ssl_context.verify_mode == ssl.CERT_REQUIRED  # certificates still checked
     asyncio.run(client.aclose())
 
 
 def test_the_https_clients_gwkit_makes_share_one_tls_context_that_checks_certificates():
-    clients = [gwkit.Client("https://127.0.0.1:9", "user", "pw"), gwkit.Client("https://127.0.0.2:9", "u", "p"),
-               gwkit.AsyncClient("https://127.0.0.1:9", "user", "pw")]
+    clients = [
+        gwkit.Client("https://127.0.0.1:9", "user", "pw"),
+        gwkit.Client("https://127.0.0.2:9", "u", "p"),
+        gwkit.AsyncClient("https://127.0.0.1:9", "user", "pw"),
+    ]
     contexts = {id(client._http._transport._pool._ssl_context) for client in clients}
     shared = default_ssl_context()
     assert contexts == {id(shared)}
@@ -52,7 +68,10 @@ def test_the_https_clients_gwkit_makes_share_one_tls_context_that_checks_certifi
 
 
 def test_a_plain_http_client_loads_no_authorities_and_its_context_would_fail_closed():
-    clients = [gwkit.Client("http://127.0.0.1:9", "u", "p"), gwkit.AsyncClient("http://127.0.0.1:9", "u", "p")]
+    clients = [
+        gwkit.Client("http://127.0.0.1:9", "u", "p"),
+        gwkit.AsyncClient("http://127.0.0.1:9", "u", "p"),
+    ]
     contexts = {id(client._http._transport._pool._ssl_context) for client in clients}
     assert contexts == {id(plain_http_ssl_context())}
     context = plain_http_ssl_context()
@@ -84,8 +103,10 @@ def test_concurrent_auths_share_a_bounded_set_of_kept_connections(tmp_path):
 
     async def main() -> tuple[list[str], int]:
         gate = asyncio.Semaphore(8)
-        async with gwkit.AsyncClient(handle.base_url, handle.username, handle.password,
-                                     sitereference=handle.sitereference) as client:
+        async with gwkit.AsyncClient(
+            handle.base_url, handle.username, handle.password, sitereference=handle.sitereference
+        ) as client:
+
             async def one(i: int) -> str:
                 async with gate:
                     return (await client.auth(orderreference=f"pool-{i}", **CARD)).record["errorcode"]
@@ -141,23 +162,37 @@ def tls_server(tmp_path):
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-                   .not_valid_after(now + datetime.timedelta(days=1))
-                   .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                                  critical=False)
-                   .sign(key, hashes.SHA256()))
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+        )
+        .sign(key, hashes.SHA256())
+    )
     cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
     cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     return cert_file, key_file
 
 
 def test_https_through_the_pool_checks_the_certificate(tls_server):
     cert_file, key_file = tls_server
-    record = {"errorcode": "0", "errormessage": "Ok", "requesttypedescription": "AUTH",
-              "transactionreference": "1-9-1"}
+    record = {
+        "errorcode": "0",
+        "errormessage": "Ok",
+        "requesttypedescription": "AUTH",
+        "transactionreference": "1-9-1",
+    }
 
     async def main() -> tuple[str, type]:
         server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -167,13 +202,25 @@ def test_https_through_the_pool_checks_the_certificate(tls_server):
             try:
                 while True:
                     head = await reader.readuntil(b"\r\n\r\n")
-                    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                                      if line.lower().startswith(b"content-length")))
+                    length = int(
+                        next(
+                            line.split(b":")[1]
+                            for line in head.split(b"\r\n")
+                            if line.lower().startswith(b"content-length")
+                        )
+                    )
                     sent = json.loads(await reader.readexactly(length))
-                    body = json.dumps({"requestreference": sent["request"][0]["requestreference"], "version": "1.00",
-                                       "response": [record]}).encode()
-                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                 b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+                    body = json.dumps(
+                        {
+                            "requestreference": sent["request"][0]["requestreference"],
+                            "version": "1.00",
+                            "response": [record],
+                        }
+                    ).encode()
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+                    )
                     await writer.drain()
             except (asyncio.IncompleteReadError, asyncio.CancelledError, ConnectionError, ssl.SSLError):
                 writer.close()
@@ -181,8 +228,9 @@ def test_https_through_the_pool_checks_the_certificate(tls_server):
         server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=server_tls)
         url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}"
         trusted = ssl.create_default_context(cafile=str(cert_file))
-        async with gwkit.AsyncClient(url, "user", "pw", sitereference="test_site12345",
-                                     transport=AsyncPoolTransport(verify=trusted)) as client:
+        async with gwkit.AsyncClient(
+            url, "user", "pw", sitereference="test_site12345", transport=AsyncPoolTransport(verify=trusted)
+        ) as client:
             first = await client.auth(**CARD)
             second = await client.auth(**CARD)  # over the same TLS connection
             assert len(client._http._transport._pool.connections) == 1

@@ -9,14 +9,46 @@ import sys
 import gwkit
 
 PUBLIC = {
-    "AsyncClient", "AuthenticationError", "CardStoreError", "Client", "ConfigError", "ConnectError", "Connection",
-    "DemoShop", "Exchange", "GatewayError", "GwkitError", "HTTPStatusError", "Journal", "Record", "RequestTimeoutError",
-    "Response", "ResponseFormatError", "Subscription", "SubscriptionError", "ThreeDSecureError",
-    "ThreeDSecureFlow", "TransportError", "ValidationError", "connect", "mask_data", "mask_pan",
+    "AsyncClient",
+    "AuthenticationError",
+    "CardStoreError",
+    "Client",
+    "ConfigError",
+    "ConnectError",
+    "Connection",
+    "DemoShop",
+    "Exchange",
+    "GatewayError",
+    "GwkitError",
+    "HTTPStatusError",
+    "Journal",
+    "Record",
+    "RequestTimeoutError",
+    "Response",
+    "ResponseFormatError",
+    "Subscription",
+    "SubscriptionError",
+    "ThreeDSecureError",
+    "ThreeDSecureFlow",
+    "TransportError",
+    "ValidationError",
+    "connect",
+    "mask_data",
+    "mask_pan",
     "validate_request",
 }
-HEAVY = ("pandas", "pyarrow", "matplotlib", "ipywidgets", "IPython", "starlette", "uvicorn", "gwkit.sandbox",
-         "gwkit.report", "gwkit.widgets")
+HEAVY = (
+    "pandas",
+    "pyarrow",
+    "matplotlib",
+    "ipywidgets",
+    "IPython",
+    "starlette",
+    "uvicorn",
+    "gwkit.sandbox",
+    "gwkit.report",
+    "gwkit.widgets",
+)
 
 
 def test_the_root_exports_exactly_these_names():
@@ -37,10 +69,12 @@ def test_import_gwkit_loads_no_lab_library():
 
 
 def test_a_notebook_sandbox_loads_no_postgresql_driver(tmp_path):
-    script = ("import sys, gwkit\n"
-              f"gw = gwkit.connect(notebook='light', sandbox_db={str(tmp_path / 'sandbox.db')!r}, journal=False)\n"
-              "assert gw.sandbox is not None\n"
-              "print(sorted(n for n in ('psycopg', 'psycopg_pool') if n in sys.modules))\n"
-              "gw.close()")
+    script = (
+        "import sys, gwkit\n"
+        f"gw = gwkit.connect(notebook='light', sandbox_db={str(tmp_path / 'sandbox.db')!r}, journal=False)\n"
+        "assert gw.sandbox is not None\n"
+        "print(sorted(n for n in ('psycopg', 'psycopg_pool') if n in sys.modules))\n"
+        "gw.close()"
+    )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

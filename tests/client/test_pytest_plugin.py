@@ -6,7 +6,7 @@ from pathlib import Path
 
 pytest_plugins = ["pytester"]
 
-USER_TESTS = '''
+USER_TESTS = """
 import pytest
 import gwkit
 from gwkit.reconcile import reconcile
@@ -35,31 +35,36 @@ def test_dropped_before_processing(gwkit_client):
     with pytest.raises(gwkit.TransportError):
         gwkit_client.auth(baseamount=1050, orderreference="gone", **CARD)
     assert not reconcile(gwkit_client, orderreference="gone").exists
-'''
+"""
 
 
 def test_fixtures_and_fault_marker_in_a_user_suite(pytester):
     pytester.makepyfile(test_checkout=USER_TESTS)
-    result = pytester.runpytest_subprocess("-p", "gwkit.pytest_plugin", "--strict-markers", "-q",
-                                           "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(
+        "-p", "gwkit.pytest_plugin", "--strict-markers", "-q", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=4)
 
 
 def test_a_marker_with_positional_arguments_is_a_usage_error(pytester):
-    pytester.makepyfile(test_bad='''
+    pytester.makepyfile(
+        test_bad="""
 import pytest
 
 @pytest.mark.gwkit_faults(1)
 def test_x(gwkit_sandbox):
     pass
-''')
+"""
+    )
     result = pytester.runpytest_subprocess("-p", "gwkit.pytest_plugin", "-q", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*gwkit_faults takes keyword arguments only*"])
     assert result.ret != 0
 
 
 def test_the_documented_example_test_file_passes(pytester):
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "exploratory-testing.md").read_text(encoding="utf-8")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "exploratory-testing.md").read_text(
+        encoding="utf-8"
+    )
     example = docs.split("A complete example test file")[1].split("```python")[1].split("```")[0]
     pytester.makepyfile(test_checkout=example)
     result = pytester.runpytest_subprocess("-p", "gwkit.pytest_plugin", "-q", "-p", "no:cacheprovider")
@@ -67,15 +72,17 @@ def test_the_documented_example_test_file_passes(pytester):
 
 
 def test_the_plugin_loads_by_itself_through_its_entry_point(pytester):
-    pytester.makepyfile(test_auto='''
+    pytester.makepyfile(
+        test_auto="""
 def test_fixtures_are_there(gwkit_client):
     assert gwkit_client.transaction_query(orderreference="none").record.ok
-''')
+"""
+    )
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")  # no -p gwkit.pytest_plugin
     result.assert_outcomes(passed=1)
 
 
-KINDS_TESTS = '''
+KINDS_TESTS = """
 import pytest
 import gwkit
 
@@ -102,7 +109,7 @@ def test_stacked_markers_add_each_fault_outermost_first(gwkit_client):
 @pytest.mark.gwkit_faults(kind="latency", seconds=-1)
 def test_bad_fault_parameters_are_an_error(gwkit_client):
     pass
-'''
+"""
 
 SESSION_TESTS = '''
 import pytest
@@ -161,7 +168,7 @@ def test_session_scope_restores_the_starting_state_before_each_test(pytester):
     result.assert_outcomes(passed=5)
 
 
-EVERY_KIND = '''
+EVERY_KIND = """
 import httpx
 import pytest
 import gwkit
@@ -213,7 +220,7 @@ def test_malformed(gwkit_client):
     with pytest.raises(gwkit.ResponseFormatError):
         pay(gwkit_client, "m")
     assert reconcile(gwkit_client, orderreference="m").paid
-'''
+"""
 
 
 def test_every_fault_kind_through_the_marker(pytester):

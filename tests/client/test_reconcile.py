@@ -10,8 +10,13 @@ from gwkit.reconcile import AUTHORISED, DECLINED, NOT_FOUND, SETTLED, SUSPENDED,
 from gwkit.sandbox import Sandbox, SandboxTransport
 
 USER, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"
-CARD = {"accounttypedescription": "ECOM", "currencyiso3a": "GBP", "pan": "4111111111111111",
-        "expirydate": "12/2030", "securitycode": "123"}
+CARD = {
+    "accounttypedescription": "ECOM",
+    "currencyiso3a": "GBP",
+    "pan": "4111111111111111",
+    "expirydate": "12/2030",
+    "securitycode": "123",
+}
 
 
 @pytest.fixture
@@ -24,16 +29,25 @@ def sandbox(tmp_path):
 @pytest.fixture
 def gw(sandbox, tmp_path):
     journal = Journal(tmp_path / "journal.db")
-    with gwkit.Client("http://sandbox.test", USER, PASSWORD, sitereference=SITE, transport=SandboxTransport(sandbox),
-                      on_exchange=journal.hook()) as client:
+    with gwkit.Client(
+        "http://sandbox.test",
+        USER,
+        PASSWORD,
+        sitereference=SITE,
+        transport=SandboxTransport(sandbox),
+        on_exchange=journal.hook(),
+    ) as client:
         client.journal = journal
         yield client
     journal.close()
 
 
 def auth_count(sandbox: Sandbox) -> int:
-    return sandbox.store.connection().execute(
-        "SELECT COUNT(*) FROM transactions WHERE requesttypedescription = 'AUTH'").fetchone()[0]
+    return (
+        sandbox.store.connection()
+        .execute("SELECT COUNT(*) FROM transactions WHERE requesttypedescription = 'AUTH'")
+        .fetchone()[0]
+    )
 
 
 def test_answer_lost_after_processing_the_client_raises_never_resends_and_reconcile_finds_it(sandbox, gw):
@@ -57,8 +71,9 @@ def test_request_dropped_before_processing_is_not_found(sandbox, gw):
     assert auth_count(sandbox) == 0
 
 
-@pytest.mark.parametrize("amount, state, paid", [(1050, AUTHORISED, True), (70000, DECLINED, False),
-                                                 (60010, UNKNOWN, False)])
+@pytest.mark.parametrize(
+    "amount, state, paid", [(1050, AUTHORISED, True), (70000, DECLINED, False), (60010, UNKNOWN, False)]
+)
 def test_states_by_outcome(gw, amount, state, paid):
     gw.auth(baseamount=amount, orderreference=f"o-{amount}", **CARD)
     found = reconcile(gw, orderreference=f"o-{amount}")
@@ -69,7 +84,9 @@ def test_settled_and_suspended(sandbox, gw):
     settled = gw.auth(baseamount=1050, orderreference="s-1", **CARD).record["transactionreference"]
     sandbox.settle(all_pending=True)
     held = gw.auth(baseamount=1050, orderreference="h-1", **CARD).record["transactionreference"]
-    updated = gw.transaction_update(filter={"transactionreference": [{"value": held}]}, updates={"settlestatus": "2"})
+    updated = gw.transaction_update(
+        filter={"transactionreference": [{"value": held}]}, updates={"settlestatus": "2"}
+    )
     assert updated.record.ok
     assert reconcile(gw, transactionreference=settled).state == SETTLED
     result = reconcile(gw, orderreference="h-1")

@@ -24,12 +24,15 @@ def test_basic_authorization_is_the_header_httpx_makes():
 
 def test_credentials_go_once_and_only_on_the_request():
     gateway = FakeGateway()
-    with gwkit.Client("http://gateway.test", "émile", "pässwörd", transport=httpx.MockTransport(gateway)) as client:
+    with gwkit.Client(
+        "http://gateway.test", "émile", "pässwörd", transport=httpx.MockTransport(gateway)
+    ) as client:
         client.auth(**CARD, **SITE)
         assert "pässwörd" not in repr(client._http.headers) and client._http.auth is None
     [request] = gateway.requests
     assert request.headers.get_list("authorization") == [
-        "Basic " + base64.b64encode("émile:pässwörd".encode()).decode()]
+        "Basic " + base64.b64encode("émile:pässwörd".encode()).decode()
+    ]
     assert request.headers["content-length"] == str(len(request.content))
     assert request.headers["host"] == "gateway.test"
 
@@ -81,7 +84,9 @@ def test_an_error_raised_without_a_request_gets_the_request_sent():
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused")  # as httpx's transports raise it: no request
 
-    with gwkit.Client("http://gateway.test", "u", "p", transport=httpx.MockTransport(refuse), retries=0) as client:
+    with gwkit.Client(
+        "http://gateway.test", "u", "p", transport=httpx.MockTransport(refuse), retries=0
+    ) as client:
         with pytest.raises(gwkit.ConnectError) as caught:
             client.auth(**CARD, **SITE)
     assert caught.value.__cause__.request.method == "POST"
@@ -91,12 +96,16 @@ def test_the_async_client_sends_the_same_way():
     gateway, stream = FakeGateway(), _Stream()
 
     async def scenario() -> None:
-        async with gwkit.AsyncClient("http://gateway.test", "u", "p", transport=httpx.MockTransport(gateway)) as client:
+        async with gwkit.AsyncClient(
+            "http://gateway.test", "u", "p", transport=httpx.MockTransport(gateway)
+        ) as client:
             assert (await client.auth(**CARD, **SITE)).ok
         with pytest.raises(RuntimeError, match="closed"):
             await client.auth(**CARD, **SITE)
         cut_short = httpx.MockTransport(lambda request: httpx.Response(200, stream=stream))
-        async with gwkit.AsyncClient("http://gateway.test", "u", "p", transport=cut_short, retries=0) as client:
+        async with gwkit.AsyncClient(
+            "http://gateway.test", "u", "p", transport=cut_short, retries=0
+        ) as client:
             with pytest.raises(gwkit.TransportError) as caught:
                 await client.auth(**CARD, **SITE)
         assert caught.value.__cause__.request.url == "http://gateway.test/json/"
@@ -114,9 +123,12 @@ def test_an_httpx_without_its_transport_choice_sends_through_its_own_send(monkey
         assert client.auth(**CARD, **SITE).ok
 
     async def scenario() -> None:
-        async with gwkit.AsyncClient("http://gateway.test", "u", "p", transport=httpx.MockTransport(gateway)) as client:
+        async with gwkit.AsyncClient(
+            "http://gateway.test", "u", "p", transport=httpx.MockTransport(gateway)
+        ) as client:
             assert (await client.auth(**CARD, **SITE)).ok
 
     asyncio.run(scenario())
     assert [r.headers.get_list("authorization") for r in gateway.requests] == [
-        ["Basic " + base64.b64encode(b"u:p").decode()]] * 2
+        ["Basic " + base64.b64encode(b"u:p").decode()]
+    ] * 2

@@ -37,10 +37,18 @@ def test_without_a_browser_the_shop_gets_what_st_js_would_post(shop, handle):
     assert receipt["card_data"] == [] and "cachetoken" in receipt["fields"]
     assert VISA not in receipt["body"]
     token = receipt["fields"]["cachetoken"]
-    client = gwkit.Client(base_url=handle.base_url, username=handle.username, password=handle.password,
-                          sitereference=handle.sitereference)
-    assert client.auth(cachetoken=token, accounttypedescription="ECOM", baseamount="1050",
-                       currencyiso3a="GBP").record.errorcode == 0
+    client = gwkit.Client(
+        base_url=handle.base_url,
+        username=handle.username,
+        password=handle.password,
+        sitereference=handle.sitereference,
+    )
+    assert (
+        client.auth(
+            cachetoken=token, accounttypedescription="ECOM", baseamount="1050", currencyiso3a="GBP"
+        ).record.errorcode
+        == 0
+    )
     assert [row["state"] for row in handle.cachetokens()] == ["used"]
 
 

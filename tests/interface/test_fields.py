@@ -22,21 +22,32 @@ TYPE_CASES: dict[t.TypeClass, tuple[list[str], list[str]]] = {
     t.ALPHA: (["ECOM", "abc", "Z"], ["AB1", "A B", "É", "A-B", "A_B"]),
     t.NUMERIC: (["0", "1050", "0042"], ["10.00", "1,000", "-5", "12a", " 1", "١٢"]),
     t.ALPHANUMERIC: (["abc 123", "ABC", "9"], ["a-b", "a_b", "a@b", "a.b"]),
-    t.ALPHANUMERIC_SYMBOLS: (["O'Brien & Co. #1/2 – ü", "a\tb", "line\nbreak"], ["a\x00b", "bell\x07", "del\x7f"]),
+    t.ALPHANUMERIC_SYMBOLS: (
+        ["O'Brien & Co. #1/2 – ü", "a\tb", "line\nbreak"],
+        ["a\x00b", "bell\x07", "del\x7f"],
+    ),
     t.ALPHANUMERIC_UNDERSCORE: (["test_site12345", "ABC_1"], ["test-site", "test site", "site!"]),
     t.ALPHANUMERIC_HYPHENS: (["23-9-80001", "ABC-1"], ["23_9", "23 9", "23/9"]),
     t.DATE_MONTH: (["01/2030", "12/1999"], ["1/2030", "13/2030", "00/2030", "12-2030", "2030/12", "12/30"]),
-    t.DATE_ISO: (["2026-01-31", "2024-02-29"], ["2026-1-31", "31-01-2026", "2026/01/31", "2026-02-30",
-                                                "2025-02-29", "2026-13-01"]),
-    t.URL: (["https://merchant.example/term", "http://127.0.0.1:8000/x?y=1"],
-            ["ftp://merchant.example", "merchant.example/term", "https://", "https://a b"]),
-    t.EMAIL: (["a@b.co", "first.last+tag@example.org", "x" * 64 + "@example.com"],
-              ["a@b", "@b.co", "a@@b.co", "a b@c.co", "x" * 65 + "@example.com"]),
+    t.DATE_ISO: (
+        ["2026-01-31", "2024-02-29"],
+        ["2026-1-31", "31-01-2026", "2026/01/31", "2026-02-30", "2025-02-29", "2026-13-01"],
+    ),
+    t.URL: (
+        ["https://merchant.example/term", "http://127.0.0.1:8000/x?y=1"],
+        ["ftp://merchant.example", "merchant.example/term", "https://", "https://a b"],
+    ),
+    t.EMAIL: (
+        ["a@b.co", "first.last+tag@example.org", "x" * 64 + "@example.com"],
+        ["a@b", "@b.co", "a@@b.co", "a b@c.co", "x" * 65 + "@example.com"],
+    ),
     t.CHAR: (["Y", "7"], ["YN", "\n"]),
     t.NUMERIC_SYMBOLS: (["+44 (0)20 7946-0000", "0123456789"], ["020.7946", "ext 12", "+44/20", "#1"]),
     t.STRING: (["anything at all \x00"], []),
-    t.HEADER: (["Mozilla/5.0 (X11; Linux x86_64)", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"],
-               ["tab\there", "é", "new\nline"]),
+    t.HEADER: (
+        ["Mozilla/5.0 (X11; Linux x86_64)", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"],
+        ["tab\there", "é", "new\nline"],
+    ),
 }
 
 
@@ -45,14 +56,16 @@ def test_every_type_class_in_use_has_cases():
     assert in_use <= set(TYPE_CASES), f"add cases for {in_use - set(TYPE_CASES)}"
 
 
-@pytest.mark.parametrize("type_class,value", [(tc, v) for tc, (good, _) in TYPE_CASES.items() for v in good],
-                         ids=repr)
+@pytest.mark.parametrize(
+    "type_class,value", [(tc, v) for tc, (good, _) in TYPE_CASES.items() for v in good], ids=repr
+)
 def test_type_class_accepts(type_class, value):
     assert type_class.check(value) is None
 
 
-@pytest.mark.parametrize("type_class,value", [(tc, v) for tc, (_, bad) in TYPE_CASES.items() for v in bad],
-                         ids=repr)
+@pytest.mark.parametrize(
+    "type_class,value", [(tc, v) for tc, (_, bad) in TYPE_CASES.items() for v in bad], ids=repr
+)
 def test_type_class_rejects_with_its_rule(type_class, value):
     broken = type_class.check(value)
     assert broken, f"{type_class.name} accepted {value!r}"
@@ -65,6 +78,7 @@ def test_date_type_names_impossible_dates():
 
 
 # -- a field's type class is what check_value enforces ------------------------------------------
+
 
 def _filler(spec: f.Field, length: int) -> str | None:
     """A value of `spec`'s type with exactly `length` characters, or None when none exists."""
@@ -109,14 +123,25 @@ def test_min_length_is_enforced(spec):
 
 # type class -> a character no value of that type may start with
 BAD_FIRST_CHAR = {
-    t.ALPHA: "1", t.NUMERIC: "a", t.ALPHANUMERIC: "-", t.ALPHANUMERIC_SYMBOLS: "\x00",
-    t.ALPHANUMERIC_UNDERSCORE: "-", t.ALPHANUMERIC_HYPHENS: "_", t.DATE_MONTH: "x", t.DATE_ISO: "x",
-    t.URL: " ", t.EMAIL: " ", t.CHAR: "\n", t.NUMERIC_SYMBOLS: "a", t.HEADER: "\t",
+    t.ALPHA: "1",
+    t.NUMERIC: "a",
+    t.ALPHANUMERIC: "-",
+    t.ALPHANUMERIC_SYMBOLS: "\x00",
+    t.ALPHANUMERIC_UNDERSCORE: "-",
+    t.ALPHANUMERIC_HYPHENS: "_",
+    t.DATE_MONTH: "x",
+    t.DATE_ISO: "x",
+    t.URL: " ",
+    t.EMAIL: " ",
+    t.CHAR: "\n",
+    t.NUMERIC_SYMBOLS: "a",
+    t.HEADER: "\t",
 }
 
 
-@pytest.mark.parametrize("spec", [s for s in FIELDS.values() if s.type.pattern is not None],
-                         ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "spec", [s for s in FIELDS.values() if s.type.pattern is not None], ids=lambda s: s.name
+)
 def test_field_reports_its_type_rule(spec):
     length = min(max(12, spec.min_length), spec.max_length or 12)
     good = _filler(spec, length) or _filler(spec, spec.min_length)
@@ -142,16 +167,24 @@ def test_unknown_field_is_named():
 CHOICE_FIELDS = [spec for spec in FIELDS.values() if spec.choices]
 
 
-@pytest.mark.parametrize("spec,choice", [(s, c) for s in CHOICE_FIELDS for c in s.choices],
-                         ids=lambda x: x if isinstance(x, str) else x.name)
+@pytest.mark.parametrize(
+    "spec,choice",
+    [(s, c) for s in CHOICE_FIELDS for c in s.choices],
+    ids=lambda x: x if isinstance(x, str) else x.name,
+)
 def test_every_choice_is_accepted(spec, choice):
     assert check_value(spec.name, choice) == []
 
 
 @pytest.mark.parametrize("spec", CHOICE_FIELDS, ids=lambda s: s.name)
 def test_a_value_outside_the_choices_is_refused(spec):
-    outside = next(v for v in ("Q", "9", "QQQ", "7", "X") if v not in spec.choices
-                   and spec.type.check(v) is None and spec.min_length <= len(v) <= (spec.max_length or 99))
+    outside = next(
+        v
+        for v in ("Q", "9", "QQQ", "7", "X")
+        if v not in spec.choices
+        and spec.type.check(v) is None
+        and spec.min_length <= len(v) <= (spec.max_length or 99)
+    )
     problems = check_value(spec.name, outside)
     assert [p.rule for p in problems] == [f"must be one of {', '.join(spec.choices)}"]
 
@@ -175,37 +208,60 @@ def test_telephone_type_is_h_m_or_w():
 RULE_CASES: dict[f.Rule, list[tuple[str, dict[str, str], bool]]] = {
     f.POSITIVE: [("1", {}, True), ("1050", {}, True), ("0", {}, False), ("000", {}, False)],
     f.NO_LEADING_ZERO: [("0", {}, True), ("10", {}, True), ("010", {}, False), ("00", {}, False)],
-    f.LUHN: [(VISA, {}, True), (AMEX, {}, True), (MASTERCARD, {}, True), ("4111111111111112", {}, False),
-             ("4111 1111 1111 1111", {}, False)],
+    f.LUHN: [
+        (VISA, {}, True),
+        (AMEX, {}, True),
+        (MASTERCARD, {}, True),
+        ("4111111111111112", {}, False),
+        ("4111 1111 1111 1111", {}, False),
+    ],
     f.SECURITYCODE_SCHEME: [
-        ("123", {"pan": VISA}, True), ("1234", {"pan": VISA}, False),
-        ("1234", {"pan": AMEX}, True), ("123", {"pan": AMEX}, False),
-        ("123", {"pan": MASTERCARD}, True), ("1234", {"pan": MASTERCARD}, False),
+        ("123", {"pan": VISA}, True),
+        ("1234", {"pan": VISA}, False),
+        ("1234", {"pan": AMEX}, True),
+        ("123", {"pan": AMEX}, False),
+        ("123", {"pan": MASTERCARD}, True),
+        ("1234", {"pan": MASTERCARD}, False),
         ("1234", {}, True),  # no card in the request (inherited): the scheme is unknown
         ("1234", {"pan": "9999999999999995"}, True),  # no known scheme
     ],
     f.UPPERCASE: [("GBP", {}, True), ("gbp", {}, False), ("Gb", {}, False)],
     f.MONTH: [("01", {}, True), ("12", {}, True), ("00", {}, False), ("13", {}, False)],
-    f.TIMESTAMP: [("2026-01-15 10:00:00", {}, True), ("2026-02-30 10:00:00", {}, False),
-                  ("2026-01-15T10:00:00", {}, False), ("2026-01-15 24:00:00", {}, False)],
+    f.TIMESTAMP: [
+        ("2026-01-15 10:00:00", {}, True),
+        ("2026-02-30 10:00:00", {}, False),
+        ("2026-01-15T10:00:00", {}, False),
+        ("2026-01-15 24:00:00", {}, False),
+    ],
     f.ZERO_OR_MORE: [("0", {}, True), ("1050", {}, True), ("-1", {}, False), ("1.5", {}, False)],
     f.POSTCODE: [
-        ("90210", {"billingcountryiso2a": "US"}, True), ("12345-6789", {"billingcountryiso2a": "US"}, True),
-        ("9021", {"billingcountryiso2a": "US"}, False), ("SW1A 1AA", {"billingcountryiso2a": "US"}, False),
-        ("SW1A 1AA", {"billingcountryiso2a": "GB"}, True), ("M1 1AE", {"billingcountryiso2a": "GB"}, True),
-        ("sw1a1aa", {"billingcountryiso2a": "GB"}, True), ("90210", {"billingcountryiso2a": "GB"}, False),
-        ("K1A 0B1", {"billingcountryiso2a": "CA"}, True), ("K1A0B1", {"billingcountryiso2a": "CA"}, True),
+        ("90210", {"billingcountryiso2a": "US"}, True),
+        ("12345-6789", {"billingcountryiso2a": "US"}, True),
+        ("9021", {"billingcountryiso2a": "US"}, False),
+        ("SW1A 1AA", {"billingcountryiso2a": "US"}, False),
+        ("SW1A 1AA", {"billingcountryiso2a": "GB"}, True),
+        ("M1 1AE", {"billingcountryiso2a": "GB"}, True),
+        ("sw1a1aa", {"billingcountryiso2a": "GB"}, True),
+        ("90210", {"billingcountryiso2a": "GB"}, False),
+        ("K1A 0B1", {"billingcountryiso2a": "CA"}, True),
+        ("K1A0B1", {"billingcountryiso2a": "CA"}, True),
         ("D1A 0B1", {"billingcountryiso2a": "CA"}, False),
         # not validated for any other country, nor without a country
-        ("1000-001", {"billingcountryiso2a": "PT"}, True), ("75008", {"billingcountryiso2a": "FR"}, True),
-        ("anything at all", {"billingcountryiso2a": "DE"}, True), ("?", {}, True),
+        ("1000-001", {"billingcountryiso2a": "PT"}, True),
+        ("75008", {"billingcountryiso2a": "FR"}, True),
+        ("anything at all", {"billingcountryiso2a": "DE"}, True),
+        ("?", {}, True),
     ],
     f.US_STATE: [
-        ("NY", {"billingcountryiso2a": "US"}, True), ("ca", {"billingcountryiso2a": "US"}, True),
-        ("New York", {"billingcountryiso2a": "US"}, True), ("new york", {"billingcountryiso2a": "US"}, True),
+        ("NY", {"billingcountryiso2a": "US"}, True),
+        ("ca", {"billingcountryiso2a": "US"}, True),
+        ("New York", {"billingcountryiso2a": "US"}, True),
+        ("new york", {"billingcountryiso2a": "US"}, True),
         ("District of Columbia", {"billingcountryiso2a": "US"}, True),
-        ("Narnia", {"billingcountryiso2a": "US"}, False), ("ZZ", {"billingcountryiso2a": "US"}, False),
-        ("Narnia", {"billingcountryiso2a": "GB"}, True), ("Narnia", {}, True),
+        ("Narnia", {"billingcountryiso2a": "US"}, False),
+        ("ZZ", {"billingcountryiso2a": "US"}, False),
+        ("Narnia", {"billingcountryiso2a": "GB"}, True),
+        ("Narnia", {}, True),
     ],
     f.AT_LEAST_ONE: [("1", {}, True), ("12", {}, True), ("0", {}, False)],
 }
@@ -216,19 +272,27 @@ def test_every_rule_in_use_has_cases():
     assert in_use <= set(RULE_CASES), f"add cases for {[r.text for r in in_use - set(RULE_CASES)]}"
 
 
-@pytest.mark.parametrize("rule,value,request_,obeys",
-                         [(r, v, req, ok) for r, cases in RULE_CASES.items() for v, req, ok in cases],
-                         ids=lambda x: x.text[:30] if isinstance(x, f.Rule) else repr(x))
+@pytest.mark.parametrize(
+    "rule,value,request_,obeys",
+    [(r, v, req, ok) for r, cases in RULE_CASES.items() for v, req, ok in cases],
+    ids=lambda x: x.text[:30] if isinstance(x, f.Rule) else repr(x),
+)
 def test_rule(rule, value, request_, obeys):
     assert rule.check(value, request_) is obeys
 
 
-@pytest.mark.parametrize("spec,rule", [(s, r) for s in FIELDS.values() for r in s.rules],
-                         ids=lambda x: getattr(x, "name", None) or x.text[:30])
+@pytest.mark.parametrize(
+    "spec,rule",
+    [(s, r) for s in FIELDS.values() for r in s.rules],
+    ids=lambda x: getattr(x, "name", None) or x.text[:30],
+)
 def test_each_field_reports_its_rules_by_name(spec, rule):
     """A value that has the field's type but breaks the rule gets a problem with the rule's text."""
-    breaking = [(v, req) for v, req, ok in RULE_CASES[rule] if not ok
-                and spec.type.check(v) is None and spec.min_length <= len(v) <= (spec.max_length or 10**6)]
+    breaking = [
+        (v, req)
+        for v, req, ok in RULE_CASES[rule]
+        if not ok and spec.type.check(v) is None and spec.min_length <= len(v) <= (spec.max_length or 10**6)
+    ]
     if not breaking:
         pytest.skip("every breaking value also breaks the type")
     value, request_ = breaking[0]
@@ -238,11 +302,15 @@ def test_each_field_reports_its_rules_by_name(spec, rule):
 
 
 BASEAMOUNT_CASES = [
-    ("1050", []), ("1", []), ("9" * 13, []),
+    ("1050", []),
+    ("1", []),
+    ("9" * 13, []),
     ("0", ["must be greater than zero, in base units with no separators"]),
     ("010", ["must not start with 0"]),
-    ("10.50", ["Numeric: digits 0-9 only"]), ("1,050", ["Numeric: digits 0-9 only"]),
-    ("-5", ["Numeric: digits 0-9 only"]), ("1 050", ["Numeric: digits 0-9 only"]),
+    ("10.50", ["Numeric: digits 0-9 only"]),
+    ("1,050", ["Numeric: digits 0-9 only"]),
+    ("-5", ["Numeric: digits 0-9 only"]),
+    ("1 050", ["Numeric: digits 0-9 only"]),
     ("1" * 14, ["must be at most 13 characters (has 14)"]),
 ]
 
@@ -252,7 +320,9 @@ def test_baseamount_is_positive_base_units_without_separators(value, rules):
     assert [p.rule for p in check_value("baseamount", value)] == rules
 
 
-@pytest.mark.parametrize("pan,good,bad", [(VISA, "123", "1234"), (AMEX, "1234", "123"), (MASTERCARD, "999", "9999")])
+@pytest.mark.parametrize(
+    "pan,good,bad", [(VISA, "123", "1234"), (AMEX, "1234", "123"), (MASTERCARD, "999", "9999")]
+)
 def test_securitycode_length_follows_the_card_scheme(pan, good, bad):
     assert check_value("securitycode", good, {"pan": pan}) == []
     problems = check_value("securitycode", bad, {"pan": pan})
@@ -280,9 +350,15 @@ def test_pan_length_and_luhn():
     assert not luhn_ok("") and not luhn_ok("12a4")
 
 
-@pytest.mark.parametrize("country,postcode,ok", [(c, p, ok) for r in [f.POSTCODE]
-                                                 for p, req, ok in RULE_CASES[r]
-                                                 for c in [req.get("billingcountryiso2a")]])
+@pytest.mark.parametrize(
+    "country,postcode,ok",
+    [
+        (c, p, ok)
+        for r in [f.POSTCODE]
+        for p, req, ok in RULE_CASES[r]
+        for c in [req.get("billingcountryiso2a")]
+    ],
+)
 def test_postcode_validated_only_for_us_gb_ca(country, postcode, ok):
     request = {"billingcountryiso2a": country} if country else {}
     problems = check_value("billingpostcode", postcode, request)
@@ -291,8 +367,9 @@ def test_postcode_validated_only_for_us_gb_ca(country, postcode, ok):
 
 def test_us_state_goes_in_billingcounty():
     assert check_value("billingcounty", "TX", {"billingcountryiso2a": "US"}) == []
-    assert [p.rule for p in check_value("billingcounty", "Texass", {"billingcountryiso2a": "US"})] == \
-        [f.US_STATE.text]
+    assert [p.rule for p in check_value("billingcounty", "Texass", {"billingcountryiso2a": "US"})] == [
+        f.US_STATE.text
+    ]
     assert check_value("billingcounty", "Texass", {"billingcountryiso2a": "GB"}) == []
 
 
@@ -305,7 +382,10 @@ def test_email_local_part_at_most_64():
 def test_telephone_characters():
     assert check_value("billingtelephone", "+44 (0)20 7946-0000") == []
     for bad in ("020.7946.0000", "0207946000x", "020/7946"):
-        assert check_value("billingtelephone", bad)[0].rule == "Numeric with symbols: digits, spaces, +, -, ( and ) only"
+        assert (
+            check_value("billingtelephone", bad)[0].rule
+            == "Numeric with symbols: digits, spaces, +, -, ( and ) only"
+        )
 
 
 def test_filter_only_dates_use_the_iso_date_rules():

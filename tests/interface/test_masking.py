@@ -15,16 +15,24 @@ PAN = "4111111111111111"
 AMEX = "378282246310005"
 
 
-@pytest.mark.parametrize("pan,masked", [
-    (PAN, "411111######1111"), (AMEX, "378282######0005"), ("4111111111111111111", "411111######1111"),
-    ("411111111111", "411111######1111"), ("12345", "#####"), ("", ""),
-])
+@pytest.mark.parametrize(
+    "pan,masked",
+    [
+        (PAN, "411111######1111"),
+        (AMEX, "378282######0005"),
+        ("4111111111111111111", "411111######1111"),
+        ("411111111111", "411111######1111"),
+        ("12345", "#####"),
+        ("", ""),
+    ],
+)
 def test_mask_pan_keeps_the_first_six_and_last_four(pan, masked):
     assert mask_pan(pan) == masked
 
 
-@pytest.mark.parametrize("name", ["securitycode", "pares", "md", "cachetoken", "password", "authorization",
-                                  "PaRes", "MD"])
+@pytest.mark.parametrize(
+    "name", ["securitycode", "pares", "md", "cachetoken", "password", "authorization", "PaRes", "MD"]
+)
 def test_secrets_are_redacted_entirely(name):
     assert mask_value(name, "secret-value-123") == "[redacted]"
 
@@ -37,8 +45,18 @@ def test_free_text_masks_card_numbers_that_pass_luhn_only():
 
 
 def test_mask_data_is_a_deep_masked_copy():
-    envelope = {"alias": "u", "request": [{"pan": PAN, "securitycode": "123", "orderreference": f"o {PAN}",
-                                           "filter": {"pan": [{"value": PAN}]}, "baseamount": "1050"}]}
+    envelope = {
+        "alias": "u",
+        "request": [
+            {
+                "pan": PAN,
+                "securitycode": "123",
+                "orderreference": f"o {PAN}",
+                "filter": {"pan": [{"value": PAN}]},
+                "baseamount": "1050",
+            }
+        ],
+    }
     masked = mask_data(envelope)
     request = masked["request"][0]
     assert request["pan"] == "411111######1111" and request["securitycode"] == "[redacted]"
@@ -72,12 +90,17 @@ class Printer:
         self.out.append(value)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: MaskedDict({"pan": PAN}),
-    lambda: Record({"errorcode": "0", "pan": PAN}),
-    lambda: Response({"response": [{"errorcode": "0", "cachetoken": "tok-123"}], "note": PAN},
-                     request={"request": [{"pan": PAN}]}),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MaskedDict({"pan": PAN}),
+        lambda: Record({"errorcode": "0", "pan": PAN}),
+        lambda: Response(
+            {"response": [{"errorcode": "0", "cachetoken": "tok-123"}], "note": PAN},
+            request={"request": [{"pan": PAN}]},
+        ),
+    ],
+)
 def test_notebook_display_is_masked(make):
     printer = Printer()
     make()._repr_pretty_(printer, False)
@@ -86,13 +109,22 @@ def test_notebook_display_is_masked(make):
 
 
 def test_record_and_response_reprs():
-    record = Record({"requesttypedescription": "CACHETOKENISE", "errorcode": "0", "cachetoken": "tok-123",
-                     "maskedpan": "411111######1111", "note": f"card {PAN}"})
+    record = Record(
+        {
+            "requesttypedescription": "CACHETOKENISE",
+            "errorcode": "0",
+            "cachetoken": "tok-123",
+            "maskedpan": "411111######1111",
+            "note": f"card {PAN}",
+        }
+    )
     assert "tok-123" not in repr(record) and PAN not in repr(record) and "CACHETOKENISE" in repr(record)
     response = Response({"requestreference": "A1", "response": [dict(record)]})
     assert "tok-123" not in repr(response) and PAN not in repr(response)
-    assert repr(response).startswith("Response(requestreference='A1', records=[Record({'requesttypedescription': "
-                                     "'CACHETOKENISE', 'errorcode': '0', 'cachetoken': '[redacted]'")
+    assert repr(response).startswith(
+        "Response(requestreference='A1', records=[Record({'requesttypedescription': "
+        "'CACHETOKENISE', 'errorcode': '0', 'cachetoken': '[redacted]'"
+    )
     broken = Response({"response": [{"requesttypedescription": "AUTH"}]})
     assert "AUTH" in repr(broken)  # a repr never raises, even for a record without errorcode
 
@@ -104,29 +136,45 @@ def test_client_repr_hides_the_password():
 
 
 def test_exchange_masks_its_request_response_and_error():
-    exchange = Exchange(datetime(2026, 1, 1, tzinfo=timezone.utc), 0.5, "http://h", "u",
-                        request={"request": [{"pan": PAN, "securitycode": "123", "pares": "P", "md": "M"}]},
-                        response={"response": [{"cachetoken": "tok-123", "maskedpan": "411111######1111"}]},
-                        error=f"ResponseFormatError: got {PAN}")
+    exchange = Exchange(
+        datetime(2026, 1, 1, tzinfo=timezone.utc),
+        0.5,
+        "http://h",
+        "u",
+        request={"request": [{"pan": PAN, "securitycode": "123", "pares": "P", "md": "M"}]},
+        response={"response": [{"cachetoken": "tok-123", "maskedpan": "411111######1111"}]},
+        error=f"ResponseFormatError: got {PAN}",
+    )
     text = repr(exchange) + str(exchange.as_dict())
     assert PAN not in text and "tok-123" not in text and "'123'" not in text
-    assert exchange.request["request"][0] == {"pan": "411111######1111", "securitycode": "[redacted]",
-                                              "pares": "[redacted]", "md": "[redacted]"}
+    assert exchange.request["request"][0] == {
+        "pan": "411111######1111",
+        "securitycode": "[redacted]",
+        "pares": "[redacted]",
+        "md": "[redacted]",
+    }
 
 
 def test_errors_show_no_card_data():
-    error = gwkit.ResponseFormatError("not JSON", excerpt(f'{{"pan": "{PAN}", "securitycode": "123"}}'.encode()))
+    error = gwkit.ResponseFormatError(
+        "not JSON", excerpt(f'{{"pan": "{PAN}", "securitycode": "123"}}'.encode())
+    )
     assert PAN not in str(error) and '"123"' not in str(error) and "[redacted]" in str(error)
-    validation = gwkit.ValidationError(gwkit.validate_request(
-        {"requesttypedescriptions": ["STORE"], "pan": PAN, "securitycode": "123"}), "STORE")
+    validation = gwkit.ValidationError(
+        gwkit.validate_request({"requesttypedescriptions": ["STORE"], "pan": PAN, "securitycode": "123"}),
+        "STORE",
+    )
     assert PAN not in str(validation) and "'123'" not in str(validation)
 
 
-@pytest.mark.parametrize("body,shown", [
-    (b'{"md": "abc", "pares": "def"', '{"md": "[redacted]", "pares": "[redacted]"'),
-    (b'{"cachetoken": "abc', '{"cachetoken": "[redacted]"'),  # cut off mid-value
-    (b"x" * 500, "x" * 197 + "..."),
-    (b"\xff\xfe broken utf-8", "\ufffd\ufffd broken utf-8"),
-])
+@pytest.mark.parametrize(
+    "body,shown",
+    [
+        (b'{"md": "abc", "pares": "def"', '{"md": "[redacted]", "pares": "[redacted]"'),
+        (b'{"cachetoken": "abc', '{"cachetoken": "[redacted]"'),  # cut off mid-value
+        (b"x" * 500, "x" * 197 + "..."),
+        (b"\xff\xfe broken utf-8", "\ufffd\ufffd broken utf-8"),
+    ],
+)
 def test_excerpts_are_short_and_masked(body, shown):
     assert excerpt(body) == shown

@@ -9,24 +9,48 @@ from gwkit.interface.currency import format_money
 from gwkit.interface.outcome import in_words
 
 
-@pytest.mark.parametrize("amount, currency, shown", [
-    (1500, "GBP", "£15.00"), ("123456789", "JPY", "¥123,456,789"), (1050, "BHD", "1.050 BHD"),
-    (-150000, "GBP", "-£1,500.00"), (5, "XYZ", "0.05 XYZ"), (100, None, "1.00"), (99999999, "EUR", "€999,999.99"),
-])
+@pytest.mark.parametrize(
+    "amount, currency, shown",
+    [
+        (1500, "GBP", "£15.00"),
+        ("123456789", "JPY", "¥123,456,789"),
+        (1050, "BHD", "1.050 BHD"),
+        (-150000, "GBP", "-£1,500.00"),
+        (5, "XYZ", "0.05 XYZ"),
+        (100, None, "1.00"),
+        (99999999, "EUR", "€999,999.99"),
+    ],
+)
 def test_money_is_major_units_with_symbol_and_thousands(amount, currency, shown):
     assert format_money(amount, currency) == shown
 
 
 def test_an_authorised_auth_in_words():
-    words = in_words({"requesttypedescription": "AUTH", "errorcode": "0", "baseamount": "1500",
-                      "currencyiso3a": "GBP", "maskedpan": "411111######1111", "settlestatus": "0",
-                      "transactionreference": "1-9-3", "settleduedate": "2027-01-02"})
+    words = in_words(
+        {
+            "requesttypedescription": "AUTH",
+            "errorcode": "0",
+            "baseamount": "1500",
+            "currencyiso3a": "GBP",
+            "maskedpan": "411111######1111",
+            "settlestatus": "0",
+            "transactionreference": "1-9-3",
+            "settleduedate": "2027-01-02",
+        }
+    )
     assert words == "Authorised: £15.00 from 411111######1111 (transaction 1-9-3); it settles on 2027-01-02."
 
 
 def test_a_cancelled_auth_is_not_called_authorised():
-    words = in_words({"requesttypedescription": "AUTH", "errorcode": "0", "settlestatus": "3",
-                      "baseamount": "100", "currencyiso3a": "EUR"})
+    words = in_words(
+        {
+            "requesttypedescription": "AUTH",
+            "errorcode": "0",
+            "settlestatus": "3",
+            "baseamount": "100",
+            "currencyiso3a": "EUR",
+        }
+    )
     assert words.startswith("Cancelled: €1.00 will not settle")
 
 
@@ -42,8 +66,10 @@ def test_an_invalid_field_is_named():
     assert "(field: expirydate)" in words
 
 
-@pytest.mark.parametrize("enrolled, advice", [("Y", "send the customer to the issuer's ACS"),
-                                              ("N", "not enrolled"), ("U", "enrolment is unknown")])
+@pytest.mark.parametrize(
+    "enrolled, advice",
+    [("Y", "send the customer to the issuer's ACS"), ("N", "not enrolled"), ("U", "enrolment is unknown")],
+)
 def test_threedquery_words_follow_interface_3_3(enrolled, advice):
     words = in_words({"requesttypedescription": "THREEDQUERY", "errorcode": "0", "enrolled": enrolled})
     assert advice in words

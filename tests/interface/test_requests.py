@@ -19,21 +19,51 @@ MASKED = "411111######1111"
 
 # A valid value for every field a request object may carry.
 SAMPLE = {
-    "sitereference": "test_site12345", "accounttypedescription": "ECOM", "currencyiso3a": "GBP",
-    "baseamount": "1050", "orderreference": "order-1", "pan": PAN, "expirydate": "12/2030",
-    "securitycode": "123", "md": "md-abc123", "pares": "eJxVUt1ugjAUfhXS", "parenttransactionreference": "23-9-80001",
-    "credentialsonfile": "1", "termurl": "https://merchant.example/term", "accept": "text/html,*/*;q=0.8",
-    "useragent": "Mozilla/5.0 (X11; Linux x86_64)", "cachetoken": "eyJjYWNoZXRva2VuIjoieCJ9",
+    "sitereference": "test_site12345",
+    "accounttypedescription": "ECOM",
+    "currencyiso3a": "GBP",
+    "baseamount": "1050",
+    "orderreference": "order-1",
+    "pan": PAN,
+    "expirydate": "12/2030",
+    "securitycode": "123",
+    "md": "md-abc123",
+    "pares": "eJxVUt1ugjAUfhXS",
+    "parenttransactionreference": "23-9-80001",
+    "credentialsonfile": "1",
+    "termurl": "https://merchant.example/term",
+    "accept": "text/html,*/*;q=0.8",
+    "useragent": "Mozilla/5.0 (X11; Linux x86_64)",
+    "cachetoken": "eyJjYWNoZXRva2VuIjoieCJ9",
     "requestreference": "Aabc12345",
-    "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
-    "subscriptionnumber": "1", "subscriptionfinalnumber": "12", "subscriptionbegindate": "2030-01-31",
+    "subscriptiontype": "RECURRING",
+    "subscriptionunit": "MONTH",
+    "subscriptionfrequency": "1",
+    "subscriptionnumber": "1",
+    "subscriptionfinalnumber": "12",
+    "subscriptionbegindate": "2030-01-31",
     "transactionactive": "2",
-    "billingpremise": "1", "billingstreet": "Test Street", "billingtown": "Bangor", "billingcounty": "Gwynedd",
-    "billingcountryiso2a": "GB", "billingpostcode": "TE45 6ST", "billingemail": "test@example.com",
-    "billingtelephonetype": "M", "billingtelephone": "+44 7700 900000", "billingprefixname": "Dr",
-    "billingfirstname": "Ann", "billingmiddlename": "B", "billinglastname": "Example", "billingsuffixname": "Jr",
-    "expirymonth": "12", "expiryyear": "2030", "paymenttypedescription": "VISA",
-    "filter": {"sitereference": [{"value": "test_site12345"}], "transactionreference": [{"value": "23-9-80001"}]},
+    "billingpremise": "1",
+    "billingstreet": "Test Street",
+    "billingtown": "Bangor",
+    "billingcounty": "Gwynedd",
+    "billingcountryiso2a": "GB",
+    "billingpostcode": "TE45 6ST",
+    "billingemail": "test@example.com",
+    "billingtelephonetype": "M",
+    "billingtelephone": "+44 7700 900000",
+    "billingprefixname": "Dr",
+    "billingfirstname": "Ann",
+    "billingmiddlename": "B",
+    "billinglastname": "Example",
+    "billingsuffixname": "Jr",
+    "expirymonth": "12",
+    "expiryyear": "2030",
+    "paymenttypedescription": "VISA",
+    "filter": {
+        "sitereference": [{"value": "test_site12345"}],
+        "transactionreference": [{"value": "23-9-80001"}],
+    },
     "updates": {"transactionactive": "0"},
 }
 
@@ -78,20 +108,28 @@ def test_request_with_every_allowed_field_is_valid(rt, variant):
     assert problems_of(request) == []
 
 
-@pytest.mark.parametrize("rt,variant,name", [(rt, v, n) for rt, v in CASES for n in v.required],
-                         ids=lambda x: getattr(x, "key", None) or getattr(x, "name", None) or x)
+@pytest.mark.parametrize(
+    "rt,variant,name",
+    [(rt, v, n) for rt, v in CASES for n in v.required],
+    ids=lambda x: getattr(x, "key", None) or getattr(x, "name", None) or x,
+)
 def test_each_required_field_is_required(rt, variant, name):
     request = minimal(rt, variant)
     del request[name]
     problems = validate_request(request)
     assert problems, f"{rt.key} ({variant.name}) accepted a request without {name}"
     if rt.select(request) is variant:  # removing a selector may switch to another variant
-        assert (name, f"is required in {rt.key} ({variant.name}) requests") in [(p.field, p.rule) for p in problems]
+        assert (name, f"is required in {rt.key} ({variant.name}) requests") in [
+            (p.field, p.rule) for p in problems
+        ]
     assert all(p.field and p.rule for p in problems)
 
 
-@pytest.mark.parametrize("rt,variant,name", [(rt, v, n) for rt, v in CASES for n in v.forbidden],
-                         ids=lambda x: getattr(x, "key", None) or getattr(x, "name", None) or x)
+@pytest.mark.parametrize(
+    "rt,variant,name",
+    [(rt, v, n) for rt, v in CASES for n in v.forbidden],
+    ids=lambda x: getattr(x, "key", None) or getattr(x, "name", None) or x,
+)
 def test_each_forbidden_field_is_refused(rt, variant, name):
     request = {**minimal(rt, variant), name: SAMPLE[name]}
     problems = validate_request(request)
@@ -102,24 +140,37 @@ def test_each_forbidden_field_is_refused(rt, variant, name):
     assert PAN not in " ".join(str(p) for p in problems)
 
 
-@pytest.mark.parametrize("rt,variant,name", [(rt, v, n) for rt, v in CASES for n in v.choices],
-                         ids=lambda x: getattr(x, "key", None) or getattr(x, "name", None) or x)
+@pytest.mark.parametrize(
+    "rt,variant,name",
+    [(rt, v, n) for rt, v in CASES for n in v.choices],
+    ids=lambda x: getattr(x, "key", None) or getattr(x, "name", None) or x,
+)
 def test_per_type_choices(rt, variant, name):
     allowed = variant.choices[name]
     for value in allowed:
         assert problems_of({**minimal(rt, variant), name: value}) == []
     outside = [c for c in FIELDS[name].choices if c not in allowed]
     for value in outside:
-        assert problems_of({**minimal(rt, variant), name: value}) == [(name, f"must be one of {', '.join(allowed)}")]
+        assert problems_of({**minimal(rt, variant), name: value}) == [
+            (name, f"must be one of {', '.join(allowed)}")
+        ]
 
 
 @pytest.mark.parametrize("rt,variant", CASES, ids=IDS)
 def test_fields_the_type_does_not_use_are_reported_when_strict(rt, variant):
-    unused = next(n for n, spec in FIELDS.items() if REQUEST in spec.where and n not in variant.allowed
-                  and n not in variant.forbidden and n != "requesttypedescriptions"
-                  and not any(n in v.selected_by for v in rt.variants))
+    unused = next(
+        n
+        for n, spec in FIELDS.items()
+        if REQUEST in spec.where
+        and n not in variant.allowed
+        and n not in variant.forbidden
+        and n != "requesttypedescriptions"
+        and not any(n in v.selected_by for v in rt.variants)
+    )
     request = {**minimal(rt, variant), unused: SAMPLE.get(unused, "x")}
-    assert [(f, r.split(" requests")[0]) for f, r in problems_of(request)] == [(unused, f"is not used by {rt.key}")]
+    assert [(f, r.split(" requests")[0]) for f, r in problems_of(request)] == [
+        (unused, f"is not used by {rt.key}")
+    ]
     assert problems_of(request, strict=False) == []
 
 
@@ -134,6 +185,7 @@ def test_unknown_fields_are_typos_when_strict_and_ignored_otherwise(rt, variant)
 
 # -- the rules of the interface, spelled out ------------------------------------------------------
 
+
 def test_store_never_takes_a_security_code():
     request = {**minimal(REQUEST_TYPES["STORE"], REQUEST_TYPES["STORE"].variants[0]), "securitycode": "123"}
     [problem] = validate_request(request)
@@ -141,9 +193,14 @@ def test_store_never_takes_a_security_code():
     assert problem.value == "[redacted]"
 
 
-@pytest.mark.parametrize("key,bad,allowed", [
-    ("THREEDQUERY", "MOTO", "ECOM"), ("AUTH+SUBSCRIPTION", "RECUR", "ECOM, MOTO"), ("STORE", "ECOM", "CARDSTORE"),
-])
+@pytest.mark.parametrize(
+    "key,bad,allowed",
+    [
+        ("THREEDQUERY", "MOTO", "ECOM"),
+        ("AUTH+SUBSCRIPTION", "RECUR", "ECOM, MOTO"),
+        ("STORE", "ECOM", "CARDSTORE"),
+    ],
+)
 def test_account_type_per_request_type(key, bad, allowed):
     rt = REQUEST_TYPES[key]
     request = {**minimal(rt, rt.variants[-1]), "accounttypedescription": bad}
@@ -155,9 +212,20 @@ def test_subscription_variants_follow_the_interface():
     assert rt.types == ("AUTH", "SUBSCRIPTION")
     assert {v.name for v in rt.variants} == {"threeds", "parent", "card"}
     for variant in rt.variants:
-        for name in ("sitereference", "accounttypedescription", "currencyiso3a", "baseamount", "orderreference",
-                     "subscriptiontype", "subscriptionunit", "subscriptionfrequency", "subscriptionnumber",
-                     "subscriptionfinalnumber", "subscriptionbegindate", "credentialsonfile"):
+        for name in (
+            "sitereference",
+            "accounttypedescription",
+            "currencyiso3a",
+            "baseamount",
+            "orderreference",
+            "subscriptiontype",
+            "subscriptionunit",
+            "subscriptionfrequency",
+            "subscriptionnumber",
+            "subscriptionfinalnumber",
+            "subscriptionbegindate",
+            "credentialsonfile",
+        ):
             assert name in variant.required, (variant.name, name)
         assert "transactionactive" in variant.optional
     assert {"md", "pares"} <= set(rt.variant("threeds").required)
@@ -173,17 +241,32 @@ def test_auth_after_3d_secure_needs_md_and_pares_and_inherits_the_rest():
     assert problem.field == "pan" and problem.value == MASKED
 
 
-@pytest.mark.parametrize("types,rule", [
-    ([], "must be a non-empty list of request type names"),
-    ("AUTH", "must be a non-empty list of request type names"),
-    ([1], "must be a non-empty list of request type names"),
-    (["FOO"], "unknown request type(s) FOO"),
-    (["SUBSCRIPTION", "AUTH"], "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming its parent)"),
-    (["STORE", "SUBSCRIPTION"], "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming its parent)"),
-    (["TRANSACTIONUPDATE", "AUTH"], "TRANSACTIONUPDATE cannot be combined with other request types in one object"),
-    (["AUTH", "CACHETOKENISE"], "CACHETOKENISE cannot be combined with other request types in one object"),
-    (["STORE", "STORE"], "names a request type twice"),
-])
+@pytest.mark.parametrize(
+    "types,rule",
+    [
+        ([], "must be a non-empty list of request type names"),
+        ("AUTH", "must be a non-empty list of request type names"),
+        ([1], "must be a non-empty list of request type names"),
+        (["FOO"], "unknown request type(s) FOO"),
+        (
+            ["SUBSCRIPTION", "AUTH"],
+            "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming its parent)",
+        ),
+        (
+            ["STORE", "SUBSCRIPTION"],
+            "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming its parent)",
+        ),
+        (
+            ["TRANSACTIONUPDATE", "AUTH"],
+            "TRANSACTIONUPDATE cannot be combined with other request types in one object",
+        ),
+        (
+            ["AUTH", "CACHETOKENISE"],
+            "CACHETOKENISE cannot be combined with other request types in one object",
+        ),
+        (["STORE", "STORE"], "names a request type twice"),
+    ],
+)
 def test_request_type_list_problems(types, rule):
     assert problems_of({"requesttypedescriptions": types, "pan": PAN}) == [("requesttypedescriptions", rule)]
 
@@ -194,48 +277,86 @@ def test_missing_request_types_and_non_objects():
 
 
 def test_several_request_types_in_one_object_need_the_fields_of_each():
-    problems = dict(problems_of({"requesttypedescriptions": ["STORE", "THREEDQUERY"], "pan": PAN,
-                                 "expirydate": "12/2030", "sitereference": "test_site12345"}))
+    problems = dict(
+        problems_of(
+            {
+                "requesttypedescriptions": ["STORE", "THREEDQUERY"],
+                "pan": PAN,
+                "expirydate": "12/2030",
+                "sitereference": "test_site12345",
+            }
+        )
+    )
     assert {"accounttypedescription", "termurl", "currencyiso3a", "baseamount"} <= set(problems)
 
 
 # -- TRANSACTIONQUERY / TRANSACTIONUPDATE in the real filter/updates shape ----------------------
+
 
 def query(filter_):
     return {"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": filter_}
 
 
 def test_filter_shape_and_fields():
-    assert problems_of(query({"transactionreference": [{"value": "1-2-3"}, {"value": "1-2-4"}],
-                              "settlestatus": [{"value": "0"}, {"value": "100"}]})) == []
+    assert (
+        problems_of(
+            query(
+                {
+                    "transactionreference": [{"value": "1-2-3"}, {"value": "1-2-4"}],
+                    "settlestatus": [{"value": "0"}, {"value": "100"}],
+                }
+            )
+        )
+        == []
+    )
     assert set(FILTER_FIELDS) >= {"sitereference", "transactionreference", "settlestatus"}
     assert problems_of(query("1-2-3"))[0][0] == "filter"
     assert problems_of(query({"transactionreference": "1-2-3"}))[0] == (
-        "filter.transactionreference", 'must be a list such as [{"value": "..."}]')
+        "filter.transactionreference",
+        'must be a list such as [{"value": "..."}]',
+    )
     assert problems_of(query({"transactionreference": ["1-2-3"]}))[0] == (
-        "filter.transactionreference", 'each entry must be an object {"value": "..."}')
+        "filter.transactionreference",
+        'each entry must be an object {"value": "..."}',
+    )
     assert problems_of(query({"pan": [{"value": PAN}]}))[0][0] == "filter.pan"
     assert problems_of(query({"settlestatus": [{"value": "7"}]})) == [
-        ("filter.settlestatus", "must be one of 0, 1, 2, 3, 10, 100")]
+        ("filter.settlestatus", "must be one of 0, 1, 2, 3, 10, 100")
+    ]
 
 
 def test_updates_name_updatable_fields_with_valid_values():
     def update(updates):
-        return {"requesttypedescriptions": ["TRANSACTIONUPDATE"],
-                "filter": {"transactionreference": [{"value": "1-2-3"}]}, "updates": updates}
+        return {
+            "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+            "filter": {"transactionreference": [{"value": "1-2-3"}]},
+            "updates": updates,
+        }
+
     for name in UPDATABLE_FIELDS:
-        value = {"baseamount": "2000", "settlebaseamount": "2000", "subscriptionfinalnumber": "24",
-                 "settleduedate": "2026-02-01", "billingcountryiso2a": "GB", "billingemail": "a@example.com",
-                 "billingtelephonetype": "M"}.get(name, "1")
+        value = {
+            "baseamount": "2000",
+            "settlebaseamount": "2000",
+            "subscriptionfinalnumber": "24",
+            "settleduedate": "2026-02-01",
+            "billingcountryiso2a": "GB",
+            "billingemail": "a@example.com",
+            "billingtelephonetype": "M",
+        }.get(name, "1")
         assert problems_of(update({name: value})) == [], name
     assert problems_of(update({"pan": PAN}))[0][0] == "updates.pan"
-    assert problems_of(update({"transactionactive": "5"})) == [("updates.transactionactive", "must be one of 0, 1, 2")]
+    assert problems_of(update({"transactionactive": "5"})) == [
+        ("updates.transactionactive", "must be one of 0, 1, 2")
+    ]
     assert problems_of(update({"baseamount": "0"}))[0][0] == "updates.baseamount"
     assert problems_of(update("transactionactive=0"))[0][0] == "updates"
 
 
 def test_filter_and_updates_belong_to_query_and_update_only():
-    auth = {**minimal(REQUEST_TYPES["AUTH"], REQUEST_TYPES["AUTH"].variant("card")), "filter": SAMPLE["filter"]}
+    auth = {
+        **minimal(REQUEST_TYPES["AUTH"], REQUEST_TYPES["AUTH"].variant("card")),
+        "filter": SAMPLE["filter"],
+    }
     assert problems_of(auth) == [("filter", "is only used by TRANSACTIONQUERY and TRANSACTIONUPDATE")]
 
 
@@ -258,8 +379,17 @@ BAD_AUTH = {
 def test_every_problem_is_reported_at_once_each_naming_field_and_rule():
     problems = validate_request({k: v for k, v in BAD_AUTH.items() if k != "md"})
     fields = [p.field for p in problems]
-    assert fields == ["sitereference", "accounttypedescription", "currencyiso3a", "baseamount", "pan",
-                      "expirydate", "securitycode", "orderreference", "amount"]
+    assert fields == [
+        "sitereference",
+        "accounttypedescription",
+        "currencyiso3a",
+        "baseamount",
+        "pan",
+        "expirydate",
+        "securitycode",
+        "orderreference",
+        "amount",
+    ]
     for problem in problems:
         assert problem.rule and problem.field in str(problem)
     assert errordata(problems) == fields
@@ -280,15 +410,32 @@ def test_problem_values_are_masked_and_the_pan_never_shows():
 
 
 def test_problems_as_dicts_for_forms_and_the_sandbox():
-    [problem] = validate_request({"requesttypedescriptions": ["STORE"], "sitereference": "test_site12345",
-                                  "accounttypedescription": "CARDSTORE", "pan": PAN, "expirydate": "2030/12"})
-    assert problem.as_dict() == {"field": "expirydate", "rule": "Date MM/YYYY: format MM/YYYY", "value": "2030/12"}
+    [problem] = validate_request(
+        {
+            "requesttypedescriptions": ["STORE"],
+            "sitereference": "test_site12345",
+            "accounttypedescription": "CARDSTORE",
+            "pan": PAN,
+            "expirydate": "2030/12",
+        }
+    )
+    assert problem.as_dict() == {
+        "field": "expirydate",
+        "rule": "Date MM/YYYY: format MM/YYYY",
+        "value": "2030/12",
+    }
 
 
 def test_several_request_types_in_one_object_accept_a_value_any_of_them_takes():
-    request = {"requesttypedescriptions": ["STORE", "AUTH"], "sitereference": "test_site12345",
-               "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050",
-               "pan": "4111111111111111", "expirydate": "12/2030"}
+    request = {
+        "requesttypedescriptions": ["STORE", "AUTH"],
+        "sitereference": "test_site12345",
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "pan": "4111111111111111",
+        "expirydate": "12/2030",
+    }
     assert validate_request(request) == []
     problems = validate_request({**request, "accounttypedescription": "RECURX"})
     assert [p.field for p in problems] == ["accounttypedescription"]
@@ -296,22 +443,32 @@ def test_several_request_types_in_one_object_accept_a_value_any_of_them_takes():
 
 
 def test_errordata_names_the_field_of_a_bad_update_and_filter_for_a_bad_filter():
-    problems = validate_request({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
-                                 "filter": {"nosuchfilter": [{"value": "1"}]},
-                                 "updates": {"baseamount": "0"}})
+    problems = validate_request(
+        {
+            "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+            "filter": {"nosuchfilter": [{"value": "1"}]},
+            "updates": {"baseamount": "0"},
+        }
+    )
     assert errordata(problems) == ["filter", "baseamount"]
 
 
-@pytest.mark.parametrize("bad", ["\r", "\n", "\x00", "\x1b", "\x7f", "\x85", "\ud800"],
-                         ids=["CR", "LF", "NUL", "ESC", "DEL", "NEL", "surrogate"])
+@pytest.mark.parametrize(
+    "bad",
+    ["\r", "\n", "\x00", "\x1b", "\x7f", "\x85", "\ud800"],
+    ids=["CR", "LF", "NUL", "ESC", "DEL", "NEL", "surrogate"],
+)
 @pytest.mark.parametrize("name", [n for n in SAMPLE if isinstance(SAMPLE[n], str)])
 def test_control_characters_are_refused_in_every_string_field_naming_it(name, bad):
     value = bad + SAMPLE[name][1:]  # the same length: only the character is wrong
     problems = check_value(name, value)
     assert [p.field for p in problems] == [name]
     broken = FIELDS[name].type.check(value)  # the type's own rule, when it refuses the character already
-    assert problems[0].rule == (f"{FIELDS[name].type.name}: {broken}" if broken else
-                                "must not contain control characters (such as CR, LF or NUL) or unpaired surrogates")
+    assert problems[0].rule == (
+        f"{FIELDS[name].type.name}: {broken}"
+        if broken
+        else "must not contain control characters (such as CR, LF or NUL) or unpaired surrogates"
+    )
     assert PAN not in str(problems)
 
 
@@ -326,13 +483,26 @@ def test_an_unknown_request_type_that_is_a_card_number_is_masked():
 
 # -- what the official clients send (issue 17) -------------------------------------------------------
 
+
 def card_request(types, **fields):
-    return {"requesttypedescriptions": types, "sitereference": "test_site12345", "accounttypedescription": "ECOM",
-            "currencyiso3a": "GBP", "baseamount": "1050", "pan": PAN, "expirydate": "12/2030", **fields}
+    return {
+        "requesttypedescriptions": types,
+        "sitereference": "test_site12345",
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "pan": PAN,
+        "expirydate": "12/2030",
+        **fields,
+    }
 
 
 def with_pair(request, month="11", year="2031"):
-    return {**{k: v for k, v in request.items() if k != "expirydate"}, "expirymonth": month, "expiryyear": year}
+    return {
+        **{k: v for k, v in request.items() if k != "expirydate"},
+        "expirymonth": month,
+        "expiryyear": year,
+    }
 
 
 @pytest.mark.parametrize("types", [["AUTH"], ["ACCOUNTCHECK"], ["STORE"]])
@@ -346,20 +516,28 @@ def test_the_expiry_pair_stands_for_expirydate(types):
     assert "expirymonth" not in normalised(with_pair(request))[0]
 
 
-@pytest.mark.parametrize("month, year, problem", [
-    ("13", "2031", ("expirymonth", "must be a month, 01 to 12")),
-    ("00", "2031", ("expirymonth", "must be a month, 01 to 12")),
-    ("11", "31", ("expiryyear", "must be at least 4 characters (has 2)")),
-    (None, "2031", ("expirymonth", "is required with expiryyear (or send expirydate as MM/YYYY)")),
-])
+@pytest.mark.parametrize(
+    "month, year, problem",
+    [
+        ("13", "2031", ("expirymonth", "must be a month, 01 to 12")),
+        ("00", "2031", ("expirymonth", "must be a month, 01 to 12")),
+        ("11", "31", ("expiryyear", "must be at least 4 characters (has 2)")),
+        (None, "2031", ("expirymonth", "is required with expiryyear (or send expirydate as MM/YYYY)")),
+    ],
+)
 def test_a_bad_expiry_pair_names_its_half_and_only_that(month, year, problem):
     request = {k: v for k, v in with_pair(card_request(["AUTH"]), month or "", year).items() if v != ""}
     assert problems_of(request) == [problem]
 
 
 def test_cachetokenise_keeps_its_own_pair():
-    request = {"requesttypedescriptions": ["CACHETOKENISE"], "sitereference": "test_site12345", "pan": PAN,
-               "expirymonth": "11", "expiryyear": "2031"}
+    request = {
+        "requesttypedescriptions": ["CACHETOKENISE"],
+        "sitereference": "test_site12345",
+        "pan": PAN,
+        "expirymonth": "11",
+        "expiryyear": "2031",
+    }
     assert normalised(request)[0] == request and validate_request(request) == []
 
 
@@ -376,15 +554,24 @@ def test_an_accountcheck_takes_an_amount_of_zero_and_an_auth_does_not():
     [problem] = validate_request(card_request(["ACCOUNTCHECK"], baseamount="01"))
     assert (problem.field, problem.rule) == ("baseamount", "must not start with 0")
     # chained with an AUTH, the object's amount is the AUTH's too: the stricter rule holds
-    assert [p.field for p in validate_request(card_request(["ACCOUNTCHECK", "AUTH"], baseamount="0"))] == ["baseamount"]
+    assert [p.field for p in validate_request(card_request(["ACCOUNTCHECK", "AUTH"], baseamount="0"))] == [
+        "baseamount"
+    ]
 
 
 def test_a_chained_request_type_needs_no_parent_of_its_own():
-    subscription = {"subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
-                    "subscriptionnumber": "1", "subscriptionfinalnumber": "0"}
+    subscription = {
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1",
+        "subscriptionnumber": "1",
+        "subscriptionfinalnumber": "0",
+    }
     assert validate_request(card_request(["ACCOUNTCHECK", "SUBSCRIPTION"], **subscription)) == []
     alone = {"requesttypedescriptions": ["SUBSCRIPTION"], "sitereference": "test_site12345", **subscription}
-    assert problems_of(alone) == [("parenttransactionreference", "is required in SUBSCRIPTION (parent) requests")]
+    assert problems_of(alone) == [
+        ("parenttransactionreference", "is required in SUBSCRIPTION (parent) requests")
+    ]
     assert chained_entries(["THREEDQUERY", "AUTH", "SUBSCRIPTION"]) == (False, True)
     assert chained_entries(["AUTH", "TRANSACTIONQUERY"]) == (False, False)
 
@@ -392,6 +579,10 @@ def test_a_chained_request_type_needs_no_parent_of_its_own():
 def test_a_requesttypedescription_filter_takes_the_record_types_only():
     query = {"requesttypedescriptions": ["TRANSACTIONQUERY"]}
     for kind in ("ACCOUNTCHECK", "REFUND", "AUTH", "SUBSCRIPTION", "STORE", "THREEDQUERY"):
-        assert validate_request({**query, "filter": {"requesttypedescription": [{"value": kind}]}}) == [], kind
-    [problem] = validate_request({**query, "filter": {"requesttypedescription": [{"value": "TRANSACTIONQUERY"}]}})
+        assert validate_request({**query, "filter": {"requesttypedescription": [{"value": kind}]}}) == [], (
+            kind
+        )
+    [problem] = validate_request(
+        {**query, "filter": {"requesttypedescription": [{"value": "TRANSACTIONQUERY"}]}}
+    )
     assert problem.field == "filter.requesttypedescription" and "ACCOUNTCHECK" in problem.rule

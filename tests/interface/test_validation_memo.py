@@ -10,9 +10,17 @@ VISA, AMEX = "4111111111111111", "378282246310005"
 
 
 def auth(**fields: str) -> dict:
-    return {"requesttypedescriptions": ["AUTH"], "sitereference": "test_site12345", "accounttypedescription": "ECOM",
-            "currencyiso3a": "GBP", "baseamount": "1050", "pan": VISA, "expirydate": "12/2030",
-            "securitycode": "123", **fields}
+    return {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": "test_site12345",
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "pan": VISA,
+        "expirydate": "12/2030",
+        "securitycode": "123",
+        **fields,
+    }
 
 
 def test_a_remembered_value_is_judged_the_same_and_card_data_is_never_remembered():
@@ -44,7 +52,12 @@ def test_a_request_type_replaced_in_the_tables_is_validated_by_its_new_entry(mon
     assert validate_request(auth()) == []  # the entries of ["AUTH"] are now remembered
     monkeypatch.setitem(FIELDS, "giftmessage", Field("giftmessage", t.ALPHANUMERIC, 30))
     entry = REQUEST_TYPES["AUTH"]
-    monkeypatch.setitem(REQUEST_TYPES, "AUTH", replace(entry, variants=tuple(
-        replace(v, optional=v.optional + ("giftmessage",)) for v in entry.variants)))
+    monkeypatch.setitem(
+        REQUEST_TYPES,
+        "AUTH",
+        replace(
+            entry, variants=tuple(replace(v, optional=v.optional + ("giftmessage",)) for v in entry.variants)
+        ),
+    )
     assert validate_request(auth(giftmessage="Happy birthday")) == []
     assert [p.field for p in validate_request(auth(giftmessage="x" * 31))] == ["giftmessage"]

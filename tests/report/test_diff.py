@@ -8,18 +8,37 @@ import pytest
 
 import gwkit
 from gwkit.cassette import Cassette
-from gwkit.report.diff import (ERRORCODE, MISSING_EXCHANGE, MISSING_RECORD, ONLY_LEFT, ONLY_RIGHT, VALUE,
-                               compare_cassettes, compare_targets)
+from gwkit.report.diff import (
+    ERRORCODE,
+    MISSING_EXCHANGE,
+    MISSING_RECORD,
+    ONLY_LEFT,
+    ONLY_RIGHT,
+    VALUE,
+    compare_cassettes,
+    compare_targets,
+)
 from gwkit.sandbox import Sandbox, SandboxTransport
 
 USER, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"
-CARD = {"accounttypedescription": "ECOM", "currencyiso3a": "GBP", "pan": "4111111111111111",
-        "expirydate": "12/2030", "securitycode": "123"}
+CARD = {
+    "accounttypedescription": "ECOM",
+    "currencyiso3a": "GBP",
+    "pan": "4111111111111111",
+    "expirydate": "12/2030",
+    "securitycode": "123",
+}
 
 
 def client(sandbox: Sandbox, **kwargs) -> gwkit.Client:
-    return gwkit.Client("http://sandbox.test", USER, PASSWORD, sitereference=SITE,
-                        transport=SandboxTransport(sandbox), **kwargs)
+    return gwkit.Client(
+        "http://sandbox.test",
+        USER,
+        PASSWORD,
+        sitereference=SITE,
+        transport=SandboxTransport(sandbox),
+        **kwargs,
+    )
 
 
 def record_run(path, db) -> Cassette:
@@ -53,14 +72,14 @@ def test_known_differences_are_listed_exactly(tmp_path):
 
     def real_site(lines):
         first = lines[0]["response"]["response"][0]
-        del first["issuer"]                                   # a field only the sandbox sends
-        first["acquirerresponsecode"] = "01"                  # a different value
-        first["transactionreference"] = "99-9-99999"          # always differs: normalised away
-        first["realonly"] = "x"                               # a field only the real site sends
+        del first["issuer"]  # a field only the sandbox sends
+        first["acquirerresponsecode"] = "01"  # a different value
+        first["transactionreference"] = "99-9-99999"  # always differs: normalised away
+        first["realonly"] = "x"  # a field only the real site sends
         second = lines[1]["response"]["response"][0]
-        second["errorcode"] = "60010"                         # a different error code
+        second["errorcode"] = "60010"  # a different error code
         lines[2]["response"]["response"].append({"errorcode": "0"})  # an extra record
-        lines.append(dict(lines[0]))                          # an extra exchange
+        lines.append(dict(lines[0]))  # an extra exchange
 
     real = edit(sandbox_run, tmp_path / "real.jsonl", real_site)
     diff = compare_cassettes(sandbox_run, real)
@@ -84,8 +103,13 @@ def test_known_differences_are_listed_exactly(tmp_path):
 
 def test_compare_targets_sends_the_same_requests_to_both(tmp_path):
     left, right = Sandbox(tmp_path / "l.db"), Sandbox(tmp_path / "r.db")
-    request = {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "baseamount": "1050",
-               "orderreference": "t-1", **CARD}
+    request = {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": SITE,
+        "baseamount": "1050",
+        "orderreference": "t-1",
+        **CARD,
+    }
     with client(left) as a, client(right) as b:
         diff = compare_targets([request, {**request, "baseamount": "70000"}], a, b)
         assert not diff and diff.exchanges == 2
@@ -114,4 +138,5 @@ def test_query_records_are_compared_one_by_one(tmp_path):
 
     diff = compare_cassettes(run, edit(run, tmp_path / "other.jsonl", other))
     assert [(d.field, d.kind, d.left, d.right) for d in diff.differences] == [
-        ("records[0].settlestatus", VALUE, "0", "100")]
+        ("records[0].settlestatus", VALUE, "0", "100")
+    ]

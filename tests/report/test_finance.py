@@ -46,9 +46,20 @@ def ledger(gw, sandbox):
 def test_reconciliation_per_day(ledger):
     table = report.settlement_reconciliation(report.query_frame(ledger))
     assert list(table.columns) == report.finance.RECONCILIATION_COLUMNS
-    assert all(table[c].dtype == "Int64" for c in ("authorised", "settled", "pending", "released", "refunded", "net"))
-    rows = {(r.day.strftime("%m-%d"), r.currencyiso3a): [r.authorised, r.settled, r.pending, r.released, r.refunded,
-                                                        r.net] for r in table.itertuples(index=False)}
+    assert all(
+        table[c].dtype == "Int64" for c in ("authorised", "settled", "pending", "released", "refunded", "net")
+    )
+    rows = {
+        (r.day.strftime("%m-%d"), r.currencyiso3a): [
+            r.authorised,
+            r.settled,
+            r.pending,
+            r.released,
+            r.refunded,
+            r.net,
+        ]
+        for r in table.itertuples(index=False)
+    }
     #                         authorised settled pending released refunded net
     assert rows[("01-10", "GBP")] == [9500, 0, 1500, 2000, 0, 0]
     assert rows[("01-11", "GBP")] == [2500, 6000, 0, 0, 1500, 4500]
@@ -72,8 +83,9 @@ def test_reconciliation_adds_up_to_the_raw_records(ledger):
         elif record["requesttypedescription"] == "REFUND":
             money["refunded"] += to_settle
     table = report.settlement_reconciliation(report.query_frame(ledger))
-    totals = table.groupby("currencyiso3a", observed=True)[["authorised", "settled", "pending", "released",
-                                                            "refunded", "net"]].sum()
+    totals = table.groupby("currencyiso3a", observed=True)[
+        ["authorised", "settled", "pending", "released", "refunded", "net"]
+    ].sum()
     for currency, money in expected.items():
         got = totals.loc[currency]
         for column in ("authorised", "settled", "pending", "released", "refunded"):
@@ -91,8 +103,13 @@ def test_declines_by_code_carry_the_code_tables_meaning(ledger):
     assert table["share"].tolist() == pytest.approx([2 / payments, 1 / payments])
     bank = table.set_index("errorcode").loc["60010"]
     assert (bank["message"], bank["meaning"], bank["action"]) == (
-        explain(60010).message, explain(60010).meaning, explain(60010).action)
-    assert bool(bank["unknown_outcome"]) and not bool(table.set_index("errorcode").loc["70000", "unknown_outcome"])
+        explain(60010).message,
+        explain(60010).meaning,
+        explain(60010).action,
+    )
+    assert bool(bank["unknown_outcome"]) and not bool(
+        table.set_index("errorcode").loc["70000", "unknown_outcome"]
+    )
 
 
 def test_charts_are_labelled(ledger):
@@ -102,8 +119,11 @@ def test_charts_are_labelled(ledger):
     assert [t.get_text() for t in ax.get_xticklabels()] == ["2026-01-10", "2026-01-11", "2026-01-12"]
     assert {t.get_text() for t in ax.get_legend().get_texts()} >= {"settled", "still pending", "refunded"}
     ax = report.plot_declines_by_code(frame)
-    assert ax.get_title() and ax.get_xlabel() and [t.get_text() for t in ax.get_yticklabels()] == [
-        "60010 Bank System Error", "70000 Decline"]
+    assert (
+        ax.get_title()
+        and ax.get_xlabel()
+        and [t.get_text() for t in ax.get_yticklabels()] == ["60010 Bank System Error", "70000 Decline"]
+    )
 
 
 def test_reports_say_which_column_is_missing():
@@ -121,9 +141,18 @@ def test_money_columns_are_shown_as_money(ledger):
 
 
 def test_no_money_gives_empty_typed_tables():
-    declined = report.records_frame([{"requesttypedescription": "AUTH", "errorcode": "70000", "settlestatus": "3",
-                                      "baseamount": "1000", "currencyiso3a": "GBP",
-                                      "transactionstartedtimestamp": "2026-01-10 10:00:00"}])
+    declined = report.records_frame(
+        [
+            {
+                "requesttypedescription": "AUTH",
+                "errorcode": "70000",
+                "settlestatus": "3",
+                "baseamount": "1000",
+                "currencyiso3a": "GBP",
+                "transactionstartedtimestamp": "2026-01-10 10:00:00",
+            }
+        ]
+    )
     table = report.settlement_reconciliation(declined)
     assert table.empty and list(table.columns) == report.finance.RECONCILIATION_COLUMNS
     assert table["authorised"].dtype == "Int64"

@@ -21,19 +21,28 @@ from gwkit.report import ReportError, records_frame  # noqa: E402
 from gwkit.interface import FIELDS  # noqa: E402
 from gwkit.interface.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT  # noqa: E402
 
-SAMPLE = {AMOUNT: "1050", INTEGER: "12", DATE: "2026-03-04", DATETIME: "2026-03-04 05:06:07", CATEGORY: "X",
-          TEXT: "free text"}
+SAMPLE = {
+    AMOUNT: "1050",
+    INTEGER: "12",
+    DATE: "2026-03-04",
+    DATETIME: "2026-03-04 05:06:07",
+    CATEGORY: "X",
+    TEXT: "free text",
+}
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _benchmark_module():
-    spec = importlib.util.spec_from_file_location("report_frames_bench", ROOT / "benchmarks" / "report_frames.py")
+    spec = importlib.util.spec_from_file_location(
+        "report_frames_bench", ROOT / "benchmarks" / "report_frames.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 # -- dtypes from the spec tables --------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(FIELDS))
 def test_every_field_gets_the_dtype_of_its_report_kind(name):
@@ -53,8 +62,18 @@ def test_every_field_gets_the_dtype_of_its_report_kind(name):
         assert frame.columns.get_loc(name + "_major") == frame.columns.get_loc(name) + 1
 
 
-@pytest.mark.parametrize("currency, expected", [("GBP", 10.5), ("USD", 10.5), ("JPY", 1050.0), ("BHD", 1.05),
-                                                ("KWD", 1.05), (None, 10.5), ("XXX", 10.5)])
+@pytest.mark.parametrize(
+    "currency, expected",
+    [
+        ("GBP", 10.5),
+        ("USD", 10.5),
+        ("JPY", 1050.0),
+        ("BHD", 1.05),
+        ("KWD", 1.05),
+        (None, 10.5),
+        ("XXX", 10.5),
+    ],
+)
 def test_major_units_follow_the_currency_exponent(currency, expected):
     record = {"baseamount": "1050", "settlebaseamount": "1050"}
     if currency:
@@ -65,27 +84,45 @@ def test_major_units_follow_the_currency_exponent(currency, expected):
 
 
 def test_mixed_currencies_in_one_frame():
-    frame = records_frame([{"baseamount": "1050", "currencyiso3a": c} for c in ("JPY", "GBP", "KWD")]
-                          + [{"currencyiso3a": "GBP"}])
+    frame = records_frame(
+        [{"baseamount": "1050", "currencyiso3a": c} for c in ("JPY", "GBP", "KWD")]
+        + [{"currencyiso3a": "GBP"}]
+    )
     assert frame["baseamount_major"].tolist()[:3] == [1050.0, 10.5, 1.05]
     assert np.isnan(frame["baseamount_major"].iloc[3])
 
 
 def test_empty_strings_are_missing_and_unknown_fields_are_text():
-    frame = records_frame([{"settleduedate": "", "baseamount": "", "found": "2", "errordata": ["pan", "expirydate"],
-                            "nested": {"a": 1}}])
+    frame = records_frame(
+        [
+            {
+                "settleduedate": "",
+                "baseamount": "",
+                "found": "2",
+                "errordata": ["pan", "expirydate"],
+                "nested": {"a": 1},
+            }
+        ]
+    )
     assert frame["settleduedate"].isna().all() and frame["baseamount"].isna().all()
     assert frame["found"].dtype == "string" and frame["found"].iloc[0] == "2"
     assert frame["errordata"].iloc[0] == "pan, expirydate"
     assert frame["nested"].iloc[0] == '{"a": 1}'
 
 
-@pytest.mark.parametrize("record, column, rule", [
-    ({"baseamount": "10.50"}, "baseamount", "an integer amount in base units"),
-    ({"subscriptionnumber": "two"}, "subscriptionnumber", "a whole number"),
-    ({"transactionstartedtimestamp": "2026-13-01 00:00:00"}, "transactionstartedtimestamp", "a timestamp"),
-    ({"settleduedate": "04/03/2026"}, "settleduedate", "a date YYYY-MM-DD"),
-])
+@pytest.mark.parametrize(
+    "record, column, rule",
+    [
+        ({"baseamount": "10.50"}, "baseamount", "an integer amount in base units"),
+        ({"subscriptionnumber": "two"}, "subscriptionnumber", "a whole number"),
+        (
+            {"transactionstartedtimestamp": "2026-13-01 00:00:00"},
+            "transactionstartedtimestamp",
+            "a timestamp",
+        ),
+        ({"settleduedate": "04/03/2026"}, "settleduedate", "a date YYYY-MM-DD"),
+    ],
+)
 def test_a_bad_value_names_column_row_and_rule(record, column, rule):
     with pytest.raises(ReportError) as caught:
         records_frame([{column: _good(column)}, record])
@@ -115,6 +152,7 @@ def test_the_fast_path_equals_the_naive_pandas_way():
 
 # -- sources: TRANSACTIONQUERY and the journal --------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def activity(tmp_path_factory):
     """A sandbox with a few days of payments, declines and bank errors, journalled."""
@@ -127,8 +165,14 @@ def activity(tmp_path_factory):
     for day in range(3):
         for i, amount in enumerate((1050, 2000, 70000, 60010)):
             order = f"r-{day}-{i}"
-            gw.auth(accounttypedescription="ECOM", baseamount=amount, pan="4111111111111111", expirydate=expiry,
-                    securitycode="123", orderreference=order)
+            gw.auth(
+                accounttypedescription="ECOM",
+                baseamount=amount,
+                pan="4111111111111111",
+                expirydate=expiry,
+                securitycode="123",
+                orderreference=order,
+            )
             orders.append(order)
         handle.advance(by="P1D")
     gw.store(accounttypedescription="CARDSTORE", pan="4111111111111111", expirydate=expiry)
@@ -177,6 +221,7 @@ def test_journal_frames_of_an_empty_journal(tmp_path):
 
 # -- charts --------------------------------------------------------------------------------------------
 
+
 def test_amounts_by_day_chart_has_labelled_axes_and_the_table_totals(activity):
     gw, orders = activity
     frame = report.query_frame(gw.transaction_query(orderreference=orders))
@@ -203,8 +248,16 @@ def test_decline_reasons_chart(activity):
 
 
 def test_charts_refuse_what_they_cannot_draw():
-    ok_only = records_frame([{"errorcode": "0", "baseamount": "1", "currencyiso3a": "GBP",
-                              "transactionstartedtimestamp": "2026-01-01 00:00:00"}])
+    ok_only = records_frame(
+        [
+            {
+                "errorcode": "0",
+                "baseamount": "1",
+                "currencyiso3a": "GBP",
+                "transactionstartedtimestamp": "2026-01-01 00:00:00",
+            }
+        ]
+    )
     with pytest.raises(ValueError, match="nothing to chart"):
         report.decline_reasons(ok_only)
     with pytest.raises(ValueError, match="no transactionstartedtimestamp column"):
@@ -212,14 +265,31 @@ def test_charts_refuse_what_they_cannot_draw():
 
 
 def test_one_currency_per_chart():
-    frame = records_frame([
-        {"baseamount": "1000", "currencyiso3a": "GBP", "transactionstartedtimestamp": "2026-01-01 10:00:00",
-         "settlestatus": "100", "requesttypedescription": "AUTH"},
-        {"baseamount": "500", "currencyiso3a": "GBP", "transactionstartedtimestamp": "2026-01-01 11:00:00",
-         "settlestatus": "0", "requesttypedescription": "AUTH"},
-        {"baseamount": "9000", "currencyiso3a": "JPY", "transactionstartedtimestamp": "2026-01-01 12:00:00",
-         "settlestatus": "100", "requesttypedescription": "AUTH"},
-    ])
+    frame = records_frame(
+        [
+            {
+                "baseamount": "1000",
+                "currencyiso3a": "GBP",
+                "transactionstartedtimestamp": "2026-01-01 10:00:00",
+                "settlestatus": "100",
+                "requesttypedescription": "AUTH",
+            },
+            {
+                "baseamount": "500",
+                "currencyiso3a": "GBP",
+                "transactionstartedtimestamp": "2026-01-01 11:00:00",
+                "settlestatus": "0",
+                "requesttypedescription": "AUTH",
+            },
+            {
+                "baseamount": "9000",
+                "currencyiso3a": "JPY",
+                "transactionstartedtimestamp": "2026-01-01 12:00:00",
+                "settlestatus": "100",
+                "requesttypedescription": "AUTH",
+            },
+        ]
+    )
     assert report.amounts_by_day_table(frame).attrs["currency"] == "GBP"
     jpy = report.amounts_by_day_table(frame, currency="JPY")
     assert jpy.to_numpy().sum() == 9000.0
@@ -227,10 +297,20 @@ def test_one_currency_per_chart():
 
 # -- export --------------------------------------------------------------------------------------------
 
+
 def test_export_to_csv_and_parquet_keeps_types(tmp_path):
-    frame = records_frame([{"baseamount": "1050", "currencyiso3a": "GBP", "settlestatus": "100",
-                            "transactionstartedtimestamp": "2026-01-02 03:04:05", "orderreference": "o-1"},
-                           {"currencyiso3a": "JPY", "settlestatus": "0"}])
+    frame = records_frame(
+        [
+            {
+                "baseamount": "1050",
+                "currencyiso3a": "GBP",
+                "settlestatus": "100",
+                "transactionstartedtimestamp": "2026-01-02 03:04:05",
+                "orderreference": "o-1",
+            },
+            {"currencyiso3a": "JPY", "settlestatus": "0"},
+        ]
+    )
     files = report.export(frame, tmp_path / "out", "tx")
     back = pd.read_parquet(files["parquet"])
     assert back["baseamount"].dtype == "Int64" and pd.isna(back["baseamount"].iloc[1])
@@ -242,6 +322,7 @@ def test_export_to_csv_and_parquet_keeps_types(tmp_path):
 
 
 # -- small helpers ---------------------------------------------------------------------------------------
+
 
 def test_to_major_is_exact():
     assert report.to_major(1050, "GBP") == "10.50"

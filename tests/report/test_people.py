@@ -11,21 +11,40 @@ from gwkit.report import people
 
 @pytest.fixture
 def frame():
-    return records_frame([
-        {"transactionreference": "1-9-1", "baseamount": "150000", "currencyiso3a": "GBP", "settlestatus": "0",
-         "errorcode": "0", "transactionstartedtimestamp": "2026-01-01 10:00:00"},
-        {"transactionreference": "1-9-2", "baseamount": "1050", "currencyiso3a": "JPY", "errorcode": "70000",
-         "transactionstartedtimestamp": "2026-01-02 10:00:00"},
-        {"transactionreference": "1-9-3", "currencyiso3a": "EUR", "errorcode": "30000",
-         "transactionstartedtimestamp": "2026-01-03 11:30:00"},
-    ])
+    return records_frame(
+        [
+            {
+                "transactionreference": "1-9-1",
+                "baseamount": "150000",
+                "currencyiso3a": "GBP",
+                "settlestatus": "0",
+                "errorcode": "0",
+                "transactionstartedtimestamp": "2026-01-01 10:00:00",
+            },
+            {
+                "transactionreference": "1-9-2",
+                "baseamount": "1050",
+                "currencyiso3a": "JPY",
+                "errorcode": "70000",
+                "transactionstartedtimestamp": "2026-01-02 10:00:00",
+            },
+            {
+                "transactionreference": "1-9-3",
+                "currencyiso3a": "EUR",
+                "errorcode": "30000",
+                "transactionstartedtimestamp": "2026-01-03 11:30:00",
+            },
+        ]
+    )
 
 
 def test_money_is_shown_once_in_major_units_with_its_symbol(frame):
     shown = for_people(frame)
     assert list(shown["baseamount"]) == ["£1,500.00", "¥1,050", ""]
     assert "baseamount_major" not in shown.columns
-    assert frame["baseamount"].dtype == pd.Int64Dtype() and "baseamount_major" in frame  # the frame is untouched
+    assert (
+        frame["baseamount"].dtype == pd.Int64Dtype() and "baseamount_major" in frame
+    )  # the frame is untouched
 
 
 def test_nothing_missing_is_written_as_na_or_nan(frame):
@@ -34,9 +53,16 @@ def test_nothing_missing_is_written_as_na_or_nan(frame):
 
 
 def test_numbers_rates_and_dates_for_people():
-    frame = pd.DataFrame({"decline_rate": [0.125, None], "payments": [1234567, 2],
-                          "day": pd.to_datetime(["2026-01-01", None]), "revenue_major": [15.5, 0.0],
-                          "currencyiso3a": ["GBP", "GBP"], "active": [True, False]})
+    frame = pd.DataFrame(
+        {
+            "decline_rate": [0.125, None],
+            "payments": [1234567, 2],
+            "day": pd.to_datetime(["2026-01-01", None]),
+            "revenue_major": [15.5, 0.0],
+            "currencyiso3a": ["GBP", "GBP"],
+            "active": [True, False],
+        }
+    )
     shown = for_people(frame)
     assert list(shown["decline_rate"]) == ["12.5%", ""]
     assert list(shown["payments"]) == ["1,234,567", "2"]
@@ -54,7 +80,9 @@ def test_the_html_is_interactive_with_itables_and_plain_without(frame, monkeypat
 
 
 def test_mappings_and_lists_are_written_as_text_never_as_a_python_repr():
-    frame = pd.DataFrame({"parameters": [{"status": 502, "process": True}, None], "fields": [["pan", "expirydate"], []]})
+    frame = pd.DataFrame(
+        {"parameters": [{"status": 502, "process": True}, None], "fields": [["pan", "expirydate"], []]}
+    )
     shown = for_people(frame)
     assert list(shown["parameters"]) == ["status=502, process=True", ""]
     assert list(shown["fields"]) == ["pan, expirydate", ""]
@@ -74,7 +102,9 @@ def test_show_tables_for_people_registers_dataframes_and_dicts_in_ipython():
         assert people.show_tables_for_people()
         data, _ = shell.display_formatter.format({"baseamount": "1050"})
         assert "gwkit-fields" in data["text/html"]
-        data, _ = shell.display_formatter.format(pd.DataFrame({"baseamount": [1050], "currencyiso3a": ["GBP"]}))
+        data, _ = shell.display_formatter.format(
+            pd.DataFrame({"baseamount": [1050], "currencyiso3a": ["GBP"]})
+        )
         assert "£10.50" in data["text/html"]
         data, _ = shell.display_formatter.format(pd.Series([3, 1], index=["active", "ended"], name="count"))
         assert "active" in data["text/html"] and "dtype" not in data["text/html"]
@@ -88,7 +118,9 @@ def test_a_series_is_a_table_of_labels_and_values_written_for_people():
     assert "state" in shown and "count" in shown and "1,200" in shown
     assert "dtype" not in shown and "Name:" not in shown
 
-    types = pd.DataFrame({"baseamount": pd.array([1050], dtype="Int64"), "when": pd.to_datetime(["2026-01-01"])}).dtypes
+    types = pd.DataFrame(
+        {"baseamount": pd.array([1050], dtype="Int64"), "when": pd.to_datetime(["2026-01-01"])}
+    ).dtypes
     shown = people.series_html(types)
     assert "baseamount" in shown and "Int64" in shown and "datetime64" in shown
 
@@ -111,7 +143,9 @@ def test_codes_and_references_are_written_without_thousands_separators():
 
 def test_a_meaningful_index_is_shown_as_columns():
     by_day = pd.DataFrame({"settled": [1050, 2000]}, index=pd.Index(["2026-11-23", "2026-11-24"], name="day"))
-    by_month = pd.DataFrame({"paying": [4, 3]}, index=pd.PeriodIndex(["2026-11", "2026-12"], freq="M", name="month"))
+    by_month = pd.DataFrame(
+        {"paying": [4, 3]}, index=pd.PeriodIndex(["2026-11", "2026-12"], freq="M", name="month")
+    )
     assert "2026-11-24" in people.to_html(by_day) and ">day<" in people.to_html(by_day)
     assert "2026-12" in people.to_html(by_month) and ">month<" in people.to_html(by_month)
     assert ">index<" not in people.to_html(pd.DataFrame({"paying": [4]}))
@@ -126,19 +160,24 @@ def test_counts_are_not_money_unless_the_frame_says_so():
 
 
 def test_times_and_single_words_are_kept_on_one_line_and_prose_wraps():
-    frame = pd.DataFrame({"injected": ["2026-11-24T00:11:42", "2026-11-24T00:11:43"],
-                          "at": pd.to_datetime(["2026-11-24 10:31:02", None]),
-                          "orderreference": ["unknown-60010-made-37c733", "x"],
-                          "what it means": ["The acquiring bank's system failed to answer.", "ok"],
-                          "code": ["a" * 40, "b"]})
+    frame = pd.DataFrame(
+        {
+            "injected": ["2026-11-24T00:11:42", "2026-11-24T00:11:43"],
+            "at": pd.to_datetime(["2026-11-24 10:31:02", None]),
+            "orderreference": ["unknown-60010-made-37c733", "x"],
+            "what it means": ["The acquiring bank's system failed to answer.", "ok"],
+            "code": ["a" * 40, "b"],
+        }
+    )
     assert people.unbroken_columns(frame, for_people(frame)) == [0, 1, 2]
     html = people.to_html(frame)
     assert '"className": "dt-nowrap"' in html and '"targets": [0, 1, 2]' in html
 
 
 def test_columns_are_counted_as_shown_when_an_amount_is_shown_once():
-    frame = pd.DataFrame({"baseamount": [1050], "baseamount_major": [10.5], "currencyiso3a": ["GBP"],
-                          "note": ["two words"]})
+    frame = pd.DataFrame(
+        {"baseamount": [1050], "baseamount_major": [10.5], "currencyiso3a": ["GBP"], "note": ["two words"]}
+    )
     shown = for_people(frame)
     assert list(shown.columns) == ["baseamount", "currencyiso3a", "note"]
     assert people.unbroken_columns(frame, shown) == [0, 1]

@@ -18,12 +18,26 @@ matplotlib.use("Agg")
 
 
 def subscription_request(gw, index: int, **fields) -> dict:
-    return gw.build_request(["AUTH", "SUBSCRIPTION"], {
-        "accounttypedescription": "ECOM", "baseamount": 1000, "orderreference": f"r-{index}", "pan": VISA,
-        "expirydate": "12/2030", "securitycode": "123", "subscriptiontype": "RECURRING",
-        "subscriptionunit": "MONTH", "subscriptionfrequency": 1, "subscriptionnumber": 1,
-        "subscriptionfinalnumber": 0, "subscriptionbegindate": "2026-01-15", "credentialsonfile": 1,
-        "transactionactive": 1, **fields})
+    return gw.build_request(
+        ["AUTH", "SUBSCRIPTION"],
+        {
+            "accounttypedescription": "ECOM",
+            "baseamount": 1000,
+            "orderreference": f"r-{index}",
+            "pan": VISA,
+            "expirydate": "12/2030",
+            "securitycode": "123",
+            "subscriptiontype": "RECURRING",
+            "subscriptionunit": "MONTH",
+            "subscriptionfrequency": 1,
+            "subscriptionnumber": 1,
+            "subscriptionfinalnumber": 0,
+            "subscriptionbegindate": "2026-01-15",
+            "credentialsonfile": 1,
+            "transactionactive": 1,
+            **fields,
+        },
+    )
 
 
 @pytest.fixture
@@ -45,7 +59,12 @@ def portfolio(gw, sandbox):
 def test_payments_and_subscriptions_frames(gw, portfolio):
     subs, pays = reports.subscription_portfolio(gw)
     assert len(subs) == 7 and list(subs["state"].value_counts().sort_index().items()) == [
-        ("pending", 0), ("scheduled", 4), ("suspended", 1), ("stopped", 1), ("declined", 1)]
+        ("pending", 0),
+        ("scheduled", 4),
+        ("suspended", 1),
+        ("stopped", 1),
+        ("declined", 1),
+    ]
     assert pays.dtypes["number"] == "Int64" and pd.api.types.is_datetime64_any_dtype(pays["due_date"])
     assert len(pays) == 3 * 4 + 2 + 2 + 4  # endless x3, stopped, suspended, declined in March
     row = pays[(pays["subscription"] == portfolio[6].reference) & (pays["number"] == 4)].iloc[0]
@@ -60,14 +79,22 @@ def test_payments_and_subscriptions_frames(gw, portfolio):
 def test_revenue_churn_and_decline_rates(gw, portfolio):
     subs, pays = reports.subscription_portfolio(gw)
     revenue = reports.monthly_recurring_revenue(pays).set_index("month")
-    assert revenue.loc[pd.Period("2026-01"), "revenue"] == 5 * 10 + 20  # 6 running; the 70000 one never started
+    assert (
+        revenue.loc[pd.Period("2026-01"), "revenue"] == 5 * 10 + 20
+    )  # 6 running; the 70000 one never started
     assert revenue.loc[pd.Period("2026-03"), ["revenue", "authorised", "declined"]].tolist() == [30.0, 3, 1]
     assert revenue.loc[pd.Period("2026-04"), "revenue"] == 40.0
     assert reports.current_mrr(subs).to_dict() == {"GBP": 40.0}
     by_state = reports.revenue_by_state(subs, pays)
-    assert by_state.loc[pd.Period("2026-02"), "stopped"] == 20.0 and by_state.loc[pd.Period("2026-02"), "suspended"] == 10.0
+    assert (
+        by_state.loc[pd.Period("2026-02"), "stopped"] == 20.0
+        and by_state.loc[pd.Period("2026-02"), "suspended"] == 10.0
+    )
     churn = reports.churn(subs, pays)
-    assert churn.loc[pd.Period("2026-02"), ["paying", "churned"]].tolist() == [6, 1]  # suspended after February
+    assert churn.loc[pd.Period("2026-02"), ["paying", "churned"]].tolist() == [
+        6,
+        1,
+    ]  # suspended after February
     assert churn.loc[pd.Period("2026-03"), "churned"] == 0
     rates = reports.decline_rates(pays)
     assert rates.loc[pd.Period("2026-03"), ["payments", "declined"]].tolist() == [4, 1]
@@ -95,10 +122,13 @@ def test_refunds_of_payments_in_the_payments_revenue_and_finance_tables(gw, port
     assert finance.loc[pd.Period("2026-02"), ["net", "paying", "churned"]].tolist() == [67.5, 6, 1]
     assert finance.loc[pd.Period("2026-03"), "failed_payments"] == 1
     assert finance["failed_payments"].sum() == (pays["outcome"] != "authorised").sum()
-    assert finance["net"].sum() == pytest.approx(pays.loc[pays["outcome"] == "authorised", "baseamount_major"].sum()
-                                                 - pays["refunded_major"].sum())
+    assert finance["net"].sum() == pytest.approx(
+        pays.loc[pays["outcome"] == "authorised", "baseamount_major"].sum() - pays["refunded_major"].sum()
+    )
     one = reports.subscription_payments_frame(portfolio[0])
-    assert one.set_index("number").loc[2, "refunded"] == 1000 and one.set_index("number").loc[3, "refunded"] == 0
+    assert (
+        one.set_index("number").loc[2, "refunded"] == 1000 and one.set_index("number").loc[3, "refunded"] == 0
+    )
     ax = reports.plot_subscription_finance(subs, pays)
     assert "GBP" in ax.get_ylabel() and ax.get_title() and ax.get_xlabel()
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["net revenue", "refunded"]
@@ -106,17 +136,24 @@ def test_refunds_of_payments_in_the_payments_revenue_and_finance_tables(gw, port
 
 def test_charts_have_labelled_axes(gw, portfolio):
     subs, pays = reports.subscription_portfolio(gw)
-    for ax in (reports.plot_revenue_by_state(subs, pays), reports.plot_subscriptions_by_state(subs),
-               reports.plot_decline_rates(pays)):
+    for ax in (
+        reports.plot_revenue_by_state(subs, pays),
+        reports.plot_subscriptions_by_state(subs),
+        reports.plot_decline_rates(pays),
+    ):
         assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
     ax = reports.plot_revenue_by_state(subs, pays)
     assert "GBP" in ax.get_ylabel() and [t.get_text() for t in ax.get_legend().get_texts()] == [
-        "scheduled", "suspended", "stopped"]
+        "scheduled",
+        "suspended",
+        "stopped",
+    ]
 
 
 def test_query_paged_pages_past_500_records(gw, sandbox):
-    records = gw.send([subscription_request(gw, i, subscriptionbegindate=f"2026-01-{11 + i % 20}")
-                       for i in range(60)]).records
+    records = gw.send(
+        [subscription_request(gw, i, subscriptionbegindate=f"2026-01-{11 + i % 20}") for i in range(60)]
+    ).records
     assert all(r["errorcode"] == "0" for r in records)
     sandbox.advance(to="2026-10-31T09:00:00")  # 10 payments each: 600 records
     first = gw.transaction_query(accounttypedescription="RECUR", requesttypedescription="AUTH").record
@@ -128,7 +165,7 @@ def test_query_paged_pages_past_500_records(gw, sandbox):
 def test_query_paged_says_when_one_day_holds_too_many(gw, sandbox):
     requests = [subscription_request(gw, i) for i in range(501)]
     for start in range(0, 501, 100):  # the sandbox takes at most 100 request objects per envelope
-        gw.send(requests[start:start + 100]).raise_for_errors()
+        gw.send(requests[start : start + 100]).raise_for_errors()
     sandbox.advance(to="2026-01-16T09:00:00")  # 501 payments on January 15
     with pytest.raises(GwkitError, match="narrow the filter"):
         query_paged(gw, {"accounttypedescription": "RECUR"})

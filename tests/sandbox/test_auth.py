@@ -9,18 +9,50 @@ from pathlib import Path
 import pytest
 
 from gwkit.interface.cards import scheme_of
-from support.sandbox import CLOCK, VISA, VISA_DECLINED, all_rows, card_auth, parent_auth, store_request, update_request
+from support.sandbox import (
+    CLOCK,
+    VISA,
+    VISA_DECLINED,
+    all_rows,
+    card_auth,
+    parent_auth,
+    store_request,
+    update_request,
+)
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
-TEST_CARDS = list(csv.DictReader(open(Path(__file__).resolve().parents[2] / "data" / "test_cards.csv",
-                                      encoding="utf-8")))
+TEST_CARDS = list(
+    csv.DictReader(open(Path(__file__).resolve().parents[2] / "data" / "test_cards.csv", encoding="utf-8"))
+)
 AUTH_RECORD_FIELDS = {  # interface 2.4 (credentialsonfile only when sent)
-    "transactionstartedtimestamp", "livestatus", "issuer", "splitfinalnumber", "dccenabled", "settleduedate",
-    "errorcode", "errormessage", "baseamount", "tid", "merchantnumber", "merchantcountryiso2a", "merchantname",
-    "transactionreference", "paymenttypedescription", "orderreference", "accounttypedescription",
-    "acquirerresponsecode", "requesttypedescription", "securityresponsesecuritycode", "securityresponsepostcode",
-    "securityresponseaddress", "currencyiso3a", "authcode", "operatorname", "maskedpan", "issuercountryiso2a",
+    "transactionstartedtimestamp",
+    "livestatus",
+    "issuer",
+    "splitfinalnumber",
+    "dccenabled",
+    "settleduedate",
+    "errorcode",
+    "errormessage",
+    "baseamount",
+    "tid",
+    "merchantnumber",
+    "merchantcountryiso2a",
+    "merchantname",
+    "transactionreference",
+    "paymenttypedescription",
+    "orderreference",
+    "accounttypedescription",
+    "acquirerresponsecode",
+    "requesttypedescription",
+    "securityresponsesecuritycode",
+    "securityresponsepostcode",
+    "securityresponseaddress",
+    "currencyiso3a",
+    "authcode",
+    "operatorname",
+    "maskedpan",
+    "issuercountryiso2a",
     "settlestatus",
 }
 
@@ -46,8 +78,12 @@ def test_auth_with_card_fields_answers_every_field_of_the_interface(gateway):
     assert record["settlestatus"] == "0"
     assert record["transactionstartedtimestamp"] == CLOCK.strftime("%Y-%m-%d %H:%M:%S")
     assert record["settleduedate"] == "2026-01-16"
-    assert (record["baseamount"], record["currencyiso3a"], record["accounttypedescription"],
-            record["orderreference"]) == ("1050", "GBP", "ECOM", "order-1")
+    assert (
+        record["baseamount"],
+        record["currencyiso3a"],
+        record["accounttypedescription"],
+        record["orderreference"],
+    ) == ("1050", "GBP", "ECOM", "order-1")
     assert record["operatorname"] == gateway.username
 
 
@@ -69,8 +105,9 @@ def test_transaction_references_are_unique_and_requests_answered_in_order(gatewa
     assert len({r.split("-")[0] for r in references}) == 1  # one prefix per database
 
 
-@pytest.mark.parametrize("row", TEST_CARDS, ids=[f"{r['paymenttypedescription']}-{r['outcome']}-{r['pan']}"
-                                                 for r in TEST_CARDS])
+@pytest.mark.parametrize(
+    "row", TEST_CARDS, ids=[f"{r['paymenttypedescription']}-{r['outcome']}-{r['pan']}" for r in TEST_CARDS]
+)
 def test_every_test_card_has_its_payment_type_and_outcome(gateway, row):
     scheme = scheme_of(row["pan"])
     # e-commerce Maestro needs 3-D Secure (interface 4.3): the card itself is exercised by MOTO
@@ -82,7 +119,11 @@ def test_every_test_card_has_its_payment_type_and_outcome(gateway, row):
     assert (record["issuer"], record["issuercountryiso2a"]) == (row["issuer"], row["issuercountryiso2a"])
     assert record["securityresponsesecuritycode"] == "2"
     if row["outcome"] == "authorised":
-        assert (record["errorcode"], record["acquirerresponsecode"], record["settlestatus"]) == ("0", "00", "0")
+        assert (record["errorcode"], record["acquirerresponsecode"], record["settlestatus"]) == (
+            "0",
+            "00",
+            "0",
+        )
         assert record["authcode"].startswith("TEST")
     else:
         assert row["outcome"] == "declined"
@@ -91,22 +132,32 @@ def test_every_test_card_has_its_payment_type_and_outcome(gateway, row):
         assert "DECLINED" in record["authcode"]
 
 
-@pytest.mark.parametrize("amount, errorcode, errormessage, settlestatus", [
-    ("70000", "70000", "Decline", "3"),
-    ("60010", "60010", "Bank System Error", "3"),
-    ("1050", "0", "Ok", "0"),
-])
+@pytest.mark.parametrize(
+    "amount, errorcode, errormessage, settlestatus",
+    [
+        ("70000", "70000", "Decline", "3"),
+        ("60010", "60010", "Bank System Error", "3"),
+        ("1050", "0", "Ok", "0"),
+    ],
+)
 def test_magic_amounts(gateway, amount, errorcode, errormessage, settlestatus):
     record = gateway.one(card_auth(baseamount=amount))
-    assert (record["errorcode"], record["errormessage"], record["settlestatus"]) == (errorcode, errormessage,
-                                                                                     settlestatus)
+    assert (record["errorcode"], record["errormessage"], record["settlestatus"]) == (
+        errorcode,
+        errormessage,
+        settlestatus,
+    )
     if amount == "70000":
         assert record["acquirerresponsecode"] == "05" and "DECLINED" in record["authcode"]
 
 
 def test_declined_test_card(gateway):
     record = gateway.one(card_auth(pan=VISA_DECLINED))
-    assert (record["errorcode"], record["acquirerresponsecode"], record["settlestatus"]) == ("70000", "05", "3")
+    assert (record["errorcode"], record["acquirerresponsecode"], record["settlestatus"]) == (
+        "70000",
+        "05",
+        "3",
+    )
 
 
 @pytest.mark.parametrize("code, expected", [("123", "2"), ("321", "4"), (None, "1")])
@@ -124,12 +175,15 @@ def test_any_future_expiry_is_accepted(gateway, expiry):
     assert gateway.one(card_auth(expirydate=expiry))["errorcode"] == "0"  # the clock is in January 2026
 
 
-@pytest.mark.parametrize("fields, invalid", [
-    ({"expirydate": "12/2025"}, ["expirydate"]),  # expired by the sandbox clock
-    ({"pan": "4111111111111112"}, ["pan"]),  # Luhn failure
-    ({"pan": "9000000000000008"}, ["pan"]),  # Luhn-valid, but no supported scheme
-    ({"pan": "411111111111"}, ["pan"]),  # 12 digits, Luhn failure
-])
+@pytest.mark.parametrize(
+    "fields, invalid",
+    [
+        ({"expirydate": "12/2025"}, ["expirydate"]),  # expired by the sandbox clock
+        ({"pan": "4111111111111112"}, ["pan"]),  # Luhn failure
+        ({"pan": "9000000000000008"}, ["pan"]),  # Luhn-valid, but no supported scheme
+        ({"pan": "411111111111"}, ["pan"]),  # 12 digits, Luhn failure
+    ],
+)
 def test_refused_cards_store_nothing(gateway, db_path, fields, invalid):
     before = all_rows(db_path)
     record = gateway.one(card_auth(**fields))
@@ -140,8 +194,15 @@ def test_refused_cards_store_nothing(gateway, db_path, fields, invalid):
 
 
 def test_auth_from_a_stored_card_inherits_card_and_billing(gateway):
-    stored = gateway.one(store_request(billingfirstname="Ada", billinglastname="Lovelace", billingtown="London",
-                                       billingcountryiso2a="GB", billingpostcode="SW1A 1AA"))
+    stored = gateway.one(
+        store_request(
+            billingfirstname="Ada",
+            billinglastname="Lovelace",
+            billingtown="London",
+            billingcountryiso2a="GB",
+            billingpostcode="SW1A 1AA",
+        )
+    )
     assert stored["errorcode"] == "0"
     record = gateway.one(parent_auth(stored["transactionreference"], orderreference="from-store"))
     assert record["errorcode"] == "0"
@@ -150,14 +211,18 @@ def test_auth_from_a_stored_card_inherits_card_and_billing(gateway):
     assert record["baseamount"] == "2500"
     assert record["securityresponsesecuritycode"] == "1"  # no security code: never stored, not sent
     (found,) = gateway.query(transactionreference=record["transactionreference"])
-    assert (found["billingfirstname"], found["billinglastname"], found["billingtown"]) == ("Ada", "Lovelace",
-                                                                                          "London")
+    assert (found["billingfirstname"], found["billinglastname"], found["billingtown"]) == (
+        "Ada",
+        "Lovelace",
+        "London",
+    )
 
 
 def test_auth_from_a_stored_card_may_send_the_security_code_and_add_billing(gateway):
     stored = gateway.one(store_request(billingfirstname="Ada"))
-    record = gateway.one(parent_auth(stored["transactionreference"], securitycode="123",
-                                     billingemail="ada@example.com"))
+    record = gateway.one(
+        parent_auth(stored["transactionreference"], securitycode="123", billingemail="ada@example.com")
+    )
     assert record["securityresponsesecuritycode"] == "2"
     (found,) = gateway.query(transactionreference=record["transactionreference"])
     assert (found["billingfirstname"], found["billingemail"]) == ("Ada", "ada@example.com")
@@ -196,8 +261,11 @@ def test_auth_of_a_site_of_the_account_only(gateway):
 
 
 def test_auth_and_query_in_one_request_object_are_answered_in_order(gateway):
-    request = {**card_auth(orderreference="multi-1"), "requesttypedescriptions": ["AUTH", "TRANSACTIONQUERY"],
-               "filter": {"orderreference": [{"value": "multi-1"}]}}
+    request = {
+        **card_auth(orderreference="multi-1"),
+        "requesttypedescriptions": ["AUTH", "TRANSACTIONQUERY"],
+        "filter": {"orderreference": [{"value": "multi-1"}]},
+    }
     auth, query = gateway.records(request)
     assert (auth["requesttypedescription"], query["requesttypedescription"]) == ("AUTH", "TRANSACTIONQUERY")
     assert [r["transactionreference"] for r in query["records"]] == [auth["transactionreference"]]

@@ -85,8 +85,9 @@ class InBackground:
 
 
 def control(sandbox, path: str, payload: dict[str, Any]) -> httpx.Response:
-    return httpx.post(f"{sandbox.base_url}{path}", json=payload, auth=(sandbox.username, sandbox.password),
-                      timeout=BOUND)
+    return httpx.post(
+        f"{sandbox.base_url}{path}", json=payload, auth=(sandbox.username, sandbox.password), timeout=BOUND
+    )
 
 
 def test_health_and_an_auth_are_answered_while_a_clock_move_is_held(sandbox, gateway):
@@ -140,8 +141,9 @@ def test_a_long_clock_move_commits_and_lets_a_waiting_writer_in(db_path, store_k
     assert Database(db_path).value("SELECT count(*) FROM meta WHERE key LIKE 'moved-%'") == 10
 
 
-def test_an_auth_is_written_while_a_query_is_held_and_the_query_sees_one_consistent_view(sandbox, gateway,
-                                                                                         monkeypatch):
+def test_an_auth_is_written_while_a_query_is_held_and_the_query_sees_one_consistent_view(
+    sandbox, gateway, monkeypatch
+):
     before = gateway.one(card_auth(orderreference="before"))["transactionreference"]
     held = Held()
     handlers = sandbox.sandbox.gateway.tables.request_handlers
@@ -156,7 +158,9 @@ def test_an_auth_is_written_while_a_query_is_held_and_the_query_sees_one_consist
     try:
         answer = InBackground(lambda: asker.one(query_request(orderreference=["before", "during"])))
         assert held.started.wait(BOUND)
-        during = gateway.one(card_auth(orderreference="during"))  # needs the write lock the query does not hold
+        during = gateway.one(
+            card_auth(orderreference="during")
+        )  # needs the write lock the query does not hold
         assert during["errorcode"] == "0"
         assert not answer.done
         held.release.set()
@@ -165,7 +169,9 @@ def test_an_auth_is_written_while_a_query_is_held_and_the_query_sees_one_consist
         asker.close()
     assert found == [before]  # the view the query started with: the AUTH written meanwhile is not half in it
     assert {r["transactionreference"] for r in gateway.query(orderreference=["before", "during"])} == {
-        before, during["transactionreference"]}
+        before,
+        during["transactionreference"],
+    }
 
 
 def test_stopping_the_server_ends_a_long_clock_move_after_its_day_and_keeps_that_day(db_path, store_kind):
@@ -196,7 +202,8 @@ def test_stopping_the_server_ends_a_long_clock_move_after_its_day_and_keeps_that
 
 
 def test_an_internal_error_is_a_json_500_with_a_logged_reference_and_the_connection_stays_usable(
-        sandbox, monkeypatch, caplog):
+    sandbox, monkeypatch, caplog
+):
     answer = sandbox.sandbox.answer
 
     def broken(request):
@@ -227,14 +234,16 @@ def test_an_internal_error_is_a_json_500_with_a_logged_reference_and_the_connect
 
 # connections: raw sockets on loopback; a closed connection is seen as EOF (recv returns b"")
 
+
 @pytest.fixture
 def serve(db_path):
     """A sandbox with some limits made small: those a test waits out, never those it must beat."""
     started = []
 
     def serve_(**small: float) -> gwkit.sandbox.SandboxHandle:
-        limits = ServerLimits(**{"keep_alive_seconds": BOUND, "header_read_seconds": BOUND,
-                                 "body_read_seconds": BOUND, **small})
+        limits = ServerLimits(
+            **{"keep_alive_seconds": BOUND, "header_read_seconds": BOUND, "body_read_seconds": BOUND, **small}
+        )
         started.append(gwkit.sandbox.start(db_path, clock_start=CLOCK, limits=limits))
         return started[-1]
 
@@ -268,7 +277,11 @@ def read_answer(sock: socket.socket, chunk: int = 1 << 20) -> tuple[int, bytes]:
         assert byte, f"the connection closed before an answer: {head!r}"
         head += byte
     status = int(head.split(b" ", 2)[1])
-    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    length = int(
+        next(
+            line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+        )
+    )
     body = bytearray()
     while len(body) < length:
         data = sock.recv(min(chunk, length - len(body)))
@@ -296,8 +309,10 @@ def test_an_idle_kept_alive_connection_is_closed_after_its_answer(serve):
 
 def test_a_body_that_does_not_arrive_is_a_408(serve):
     with connect(serve(body_read_seconds=0.2)) as sock:
-        sock.sendall(b"POST /json/ HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 500\r\n\r\n{\"request\": [")
+        sock.sendall(
+            b"POST /json/ HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 500\r\n\r\n{"request": ['
+        )
         answer = read_until_closed(sock)
     assert answer.startswith(b"HTTP/1.1 408")
     assert b"request body too slow" in answer
@@ -310,10 +325,21 @@ def a_large_answer(handle) -> bytes:
     for _ in range(5):
         gateway.records(*[card_auth(orderreference="large-answer")] * 100)
     gateway.close()
-    body = json.dumps({"request": [{**query_request(orderreference="large-answer"), "sitereference": "test_gwkit12345"}] * 20}).encode()
+    body = json.dumps(
+        {
+            "request": [{**query_request(orderreference="large-answer"), "sitereference": "test_gwkit12345"}]
+            * 20
+        }
+    ).encode()
     credentials = base64.b64encode(f"{handle.username}:{handle.password}".encode())
-    return (b"POST /json/ HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\nAuthorization: Basic "
-            + credentials + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    return (
+        b"POST /json/ HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\nAuthorization: Basic "
+        + credentials
+        + b"\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
 
 
 def small_window(handle) -> socket.socket:
@@ -332,7 +358,9 @@ def test_a_client_that_stops_reading_a_large_answer_is_dropped(serve):
     with small_window(handle) as sock:
         sock.sendall(request)
         hang_up = select.poll()
-        hang_up.register(sock, select.POLLRDHUP)  # not POLLIN: the waiting answer does not count, a reset does
+        hang_up.register(
+            sock, select.POLLRDHUP
+        )  # not POLLIN: the waiting answer does not count, a reset does
         events = hang_up.poll(BOUND * 1000)
         assert events and events[0][1] & (select.POLLHUP | select.POLLERR | select.POLLRDHUP)
     with connect(handle) as other:
@@ -406,6 +434,7 @@ def test_connections_of_finished_threads_are_closed_so_descriptors_do_not_run_ou
         pytest.skip("SQLite opens a connection per thread; PostgreSQL's come from a pool of a fixed size")
     store = open_store(db_path)
     try:
+
         def query_once() -> None:
             store.meta_get("clock")
 

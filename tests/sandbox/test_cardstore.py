@@ -42,60 +42,115 @@ def send(http, request: dict) -> list[dict]:
 
 
 def store(http, **fields) -> dict:
-    request = {"requesttypedescriptions": ["STORE"], "sitereference": SITE, "accounttypedescription": "CARDSTORE",
-               "pan": MASTERCARD, "expirydate": "12/2030", "orderreference": "card-1", **fields}
+    request = {
+        "requesttypedescriptions": ["STORE"],
+        "sitereference": SITE,
+        "accounttypedescription": "CARDSTORE",
+        "pan": MASTERCARD,
+        "expirydate": "12/2030",
+        "orderreference": "card-1",
+        **fields,
+    }
     (record,) = send(http, {k: v for k, v in request.items() if v is not None})
     return record
 
 
 def stored_count(gateway) -> int:
-    return gateway.sandbox.store.connection().execute(
-        "SELECT COUNT(*) FROM transactions WHERE requesttypedescription = 'STORE'").fetchone()[0]
+    return (
+        gateway.sandbox.store.connection()
+        .execute("SELECT COUNT(*) FROM transactions WHERE requesttypedescription = 'STORE'")
+        .fetchone()[0]
+    )
 
 
 def query(http, reference: str) -> dict:
-    (answer,) = send(http, {"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                            "filter": {"transactionreference": [{"value": reference}]}})
+    (answer,) = send(
+        http,
+        {
+            "requesttypedescriptions": ["TRANSACTIONQUERY"],
+            "filter": {"transactionreference": [{"value": reference}]},
+        },
+    )
     (record,) = answer["records"]
     return record
 
 
 def update(http, reference: str, **updates) -> dict:
-    (record,) = send(http, {"requesttypedescriptions": ["TRANSACTIONUPDATE"],
-                            "filter": {"sitereference": [{"value": SITE}],
-                                       "transactionreference": [{"value": reference}]},
-                            "updates": updates})
+    (record,) = send(
+        http,
+        {
+            "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+            "filter": {"sitereference": [{"value": SITE}], "transactionreference": [{"value": reference}]},
+            "updates": updates,
+        },
+    )
     return record
 
 
 def auth_from(http, reference: str, **fields) -> dict:
-    (record,) = send(http, {"requesttypedescriptions": ["AUTH"], "sitereference": SITE,
-                            "parenttransactionreference": reference, "accounttypedescription": "ECOM",
-                            "currencyiso3a": "GBP", "baseamount": "1050", **fields})
+    (record,) = send(
+        http,
+        {
+            "requesttypedescriptions": ["AUTH"],
+            "sitereference": SITE,
+            "parenttransactionreference": reference,
+            "accounttypedescription": "ECOM",
+            "currencyiso3a": "GBP",
+            "baseamount": "1050",
+            **fields,
+        },
+    )
     return record
 
 
 # STORE and its record ----------------------------------------------------------------------------
 
 EVERY_BILLING_FIELD = {
-    "billingpremise": "221B", "billingstreet": "Baker Street", "billingtown": "London",
-    "billingcounty": "Greater London", "billingcountryiso2a": "GB", "billingpostcode": "NW1 6XE",
-    "billingemail": "sherlock@example.co.uk", "billingtelephonetype": "H", "billingtelephone": "+44 (0)20 7224-3688",
-    "billingprefixname": "Mr", "billingfirstname": "Sherlock", "billingmiddlename": "Scott",
-    "billinglastname": "Holmes", "billingsuffixname": "Esq",
+    "billingpremise": "221B",
+    "billingstreet": "Baker Street",
+    "billingtown": "London",
+    "billingcounty": "Greater London",
+    "billingcountryiso2a": "GB",
+    "billingpostcode": "NW1 6XE",
+    "billingemail": "sherlock@example.co.uk",
+    "billingtelephonetype": "H",
+    "billingtelephone": "+44 (0)20 7224-3688",
+    "billingprefixname": "Mr",
+    "billingfirstname": "Sherlock",
+    "billingmiddlename": "Scott",
+    "billinglastname": "Holmes",
+    "billingsuffixname": "Esq",
 }
 
 
 def test_store_with_every_billing_field(http):
     record = store(http, **EVERY_BILLING_FIELD)
     assert record["errorcode"] == "0"
-    assert set(record) == {"transactionreference", "merchantname", "paymenttypedescription", "transactionactive",
-                           "orderreference", "transactionstartedtimestamp", "errormessage", "errorcode",
-                           "operatorname", "accounttypedescription", "maskedpan", "requesttypedescription",
-                           "issuercountryiso2a", "livestatus", "issuer", "sitereference"}
-    assert (record["transactionactive"], record["accounttypedescription"], record["requesttypedescription"],
-            record["maskedpan"], record["paymenttypedescription"]) == \
-        ("1", "CARDSTORE", "STORE", "510000######0008", "MASTERCARD")
+    assert set(record) == {
+        "transactionreference",
+        "merchantname",
+        "paymenttypedescription",
+        "transactionactive",
+        "orderreference",
+        "transactionstartedtimestamp",
+        "errormessage",
+        "errorcode",
+        "operatorname",
+        "accounttypedescription",
+        "maskedpan",
+        "requesttypedescription",
+        "issuercountryiso2a",
+        "livestatus",
+        "issuer",
+        "sitereference",
+    }
+    assert (
+        record["transactionactive"],
+        record["accounttypedescription"],
+        record["requesttypedescription"],
+        record["maskedpan"],
+        record["paymenttypedescription"],
+    ) == ("1", "CARDSTORE", "STORE", "510000######0008", "MASTERCARD")
     kept = query(http, record["transactionreference"])
     assert kept["expirydate"] == "12/2030"
     for name, value in EVERY_BILLING_FIELD.items():
@@ -112,11 +167,11 @@ def test_the_security_code_is_refused_and_nothing_is_kept(gateway, http):
 
 def test_other_refusals(http):
     assert store(http, accounttypedescription="ECOM")["errordata"] == ["accounttypedescription"]
-    assert store(http, pan="5100000000000009")["errordata"] == ["pan"]           # Luhn
-    assert store(http, pan="9000000000000001")["errordata"] == ["pan"]           # no supported scheme
-    assert store(http, expirydate="02/2026")["errordata"] == ["expirydate"]      # expired by the sandbox clock
+    assert store(http, pan="5100000000000009")["errordata"] == ["pan"]  # Luhn
+    assert store(http, pan="9000000000000001")["errordata"] == ["pan"]  # no supported scheme
+    assert store(http, expirydate="02/2026")["errordata"] == ["expirydate"]  # expired by the sandbox clock
     assert store(http, expirydate="13/2030")["errordata"] == ["expirydate"]
-    assert store(http, expirydate="03/2026")["errorcode"] == "0"                 # good to the end of the month
+    assert store(http, expirydate="03/2026")["errorcode"] == "0"  # good to the end of the month
 
 
 def _test_cards() -> dict[str, str]:
@@ -128,8 +183,20 @@ def _test_cards() -> dict[str, str]:
     return cards
 
 
-SUPPORTED = ["AMEX", "DINERS", "DISCOVER", "JCB", "MAESTRO", "MASTERCARD", "MASTERCARDDEBIT", "VPAY", "VISA",
-             "DELTA", "ELECTRON", "PURCHASING"]
+SUPPORTED = [
+    "AMEX",
+    "DINERS",
+    "DISCOVER",
+    "JCB",
+    "MAESTRO",
+    "MASTERCARD",
+    "MASTERCARDDEBIT",
+    "VPAY",
+    "VISA",
+    "DELTA",
+    "ELECTRON",
+    "PURCHASING",
+]
 
 
 def test_the_test_cards_cover_every_supported_scheme():
@@ -154,7 +221,7 @@ VALID = [
     {"billingcountryiso2a": "US", "billingcounty": "ny"},
     {"billingcountryiso2a": "US", "billingcounty": "New York"},
     {"billingcountryiso2a": "US", "billingcounty": "district of columbia"},
-    {"billingcountryiso2a": "GB", "billingcounty": "Narnia"},          # a county is only checked for the US
+    {"billingcountryiso2a": "GB", "billingcounty": "Narnia"},  # a county is only checked for the US
     {"billingcounty": "Anything at all"},
     {"billingcountryiso2a": "US", "billingpostcode": "10001"},
     {"billingcountryiso2a": "US", "billingpostcode": "10001-1234"},
@@ -188,7 +255,7 @@ INVALID = [
     ({"billingemail": "a" * 65 + "@example.com"}, ["billingemail"]),
     ({"billingemail": "no-at-sign.example.com"}, ["billingemail"]),
     ({"billingemail": "a@b"}, ["billingemail"]),
-    ({"billingemail": "x" * 250 + "@e.com"}, ["billingemail"]),                       # 255 at most
+    ({"billingemail": "x" * 250 + "@e.com"}, ["billingemail"]),  # 255 at most
     ({"billingtelephone": "020.7946.0000"}, ["billingtelephone"]),
     ({"billingtelephone": "ext 12"}, ["billingtelephone"]),
     ({"billingtelephone": "1" * 21}, ["billingtelephone"]),
@@ -203,14 +270,24 @@ INVALID = [
     ({"billingcounty": "c" * 128}, ["billingcounty"]),
     ({"billingfirstname": "f" * 128}, ["billingfirstname"]),
     ({"billingmiddlename": "m" * 128}, ["billingmiddlename"]),
-    ({"billinglastname": "l\x00"}, ["billinglastname"]),                            # control character
+    ({"billinglastname": "l\x00"}, ["billinglastname"]),  # control character
     ({"billingpostcode": "A" * 26}, ["billingpostcode"]),
-    ({"billingcountryiso2a": "US", "billingcounty": "Narnia", "billingpostcode": "x", "billingemail": "@",
-      "billingtelephone": "?"}, ["billingcounty", "billingpostcode", "billingemail", "billingtelephone"]),
+    (
+        {
+            "billingcountryiso2a": "US",
+            "billingcounty": "Narnia",
+            "billingpostcode": "x",
+            "billingemail": "@",
+            "billingtelephone": "?",
+        },
+        ["billingcounty", "billingpostcode", "billingemail", "billingtelephone"],
+    ),
 ]
 
 
-@pytest.mark.parametrize("fields", VALID, ids=[" ".join(f"{k}={v[:12]}" for k, v in f.items()) for f in VALID])
+@pytest.mark.parametrize(
+    "fields", VALID, ids=[" ".join(f"{k}={v[:12]}" for k, v in f.items()) for f in VALID]
+)
 def test_billing_values_that_obey_the_rules_are_stored(http, fields):
     record = store(http, **fields)
     assert record["errorcode"] == "0", record
@@ -218,8 +295,9 @@ def test_billing_values_that_obey_the_rules_are_stored(http, fields):
     assert {k: kept[k] for k in fields} == fields
 
 
-@pytest.mark.parametrize("fields, errordata", INVALID,
-                         ids=[" ".join(f"{k}={v[:12]!r}" for k, v in f.items()) for f, _ in INVALID])
+@pytest.mark.parametrize(
+    "fields, errordata", INVALID, ids=[" ".join(f"{k}={v[:12]!r}" for k, v in f.items()) for f, _ in INVALID]
+)
 def test_billing_values_that_break_a_rule_are_refused(gateway, http, fields, errordata):
     before = stored_count(gateway)
     record = store(http, **fields)
@@ -229,6 +307,7 @@ def test_billing_values_that_break_a_rule_are_refused(gateway, http, fields, err
 
 
 # transactionactive and the stored card as a parent -------------------------------------------------
+
 
 def test_transactionactive_changes_with_transactionupdate(http):
     reference = store(http)["transactionreference"]
@@ -243,11 +322,16 @@ def test_transactionactive_changes_with_transactionupdate(http):
 
 
 def test_auth_inherits_the_stored_card_and_billing(gateway, http):
-    reference = store(http, billinglastname="Holmes", billingcountryiso2a="GB", orderreference="keep")["transactionreference"]
+    reference = store(http, billinglastname="Holmes", billingcountryiso2a="GB", orderreference="keep")[
+        "transactionreference"
+    ]
     record = auth_from(http, reference, orderreference="order-9")
     assert record["errorcode"] == "0"
-    assert (record["maskedpan"], record["parenttransactionreference"], record["orderreference"]) == \
-        ("510000######0008", reference, "order-9")
+    assert (record["maskedpan"], record["parenttransactionreference"], record["orderreference"]) == (
+        "510000######0008",
+        reference,
+        "order-9",
+    )
     assert query(http, record["transactionreference"])["billinglastname"] == "Holmes"
 
 
@@ -266,24 +350,46 @@ def test_a_disabled_card_is_refused_by_every_later_request(http):
 
 
 def threedquery_from(reference: str) -> dict:
-    return {"requesttypedescriptions": ["THREEDQUERY"], "sitereference": SITE, "accounttypedescription": "ECOM",
-            "currencyiso3a": "GBP", "baseamount": "1050", "termurl": "https://shop.example/3ds",
-            "parenttransactionreference": reference}
+    return {
+        "requesttypedescriptions": ["THREEDQUERY"],
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "termurl": "https://shop.example/3ds",
+        "parenttransactionreference": reference,
+    }
 
 
 def subscription_from(reference: str, **fields) -> dict:
-    return {"requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE,
-            "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "999", "orderreference": "sub",
-            "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
-            "subscriptionnumber": "1", "subscriptionfinalnumber": "3", "subscriptionbegindate": "2026-04-02",
-            "credentialsonfile": "1", "parenttransactionreference": reference, **fields}
+    return {
+        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "999",
+        "orderreference": "sub",
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1",
+        "subscriptionnumber": "1",
+        "subscriptionfinalnumber": "3",
+        "subscriptionbegindate": "2026-04-02",
+        "credentialsonfile": "1",
+        "parenttransactionreference": reference,
+        **fields,
+    }
 
 
 def test_threedquery_with_a_stored_card(http):
     enrolled = store(http, pan="5100000000000008")["transactionreference"]
     record = send(http, threedquery_from(enrolled))[0]
-    assert (record["errorcode"], record["enrolled"], record["maskedpan"], record["parenttransactionreference"]) == \
-        ("0", "Y", "510000######0008", enrolled)
+    assert (
+        record["errorcode"],
+        record["enrolled"],
+        record["maskedpan"],
+        record["parenttransactionreference"],
+    ) == ("0", "Y", "510000######0008", enrolled)
     assert record["acsurl"] and record["md"] and record["pareq"]
     unenrolled = store(http, pan="4000000000000721")["transactionreference"]
     query_record = send(http, threedquery_from(unenrolled))[0]
@@ -296,23 +402,46 @@ def test_threedquery_with_a_stored_card(http):
 def test_auth_subscription_with_a_stored_card_pays_on_schedule_even_once_disabled(gateway, http):
     reference = store(http, pan="4111111111111111", billinglastname="Subscriber")["transactionreference"]
     auth, subscription = send(http, subscription_from(reference, transactionactive="1"))
-    assert (auth["errorcode"], auth["parenttransactionreference"], auth["maskedpan"]) == \
-        ("0", reference, "411111######1111")
-    assert (subscription["errorcode"], subscription["requesttypedescription"], subscription["transactionactive"]) == \
-        ("0", "SUBSCRIPTION", "1")
+    assert (auth["errorcode"], auth["parenttransactionreference"], auth["maskedpan"]) == (
+        "0",
+        reference,
+        "411111######1111",
+    )
+    assert (
+        subscription["errorcode"],
+        subscription["requesttypedescription"],
+        subscription["transactionactive"],
+    ) == ("0", "SUBSCRIPTION", "1")
     update(http, reference, transactionactive="0")  # the stored card only: the series has its own state
     gateway.advance(to="2026-04-02T12:00:00")
-    (answer,) = send(http, {"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                            "filter": {"parenttransactionreference": [{"value": subscription["transactionreference"]}],
-                                       "requesttypedescription": [{"value": "AUTH"}]}})
+    (answer,) = send(
+        http,
+        {
+            "requesttypedescriptions": ["TRANSACTIONQUERY"],
+            "filter": {
+                "parenttransactionreference": [{"value": subscription["transactionreference"]}],
+                "requesttypedescription": [{"value": "AUTH"}],
+            },
+        },
+    )
     payments = answer["records"]
-    assert [(p["accounttypedescription"], p["maskedpan"], p["baseamount"]) for p in payments] == \
-        [("RECUR", "411111######1111", "999")]
+    assert [(p["accounttypedescription"], p["maskedpan"], p["baseamount"]) for p in payments] == [
+        ("RECUR", "411111######1111", "999")
+    ]
 
 
 def test_cards_of_another_account_are_not_found(gateway, http):
     reference = store(http)["transactionreference"]
     with httpx.Client(base_url=gateway.base_url, timeout=30) as anonymous:
-        answer = anonymous.post("/json/", json={"request": [{"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                                                             "filter": {"transactionreference": [{"value": reference}]}}]})
+        answer = anonymous.post(
+            "/json/",
+            json={
+                "request": [
+                    {
+                        "requesttypedescriptions": ["TRANSACTIONQUERY"],
+                        "filter": {"transactionreference": [{"value": reference}]},
+                    }
+                ]
+            },
+        )
     assert answer.status_code == 401

@@ -26,7 +26,9 @@ def test_payments_reach_the_database_file_through_the_checkpoint_thread(tmp_path
     gateway = Gateway(handle.base_url)
     try:
         checkpointer = handle.sandbox.store.checkpointer
-        references = [gateway.one(card_auth(orderreference=f"ckpt-{n}"))["transactionreference"] for n in range(4)]
+        references = [
+            gateway.one(card_auth(orderreference=f"ckpt-{n}"))["transactionreference"] for n in range(4)
+        ]
         assert len(set(references)) == 4
         # SQLite's own checkpoint (at 16384 pages) never runs here: only the thread's passes copy the WAL.
         assert checkpointer.wait(timeout=30)
@@ -58,10 +60,18 @@ def rows_in_meta(path: Path, key: str) -> int:
 
 def subscribe(sandbox: gwkit.sandbox.Sandbox, index: int) -> None:
     account = sandbox.default_account
-    request = card_auth(requesttypedescriptions=["AUTH", "SUBSCRIPTION"], orderreference=f"ckpt-sub-{index}",
-                        subscriptiontype="RECURRING", subscriptionunit="MONTH", subscriptionfrequency="1",
-                        subscriptionnumber="1", subscriptionfinalnumber="0", subscriptionbegindate="2026-02-01",
-                        transactionactive="1", credentialsonfile="1")
+    request = card_auth(
+        requesttypedescriptions=["AUTH", "SUBSCRIPTION"],
+        orderreference=f"ckpt-sub-{index}",
+        subscriptiontype="RECURRING",
+        subscriptionunit="MONTH",
+        subscriptionfrequency="1",
+        subscriptionnumber="1",
+        subscriptionfinalnumber="0",
+        subscriptionbegindate="2026-02-01",
+        transactionactive="1",
+        credentialsonfile="1",
+    )
     answer = sandbox.gateway.process({"alias": account.username, "request": [request]}, account)
     assert [r["errorcode"] for r in answer["response"]] == ["0", "0"], answer
 
@@ -75,13 +85,18 @@ def test_a_clock_move_copies_what_it_wrote_into_the_database_file_and_puts_the_s
         for index in range(3):
             subscribe(sandbox, index)
         conn = sandbox.store.connection()
-        settings = [conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("wal_autocheckpoint", "cache_size")]
+        settings = [
+            conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("wal_autocheckpoint", "cache_size")
+        ]
         report = sandbox.advance(to="2026-05-02T12:00:00")  # payments 2 to 5 of each
         assert report["subscriptions"]["made"] == 12
         kept = conn.execute("SELECT COUNT(*) FROM transactions").fetchone()[0]
         assert kept == 3 * 2 + 12  # AUTH and SUBSCRIPTION records, and the payments
         assert rows_in_database_file(path) == kept
-        assert [conn.execute(f"PRAGMA {name}").fetchone()[0]
-                for name in ("wal_autocheckpoint", "cache_size")] == settings == [16384, -2000]
+        assert (
+            [conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("wal_autocheckpoint", "cache_size")]
+            == settings
+            == [16384, -2000]
+        )
     finally:
         sandbox.close()

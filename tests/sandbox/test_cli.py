@@ -27,8 +27,13 @@ class Running:
     """A `gwkit sandbox` process; its output lines are read by a thread into a queue."""
 
     def __init__(self, *args: str, cwd: Path):
-        self.process = subprocess.Popen([str(GWKIT), "sandbox", *args], cwd=cwd, text=True,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            [str(GWKIT), "sandbox", *args],
+            cwd=cwd,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.output: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -58,10 +63,18 @@ class Running:
         start = len(self.output)
         self.until("Press Ctrl-C to stop")
         printed = "\n".join(self.output[start:])
-        self.accounts = [{"url": url, "user": user, "password": password, "site": sites.split(", ")[0],
-                          "sites": sites.split(", ")}
-                         for user, password, sites in re.findall(
-                             r"user name:\s+(\S+)\n\s+password:\s+(\S+)\n\s+site references:\s+(.+)", printed)]
+        self.accounts = [
+            {
+                "url": url,
+                "user": user,
+                "password": password,
+                "site": sites.split(", ")[0],
+                "sites": sites.split(", "),
+            }
+            for user, password, sites in re.findall(
+                r"user name:\s+(\S+)\n\s+password:\s+(\S+)\n\s+site references:\s+(.+)", printed
+            )
+        ]
         assert self.accounts, printed
         return self.accounts[0]
 
@@ -99,9 +112,15 @@ def nothing_made(db_path) -> bool:
 
 
 def auth(banner: dict[str, str], **fields: str) -> dict:
-    response = httpx.post(f"{banner['url']}/json/", auth=(banner["user"], banner["password"]),
-                          json={"alias": banner["user"], "version": "1.00",
-                                "request": [card_auth(**{"sitereference": banner["site"], **fields})]})
+    response = httpx.post(
+        f"{banner['url']}/json/",
+        auth=(banner["user"], banner["password"]),
+        json={
+            "alias": banner["user"],
+            "version": "1.00",
+            "request": [card_auth(**{"sitereference": banner["site"], **fields})],
+        },
+    )
     assert response.status_code == 200
     return response.json()["response"][0]
 
@@ -111,7 +130,10 @@ def test_serves_prints_credentials_and_stops_cleanly_on_ctrl_c(run, db_path):
     banner = sandbox.banner()
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+", banner["url"])
     assert (banner["user"], banner["password"], banner["sites"]) == (
-        "gwkit_sandbox", "gwkit-sandbox-password", ["test_gwkit12345"])
+        "gwkit_sandbox",
+        "gwkit-sandbox-password",
+        ["test_gwkit12345"],
+    )
     assert len(sandbox.accounts) == 1
     record = auth(banner, orderreference="from-cli")
     assert record["errorcode"] == "0" and record["maskedpan"] == "411111######1111"
@@ -125,25 +147,51 @@ def test_a_new_user_pays_with_curl_restarts_and_finds_the_payment(run, db_path):
     db = str(db_path)
     first = run("--port", "0", "--db", db)
     banner = first.banner()
-    body = ('{"alias": "%s", "version": "1.00", "request": [{"requesttypedescriptions": ["AUTH"], '
-            '"sitereference": "%s", "accounttypedescription": "ECOM", "currencyiso3a": "GBP", '
-            '"baseamount": "1050", "orderreference": "curl-order", "pan": "4111111111111111", '
-            '"expirydate": "12/2030", "securitycode": "123"}]}') % (banner["user"], banner["site"])
+    body = (
+        '{"alias": "%s", "version": "1.00", "request": [{"requesttypedescriptions": ["AUTH"], '
+        '"sitereference": "%s", "accounttypedescription": "ECOM", "currencyiso3a": "GBP", '
+        '"baseamount": "1050", "orderreference": "curl-order", "pan": "4111111111111111", '
+        '"expirydate": "12/2030", "securitycode": "123"}]}'
+    ) % (banner["user"], banner["site"])
     if shutil.which("curl"):
-        out = subprocess.run(["curl", "-sS", "--max-time", "30", "-u", f"{banner['user']}:{banner['password']}",
-                              "-H", "Content-Type: application/json", "-H", "Accept: application/json",
-                              "-d", body, f"{banner['url']}/json/"], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [
+                "curl",
+                "-sS",
+                "--max-time",
+                "30",
+                "-u",
+                f"{banner['user']}:{banner['password']}",
+                "-H",
+                "Content-Type: application/json",
+                "-H",
+                "Accept: application/json",
+                "-d",
+                body,
+                f"{banner['url']}/json/",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         answer = out.stdout
     else:  # pragma: no cover - no curl on this machine: the same bytes with httpx
-        answer = httpx.post(f"{banner['url']}/json/", content=body, auth=(banner["user"], banner["password"]),
-                            headers={"content-type": "application/json"}).text
+        answer = httpx.post(
+            f"{banner['url']}/json/",
+            content=body,
+            auth=(banner["user"], banner["password"]),
+            headers={"content-type": "application/json"},
+        ).text
     reference = httpx.Response(200, content=answer).json()["response"][0]["transactionreference"]
     assert first.stop(signal.SIGTERM)[0] == 0  # SIGTERM stops cleanly too
 
     second = run("--port", "0", "--db", db)
     banner = second.banner()
-    response = httpx.post(f"{banner['url']}/json/", auth=(banner["user"], banner["password"]),
-                          json={"request": [query_request(orderreference="curl-order")]})
+    response = httpx.post(
+        f"{banner['url']}/json/",
+        auth=(banner["user"], banner["password"]),
+        json={"request": [query_request(orderreference="curl-order")]},
+    )
     (found,) = response.json()["response"][0]["records"]
     assert found["transactionreference"] == reference and found["errorcode"] == "0"
     assert second.stop()[0] == 0
@@ -151,9 +199,11 @@ def test_a_new_user_pays_with_curl_restarts_and_finds_the_payment(run, db_path):
 
 def test_accounts_file_users_are_printed_and_served(run, tmp_path, db_path):
     accounts = tmp_path / "accounts.toml"
-    accounts.write_text('[[account]]\nusername = "alice"\npassword = "a-pass"\n'
-                        'sitereferences = ["test_alice1", "test_alice2"]\n'
-                        '[[account]]\nusername = "bob"\npassword = "b-pass"\nsitereferences = ["test_bob1"]\n')
+    accounts.write_text(
+        '[[account]]\nusername = "alice"\npassword = "a-pass"\n'
+        'sitereferences = ["test_alice1", "test_alice2"]\n'
+        '[[account]]\nusername = "bob"\npassword = "b-pass"\nsitereferences = ["test_bob1"]\n'
+    )
     sandbox = run("--port", "0", "--db", str(db_path), "--accounts", str(accounts))
     alice = sandbox.banner()
     assert (alice["user"], alice["password"]) == ("alice", "a-pass")
@@ -166,17 +216,26 @@ def test_accounts_file_users_are_printed_and_served(run, tmp_path, db_path):
     assert sandbox.stop()[0] == 0
 
 
-@pytest.mark.parametrize("text, expected", [
-    ('[[account]]\nusername = "alice"\npassword = "p"\nsitereferences = ["bad site!"]\n',
-     "[[account]] number 1 ('alice'): sitereferences: 'bad site!'"),
-    ('[[account]]\nusername = "alice"\nsitereferences = ["test_a"]\n', "('alice'): password must be"),
-    ("[[account]\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            '[[account]]\nusername = "alice"\npassword = "p"\nsitereferences = ["bad site!"]\n',
+            "[[account]] number 1 ('alice'): sitereferences: 'bad site!'",
+        ),
+        ('[[account]]\nusername = "alice"\nsitereferences = ["test_a"]\n', "('alice'): password must be"),
+        ("[[account]\n", "not valid TOML"),
+    ],
+)
 def test_a_bad_accounts_file_is_a_clear_error_naming_the_entry(tmp_path, db_path, text, expected):
     accounts = tmp_path / "accounts.toml"
     accounts.write_text(text)
-    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--db", str(db_path),
-                             "--accounts", str(accounts)], capture_output=True, text=True, timeout=STARTUP_TIMEOUT)
+    result = subprocess.run(
+        [str(GWKIT), "sandbox", "--port", "0", "--db", str(db_path), "--accounts", str(accounts)],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_TIMEOUT,
+    )
     assert result.returncode == 2
     assert result.stderr.startswith("gwkit sandbox: ")
     assert expected in result.stderr and str(accounts) in result.stderr
@@ -184,20 +243,31 @@ def test_a_bad_accounts_file_is_a_clear_error_naming_the_entry(tmp_path, db_path
 
 
 def test_a_missing_accounts_file_and_a_busy_port_are_clear_errors(run, tmp_path, db_path):
-    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--accounts", str(tmp_path / "none.toml")],
-                            capture_output=True, text=True, timeout=STARTUP_TIMEOUT, cwd=tmp_path)
+    result = subprocess.run(
+        [str(GWKIT), "sandbox", "--port", "0", "--accounts", str(tmp_path / "none.toml")],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_TIMEOUT,
+        cwd=tmp_path,
+    )
     assert result.returncode == 2 and "none.toml" in result.stderr and "Traceback" not in result.stderr
     sandbox = run("--port", "0", "--db", str(db_path))
     port = sandbox.banner()["url"].rsplit(":", 1)[1]
-    busy = subprocess.run([str(GWKIT), "sandbox", "--port", port, "--db", str(db_path)],
-                          capture_output=True, text=True, timeout=STARTUP_TIMEOUT, cwd=tmp_path)
+    busy = subprocess.run(
+        [str(GWKIT), "sandbox", "--port", port, "--db", str(db_path)],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_TIMEOUT,
+        cwd=tmp_path,
+    )
     assert busy.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in busy.stderr
     assert sandbox.stop()[0] == 0
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
-def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_days_it_ran(run, db_path, store_kind,
-                                                                                           sig):
+def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_days_it_ran(
+    run, db_path, store_kind, sig
+):
     sandbox = run("--port", "0", "--db", str(db_path))
     banner = sandbox.banner()
     database = Database(db_path)
@@ -205,14 +275,20 @@ def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_d
 
     def advance() -> None:  # its answer is not awaited: the server stops under it
         try:
-            httpx.post(f"{banner['url']}/_sandbox/clock/advance", json={"by": "P10Y"},
-                       headers={"content-type": "application/json"},
-                       auth=(banner["user"], banner["password"]), timeout=STARTUP_TIMEOUT)
+            httpx.post(
+                f"{banner['url']}/_sandbox/clock/advance",
+                json={"by": "P10Y"},
+                headers={"content-type": "application/json"},
+                auth=(banner["user"], banner["password"]),
+                timeout=STARTUP_TIMEOUT,
+            )
         except httpx.HTTPError:
             pass
 
     threading.Thread(target=advance, daemon=True).start()
-    days = int(sandbox.until(r"running the daily jobs for (\d+) days").group(1))  # logged as the long run starts
+    days = int(
+        sandbox.until(r"running the daily jobs for (\d+) days").group(1)
+    )  # logged as the long run starts
     assert days >= 3652  # ten years of days
     code, output = sandbox.stop(sig)
 
@@ -225,13 +301,22 @@ def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_d
     assert clocks and all(now[:4] == str(int(start[:4]) + 10) for now in clocks.values())  # the move was made
     # Stopped part way: each job is through a day between the start and the target (the rest runs at
     # the next start), and every day it ran is committed.
-    assert ran and all(start[:10] <= through < clocks[site_][:10] for site_, _job, through in ran), (start, ran)
+    assert ran and all(start[:10] <= through < clocks[site_][:10] for site_, _job, through in ran), (
+        start,
+        ran,
+    )
 
 
-@pytest.mark.parametrize("option, value", [("--max-connections", "0"), ("--keep-alive", "-1"),
-                                           ("--header-timeout", "soon"), ("--threads", "0")])
+@pytest.mark.parametrize(
+    "option, value",
+    [("--max-connections", "0"), ("--keep-alive", "-1"), ("--header-timeout", "soon"), ("--threads", "0")],
+)
 def test_a_bad_limit_is_a_clear_error_naming_the_option(db_path, option, value):
-    result = subprocess.run([str(GWKIT), "sandbox", "--port", "0", "--db", str(db_path), option, value],
-                            capture_output=True, text=True, timeout=STARTUP_TIMEOUT)
+    result = subprocess.run(
+        [str(GWKIT), "sandbox", "--port", "0", "--db", str(db_path), option, value],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_TIMEOUT,
+    )
     assert result.returncode == 2 and option in result.stderr and "Traceback" not in result.stderr
     assert nothing_made(db_path)

@@ -56,24 +56,31 @@ def test_advance_by_a_month_runs_every_day_and_reports_it(gateway):
     advance(gateway, by="P10D")
     refs.append(gateway.one(card_auth())["transactionreference"])
     report = advance(gateway, by="P1M")
-    assert (report["from"], report["to"], report["days"]) == ("2026-01-25T10:00:00", "2026-02-25T10:00:00", 31)
+    assert (report["from"], report["to"], report["days"]) == (
+        "2026-01-25T10:00:00",
+        "2026-02-25T10:00:00",
+        31,
+    )
     assert report["settlement"]["settled"] == [refs[1]]
     assert gateway.http.get("/_sandbox/clock").json()["now"] == "2026-02-25T10:00:00"
 
 
-@pytest.mark.parametrize("payload, words", [
-    ({"to": "2026-01-14T10:00:00"}, "only moves forward"),
-    ({"to": "2025-12-31"}, "only moves forward"),
-    ({"by": "-P1D"}, "ISO 8601 duration"),
-    ({"by": "P"}, "ISO 8601 duration"),
-    ({"by": "1D"}, "ISO 8601 duration"),
-    ({"by": "P1X"}, "ISO 8601 duration"),
-    ({"by": 5}, "must be a string"),
-    ({"to": "next tuesday"}, "is not a date"),
-    ({"by": "P1D", "to": "2027-01-01T00:00:00"}, "exactly one"),
-    ({}, "exactly one"),
-    ({"by": "P1D", "step": "P1D"}, "unknown field"),
-])
+@pytest.mark.parametrize(
+    "payload, words",
+    [
+        ({"to": "2026-01-14T10:00:00"}, "only moves forward"),
+        ({"to": "2025-12-31"}, "only moves forward"),
+        ({"by": "-P1D"}, "ISO 8601 duration"),
+        ({"by": "P"}, "ISO 8601 duration"),
+        ({"by": "1D"}, "ISO 8601 duration"),
+        ({"by": "P1X"}, "ISO 8601 duration"),
+        ({"by": 5}, "must be a string"),
+        ({"to": "next tuesday"}, "is not a date"),
+        ({"by": "P1D", "to": "2027-01-01T00:00:00"}, "exactly one"),
+        ({}, "exactly one"),
+        ({"by": "P1D", "step": "P1D"}, "unknown field"),
+    ],
+)
 def test_bad_or_backward_moves_are_400_and_change_nothing(gateway, payload, words):
     response = gateway.http.post("/_sandbox/clock/advance", json=payload)
     assert response.status_code == 400
@@ -92,7 +99,9 @@ def test_settle_on_demand(gateway):
     response = gateway.http.post("/_sandbox/settle", json={"all": True})
     assert response.json() == {"settlement": {"settled": [reference]}}
     assert status(gateway, reference) == "100"
-    assert gateway.http.post("/_sandbox/settle", headers={"content-type": "application/json"}).json() == {"settlement": {"settled": []}}  # no body: {}
+    assert gateway.http.post("/_sandbox/settle", headers={"content-type": "application/json"}).json() == {
+        "settlement": {"settled": []}
+    }  # no body: {}
 
 
 def test_the_python_handle_mirrors_the_control_api(sandbox, gateway):
@@ -126,32 +135,45 @@ def clocks(db_path) -> list[tuple]:
     return Database(db_path).rows("SELECT * FROM site_clocks ORDER BY sitereference")
 
 
-@pytest.mark.parametrize("payload, limit", [
-    ({"to": "9999-12-31T00:00:00"}, "latest"),
-    ({"to": "2100-01-01T00:00:00"}, "latest"),
-    ({"by": "P99999999999999999999D"}, "max_move"),
-    ({"by": "PT99999999999999999999H"}, "max_move"),
-    ({"by": "P" + "9" * 5000 + "D"}, "max_move"),  # past Python's limit on converting digits
-    ({"by": "P11Y"}, "max_move"),
-    ({"by": "P121M"}, "max_move"),
-    ({"by": "P3700D"}, "max_move"),
-    ({"to": "2036-01-15T10:00:01"}, "max_move"),
-])
+@pytest.mark.parametrize(
+    "payload, limit",
+    [
+        ({"to": "9999-12-31T00:00:00"}, "latest"),
+        ({"to": "2100-01-01T00:00:00"}, "latest"),
+        ({"by": "P99999999999999999999D"}, "max_move"),
+        ({"by": "PT99999999999999999999H"}, "max_move"),
+        ({"by": "P" + "9" * 5000 + "D"}, "max_move"),  # past Python's limit on converting digits
+        ({"by": "P11Y"}, "max_move"),
+        ({"by": "P121M"}, "max_move"),
+        ({"by": "P3700D"}, "max_move"),
+        ({"to": "2036-01-15T10:00:01"}, "max_move"),
+    ],
+)
 def test_moves_past_a_limit_are_400_naming_it_and_change_nothing(gateway, db_path, payload, limit):
     gateway.one(card_auth())
     before, clocks_before = all_rows(db_path), clocks(db_path)
     response = gateway.http.post("/_sandbox/clock/advance", json=payload)
     assert response.status_code == 400
     answer = response.json()
-    assert answer["error"] == "bad request" and answer["limit"] == limit and f"limit {limit}" in answer["detail"]
+    assert (
+        answer["error"] == "bad request" and answer["limit"] == limit and f"limit {limit}" in answer["detail"]
+    )
     assert all_rows(db_path) == before and clocks(db_path) == clocks_before  # no job ran, no clock moved
     assert gateway.http.get("/_sandbox/clock").json()["now"] == "2026-01-15T10:00:00"
     # The database opens again, and answers, beside the running sandbox.
     reopened = GatewayCore(db_path)
     try:
-        answer = reopened.process({"request": [{"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                                                "filter": {"sitereference": [{"value": SITE}]}}]},
-                                  DEFAULT_ACCOUNT)
+        answer = reopened.process(
+            {
+                "request": [
+                    {
+                        "requesttypedescriptions": ["TRANSACTIONQUERY"],
+                        "filter": {"sitereference": [{"value": SITE}]},
+                    }
+                ]
+            },
+            DEFAULT_ACCOUNT,
+        )
         assert answer["response"][0]["found"] == "1"
         assert reopened.clock.now() == CLOCK
     finally:

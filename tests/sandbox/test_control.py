@@ -11,8 +11,14 @@ from support.sandbox import all_rows, card_auth, parent_auth, store_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
-PROTECTED = [("GET", "/_sandbox/clock"), ("POST", "/_sandbox/clock/advance"), ("POST", "/_sandbox/settle"),
-             ("POST", "/_sandbox/reset"), ("GET", "/_sandbox/faults"), ("POST", "/_sandbox/faults")]
+PROTECTED = [
+    ("GET", "/_sandbox/clock"),
+    ("POST", "/_sandbox/clock/advance"),
+    ("POST", "/_sandbox/settle"),
+    ("POST", "/_sandbox/reset"),
+    ("GET", "/_sandbox/faults"),
+    ("POST", "/_sandbox/faults"),
+]
 
 
 def test_clock_answers_now_in_iso_format(gateway):
@@ -33,7 +39,9 @@ def test_control_endpoints_need_the_gateway_credentials(sandbox, db_path, method
     before = all_rows(db_path)
     response = httpx.request(method, f"{sandbox.base_url}{path}", json={"by": "P1D"})
     assert response.status_code == 401 and response.json()["error"] == "unauthorised"
-    wrong = httpx.request(method, f"{sandbox.base_url}{path}", json={"by": "P1D"}, auth=(sandbox.username, "x"))
+    wrong = httpx.request(
+        method, f"{sandbox.base_url}{path}", json={"by": "P1D"}, auth=(sandbox.username, "x")
+    )
     assert wrong.status_code == 401
     assert all_rows(db_path) == before and sandbox.now().isoformat() == "2026-01-15T10:00:00"
 
@@ -64,5 +72,7 @@ def test_unknown_control_endpoints_are_404_listing_the_endpoints(gateway):
 
 @pytest.mark.parametrize("body", [b"{nope", b"[1]", b'"P1D"'])
 def test_control_bodies_must_be_json_objects(gateway, body):
-    response = gateway.http.post("/_sandbox/clock/advance", content=body, headers={"content-type": "application/json"})
+    response = gateway.http.post(
+        "/_sandbox/clock/advance", content=body, headers={"content-type": "application/json"}
+    )
     assert response.status_code == 400 and "JSON object" in response.json()["detail"]

@@ -12,7 +12,14 @@ import httpx
 import pytest
 
 import gwkit
-from gwkit.sandbox import DEFAULT_ACCOUNT, AsyncSandboxTransport, Sandbox, SandboxTransport, load_accounts, start
+from gwkit.sandbox import (
+    DEFAULT_ACCOUNT,
+    AsyncSandboxTransport,
+    Sandbox,
+    SandboxTransport,
+    load_accounts,
+    start,
+)
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -21,11 +28,21 @@ DEFAULT_SITEREFERENCE = DEFAULT_ACCOUNT.sitereferences[0]
 TIMEOUT = httpx.Timeout(10.0, read=0.5)
 
 
-def auth(order: str, amount: str = "1050", site: str = DEFAULT_SITEREFERENCE, **fields: Any) -> dict[str, Any]:
-    return {"requesttypedescriptions": ["AUTH"], "sitereference": site, "accounttypedescription": "ECOM",
-            "currencyiso3a": "GBP",
-            "baseamount": amount, "pan": VISA, "expirydate": EXPIRY, "securitycode": "123",
-            "orderreference": order, **fields}
+def auth(
+    order: str, amount: str = "1050", site: str = DEFAULT_SITEREFERENCE, **fields: Any
+) -> dict[str, Any]:
+    return {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": site,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": amount,
+        "pan": VISA,
+        "expirydate": EXPIRY,
+        "securitycode": "123",
+        "orderreference": order,
+        **fields,
+    }
 
 
 @dataclass
@@ -44,8 +61,12 @@ class Gateway:
         return record
 
     def query(self, order: str) -> list[dict[str, Any]]:
-        found = self.one({"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                          "filter": {"orderreference": [{"value": order}]}})
+        found = self.one(
+            {
+                "requesttypedescriptions": ["TRANSACTIONQUERY"],
+                "filter": {"orderreference": [{"value": order}]},
+            }
+        )
         return found.get("records", [])
 
     def add(self, **fault: Any) -> dict[str, Any]:
@@ -58,16 +79,20 @@ class Gateway:
 def gw(request, db_path) -> Iterator[Gateway]:
     if request.param == "loopback":
         handle = start(db_path)
-        with httpx.Client(base_url=handle.base_url, auth=(handle.username, handle.password),
-                          timeout=TIMEOUT) as http:
+        with httpx.Client(
+            base_url=handle.base_url, auth=(handle.username, handle.password), timeout=TIMEOUT
+        ) as http:
             yield Gateway(handle.sandbox, http)
         handle.stop()
     else:
         sandbox = Sandbox(db_path)
         sleeps: list[float] = []
         account = sandbox.default_account
-        with httpx.Client(transport=SandboxTransport(sandbox, sleep=sleeps.append), base_url="http://sandbox.test",
-                          auth=(account.username, account.password)) as http:
+        with httpx.Client(
+            transport=SandboxTransport(sandbox, sleep=sleeps.append),
+            base_url="http://sandbox.test",
+            auth=(account.username, account.password),
+        ) as http:
             yield Gateway(sandbox, http, sleeps)
         sandbox.close()
 
@@ -108,8 +133,11 @@ def test_a_latency_range_is_drawn_from_the_seeded_fault(db_path):
     sleeps: list[float] = []
     account = sandbox.default_account
     sandbox.faults.add("latency", min_seconds=1, max_seconds=3, count=3, seed=7)
-    with httpx.Client(transport=SandboxTransport(sandbox, sleep=sleeps.append), base_url="http://sandbox.test",
-                      auth=(account.username, account.password)) as http:
+    with httpx.Client(
+        transport=SandboxTransport(sandbox, sleep=sleeps.append),
+        base_url="http://sandbox.test",
+        auth=(account.username, account.password),
+    ) as http:
         for n in range(3):
             http.post("/json/", json={"request": [auth(f"r{n}")]})
     assert len(sleeps) == 3 and all(1 <= s <= 3 for s in sleeps) and len(set(sleeps)) == 3
@@ -196,10 +224,15 @@ def test_the_async_transport_sleeps_through_its_own_function_and_times_out(db_pa
 
     async def run() -> None:
         account = sandbox.default_account
-        async with httpx.AsyncClient(transport=AsyncSandboxTransport(sandbox, sleep=fake_sleep),
-                                     base_url="http://sandbox.test", auth=(account.username, account.password)) as http:
+        async with httpx.AsyncClient(
+            transport=AsyncSandboxTransport(sandbox, sleep=fake_sleep),
+            base_url="http://sandbox.test",
+            auth=(account.username, account.password),
+        ) as http:
             slow = await http.post("/json/", json={"request": [auth("async-slow")]})
-            assert slow.headers["x-gwkit-fault"] == "latency" and slow.json()["response"][0]["errorcode"] == "0"
+            assert (
+                slow.headers["x-gwkit-fault"] == "latency" and slow.json()["response"][0]["errorcode"] == "0"
+            )
             with pytest.raises(httpx.ReadTimeout):
                 await http.post("/json/", json={"request": [auth("async-silent")]})
 
@@ -213,8 +246,12 @@ def test_count_selects_the_next_n_matching_requests(db_path):
     added = sandbox.faults.add("gateway_error", code=60010, count=2, requesttypes=["AUTH"])
     assert added["id"] and added["count"] == 2 and sandbox.faults.active() == [added]
     gw = _in_process(sandbox)
-    assert "x-gwkit-fault" not in gw.post({"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                                           "filter": {"orderreference": [{"value": "x"}]}}).headers
+    assert (
+        "x-gwkit-fault"
+        not in gw.post(
+            {"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": {"orderreference": [{"value": "x"}]}}
+        ).headers
+    )
     codes = [gw.one(auth(f"c{n}"))["errorcode"] for n in range(3)]
     assert codes == ["60010", "60010", "0"] and sandbox.faults.active() == []
 
@@ -262,17 +299,26 @@ def test_the_log_records_site_clock_kind_and_parameters(db_path):
     gw = _in_process(sandbox)
     record = gw.one(auth("logged"))
     (entry,) = sandbox.faults.log()
-    assert entry == {"sitereference": sandbox.default_account.sitereferences[0],
-                     "injected": sandbox.clock.now().strftime("%Y-%m-%dT%H:%M:%S"), "fault_id": entry["fault_id"],
-                     "kind": "gateway_error", "params": {"code": 60010, "made": True}, "requesttypes": ["AUTH"],
-                     "orderreference": "logged", "transactionreference": record["transactionreference"],
-                     "made": True}
+    assert entry == {
+        "sitereference": sandbox.default_account.sitereferences[0],
+        "injected": sandbox.clock.now().strftime("%Y-%m-%dT%H:%M:%S"),
+        "fault_id": entry["fault_id"],
+        "kind": "gateway_error",
+        "params": {"code": 60010, "made": True},
+        "requesttypes": ["AUTH"],
+        "orderreference": "logged",
+        "transactionreference": record["transactionreference"],
+        "made": True,
+    }
 
 
 def _in_process(sandbox: Sandbox, account=None) -> Gateway:
     account = account or sandbox.default_account
-    http = httpx.Client(transport=SandboxTransport(sandbox), base_url="http://sandbox.test",
-                        auth=(account.username, account.password))
+    http = httpx.Client(
+        transport=SandboxTransport(sandbox),
+        base_url="http://sandbox.test",
+        auth=(account.username, account.password),
+    )
     return Gateway(sandbox, http)
 
 
@@ -295,8 +341,10 @@ def two_users(tmp_path, db_path):
     path.write_text(ACCOUNTS)
     handle = start(db_path, accounts=load_accounts(path))
     alice, bob = handle.sandbox.accounts["alice"], handle.sandbox.accounts["bob"]
-    clients = [httpx.Client(base_url=handle.base_url, auth=(a.username, a.password), timeout=TIMEOUT)
-               for a in (alice, bob)]
+    clients = [
+        httpx.Client(base_url=handle.base_url, auth=(a.username, a.password), timeout=TIMEOUT)
+        for a in (alice, bob)
+    ]
     yield handle, *(Gateway(handle.sandbox, c) for c in clients)
     for client in clients:
         client.close()
@@ -308,53 +356,62 @@ def test_one_users_faults_never_touch_another_users_sites(two_users):
     alice.add(kind="gateway_error", code=60010, count=3)
     assert bob.one(auth("bob-1", site="test_bob12345"))["errorcode"] == "0"
     assert bob.http.get("/_sandbox/faults").json()["faults"] == []
-    assert alice.one(auth("alice-1", site="test_alice12345"))["errorcode"] == "60010"  # her first site by default
+    assert (
+        alice.one(auth("alice-1", site="test_alice12345"))["errorcode"] == "60010"
+    )  # her first site by default
     # a fault for her second site is picked only by requests naming it
     alice.add(kind="http_status", status=502, sitereference="test_alice67890")
     assert alice.post(auth("alice-2", site="test_alice67890")).status_code == 502
     assert bob.http.get("/_sandbox/faults/log").json()["log"] == []
     assert {e["sitereference"] for e in alice.http.get("/_sandbox/faults/log").json()["log"]} == {
-        "test_alice12345", "test_alice67890"}
+        "test_alice12345",
+        "test_alice67890",
+    }
     assert bob.http.post("/_sandbox/faults/clear", json={}).json() == {"cleared": 0}
     assert len(alice.http.get("/_sandbox/faults").json()["faults"]) == 1
 
 
 def test_naming_another_users_site_is_a_400(two_users):
     _, alice, bob = two_users
-    for path, payload in [("/_sandbox/faults", {"kind": "drop", "sitereference": "test_alice12345"}),
-                          ("/_sandbox/faults/clear", {"sitereference": "test_alice12345"})]:
+    for path, payload in [
+        ("/_sandbox/faults", {"kind": "drop", "sitereference": "test_alice12345"}),
+        ("/_sandbox/faults/clear", {"sitereference": "test_alice12345"}),
+    ]:
         response = bob.http.post(path, json=payload)
         assert response.status_code == 400 and "sitereference" in response.json()["detail"]
     assert bob.http.get("/_sandbox/faults").json()["faults"] == []
 
 
-@pytest.mark.parametrize("payload, named", [
-    ({"kind": "meteor"}, "kind"),
-    ({"kind": ["drop"]}, "kind"),
-    ({}, "kind"),
-    ({"kind": "latency"}, "seconds"),
-    ({"kind": "latency", "seconds": -1}, "seconds"),
-    ({"kind": "latency", "seconds": 1, "min_seconds": 0, "max_seconds": 2}, "seconds"),
-    ({"kind": "latency", "min_seconds": 3, "max_seconds": 2}, "min_seconds"),
-    ({"kind": "timeout", "process": "yes"}, "process"),
-    ({"kind": "gateway_error", "code": 70000}, "code"),
-    ({"kind": "gateway_error", "code": 60010, "made": 1}, "made"),
-    ({"kind": "http_status", "status": 404}, "status"),
-    ({"kind": "malformed", "body": "empty"}, "body"),
-    ({"kind": "drop", "count": 0}, "count"),
-    ({"kind": "drop", "count": 1, "fraction": 0.5}, "fraction"),
-    ({"kind": "drop", "fraction": 0}, "fraction"),
-    ({"kind": "drop", "fraction": 1.5}, "fraction"),
-    ({"kind": "drop", "fraction": 0.5, "seed": "x"}, "seed"),
-    ({"kind": "drop", "seed": True}, "seed"),
-    ({"kind": "drop", "requesttypes": "AUTH"}, "requesttypes"),
-    ({"kind": "drop", "amounts": {"min": 5, "max": 1}}, "amounts"),
-    ({"kind": "drop", "amounts": [1.5]}, "amounts"),
-    ({"kind": "drop", "colour": "red"}, "colour"),
-    ({"kind": "drop", "sitereference": 5}, "sitereference"),
-    ({"drop_next": -1}, "drop_next"),
-    ({"drop_next": 1, "process": "yes"}, "process"),
-])
+@pytest.mark.parametrize(
+    "payload, named",
+    [
+        ({"kind": "meteor"}, "kind"),
+        ({"kind": ["drop"]}, "kind"),
+        ({}, "kind"),
+        ({"kind": "latency"}, "seconds"),
+        ({"kind": "latency", "seconds": -1}, "seconds"),
+        ({"kind": "latency", "seconds": 1, "min_seconds": 0, "max_seconds": 2}, "seconds"),
+        ({"kind": "latency", "min_seconds": 3, "max_seconds": 2}, "min_seconds"),
+        ({"kind": "timeout", "process": "yes"}, "process"),
+        ({"kind": "gateway_error", "code": 70000}, "code"),
+        ({"kind": "gateway_error", "code": 60010, "made": 1}, "made"),
+        ({"kind": "http_status", "status": 404}, "status"),
+        ({"kind": "malformed", "body": "empty"}, "body"),
+        ({"kind": "drop", "count": 0}, "count"),
+        ({"kind": "drop", "count": 1, "fraction": 0.5}, "fraction"),
+        ({"kind": "drop", "fraction": 0}, "fraction"),
+        ({"kind": "drop", "fraction": 1.5}, "fraction"),
+        ({"kind": "drop", "fraction": 0.5, "seed": "x"}, "seed"),
+        ({"kind": "drop", "seed": True}, "seed"),
+        ({"kind": "drop", "requesttypes": "AUTH"}, "requesttypes"),
+        ({"kind": "drop", "amounts": {"min": 5, "max": 1}}, "amounts"),
+        ({"kind": "drop", "amounts": [1.5]}, "amounts"),
+        ({"kind": "drop", "colour": "red"}, "colour"),
+        ({"kind": "drop", "sitereference": 5}, "sitereference"),
+        ({"drop_next": -1}, "drop_next"),
+        ({"drop_next": 1, "process": "yes"}, "process"),
+    ],
+)
 def test_bad_faults_are_400_naming_the_field(gw, payload, named):
     response = gw.http.post("/_sandbox/faults", json=payload)
     assert response.status_code == 400, response.text
@@ -364,7 +421,9 @@ def test_bad_faults_are_400_naming_the_field(gw, payload, named):
 
 @pytest.mark.parametrize("body", [b"[1]", b"not json", b'{"sitereference": "x", "more": 1}'])
 def test_bad_clear_requests_are_400(gw, body):
-    response = gw.http.post("/_sandbox/faults/clear", content=body, headers={"content-type": "application/json"})
+    response = gw.http.post(
+        "/_sandbox/faults/clear", content=body, headers={"content-type": "application/json"}
+    )
     assert response.status_code == 400 and response.json()["error"] == "bad request"
 
 
@@ -372,11 +431,22 @@ def test_bad_clear_requests_are_400(gw, body):
 def test_a_gateway_error_answer_echoes_the_request_reference_so_clients_read_it(db_path, made):
     sandbox = Sandbox(db_path)
     sandbox.faults.add("gateway_error", code=60010, made=made)
-    with gwkit.Client("http://sandbox.test", DEFAULT_ACCOUNT.username, DEFAULT_ACCOUNT.password,
-                      sitereference=DEFAULT_SITEREFERENCE, transport=SandboxTransport(sandbox)) as client:
-        response = client.auth(accounttypedescription="ECOM", currencyiso3a="GBP", baseamount=1050,
-                               orderreference="echo", pan="4111111111111111", expirydate="12/2030",
-                               securitycode="123")
+    with gwkit.Client(
+        "http://sandbox.test",
+        DEFAULT_ACCOUNT.username,
+        DEFAULT_ACCOUNT.password,
+        sitereference=DEFAULT_SITEREFERENCE,
+        transport=SandboxTransport(sandbox),
+    ) as client:
+        response = client.auth(
+            accounttypedescription="ECOM",
+            currencyiso3a="GBP",
+            baseamount=1050,
+            orderreference="echo",
+            pan="4111111111111111",
+            expirydate="12/2030",
+            securitycode="123",
+        )
         assert response.record.errorcode == 60010  # read, not refused as another request's answer
         assert response.requestreference == response.request["request"][0]["requestreference"]
         found = client.transaction_query(orderreference="echo").record.query_records

@@ -25,9 +25,17 @@ from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
-FUZZ = settings(derandomize=True, max_examples=200, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    derandomize=True,
+    max_examples=200,
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 
 # Answers to a request that is not valid: nothing of it may be stored.
 INVALID_CODES = {"10205", "30000", "60018", "60013", "60019", "20004", "20019", "20032"}
@@ -35,26 +43,60 @@ INVALID_CODES = {"10205", "30000", "60018", "60013", "60019", "20004", "20019", 
 # A valid value for each field whose rule a pattern cannot give (Luhn, dates, the sandbox's site);
 # choices and lengths come from the tables.
 VALID = {
-    "sitereference": SITE, "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050",
-    "orderreference": "fuzz-1", "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123",
-    "md": "md-abc123", "pares": "eJxVUt1ugjAUfhXS", "parenttransactionreference": "1-9-1",
-    "credentialsonfile": "1", "termurl": "https://merchant.example/term", "accept": "text/html,*/*;q=0.8",
-    "useragent": "Mozilla/5.0 (X11; Linux x86_64)", "cachetoken": "eyJjYWNoZXRva2VuIjoieCJ9",
-    "requestreference": "Afuzz1", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
-    "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "12",
-    "subscriptionbegindate": "2026-02-15", "transactionactive": "1", "billingpremise": "1",
-    "billingstreet": "Test Street", "billingtown": "Bangor", "billingcounty": "Gwynedd",
-    "billingcountryiso2a": "GB", "billingpostcode": "TE45 6ST", "billingemail": "test@example.com",
-    "billingtelephonetype": "M", "billingtelephone": "+44 7700 900000", "billingprefixname": "Dr",
-    "billingfirstname": "Ann", "billingmiddlename": "B", "billinglastname": "Example", "billingsuffixname": "Jr",
-    "expirymonth": "12", "expiryyear": "2030", "paymenttypedescription": "VISA",
+    "sitereference": SITE,
+    "accounttypedescription": "ECOM",
+    "currencyiso3a": "GBP",
+    "baseamount": "1050",
+    "orderreference": "fuzz-1",
+    "pan": "4111111111111111",
+    "expirydate": "12/2030",
+    "securitycode": "123",
+    "md": "md-abc123",
+    "pares": "eJxVUt1ugjAUfhXS",
+    "parenttransactionreference": "1-9-1",
+    "credentialsonfile": "1",
+    "termurl": "https://merchant.example/term",
+    "accept": "text/html,*/*;q=0.8",
+    "useragent": "Mozilla/5.0 (X11; Linux x86_64)",
+    "cachetoken": "eyJjYWNoZXRva2VuIjoieCJ9",
+    "requestreference": "Afuzz1",
+    "subscriptiontype": "RECURRING",
+    "subscriptionunit": "MONTH",
+    "subscriptionfrequency": "1",
+    "subscriptionnumber": "1",
+    "subscriptionfinalnumber": "12",
+    "subscriptionbegindate": "2026-02-15",
+    "transactionactive": "1",
+    "billingpremise": "1",
+    "billingstreet": "Test Street",
+    "billingtown": "Bangor",
+    "billingcounty": "Gwynedd",
+    "billingcountryiso2a": "GB",
+    "billingpostcode": "TE45 6ST",
+    "billingemail": "test@example.com",
+    "billingtelephonetype": "M",
+    "billingtelephone": "+44 7700 900000",
+    "billingprefixname": "Dr",
+    "billingfirstname": "Ann",
+    "billingmiddlename": "B",
+    "billinglastname": "Example",
+    "billingsuffixname": "Jr",
+    "expirymonth": "12",
+    "expiryyear": "2030",
+    "paymenttypedescription": "VISA",
     "filter": {"sitereference": [{"value": SITE}], "orderreference": [{"value": "fuzz-1"}]},
     "updates": {"transactionactive": "0"},
 }
 CASES = [(rt, variant) for rt in REQUEST_TYPES.values() for variant in rt.variants]
-JUNK = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
-                 st.text(max_size=20), st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5),
-                                                                                             st.integers(), max_size=2))
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=20),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
 CONTROL = st.sampled_from(["\r", "\n", "\r\n", "\x00", "\x1b", "\x7f", "\x85", "\u2028"])
 HUGE_NUMBER = "HUGE-NUMBER-PLACEHOLDER"
 
@@ -79,7 +121,9 @@ def mutated_objects(draw) -> dict[str, Any]:
         if not request:
             break
         name = draw(st.sampled_from(sorted(request)))
-        mutation = draw(st.sampled_from(["type", "long", "nest", "control", "huge", "drop", "extra", "unicode"]))
+        mutation = draw(
+            st.sampled_from(["type", "long", "nest", "control", "huge", "drop", "extra", "unicode"])
+        )
         value = request.get(name)
         if mutation == "type":
             request[name] = draw(JUNK)
@@ -122,10 +166,19 @@ def gateway_bodies(draw) -> bytes:
     body = encoded(envelope, draw(st.sampled_from([5, 101, 4301, 20_000])))
     if shape == "encoding":
         at = draw(st.integers(0, len(body)))
-        broken = draw(st.sampled_from([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\x00", b"\\ud800", b"{", b"]"]))
-        body = draw(st.sampled_from([body[:at] + broken + body[at:], body[:at],
-                                     json.dumps(envelope).encode("utf-16"),
-                                     json.dumps(envelope, ensure_ascii=False).encode("latin-1", "replace")]))
+        broken = draw(
+            st.sampled_from([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\x00", b"\\ud800", b"{", b"]"])
+        )
+        body = draw(
+            st.sampled_from(
+                [
+                    body[:at] + broken + body[at:],
+                    body[:at],
+                    json.dumps(envelope).encode("utf-16"),
+                    json.dumps(envelope, ensure_ascii=False).encode("latin-1", "replace"),
+                ]
+            )
+        )
     if shape == "bytes":
         body = draw(st.binary(max_size=200))
     return body
@@ -135,8 +188,12 @@ def gateway_bodies(draw) -> bytes:
 def served(module_db_path, store_kind):
     db_path = module_db_path
     handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
-    client = httpx.Client(base_url=handle.base_url, auth=(DEFAULT_USERNAME, DEFAULT_PASSWORD), timeout=30,
-                          headers={"content-type": "application/json"})
+    client = httpx.Client(
+        base_url=handle.base_url,
+        auth=(DEFAULT_USERNAME, DEFAULT_PASSWORD),
+        timeout=30,
+        headers={"content-type": "application/json"},
+    )
     yield client, db_path, store_kind
     client.close()
     handle.stop()
@@ -174,18 +231,40 @@ def test_no_body_gets_a_5xx_drops_the_connection_or_stores_an_invalid_request(se
     assert not any(r.get("errorcode") == "99999" for r in records), records
 
 
-CONTROL_PATHS = ["/_sandbox/faults", "/_sandbox/faults/clear", "/_sandbox/settle", "/_sandbox/snapshots",
-                 "/_sandbox/snapshots/restore", "/_sandbox/snapshots/delete"]
-CONTROL_KEYS = sorted({"kind", "drop_next", "process", "sitereference", "name", "all", *SELECTOR_FIELDS,
-                       *(param for params in KINDS.values() for param in params)})
-NUMBERS = st.one_of(st.integers(-10**99, 10**99), st.floats(allow_nan=False, allow_infinity=False))
+CONTROL_PATHS = [
+    "/_sandbox/faults",
+    "/_sandbox/faults/clear",
+    "/_sandbox/settle",
+    "/_sandbox/snapshots",
+    "/_sandbox/snapshots/restore",
+    "/_sandbox/snapshots/delete",
+]
+CONTROL_KEYS = sorted(
+    {
+        "kind",
+        "drop_next",
+        "process",
+        "sitereference",
+        "name",
+        "all",
+        *SELECTOR_FIELDS,
+        *(param for params in KINDS.values() for param in params),
+    }
+)
+NUMBERS = st.one_of(st.integers(-(10**99), 10**99), st.floats(allow_nan=False, allow_infinity=False))
 
 
 @st.composite
 def control_bodies(draw) -> bytes:
     keys = st.one_of(st.sampled_from(CONTROL_KEYS), st.text(max_size=10))
-    values = st.one_of(JUNK, NUMBERS, st.sampled_from(sorted(KINDS)), st.just(HUGE_NUMBER), st.just(SITE),
-                       st.recursive(JUNK, lambda inner: st.lists(inner, max_size=2), max_leaves=40))
+    values = st.one_of(
+        JUNK,
+        NUMBERS,
+        st.sampled_from(sorted(KINDS)),
+        st.just(HUGE_NUMBER),
+        st.just(SITE),
+        st.recursive(JUNK, lambda inner: st.lists(inner, max_size=2), max_leaves=40),
+    )
     payload = draw(st.one_of(st.dictionaries(keys, values, max_size=4), JUNK))
     body = encoded(payload, draw(st.sampled_from([5, 101, 4301])))
     if draw(st.integers(0, 9)) == 0:
@@ -203,4 +282,6 @@ def test_the_control_api_answers_any_body_without_a_5xx(served, path, body):
     event(f"HTTP {response.status_code}")
     if 400 <= response.status_code < 500:
         assert response.json()["error"] and all_rows(db_path) == before
-    client.post("/_sandbox/faults/clear", json={})  # a fault added here must not drop the gateway fuzz's answers
+    client.post(
+        "/_sandbox/faults/clear", json={}
+    )  # a fault added here must not drop the gateway fuzz's answers

@@ -33,7 +33,9 @@ def _add(conn, name: str) -> None:
 
 
 def _keys(db_path) -> set[str]:
-    return {row[0] for row in Database(db_path).rows("SELECT key FROM meta WHERE substr(key, 1, 6) = 'batch-'")}
+    return {
+        row[0] for row in Database(db_path).rows("SELECT key FROM meta WHERE substr(key, 1, 6) = 'batch-'")
+    }
 
 
 def test_a_failing_write_in_a_batch_is_rolled_back_alone(store, db_path):
@@ -46,7 +48,10 @@ def test_a_failing_write_in_a_batch_is_rolled_back_alone(store, db_path):
         with store.write() as conn:
             _add(conn, "batch-kept-2")
         with store.read() as conn:  # a read in the batch sees what the batch wrote before it
-            assert conn.execute("SELECT COUNT(*) FROM meta WHERE substr(key, 1, 6) = 'batch-'").fetchone()[0] == 2
+            assert (
+                conn.execute("SELECT COUNT(*) FROM meta WHERE substr(key, 1, 6) = 'batch-'").fetchone()[0]
+                == 2
+            )
         assert _keys(db_path) == set()  # nothing is seen outside before the batch commits
     assert _keys(db_path) == {"batch-kept-1", "batch-kept-2"}
 
@@ -92,7 +97,9 @@ class Held:
 async def _answered_together(held: Held, store, jobs: list, together=True) -> list:
     first = held.thread.submit(held.hold, None)
     await asyncio.get_running_loop().run_in_executor(None, held.started.wait)
-    futures = [held.thread.submit(work, argument, together=store if together else None) for work, argument in jobs]
+    futures = [
+        held.thread.submit(work, argument, together=store if together else None) for work, argument in jobs
+    ]
     held.go.set()
     await first
     return await asyncio.gather(*futures, return_exceptions=True)
@@ -139,8 +146,9 @@ def test_a_round_is_bounded_and_jobs_without_a_store_run_alone(store, db_path):
     assert answers == [f"batch-{i}" for i in range(10)]
     assert len(batches) == 3  # 4 + 4 + 2
     held.go.clear(), held.started.clear()
-    alone = asyncio.run(_answered_together(held, store, [(write, f"batch-alone-{i}") for i in range(3)],
-                                           together=False))
+    alone = asyncio.run(
+        _answered_together(held, store, [(write, f"batch-alone-{i}") for i in range(3)], together=False)
+    )
     held.thread.shutdown()
     assert alone == [f"batch-alone-{i}" for i in range(3)] and len(batches) == 3
 
@@ -188,11 +196,24 @@ def test_concurrent_auths_over_http_are_each_answered_and_kept_once(db_path):
         orders = [f"order-{i}" for i in range(63)] + ["broken"]
 
         async def post_all() -> list[dict]:
-            async with httpx.AsyncClient(base_url=sandbox.base_url, auth=(DEFAULT_USERNAME, DEFAULT_PASSWORD),
-                                         limits=httpx.Limits(max_connections=32)) as client:
-                responses = await asyncio.gather(*(client.post("/json/", json={
-                    "alias": DEFAULT_USERNAME, "version": "1.00", "request": [card_auth(orderreference=order)]})
-                    for order in orders))
+            async with httpx.AsyncClient(
+                base_url=sandbox.base_url,
+                auth=(DEFAULT_USERNAME, DEFAULT_PASSWORD),
+                limits=httpx.Limits(max_connections=32),
+            ) as client:
+                responses = await asyncio.gather(
+                    *(
+                        client.post(
+                            "/json/",
+                            json={
+                                "alias": DEFAULT_USERNAME,
+                                "version": "1.00",
+                                "request": [card_auth(orderreference=order)],
+                            },
+                        )
+                        for order in orders
+                    )
+                )
             return [response.json()["response"][0] for response in responses]
 
         records = asyncio.run(post_all())
@@ -216,8 +237,9 @@ def test_the_event_loop_baseline_answers_on_the_event_loop_and_the_default_in_a_
         return real_answer(request)
 
     sandbox.answer = answering
-    request = SandboxRequest(method="POST", path="/json/", headers={"content-type": "application/json"},
-                             body=b'{"request": []}')
+    request = SandboxRequest(
+        method="POST", path="/json/", headers={"content-type": "application/json"}, body=b'{"request": []}'
+    )
 
     async def main() -> None:
         await Workers(on_event_loop=True).answer(sandbox, request)

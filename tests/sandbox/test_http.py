@@ -19,11 +19,17 @@ pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 ENVELOPE = {"alias": DEFAULT_USERNAME, "version": "1.00", "request": [card_auth()]}
 
 
-@pytest.mark.parametrize("authorization", [
-    None, "Basic " + base64.b64encode(f"{DEFAULT_USERNAME}:wrong".encode()).decode(),
-    "Basic " + base64.b64encode(f"nobody:{DEFAULT_PASSWORD}".encode()).decode(),
-    "Basic !!!not-base64!!!", "Bearer abc", "Basic " + base64.b64encode(b"no-colon").decode(),
-])
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        None,
+        "Basic " + base64.b64encode(f"{DEFAULT_USERNAME}:wrong".encode()).decode(),
+        "Basic " + base64.b64encode(f"nobody:{DEFAULT_PASSWORD}".encode()).decode(),
+        "Basic !!!not-base64!!!",
+        "Bearer abc",
+        "Basic " + base64.b64encode(b"no-colon").decode(),
+    ],
+)
 def test_missing_or_wrong_credentials_get_401_with_a_json_body(sandbox, db_path, authorization):
     before = all_rows(db_path)
     headers = {"authorization": authorization} if authorization else {}
@@ -37,15 +43,23 @@ def test_missing_or_wrong_credentials_get_401_with_a_json_body(sandbox, db_path,
 
 
 def test_malformed_json_without_credentials_is_401(sandbox):
-    response = httpx.post(f"{sandbox.base_url}/json/", content=b"{not json", headers={"content-type": "application/json"})
+    response = httpx.post(
+        f"{sandbox.base_url}/json/", content=b"{not json", headers={"content-type": "application/json"}
+    )
     assert response.status_code == 401 and response.json()["error"] == "unauthorised"
 
 
 def test_alias_must_be_the_authenticated_user(gateway, db_path):
     before = all_rows(db_path)
     answer = gateway.envelope(card_auth(), alias="someone_else")
-    assert answer["response"] == [{"requesttypedescription": "ERROR", "errorcode": "30000",
-                                   "errormessage": "Invalid field", "errordata": ["alias"]}]
+    assert answer["response"] == [
+        {
+            "requesttypedescription": "ERROR",
+            "errorcode": "30000",
+            "errormessage": "Invalid field",
+            "errordata": ["alias"],
+        }
+    ]
     assert all_rows(db_path) == before
 
 
@@ -55,8 +69,11 @@ def test_alias_may_be_left_out(gateway):
 
 
 def test_fields_of_real_clients_are_accepted_and_ignored(gateway):
-    answer = gateway.envelope(card_auth(requestreference="A7fk2m9qa", versioninfo="Python::3.11::1.0.26::Linux"),
-                              libraryversion="python_1.0.26", acceptcustomeroutput="2.00")
+    answer = gateway.envelope(
+        card_auth(requestreference="A7fk2m9qa", versioninfo="Python::3.11::1.0.26::Linux"),
+        libraryversion="python_1.0.26",
+        acceptcustomeroutput="2.00",
+    )
     assert answer["requestreference"] == "A7fk2m9qa"
     assert answer["response"][0]["errorcode"] == "0"
 
@@ -73,7 +90,10 @@ def test_unknown_pages_are_404_json(gateway):
 
 
 def test_a_dropped_answer_closes_the_connection_after_the_payment_is_made(sandbox, gateway):
-    assert gateway.http.post("/_sandbox/faults", json={"drop_next": 1}).json() == {"drop_next": 1, "process": True}
+    assert gateway.http.post("/_sandbox/faults", json={"drop_next": 1}).json() == {
+        "drop_next": 1,
+        "process": True,
+    }
     with pytest.raises(httpx.RemoteProtocolError):
         gateway.envelope(card_auth(orderreference="dropped"))
     assert gateway.http.get("/_sandbox/faults").json()["drop_next"] == 0
@@ -101,27 +121,41 @@ def test_faults_do_not_touch_the_control_api(sandbox, gateway):
 
 def test_dropped_answers_in_process_raise_as_httpx_does(sandbox):
     sandbox.drop_next(1)
-    with httpx.Client(transport=sandbox.transport(), base_url="http://sandbox.test",
-                      auth=(sandbox.username, sandbox.password)) as client:
+    with httpx.Client(
+        transport=sandbox.transport(),
+        base_url="http://sandbox.test",
+        auth=(sandbox.username, sandbox.password),
+    ) as client:
         with pytest.raises(httpx.RemoteProtocolError):
             client.post("/json/", json={"request": [card_auth(orderreference="in-process")]})
         answer = client.post("/json/", json={"request": [query_request(orderreference="in-process")]}).json()
     assert len(answer["response"][0]["records"]) == 1
 
 
-@pytest.mark.parametrize("payload", [{"drop_next": -1}, {"drop_next": "1"}, {"drop_next": True}, {},
-                                     {"drop_next": 1, "process": "yes"}, {"drop_next": 1, "other": 2}])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"drop_next": -1},
+        {"drop_next": "1"},
+        {"drop_next": True},
+        {},
+        {"drop_next": 1, "process": "yes"},
+        {"drop_next": 1, "other": 2},
+    ],
+)
 def test_bad_fault_settings_are_400(gateway, payload):
     response = gateway.http.post("/_sandbox/faults", json=payload)
     assert response.status_code == 400 and response.json()["detail"]
 
 
-@pytest.mark.parametrize("header, expected", [("Ahdr12345", "Ahdr12345"), ("bad reference!", "Aobj12345"),
-                                              (None, "Aobj12345")])
+@pytest.mark.parametrize(
+    "header, expected", [("Ahdr12345", "Ahdr12345"), ("bad reference!", "Aobj12345"), (None, "Aobj12345")]
+)
 def test_requestreference_header_is_echoed_before_the_objects_one(gateway, header, expected):
     headers = {"requestreference": header} if header else {}
-    response = gateway.http.post("/json/", headers=headers,
-                                 json={"request": [card_auth(requestreference="Aobj12345"), card_auth()]})
+    response = gateway.http.post(
+        "/json/", headers=headers, json={"request": [card_auth(requestreference="Aobj12345"), card_auth()]}
+    )
     assert response.json()["requestreference"] == expected
 
 
@@ -130,8 +164,11 @@ def test_a_header_sent_twice_is_read_alike_over_http_and_in_process(sandbox, gat
     headers = [("requestreference", "Afirst123"), ("requestreference", "Asecond12")]
     body = {"request": [card_auth(requestreference="Aobj12345")]}
     over_http = gateway.http.post("/json/", headers=headers, json=body)
-    with httpx.Client(transport=sandbox.transport(), base_url="http://sandbox.test",
-                      auth=(sandbox.username, sandbox.password)) as client:
+    with httpx.Client(
+        transport=sandbox.transport(),
+        base_url="http://sandbox.test",
+        auth=(sandbox.username, sandbox.password),
+    ) as client:
         in_process = client.post("/json/", headers=headers, json=body)
     assert over_http.json()["requestreference"] == in_process.json()["requestreference"] == "Asecond12"
     assert in_process.headers["content-length"] == str(len(in_process.content))
@@ -143,8 +180,9 @@ def test_other_methods_on_the_gateway_endpoint_are_405_json(gateway):
     assert "POST" in response.json()["detail"]
 
 
-@pytest.mark.parametrize("body", [b"PaReq=\xff\xfe&MD=x", b"a=" + b"\xc3\x28",
-                                  b"&".join(b"f%d=1" % i for i in range(101))])
+@pytest.mark.parametrize(
+    "body", [b"PaReq=\xff\xfe&MD=x", b"a=" + b"\xc3\x28", b"&".join(b"f%d=1" % i for i in range(101))]
+)
 def test_a_form_the_sandbox_cannot_read_is_a_clear_body_error(body):
     with pytest.raises(BodyError) as caught:
         SandboxRequest("POST", "/acs", {}, body).form()
@@ -159,9 +197,15 @@ def test_a_utf8_form_is_read_with_blank_values():
 @pytest.mark.parametrize("path", [ACS_PATH, "/_sandbox/faults"])
 def test_pages_answer_an_unreadable_form_or_body_with_400_and_keep_serving(sandbox, path):
     with httpx.Client(base_url=sandbox.base_url, auth=(DEFAULT_USERNAME, DEFAULT_PASSWORD)) as client:
-        response = client.post(path, content=b"PaReq=\xff\xfe&MD=" + b"[" * 50_000,
-                               headers={"content-type": "application/x-www-form-urlencoded"
-                                        if path == ACS_PATH else "application/json"})
+        response = client.post(
+            path,
+            content=b"PaReq=\xff\xfe&MD=" + b"[" * 50_000,
+            headers={
+                "content-type": "application/x-www-form-urlencoded"
+                if path == ACS_PATH
+                else "application/json"
+            },
+        )
         assert 400 <= response.status_code < 500
         assert client.get("/_sandbox/health").status_code == 200
 
@@ -170,6 +214,9 @@ def test_read_json_limits_hold_for_the_longest_field_of_the_interface():
     assert MAX_STRING_CHARS >= max(f.max_length or 0 for f in FIELDS.values())
     assert read_json(json.dumps({"md": "m" * MAX_STRING_CHARS}).encode()) == {"md": "m" * MAX_STRING_CHARS}
     with pytest.raises(BodyError) as caught:
-        read_json(json.dumps({"4111111111111111": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]})
-                  .encode())
+        read_json(
+            json.dumps(
+                {"4111111111111111": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}
+            ).encode()
+        )
     assert caught.value.limit == "nesting depth" and "4111111111111111" not in caught.value.detail

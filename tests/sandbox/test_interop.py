@@ -14,6 +14,7 @@ from support.sandbox import SITE
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
+
 @pytest.fixture
 def official(sandbox):
     config = securetrading.Config()
@@ -29,8 +30,15 @@ def ok(response) -> dict:
     return record
 
 
-CARD = {"sitereference": SITE, "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050",
-        "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
+CARD = {
+    "sitereference": SITE,
+    "accounttypedescription": "ECOM",
+    "currencyiso3a": "GBP",
+    "baseamount": "1050",
+    "pan": "4111111111111111",
+    "expirydate": "12/2030",
+    "securitycode": "123",
+}
 
 
 def test_auth_store_auth_from_stored_card_and_query(official):
@@ -42,25 +50,56 @@ def test_auth_store_auth_from_stored_card_and_query(official):
     assert (auth["acquirerresponsecode"], auth["maskedpan"]) == ("00", "411111######1111")
     assert auth["settlestatus"] == "0"
 
-    stored = ok(official.process({
-        "requesttypedescriptions": ["STORE"], "sitereference": SITE, "accounttypedescription": "CARDSTORE",
-        "pan": "5100000000000008", "expirydate": "12/2030", "billingfirstname": "Ada",
-        "orderreference": "official-2"}))
+    stored = ok(
+        official.process(
+            {
+                "requesttypedescriptions": ["STORE"],
+                "sitereference": SITE,
+                "accounttypedescription": "CARDSTORE",
+                "pan": "5100000000000008",
+                "expirydate": "12/2030",
+                "billingfirstname": "Ada",
+                "orderreference": "official-2",
+            }
+        )
+    )
     assert (stored["requesttypedescription"], stored["transactionactive"]) == ("STORE", "1")
 
-    child = ok(official.process({
-        "requesttypedescriptions": ["AUTH"], "sitereference": SITE, "parenttransactionreference":
-        stored["transactionreference"], "accounttypedescription": "ECOM", "currencyiso3a": "GBP",
-        "baseamount": "2000"}))
-    assert (child["maskedpan"], child["parenttransactionreference"]) == ("510000######0008",
-                                                                        stored["transactionreference"])
+    child = ok(
+        official.process(
+            {
+                "requesttypedescriptions": ["AUTH"],
+                "sitereference": SITE,
+                "parenttransactionreference": stored["transactionreference"],
+                "accounttypedescription": "ECOM",
+                "currencyiso3a": "GBP",
+                "baseamount": "2000",
+            }
+        )
+    )
+    assert (child["maskedpan"], child["parenttransactionreference"]) == (
+        "510000######0008",
+        stored["transactionreference"],
+    )
 
-    query = ok(official.process({"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": {
-        "transactionreference": [{"value": auth["transactionreference"]},
-                                 {"value": child["transactionreference"]}]}}))
+    query = ok(
+        official.process(
+            {
+                "requesttypedescriptions": ["TRANSACTIONQUERY"],
+                "filter": {
+                    "transactionreference": [
+                        {"value": auth["transactionreference"]},
+                        {"value": child["transactionreference"]},
+                    ]
+                },
+            }
+        )
+    )
     found = [(r["transactionreference"], r["interface"], r["acquirerresponsecode"]) for r in query["records"]]
-    assert found == [(child["transactionreference"], "PASS-JSON-JSON", "00"),
-                     (auth["transactionreference"], "PASS-JSON-JSON", "00")]
+    assert found == [
+        (child["transactionreference"], "PASS-JSON-JSON", "00"),
+        (auth["transactionreference"], "PASS-JSON-JSON", "00"),
+    ]
 
 
 def test_several_request_objects_in_one_envelope(official):
@@ -72,14 +111,20 @@ def test_several_request_objects_in_one_envelope(official):
         requests["requests"].append(single)
     response = official.process(requests)
     assert response["requestreference"] == requests["requestreference"]  # echoed from its HTTP header
-    assert [(r["errorcode"], r["orderreference"]) for r in response["responses"]] == [("0", "multi-1"),
-                                                                                      ("0", "multi-2")]
+    assert [(r["errorcode"], r["orderreference"]) for r in response["responses"]] == [
+        ("0", "multi-1"),
+        ("0", "multi-2"),
+    ]
 
 
 def test_declines_and_errors_read_without_error(official):
     declined = official.process({"requesttypedescriptions": ["AUTH"], **CARD, "baseamount": "70000"})
     (record,) = declined["responses"]
-    assert (record["errorcode"], record["acquirerresponsecode"], record["settlestatus"]) == ("70000", "05", "3")
+    assert (record["errorcode"], record["acquirerresponsecode"], record["settlestatus"]) == (
+        "70000",
+        "05",
+        "3",
+    )
     invalid = official.process({"requesttypedescriptions": ["AUTH"], **CARD, "pan": "4111111111111112"})
     (record,) = invalid["responses"]
     assert (record["errorcode"], record["errordata"]) == ("30000", ["pan"])
@@ -99,29 +144,63 @@ def test_the_official_client_resends_after_a_lost_answer_and_pays_twice(sandbox,
     """Why gwkit's own client never re-sends: the sandbox's fault injection shows the double payment."""
     official.config.http_retry_sleep = 0  # its retry loop sleeps between attempts
     sandbox.drop_next(1)  # the first attempt is processed, then its connection is closed unanswered
-    record = ok(official.process({"requesttypedescriptions": ["AUTH"], "orderreference": "lost-answer", **CARD}))
-    query = ok(official.process({"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                                 "filter": {"orderreference": [{"value": "lost-answer"}]}}))
+    record = ok(
+        official.process({"requesttypedescriptions": ["AUTH"], "orderreference": "lost-answer", **CARD})
+    )
+    query = ok(
+        official.process(
+            {
+                "requesttypedescriptions": ["TRANSACTIONQUERY"],
+                "filter": {"orderreference": [{"value": "lost-answer"}]},
+            }
+        )
+    )
     assert len(query["records"]) == 2  # one payment asked for, two made
     assert record["transactionreference"] == query["records"][0]["transactionreference"]
 
 
 def test_refund_of_a_settled_auth_and_a_standalone_refund(sandbox, official):
-    auth = ok(official.process({"requesttypedescriptions": ["AUTH"], "orderreference": "official-refund", **CARD}))
-    too_early = official.process({"requesttypedescriptions": ["REFUND"], "sitereference": SITE,
-                                  "parenttransactionreference": auth["transactionreference"]})
+    auth = ok(
+        official.process({"requesttypedescriptions": ["AUTH"], "orderreference": "official-refund", **CARD})
+    )
+    too_early = official.process(
+        {
+            "requesttypedescriptions": ["REFUND"],
+            "sitereference": SITE,
+            "parenttransactionreference": auth["transactionreference"],
+        }
+    )
     (record,) = too_early["responses"]
     assert record["errorcode"] == "20005"  # not settled, not due today
     sandbox.advance(by="P1D")
     request = securetrading.Request()
-    request.update({"requesttypedescriptions": ["REFUND"], "sitereference": SITE,
-                    "parenttransactionreference": auth["transactionreference"], "baseamount": "50"})
+    request.update(
+        {
+            "requesttypedescriptions": ["REFUND"],
+            "sitereference": SITE,
+            "parenttransactionreference": auth["transactionreference"],
+            "baseamount": "50",
+        }
+    )
     response = official.process(request)
     assert response["requestreference"] == request["requestreference"]
     refund = ok(response)
     assert (refund["requesttypedescription"], refund["baseamount"], refund["parenttransactionreference"]) == (
-        "REFUND", "50", auth["transactionreference"])
-    standalone = ok(official.process({
-        "requesttypedescriptions": ["REFUND"], "sitereference": SITE, "accounttypedescription": "CFT",
-        "currencyiso3a": "GBP", "baseamount": "700", "pan": "4111111111111111", "expirydate": "12/2030"}))
+        "REFUND",
+        "50",
+        auth["transactionreference"],
+    )
+    standalone = ok(
+        official.process(
+            {
+                "requesttypedescriptions": ["REFUND"],
+                "sitereference": SITE,
+                "accounttypedescription": "CFT",
+                "currencyiso3a": "GBP",
+                "baseamount": "700",
+                "pan": "4111111111111111",
+                "expirydate": "12/2030",
+            }
+        )
+    )
     assert (standalone["acquirerresponsecode"], standalone["accounttypedescription"]) == ("00", "CFT")

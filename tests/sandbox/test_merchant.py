@@ -30,8 +30,14 @@ def http(gateway):
 
 
 def token(http) -> str:
-    request = {"requesttypedescriptions": ["CACHETOKENISE"], "sitereference": SITE, "pan": VISA,
-               "expirymonth": "11", "expiryyear": "2031", "securitycode": "123"}
+    request = {
+        "requesttypedescriptions": ["CACHETOKENISE"],
+        "sitereference": SITE,
+        "pan": VISA,
+        "expirymonth": "11",
+        "expiryyear": "2031",
+        "securitycode": "123",
+    }
     return http.post("/json/", json={"request": [request]}).json()["response"][0]["cachetoken"]
 
 
@@ -41,7 +47,7 @@ def receipts(http) -> list[dict]:
 
 def test_the_page_has_the_stjs_form_with_unnamed_card_inputs(http, gateway):
     page = http.get("/demo/merchant?locale=fr_fr").text
-    assert f"<script src=\"{gateway.base_url}/js/st.js\"></script>" in page
+    assert f'<script src="{gateway.base_url}/js/st.js"></script>' in page
     assert 'id="st-payment"' in page and 'action="/demo/merchant/pay"' in page and 'id="st-message"' in page
     for field in ("pan", "expirymonth", "expiryyear", "securitycode"):
         assert f"data-st-field='{field}' size" in page  # no name attribute in between
@@ -50,21 +56,28 @@ def test_the_page_has_the_stjs_form_with_unnamed_card_inputs(http, gateway):
 
 def test_the_merchant_records_exactly_what_arrived_and_completes_the_auth(http):
     body = f"orderreference=o%201&baseamount=2000&currencyiso3a=EUR&cachetoken={token(http)}"
-    page = http.post("/demo/merchant/pay", content=body,
-                     headers={"content-type": "application/x-www-form-urlencoded"})
+    page = http.post(
+        "/demo/merchant/pay", content=body, headers={"content-type": "application/x-www-form-urlencoded"}
+    )
     assert "Payment authorised" in page.text
     [receipt] = receipts(http)
     assert receipt["body"] == body and receipt["card_data"] == []
     assert receipt["field_names"] == ["orderreference", "baseamount", "currencyiso3a", "cachetoken"]
     assert receipt["fields"]["orderreference"] == "o 1"
     auth = receipt["auth"]
-    assert (auth["errorcode"], auth["baseamount"], auth["currencyiso3a"], auth["orderreference"]) == \
-        ("0", "2000", "EUR", "o 1")
+    assert (auth["errorcode"], auth["baseamount"], auth["currencyiso3a"], auth["orderreference"]) == (
+        "0",
+        "2000",
+        "EUR",
+        "o 1",
+    )
 
 
 def test_complete_later_sends_no_auth(http):
-    http.post("/demo/merchant/pay", data={"baseamount": "100", "currencyiso3a": "GBP", "complete": "later",
-                                          "cachetoken": token(http)})
+    http.post(
+        "/demo/merchant/pay",
+        data={"baseamount": "100", "currencyiso3a": "GBP", "complete": "later", "cachetoken": token(http)},
+    )
     [receipt] = receipts(http)
     assert receipt["auth"] is None
 
@@ -78,16 +91,37 @@ def test_a_used_up_token_gives_a_refused_auth_on_the_page(http):
 
 
 def test_card_data_that_arrives_is_flagged_and_kept_masked(http, gateway):
-    form = {"pan": VISA, "expirymonth": "11", "expiryyear": "2031", "securitycode": "123", "note": f"x {VISA}"}
+    form = {
+        "pan": VISA,
+        "expirymonth": "11",
+        "expiryyear": "2031",
+        "securitycode": "123",
+        "note": f"x {VISA}",
+    }
     page = http.post("/demo/merchant/pay", data=form).text
     assert "Card data reached the merchant server" in page and VISA not in page
     [receipt] = receipts(http)
-    assert receipt["card_data"] == ["field 'pan'", "field 'expirymonth'", "field 'expiryyear'",
-                                    "field 'securitycode'", "a card number in 'pan'", "a card number in 'note'"]
-    assert receipt["fields"] == {"pan": "411111######1111", "expirymonth": "[redacted]", "expiryyear": "[redacted]",
-                                 "securitycode": "[redacted]", "note": "x 411111######1111"}
+    assert receipt["card_data"] == [
+        "field 'pan'",
+        "field 'expirymonth'",
+        "field 'expiryyear'",
+        "field 'securitycode'",
+        "a card number in 'pan'",
+        "a card number in 'note'",
+    ]
+    assert receipt["fields"] == {
+        "pan": "411111######1111",
+        "expirymonth": "[redacted]",
+        "expiryyear": "[redacted]",
+        "securitycode": "[redacted]",
+        "note": "x 411111######1111",
+    }
     assert VISA not in json.dumps(receipt)
-    rows = gateway.sandbox.store.connection().execute("SELECT body, fields FROM demo_merchant_receipts").fetchall()
+    rows = (
+        gateway.sandbox.store.connection()
+        .execute("SELECT body, fields FROM demo_merchant_receipts")
+        .fetchall()
+    )
     assert all(VISA not in row["body"] + row["fields"] for row in rows)
 
 
@@ -99,7 +133,9 @@ def test_a_json_body_with_a_card_number_is_masked_too(http):
 
 
 def test_a_card_number_in_other_text_is_found_and_masked(http):
-    http.post("/demo/merchant/pay", content=f"note: card {VISA}".encode(), headers={"content-type": "text/plain"})
+    http.post(
+        "/demo/merchant/pay", content=f"note: card {VISA}".encode(), headers={"content-type": "text/plain"}
+    )
     [receipt] = receipts(http)
     assert receipt["card_data"] == ["a card number in the body"]
     assert VISA not in receipt["body"] and "411111######1111" in receipt["body"]
@@ -110,19 +146,32 @@ def test_a_json_body_with_only_a_security_code_is_reported_and_redacted(http, ga
     [receipt] = receipts(http)
     assert receipt["card_data"] == ["field 'securitycode'"]
     assert "737" not in receipt["body"] and "[redacted]" in receipt["body"]
-    rows = gateway.sandbox.store.connection().execute("SELECT body, fields FROM demo_merchant_receipts").fetchall()
+    rows = (
+        gateway.sandbox.store.connection()
+        .execute("SELECT body, fields FROM demo_merchant_receipts")
+        .fetchall()
+    )
     assert all("737" not in row["body"] + row["fields"] for row in rows)
 
 
 def test_a_multipart_form_is_read_field_by_field_and_its_card_data_masked(http, gateway):
-    http.post("/demo/merchant/pay", data={"orderreference": "o-2", "complete": "later"},
-              files={"pan": (None, VISA), "securitycode": (None, "737")})
+    http.post(
+        "/demo/merchant/pay",
+        data={"orderreference": "o-2", "complete": "later"},
+        files={"pan": (None, VISA), "securitycode": (None, "737")},
+    )
     [receipt] = receipts(http)
     assert receipt["content_type"].startswith("multipart/form-data")
     assert receipt["card_data"] == ["field 'pan'", "field 'securitycode'", "a card number in 'pan'"]
     assert receipt["fields"]["orderreference"] == "o-2" and receipt["fields"]["securitycode"] == "[redacted]"
-    rows = gateway.sandbox.store.connection().execute("SELECT body, fields FROM demo_merchant_receipts").fetchall()
-    assert all(VISA not in row["body"] + row["fields"] and "737" not in row["body"] + row["fields"] for row in rows)
+    rows = (
+        gateway.sandbox.store.connection()
+        .execute("SELECT body, fields FROM demo_merchant_receipts")
+        .fetchall()
+    )
+    assert all(
+        VISA not in row["body"] + row["fields"] and "737" not in row["body"] + row["fields"] for row in rows
+    )
 
 
 def test_received_as_html_and_cleared_by_reset(http, gateway):

@@ -30,21 +30,31 @@ def stored(db_path) -> dict[str, bytes]:
     database = Database(db_path)
     if not database.postgres:
         return files_beside(db_path)
-    return {table: b"\n".join(value if isinstance(value, bytes) else str(value).encode()
-                              for row in database.rows(f'SELECT * FROM "{table}"') for value in row)
-            for table in database.tables()}
+    return {
+        table: b"\n".join(
+            value if isinstance(value, bytes) else str(value).encode()
+            for row in database.rows(f'SELECT * FROM "{table}"')
+            for value in row
+        )
+        for table in database.tables()
+    }
 
 
 def key_file(db_path, tmp_path):
     """The card key: beside a SQLite file; for PostgreSQL the file GWKIT_SANDBOX_KEY_FILE names (conftest)."""
-    return db_path.with_name(db_path.name + ".key") if not Database(db_path).postgres else tmp_path / "sandbox.key"
+    return (
+        db_path.with_name(db_path.name + ".key")
+        if not Database(db_path).postgres
+        else tmp_path / "sandbox.key"
+    )
 
 
 def make_payments(gateway) -> dict[str, str]:
     refs = {
         "auth": gateway.one(card_auth(orderreference="before-restart"))["transactionreference"],
         "amex": gateway.one(card_auth(pan=AMEX, securitycode=AMEX_CODE, billingfirstname="Zed"))[
-            "transactionreference"],
+            "transactionreference"
+        ],
         "stored": gateway.one(store_request(billingfirstname="Ada"))["transactionreference"],
     }
     refs["child"] = gateway.one(parent_auth(refs["stored"], securitycode="123"))["transactionreference"]
@@ -140,8 +150,11 @@ def test_no_card_data_in_any_log(db_path, captured_logs):
         make_payments(gateway)
         gateway.one(card_auth(pan=AMEX, securitycode=AMEX_CODE, expirydate="01/2020"))  # refused: expired
         gateway.one(card_auth(pan="4111111111111112", securitycode=AMEX_CODE))  # refused: Luhn
-        gateway.http.post("/json/", content=b'{"request": [{"pan": "4111111111111111", "securitycode": "8642"',
-                          headers={"content-type": "application/json"})
+        gateway.http.post(
+            "/json/",
+            content=b'{"request": [{"pan": "4111111111111111", "securitycode": "8642"',
+            headers={"content-type": "application/json"},
+        )
         gateway.http.post("/json/", json={"request": [{"requesttypedescriptions": ["BAD"], "pan": AMEX}]})
         handle.drop_next(1)
         with pytest.raises(httpx.RemoteProtocolError):
@@ -178,8 +191,10 @@ def test_a_database_of_an_earlier_schema_is_upgraded(db_path, store_kind):
     if store_kind == "postgresql":
         pytest.skip("SQLite's upgrade in place; PostgreSQL's versioned migrations: test_pg_store.py")
     with sqlite3.connect(db_path) as conn:  # the cards table before card_index existed
-        conn.execute("CREATE TABLE cards (id INTEGER PRIMARY KEY, pan_encrypted BLOB NOT NULL, "
-                     "maskedpan TEXT NOT NULL, expirydate TEXT NOT NULL, paymenttypedescription TEXT)")
+        conn.execute(
+            "CREATE TABLE cards (id INTEGER PRIMARY KEY, pan_encrypted BLOB NOT NULL, "
+            "maskedpan TEXT NOT NULL, expirydate TEXT NOT NULL, paymenttypedescription TEXT)"
+        )
     handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
     gateway = Gateway(handle.base_url)
     try:
@@ -196,11 +211,21 @@ def test_subscriptions_of_a_database_made_before_units_are_monthly(db_path):
     handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
     gateway = Gateway(handle.base_url)
     try:
-        auth, subscription = gateway.records({
-            **card_auth(), "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "orderreference": "old-db",
-            "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
-            "subscriptionnumber": "1", "subscriptionfinalnumber": "2", "subscriptionbegindate": "2026-02-01",
-            "credentialsonfile": "1", "transactionactive": "1"})
+        auth, subscription = gateway.records(
+            {
+                **card_auth(),
+                "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+                "orderreference": "old-db",
+                "subscriptiontype": "RECURRING",
+                "subscriptionunit": "MONTH",
+                "subscriptionfrequency": "1",
+                "subscriptionnumber": "1",
+                "subscriptionfinalnumber": "2",
+                "subscriptionbegindate": "2026-02-01",
+                "credentialsonfile": "1",
+                "transactionactive": "1",
+            }
+        )
         assert subscription["errorcode"] == "0"
         handle.advance(to="2026-02-02T10:00:00")
         assert len(gateway.query(parenttransactionreference=subscription["transactionreference"])) == 1

@@ -46,8 +46,14 @@ transaction = st.tuples(st.integers(0, 1), st.lists(step, min_size=1, max_size=4
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(transactions=st.lists(transaction, min_size=1, max_size=12))
-@example(transactions=[(0, [("take", 1)], False), (1, [("take", 1)], True), (0, [("take", 1)], True),
-                       (1, [("take", 1)], True)])  # test_a_rolled_back_block_is_not_given_out's case
+@example(
+    transactions=[
+        (0, [("take", 1)], False),
+        (1, [("take", 1)], True),
+        (0, [("take", 1)], True),
+        (1, [("take", 1)], True),
+    ]
+)  # test_a_rolled_back_block_is_not_given_out's case
 def test_no_number_is_given_twice(tmp_path_factory, transactions):
     path = tmp_path_factory.mktemp("references") / "sandbox.db"
     stores = [Store(path, schemas=(USED,)), Store(path, schemas=(USED,))]

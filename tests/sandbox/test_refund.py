@@ -15,13 +15,25 @@ pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 
 def refund(parent: str, **fields: str) -> dict:
-    return {"requesttypedescriptions": ["REFUND"], "sitereference": SITE, "parenttransactionreference": parent,
-            **fields}
+    return {
+        "requesttypedescriptions": ["REFUND"],
+        "sitereference": SITE,
+        "parenttransactionreference": parent,
+        **fields,
+    }
 
 
 def cft_refund(**fields: str) -> dict:
-    return {"requesttypedescriptions": ["REFUND"], "sitereference": SITE, "accounttypedescription": "CFT",
-            "currencyiso3a": "GBP", "baseamount": "700", "pan": VISA, "expirydate": EXPIRY, **fields}
+    return {
+        "requesttypedescriptions": ["REFUND"],
+        "sitereference": SITE,
+        "accounttypedescription": "CFT",
+        "currencyiso3a": "GBP",
+        "baseamount": "700",
+        "pan": VISA,
+        "expirydate": EXPIRY,
+        **fields,
+    }
 
 
 def authorised(gateway, **fields: str) -> str:
@@ -45,7 +57,10 @@ def refused(gateway, db_path, request: dict, code: int, errordata: list[str]) ->
     before = all_rows(db_path)
     record = gateway.one(request)
     assert (record["errorcode"], record["errormessage"], record["errordata"]) == (
-        str(code), message_of(code), errordata), record
+        str(code),
+        message_of(code),
+        errordata,
+    ), record
     assert record["requesttypedescription"] == "REFUND"
     assert "transactionreference" not in record
     assert all_rows(db_path) == before
@@ -55,7 +70,10 @@ def test_full_refund_of_a_settled_auth(gateway, settled):
     record = gateway.one(refund(settled))
     assert (record["errorcode"], record["errormessage"], record["acquirerresponsecode"]) == ("0", "Ok", "00")
     assert (record["requesttypedescription"], record["parenttransactionreference"]) == ("REFUND", settled)
-    assert (record["baseamount"], record["currencyiso3a"]) == ("1050", "GBP")  # all of it, in the AUTH's currency
+    assert (record["baseamount"], record["currencyiso3a"]) == (
+        "1050",
+        "GBP",
+    )  # all of it, in the AUTH's currency
     assert (record["maskedpan"], record["paymenttypedescription"]) == ("411111######1111", "VISA")
     assert (record["accounttypedescription"], record["orderreference"]) == ("ECOM", "order-refund")
     assert (record["settlestatus"], record["settleduedate"]) == ("0", "2026-01-17")
@@ -67,7 +85,8 @@ def test_refunds_appear_in_transactionquery_and_settle_the_next_day(sandbox, gat
     reference = gateway.one(refund(settled, baseamount="400"))["transactionreference"]
     by_type = gateway.query(requesttypedescription="REFUND")
     assert [(r["transactionreference"], r["baseamount"], r["interface"]) for r in by_type] == [
-        (reference, "400", "PASS-JSON-JSON")]
+        (reference, "400", "PASS-JSON-JSON")
+    ]
     children = gateway.query(parenttransactionreference=settled)
     assert [r["transactionreference"] for r in children] == [reference]
     sandbox.advance(by="P1D")
@@ -118,14 +137,23 @@ def test_unsettled_parent_not_due_today(sandbox, gateway, db_path):
 
 def test_a_parent_due_to_settle_today_can_be_refunded(sandbox, gateway):
     reference = authorised(gateway)
-    assert gateway.one(update_request(reference, settlestatus="2"))["errorcode"] == "0"  # suspended: not settled
+    assert (
+        gateway.one(update_request(reference, settlestatus="2"))["errorcode"] == "0"
+    )  # suspended: not settled
     sandbox.advance(by="P1D")
     record = gateway.one(refund(reference))
     assert (record["errorcode"], record["errordata"] if "errordata" in record else None) == (
-        "20005", ["parenttransactionreference"])  # suspended: it will not settle today
-    assert gateway.one(update_request(reference, settlestatus="1"))["errorcode"] == "0"  # settles at the next run
+        "20005",
+        ["parenttransactionreference"],
+    )  # suspended: it will not settle today
+    assert (
+        gateway.one(update_request(reference, settlestatus="1"))["errorcode"] == "0"
+    )  # settles at the next run
     (parent,) = gateway.query(transactionreference=reference)
-    assert (parent["settlestatus"], parent["settleduedate"]) == ("1", "2026-01-16")  # due today, not settled yet
+    assert (parent["settlestatus"], parent["settleduedate"]) == (
+        "1",
+        "2026-01-16",
+    )  # due today, not settled yet
     assert gateway.one(refund(reference, baseamount="50"))["errorcode"] == "0"
 
 
@@ -138,8 +166,11 @@ def test_refund_requires_an_authorisation_parent(gateway, db_path, settled, make
     refused(gateway, db_path, refund(parent), 20006, ["parenttransactionreference"])
 
 
-@pytest.mark.parametrize("fields", [{"baseamount": "70000"}, {"pan": "4000000000000812"}, {"baseamount": "60010"}],
-                         ids=["declined-amount", "declined-card", "bank-error"])
+@pytest.mark.parametrize(
+    "fields",
+    [{"baseamount": "70000"}, {"pan": "4000000000000812"}, {"baseamount": "60010"}],
+    ids=["declined-amount", "declined-card", "bank-error"],
+)
 def test_cannot_refund_a_decline(sandbox, gateway, db_path, fields):
     parent = gateway.one(card_auth(**fields))
     assert parent["errorcode"] != "0" and parent["settlestatus"] == "3"
@@ -157,18 +188,37 @@ def test_card_fields_are_refused_in_a_refund_of_an_auth(gateway, db_path, settle
 
 
 def test_refund_of_a_subscription_payment(sandbox, gateway):
-    first = gateway.records({
-        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE, "accounttypedescription": "ECOM",
-        "currencyiso3a": "GBP", "baseamount": "999", "orderreference": "sub-refund", "pan": VISA,
-        "expirydate": EXPIRY, "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
-        "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "3",
-        "subscriptionbegindate": "2026-02-15", "credentialsonfile": "1", "transactionactive": "1"})
+    first = gateway.records(
+        {
+            "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+            "sitereference": SITE,
+            "accounttypedescription": "ECOM",
+            "currencyiso3a": "GBP",
+            "baseamount": "999",
+            "orderreference": "sub-refund",
+            "pan": VISA,
+            "expirydate": EXPIRY,
+            "securitycode": "123",
+            "subscriptiontype": "RECURRING",
+            "subscriptionunit": "MONTH",
+            "subscriptionfrequency": "1",
+            "subscriptionnumber": "1",
+            "subscriptionfinalnumber": "3",
+            "subscriptionbegindate": "2026-02-15",
+            "credentialsonfile": "1",
+            "transactionactive": "1",
+        }
+    )
     subscription = first[1]["transactionreference"]
     sandbox.advance(to="2026-02-16T10:00:00")  # payment 2 made on 02-15, settled on 02-16
     (payment,) = gateway.query(parenttransactionreference=subscription, requesttypedescription="AUTH")
     assert (payment["accounttypedescription"], payment["settlestatus"]) == ("RECUR", "100")
     record = gateway.one(refund(payment["transactionreference"], baseamount="333"))
-    assert (record["errorcode"], record["accounttypedescription"], record["currencyiso3a"]) == ("0", "RECUR", "GBP")
+    assert (record["errorcode"], record["accounttypedescription"], record["currencyiso3a"]) == (
+        "0",
+        "RECUR",
+        "GBP",
+    )
     assert record["parenttransactionreference"] == payment["transactionreference"]
     refused_record = gateway.one(refund(subscription))  # the SUBSCRIPTION record itself is no AUTH
     assert refused_record["errorcode"] == "20006"
@@ -177,21 +227,31 @@ def test_refund_of_a_subscription_payment(sandbox, gateway):
 def test_standalone_cft_refund_to_a_card(gateway, db_path):
     record = gateway.one(cft_refund(orderreference="cft-1"))
     assert (record["errorcode"], record["acquirerresponsecode"], record["requesttypedescription"]) == (
-        "0", "00", "REFUND")
+        "0",
+        "00",
+        "REFUND",
+    )
     assert (record["accounttypedescription"], record["baseamount"], record["maskedpan"]) == (
-        "CFT", "700", "411111######1111")
+        "CFT",
+        "700",
+        "411111######1111",
+    )
     assert "parenttransactionreference" not in record
     (kept,) = gateway.query(accounttypedescription="CFT")
     assert kept["transactionreference"] == record["transactionreference"]
     assert VISA.encode() not in Database(db_path).at_rest()  # kept encrypted, as every card
 
 
-@pytest.mark.parametrize("fields, errordata", [
-    ({"accounttypedescription": "ECOM"}, ["accounttypedescription"]),
-    ({"pan": None, "expirydate": None}, ["pan", "expirydate"]),
-    ({"expirydate": "12/2020"}, ["expirydate"]),
-    ({"baseamount": "0"}, ["baseamount"]),
-], ids=["not-cft", "no-card", "expired", "zero"])
+@pytest.mark.parametrize(
+    "fields, errordata",
+    [
+        ({"accounttypedescription": "ECOM"}, ["accounttypedescription"]),
+        ({"pan": None, "expirydate": None}, ["pan", "expirydate"]),
+        ({"expirydate": "12/2020"}, ["expirydate"]),
+        ({"baseamount": "0"}, ["baseamount"]),
+    ],
+    ids=["not-cft", "no-card", "expired", "zero"],
+)
 def test_standalone_refund_rules(gateway, db_path, fields, errordata):
     request = {k: v for k, v in cft_refund(**fields).items() if v is not None}
     refused(gateway, db_path, request, 30000, errordata)
@@ -214,6 +274,7 @@ def test_an_unsettled_refund_can_be_updated_like_an_auth(sandbox, gateway, settl
 
 def test_refunds_at_the_same_time_never_exceed_the_amount(sandbox, settled):
     """Eight clients refund 300 of the 1050 at once: exactly three succeed, the rest are too great."""
+
     def one_refund(_: int) -> str:
         client = Gateway(sandbox.base_url)
         try:

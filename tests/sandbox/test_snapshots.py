@@ -19,21 +19,39 @@ SITE = DEFAULT_ACCOUNT.sitereferences[0]
 
 
 def auth(order: str, site: str = SITE, amount: str = "1050") -> dict[str, Any]:
-    return {"requesttypedescriptions": ["AUTH"], "sitereference": site, "accounttypedescription": "ECOM",
-            "currencyiso3a": "GBP", "baseamount": amount, "pan": "4111111111111111", "expirydate": "12/2099",
-            "securitycode": "123", "orderreference": order}
+    return {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": site,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": amount,
+        "pan": "4111111111111111",
+        "expirydate": "12/2099",
+        "securitycode": "123",
+        "orderreference": order,
+    }
 
 
 def subscription(order: str, amount: str) -> dict[str, Any]:
-    return {**auth(order, amount=amount), "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
-            "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
-            "subscriptionnumber": "1", "subscriptionfinalnumber": "0", "subscriptionbegindate": "2026-02-15",
-            "credentialsonfile": "1"}
+    return {
+        **auth(order, amount=amount),
+        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1",
+        "subscriptionnumber": "1",
+        "subscriptionfinalnumber": "0",
+        "subscriptionbegindate": "2026-02-15",
+        "credentialsonfile": "1",
+    }
 
 
 def client(sandbox: Sandbox, account=DEFAULT_ACCOUNT) -> httpx.Client:
-    return httpx.Client(transport=SandboxTransport(sandbox), base_url="http://sandbox.test",
-                        auth=(account.username, account.password))
+    return httpx.Client(
+        transport=SandboxTransport(sandbox),
+        base_url="http://sandbox.test",
+        auth=(account.username, account.password),
+    )
 
 
 def pay(http: httpx.Client, *objects: dict[str, Any]) -> list[dict[str, Any]]:
@@ -46,16 +64,26 @@ def site_rows(sandbox: Sandbox, site: str) -> dict[str, list[tuple]]:
     """What a site holds, without the ids a restore moves."""
     conn = sandbox.store.connection()
     return {
-        "transactions": conn.execute("SELECT transactionreference, record, c.maskedpan FROM transactions t "
-                                     "JOIN cards c ON c.id = t.card_id WHERE sitereference = ? "
-                                     "ORDER BY t.id", (site,)).fetchall(),
-        "subscriptions": conn.execute("SELECT transactionreference, nextnumber, next_due_date, parent "
-                                      "FROM subscriptions WHERE sitereference = ? ORDER BY id", (site,)).fetchall(),
-        "payments": conn.execute("SELECT p.number, p.duedate, p.baseamount, p.transactionreference "
-                                 "FROM subscription_payments p JOIN subscriptions s ON s.id = p.subscription_id "
-                                 "WHERE s.sitereference = ? ORDER BY 2, 1", (site,)).fetchall(),
-        "fault_log": conn.execute("SELECT kind, orderreference FROM fault_log WHERE sitereference = ? "
-                                  "ORDER BY id", (site,)).fetchall(),
+        "transactions": conn.execute(
+            "SELECT transactionreference, record, c.maskedpan FROM transactions t "
+            "JOIN cards c ON c.id = t.card_id WHERE sitereference = ? "
+            "ORDER BY t.id",
+            (site,),
+        ).fetchall(),
+        "subscriptions": conn.execute(
+            "SELECT transactionreference, nextnumber, next_due_date, parent "
+            "FROM subscriptions WHERE sitereference = ? ORDER BY id",
+            (site,),
+        ).fetchall(),
+        "payments": conn.execute(
+            "SELECT p.number, p.duedate, p.baseamount, p.transactionreference "
+            "FROM subscription_payments p JOIN subscriptions s ON s.id = p.subscription_id "
+            "WHERE s.sitereference = ? ORDER BY 2, 1",
+            (site,),
+        ).fetchall(),
+        "fault_log": conn.execute(
+            "SELECT kind, orderreference FROM fault_log WHERE sitereference = ? ORDER BY id", (site,)
+        ).fetchall(),
     }
 
 
@@ -94,20 +122,33 @@ def test_round_trip_over_the_control_api(sandbox):
         assert len(set(references)) == len(references) and fresh["transactionreference"] in references
         assert http.get("/_sandbox/snapshots").json()["snapshots"] == [saved]
         assert http.post("/_sandbox/snapshots/delete", json={"name": "before_refund-1"}).json() == {
-            "deleted": "before_refund-1"}
+            "deleted": "before_refund-1"
+        }
         assert http.get("/_sandbox/snapshots").json()["snapshots"] == []
 
 
 def test_tokens_and_cards_come_back_and_work(sandbox):
     with client(sandbox) as http:
-        tokenise = {"requesttypedescriptions": ["CACHETOKENISE"], "sitereference": SITE, "pan": "4111111111111111",
-                    "expirymonth": "11", "expiryyear": "2031", "securitycode": "123"}
+        tokenise = {
+            "requesttypedescriptions": ["CACHETOKENISE"],
+            "sitereference": SITE,
+            "pan": "4111111111111111",
+            "expirymonth": "11",
+            "expiryyear": "2031",
+            "securitycode": "123",
+        }
         kept = http.post("/json/", json={"request": [tokenise]}).json()["response"][0]["cachetoken"]
         sandbox.snapshots.save("token")
-        with_token = {k: v for k, v in auth("with-token").items() if k not in ("pan", "expirydate", "securitycode")}
+        with_token = {
+            k: v for k, v in auth("with-token").items() if k not in ("pan", "expirydate", "securitycode")
+        }
         (first,) = pay(http, {**with_token, "cachetoken": kept})
-        assert http.post("/json/", json={"request": [{**with_token, "cachetoken": kept}]}).json()[
-            "response"][0]["errorcode"] != "0"  # a token is used once
+        assert (
+            http.post("/json/", json={"request": [{**with_token, "cachetoken": kept}]}).json()["response"][0][
+                "errorcode"
+            ]
+            != "0"
+        )  # a token is used once
         sandbox.snapshots.restore("token")  # the token is unused again, its card back
         (again,) = pay(http, {**with_token, "cachetoken": kept})
         assert again["maskedpan"] == first["maskedpan"] == "411111######1111"
@@ -122,8 +163,17 @@ def test_round_trip_over_a_loopback_server_through_the_handle(db):
             pay(http, auth("two"))
             assert [s["name"] for s in handle.snapshots.list()] == ["one"]
             handle.snapshots.restore("one")
-            found = http.post("/json/", json={"request": [{"requesttypedescriptions": ["TRANSACTIONQUERY"],
-                                                           "filter": {"sitereference": [{"value": SITE}]}}]})
+            found = http.post(
+                "/json/",
+                json={
+                    "request": [
+                        {
+                            "requesttypedescriptions": ["TRANSACTIONQUERY"],
+                            "filter": {"sitereference": [{"value": SITE}]},
+                        }
+                    ]
+                },
+            )
             assert [r["orderreference"] for r in found.json()["response"][0]["records"]] == ["one"]
             assert handle.snapshots.delete("one") == {"deleted": "one"}
 
@@ -183,20 +233,30 @@ def test_a_restore_leaves_other_users_sites_untouched(tmp_path, db):
         assert as_bob.get("/_sandbox/snapshots").json()["snapshots"] == []  # a snapshot belongs to its saver
         assert as_bob.post("/_sandbox/snapshots/restore", json={"name": "mine"}).status_code == 404
         restored = as_alice.post("/_sandbox/snapshots/restore", json={"name": "mine"}).json()
-        assert restored["clock_restored"] is True  # each site has its own clock: the snapshot's sites' come back
+        assert (
+            restored["clock_restored"] is True
+        )  # each site has its own clock: the snapshot's sites' come back
         assert sandbox.clock.now("test_alice12345") == saved_clock
         assert sandbox.clock.now("test_bob12345") == bobs_clock  # bob's clock and rows are untouched
         assert site_rows(sandbox, "test_bob12345") == bobs
-        orders = [r[1] for r in sandbox.store.connection().execute(
-            "SELECT sitereference, orderreference FROM transactions ORDER BY id")]
+        orders = [
+            r[1]
+            for r in sandbox.store.connection().execute(
+                "SELECT sitereference, orderreference FROM transactions ORDER BY id"
+            )
+        ]
         assert sorted(orders) == ["alice-1", "bob-1", "bob-2"]
     sandbox.close()
 
 
 def payments(sandbox: Sandbox) -> list[tuple[str, int, str, str]]:
-    return [tuple(r) for r in sandbox.store.connection().execute(
-        "SELECT s.orderreference, p.number, p.baseamount, p.duedate FROM subscription_payments p "
-        "JOIN subscriptions s ON s.id = p.subscription_id ORDER BY p.duedate, s.orderreference, p.number")]
+    return [
+        tuple(r)
+        for r in sandbox.store.connection().execute(
+            "SELECT s.orderreference, p.number, p.baseamount, p.duedate FROM subscription_payments p "
+            "JOIN subscriptions s ON s.id = p.subscription_id ORDER BY p.duedate, s.orderreference, p.number"
+        )
+    ]
 
 
 def test_subscriptions_in_flight_pay_the_same_after_a_restore(sandbox):
@@ -219,7 +279,10 @@ def test_subscriptions_in_flight_pay_the_same_after_a_restore(sandbox):
 def test_a_restore_of_many_rows_is_one_transaction(sandbox, store_kind, monkeypatch):
     with client(sandbox) as http:
         for batch in range(3):  # an envelope holds at most 100 request objects
-            pay(http, *[auth(f"bulk-{n}", amount=str(1000 + n)) for n in range(batch * 100, batch * 100 + 100)])
+            pay(
+                http,
+                *[auth(f"bulk-{n}", amount=str(1000 + n)) for n in range(batch * 100, batch * 100 + 100)],
+            )
     sandbox.snapshots.save("bulk")
     sandbox.reset()
     if store_kind == "postgresql":  # no statement trace there: the write transactions opened are counted
@@ -236,8 +299,11 @@ def test_a_restore_of_many_rows_is_one_transaction(sandbox, store_kind, monkeypa
             sandbox.snapshots.restore("bulk")
         finally:
             conn.set_trace_callback(None)
-        transaction_control = [s.split()[0].upper() for s in statements
-                               if s.split()[0].upper() in ("BEGIN", "COMMIT", "ROLLBACK", "END")]
+        transaction_control = [
+            s.split()[0].upper()
+            for s in statements
+            if s.split()[0].upper() in ("BEGIN", "COMMIT", "ROLLBACK", "END")
+        ]
         assert transaction_control == ["BEGIN", "COMMIT"]
     (count,) = sandbox.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
     assert count == 300
@@ -246,21 +312,46 @@ def test_a_restore_of_many_rows_is_one_transaction(sandbox, store_kind, monkeypa
 def test_snapshots_cover_every_per_site_table_of_the_store(db_path):  # a reset's tables, on either store
     sandbox = Sandbox(db_path)
     try:
-        tables = snapshots.SiteTables.of(sandbox.store.connection(),
-                                         site_expressions=sandbox.snapshots.site_expressions)
-        assert set(tables.roots) == {"transactions", "subscriptions", "threeds_sessions", "cachetokens",
-                                     "demo_merchant_receipts", "fault_log", "site_clocks", "site_jobs"}
+        tables = snapshots.SiteTables.of(
+            sandbox.store.connection(), site_expressions=sandbox.snapshots.site_expressions
+        )
+        assert set(tables.roots) == {
+            "transactions",
+            "subscriptions",
+            "threeds_sessions",
+            "cachetokens",
+            "demo_merchant_receipts",
+            "fault_log",
+            "site_clocks",
+            "site_jobs",
+        }
         assert tables.children == {"subscription_payments": ("subscription_id", "subscriptions", "id")}
-        assert {table for table, _ in tables.card_columns} == {"transactions", "subscriptions", "threeds_sessions",
-                                                              "cachetokens"}
+        assert {table for table, _ in tables.card_columns} == {
+            "transactions",
+            "subscriptions",
+            "threeds_sessions",
+            "cachetokens",
+        }
     finally:
         sandbox.close()
 
 
-@pytest.mark.parametrize("payload", [{"name": ""}, {"name": "x" * 65}, {"name": "a/b"}, {"name": "../up"},
-                                     {"name": "with space"}, {"name": 5}, {}, {"name": "ok", "more": 1}])
-@pytest.mark.parametrize("path", ["/_sandbox/snapshots", "/_sandbox/snapshots/restore",
-                                  "/_sandbox/snapshots/delete"])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"name": ""},
+        {"name": "x" * 65},
+        {"name": "a/b"},
+        {"name": "../up"},
+        {"name": "with space"},
+        {"name": 5},
+        {},
+        {"name": "ok", "more": 1},
+    ],
+)
+@pytest.mark.parametrize(
+    "path", ["/_sandbox/snapshots", "/_sandbox/snapshots/restore", "/_sandbox/snapshots/delete"]
+)
 def test_bad_names_are_400(sandbox, path, payload):
     with client(sandbox) as http:
         response = http.post(path, json=payload)
@@ -278,7 +369,9 @@ def test_a_missing_snapshot_is_a_404(sandbox, path):
     with client(sandbox) as http:
         response = http.post(path, json={"name": "never-saved"})
     assert response.status_code == 404
-    assert response.json() == {"error": "not found",
-                                "detail": "no snapshot named 'never-saved': see GET /_sandbox/snapshots"}
+    assert response.json() == {
+        "error": "not found",
+        "detail": "no snapshot named 'never-saved': see GET /_sandbox/snapshots",
+    }
     with pytest.raises(LookupError):
         sandbox.snapshots.restore("never-saved")

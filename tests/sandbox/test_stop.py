@@ -64,12 +64,20 @@ def test_a_request_under_way_when_stop_begins_is_answered_then_the_port_refuses(
     monkeypatch.setattr(handle.sandbox.gateway, "stop_work", stop_work_then_note)
     conn = http.client.HTTPConnection(*host_port(handle), timeout=BOUND)
     credentials = base64.b64encode(f"{handle.username}:{handle.password}".encode()).decode()
-    envelope = {"alias": handle.username, "version": "1.00", "request": [query_request(orderreference="held")]}
+    envelope = {
+        "alias": handle.username,
+        "version": "1.00",
+        "request": [query_request(orderreference="held")],
+    }
     answered: dict[str, object] = {}
 
     def ask() -> None:
-        conn.request("POST", "/json/", body=json.dumps(envelope),
-                      headers={"content-type": "application/json", "authorization": f"Basic {credentials}"})
+        conn.request(
+            "POST",
+            "/json/",
+            body=json.dumps(envelope),
+            headers={"content-type": "application/json", "authorization": f"Basic {credentials}"},
+        )
         response = conn.getresponse()
         answered.update(status=response.status, body=json.loads(response.read()))
         answered["then"] = conn.sock.recv(1) if conn.sock else b""

@@ -13,20 +13,45 @@ from support.sandbox import all_rows, store_request
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 STORE_RECORD_FIELDS = {  # interface 2.8
-    "transactionreference", "merchantname", "paymenttypedescription", "transactionactive", "orderreference",
-    "transactionstartedtimestamp", "errormessage", "errorcode", "operatorname", "accounttypedescription",
-    "maskedpan", "requesttypedescription", "issuercountryiso2a", "livestatus", "issuer",
+    "transactionreference",
+    "merchantname",
+    "paymenttypedescription",
+    "transactionactive",
+    "orderreference",
+    "transactionstartedtimestamp",
+    "errormessage",
+    "errorcode",
+    "operatorname",
+    "accounttypedescription",
+    "maskedpan",
+    "requesttypedescription",
+    "issuercountryiso2a",
+    "livestatus",
+    "issuer",
 }
 BILLING = {
-    "billingpremise": "221B", "billingstreet": "Baker Street", "billingtown": "London",
-    "billingcounty": "Greater London", "billingcountryiso2a": "GB", "billingpostcode": "NW1 6XE",
-    "billingemail": "sherlock@example.com", "billingtelephonetype": "H", "billingtelephone": "+44 (20) 7224-3688",
-    "billingprefixname": "Mr", "billingfirstname": "Sherlock", "billingmiddlename": "S",
-    "billinglastname": "Holmes", "billingsuffixname": "Esq",
+    "billingpremise": "221B",
+    "billingstreet": "Baker Street",
+    "billingtown": "London",
+    "billingcounty": "Greater London",
+    "billingcountryiso2a": "GB",
+    "billingpostcode": "NW1 6XE",
+    "billingemail": "sherlock@example.com",
+    "billingtelephonetype": "H",
+    "billingtelephone": "+44 (20) 7224-3688",
+    "billingprefixname": "Mr",
+    "billingfirstname": "Sherlock",
+    "billingmiddlename": "S",
+    "billinglastname": "Holmes",
+    "billingsuffixname": "Esq",
 }
-ONE_CARD_PER_SCHEME = {row["paymenttypedescription"]: row["pan"] for row in csv.DictReader(
-    open(Path(__file__).resolve().parents[2] / "data" / "test_cards.csv", encoding="utf-8"))
-    if row["outcome"] == "authorised"}
+ONE_CARD_PER_SCHEME = {
+    row["paymenttypedescription"]: row["pan"]
+    for row in csv.DictReader(
+        open(Path(__file__).resolve().parents[2] / "data" / "test_cards.csv", encoding="utf-8")
+    )
+    if row["outcome"] == "authorised"
+}
 
 
 def test_store_answers_the_card_store_record(gateway):
@@ -57,15 +82,18 @@ def test_every_scheme_of_the_card_store_list(gateway):
         assert (record["errorcode"], record["paymenttypedescription"]) == ("0", code), pan
 
 
-@pytest.mark.parametrize("fields, invalid", [
-    ({"securitycode": "123"}, ["securitycode"]),  # never sent in a STORE, never stored
-    ({"accounttypedescription": "ECOM"}, ["accounttypedescription"]),
-    ({"expirydate": "11/2025"}, ["expirydate"]),
-    ({"pan": "5100000000000009"}, ["pan"]),
-    ({"billingemail": "not-an-email"}, ["billingemail"]),
-    ({"billingcountryiso2a": "US", "billingpostcode": "SW1A 1AA"}, ["billingpostcode"]),
-    ({"billingtelephonetype": "X"}, ["billingtelephonetype"]),
-])
+@pytest.mark.parametrize(
+    "fields, invalid",
+    [
+        ({"securitycode": "123"}, ["securitycode"]),  # never sent in a STORE, never stored
+        ({"accounttypedescription": "ECOM"}, ["accounttypedescription"]),
+        ({"expirydate": "11/2025"}, ["expirydate"]),
+        ({"pan": "5100000000000009"}, ["pan"]),
+        ({"billingemail": "not-an-email"}, ["billingemail"]),
+        ({"billingcountryiso2a": "US", "billingpostcode": "SW1A 1AA"}, ["billingpostcode"]),
+        ({"billingtelephonetype": "X"}, ["billingtelephonetype"]),
+    ],
+)
 def test_refused_store_keeps_nothing(gateway, db_path, fields, invalid):
     before = all_rows(db_path)
     record = gateway.one(store_request(**fields))

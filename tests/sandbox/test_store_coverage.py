@@ -19,7 +19,11 @@ MARKED = re.compile(r"^pytestmark = pytest\.mark\.both_stores\b", re.MULTILINE)
 
 
 def test_every_sandbox_test_module_runs_on_both_stores():
-    modules = {str(path.relative_to(HERE)): path.read_text(encoding="utf-8") for path in HERE.rglob("test_*.py")}
-    unmarked = sorted(name for name, text in modules.items() if name not in ONE_STORE and not MARKED.search(text))
+    modules = {
+        str(path.relative_to(HERE)): path.read_text(encoding="utf-8") for path in HERE.rglob("test_*.py")
+    }
+    unmarked = sorted(
+        name for name, text in modules.items() if name not in ONE_STORE and not MARKED.search(text)
+    )
     assert unmarked == [], "mark them `pytestmark = pytest.mark.both_stores`, or say in ONE_STORE why not"
     assert set(ONE_STORE) <= set(modules), "ONE_STORE names a module that is gone"

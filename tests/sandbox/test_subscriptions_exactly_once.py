@@ -22,7 +22,10 @@ import pytest
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway import engine, jobwrites
 from support.engine_runs import (
-    assert_each_payment_made_once, assert_whole_days_committed, committed_payments, populated,
+    assert_each_payment_made_once,
+    assert_whole_days_committed,
+    committed_payments,
+    populated,
 )
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
@@ -35,11 +38,18 @@ def run_script(tmp_path: Path, body: str, *args: str, stdin=None) -> subprocess.
     script = tmp_path / "engine_run.py"
     script.write_text(textwrap.dedent(body))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, str(script), *args], stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, str(script), *args],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 # -- two runs at once ----------------------------------------------------------------------------
+
 
 def advance_both(sandboxes: list[Sandbox], before=lambda: None) -> list[dict]:
     """Advance every sandbox to TARGET, each in its own thread; their reports, once all are done
@@ -194,18 +204,24 @@ KILLED_RUN = """
 """
 
 
-@pytest.mark.parametrize("mode, rows_per_commit, kill_after", [
-    ("inside-a-transaction", 2000, 100),  # several days in the transaction rolled back
-    ("inside-a-transaction", 20, 100),
-    ("after-a-commit", 20, 6),
-    ("after-a-commit", 2000, 3),  # days share commits: killed between days
-])
-def test_a_run_killed_halfway_is_finished_by_the_next_start(db_path, tmp_path, mode, rows_per_commit, kill_after):
+@pytest.mark.parametrize(
+    "mode, rows_per_commit, kill_after",
+    [
+        ("inside-a-transaction", 2000, 100),  # several days in the transaction rolled back
+        ("inside-a-transaction", 20, 100),
+        ("after-a-commit", 20, 6),
+        ("after-a-commit", 2000, 3),  # days share commits: killed between days
+    ],
+)
+def test_a_run_killed_halfway_is_finished_by_the_next_start(
+    db_path, tmp_path, mode, rows_per_commit, kill_after
+):
     db = db_path
     marker = tmp_path / "killed"
     subscriptions = populated(db, 60)
-    run = run_script(tmp_path, KILLED_RUN, str(db), TARGET, "7", str(rows_per_commit), str(kill_after), mode,
-                     str(marker))
+    run = run_script(
+        tmp_path, KILLED_RUN, str(db), TARGET, "7", str(rows_per_commit), str(kill_after), mode, str(marker)
+    )
     out, err = run.communicate(timeout=240)
     assert run.returncode == -signal.SIGKILL, (out, err)
     assert marker.exists()
@@ -220,6 +236,7 @@ def test_a_run_killed_halfway_is_finished_by_the_next_start(db_path, tmp_path, m
 
 
 # -- days share a write transaction, of a bounded size -------------------------------------------
+
 
 def test_a_clock_move_commits_days_together_and_never_more_than_its_bound_at_once(db_path, monkeypatch):
     """Each commit is watched from outside the sandbox: how many payments it put on disk."""

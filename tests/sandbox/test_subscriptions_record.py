@@ -15,11 +15,20 @@ pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 def subscribe(gateway, begin: str, **fields: str) -> tuple[dict, dict]:
     """AUTH + SUBSCRIPTION (running at once); the AUTH and SUBSCRIPTION records as answered."""
-    auth, record = gateway.records({
-        **card_auth(requesttypedescriptions=["AUTH", "SUBSCRIPTION"], orderreference=f"record-{begin}"),
-        "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
-        "subscriptionnumber": "1", "subscriptionfinalnumber": "0", "subscriptionbegindate": begin,
-        "transactionactive": "1", "credentialsonfile": "1", **fields})
+    auth, record = gateway.records(
+        {
+            **card_auth(requesttypedescriptions=["AUTH", "SUBSCRIPTION"], orderreference=f"record-{begin}"),
+            "subscriptiontype": "RECURRING",
+            "subscriptionunit": "MONTH",
+            "subscriptionfrequency": "1",
+            "subscriptionnumber": "1",
+            "subscriptionfinalnumber": "0",
+            "subscriptionbegindate": begin,
+            "transactionactive": "1",
+            "credentialsonfile": "1",
+            **fields,
+        }
+    )
     assert (auth["errorcode"], record["errorcode"]) == ("0", "0"), (auth, record)
     return auth, record
 
@@ -36,15 +45,19 @@ def test_each_subscription_record_names_its_next_payment_as_the_engine_pays(sand
 
     sandbox.advance(to="2026-04-05T12:00:00")  # early: 2, 3, 4 made (Feb, Mar, Apr 1); late: 5 (Mar 20)
     now = subscriptions_now(gateway)
-    assert (now[early["transactionreference"]]["subscriptionnumber"],
-            now[late["transactionreference"]]["subscriptionnumber"]) == ("5", "6")
+    assert (
+        now[early["transactionreference"]]["subscriptionnumber"],
+        now[late["transactionreference"]]["subscriptionnumber"],
+    ) == ("5", "6")
     payments = gateway.query(parenttransactionreference=early["transactionreference"])
     assert sorted(p["subscriptionnumber"] for p in payments) == ["2", "3", "4"]
 
     sandbox.advance(to="2026-06-01T12:00:00")  # late stops after 6 (Apr 20): its record stays on 7
     now = subscriptions_now(gateway)
-    assert (now[early["transactionreference"]]["subscriptionnumber"],
-            now[late["transactionreference"]]["subscriptionnumber"]) == ("7", "7")
+    assert (
+        now[early["transactionreference"]]["subscriptionnumber"],
+        now[late["transactionreference"]]["subscriptionnumber"],
+    ) == ("7", "7")
 
 
 def test_the_queried_record_keeps_the_answered_fields_and_their_order(sandbox, gateway):
@@ -57,16 +70,26 @@ def test_the_queried_record_keeps_the_answered_fields_and_their_order(sandbox, g
 
 
 # A payment's own fields; the engine makes the rest of a subscription's payment once per run.
-OWN_FIELDS = {"transactionreference", "transactionstartedtimestamp", "settleduedate", "subscriptionnumber", "authcode"}
+OWN_FIELDS = {
+    "transactionreference",
+    "transactionstartedtimestamp",
+    "settleduedate",
+    "subscriptionnumber",
+    "authcode",
+}
 
 
 def test_the_payments_of_one_run_differ_in_their_own_fields_and_where_the_card_expired(sandbox, gateway):
     _, record = subscribe(gateway, "2026-02-01", expirydate="06/2026")
     sandbox.advance(to="2026-12-01T12:00:00")  # one clock move: payments 2 to 12, Feb 1 to Dec 1
-    payments = sorted(gateway.query(parenttransactionreference=record["transactionreference"]),
-                      key=lambda p: int(p["subscriptionnumber"]))
+    payments = sorted(
+        gateway.query(parenttransactionreference=record["transactionreference"]),
+        key=lambda p: int(p["subscriptionnumber"]),
+    )
     assert [p["subscriptionnumber"] for p in payments] == [str(n) for n in range(2, 13)]
-    assert [p["transactionstartedtimestamp"] for p in payments] == [f"2026-{m:02}-01 00:00:00" for m in range(2, 13)]
+    assert [p["transactionstartedtimestamp"] for p in payments] == [
+        f"2026-{m:02}-01 00:00:00" for m in range(2, 13)
+    ]
     assert [p["settleduedate"] for p in payments] == [f"2026-{m:02}-02" for m in range(2, 13)]
     assert len({p["transactionreference"] for p in payments}) == 11
     authorised, declined = payments[:5], payments[5:]  # the card is good through June

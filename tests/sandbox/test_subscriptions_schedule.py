@@ -37,13 +37,19 @@ def oracle(begin: date, frequency: int, steps: int) -> date:
 
 # -- the pure functions --------------------------------------------------------------------
 
+
 @given(begin=begins, frequency=frequencies, first=st.integers(1, 50), steps=st.integers(0, 120))
 def test_due_date_matches_the_month_walk(begin, frequency, first, steps):
     assert due_date(begin, frequency, first, first + steps) == oracle(begin, frequency, steps)
 
 
-@given(year=st.integers(1990, 2200), month=st.integers(1, 12), day=anchor_days, frequency=frequencies,
-       steps=st.integers(0, 120))
+@given(
+    year=st.integers(1990, 2200),
+    month=st.integers(1, 12),
+    day=anchor_days,
+    frequency=frequencies,
+    steps=st.integers(0, 120),
+)
 def test_month_end_anchor_clamps_and_returns(year, month, day, frequency, steps):
     begin = month_end_begin(year, month, day)
     due = due_date(begin, frequency, 1, 1 + steps)
@@ -65,8 +71,13 @@ def test_engine_and_client_schedules_agree(begin, frequency, first, number):
     assert engine_due == expected.isoformat()
 
 
-@given(begin=begins, frequency=frequencies, first=st.integers(1, 20), extra=st.integers(1, 40),
-       horizon=st.integers(0, 2000))
+@given(
+    begin=begins,
+    frequency=frequencies,
+    first=st.integers(1, 20),
+    extra=st.integers(1, 40),
+    horizon=st.integers(0, 2000),
+)
 def test_payment_dates_stop_at_the_final_number_and_the_horizon(begin, frequency, first, extra, horizon):
     final = first + extra - 1  # `extra` payments at most
     until = begin + timedelta(days=horizon)
@@ -83,19 +94,36 @@ def test_payment_dates_of_an_endless_subscription_need_a_bound():
     with pytest.raises(ValueError):
         payment_dates(date(2026, 1, 31), 1, 2, 0)
     assert payment_dates(date(2026, 1, 31), 1, 2, 0, limit=4) == [
-        (2, date(2026, 1, 31)), (3, date(2026, 2, 28)), (4, date(2026, 3, 31)), (5, date(2026, 4, 30))]
+        (2, date(2026, 1, 31)),
+        (3, date(2026, 2, 28)),
+        (4, date(2026, 3, 31)),
+        (5, date(2026, 4, 30)),
+    ]
 
 
 # -- the engine's actual payments ----------------------------------------------------------
 
+
 def subscription_request(begin: date, frequency: int, number: int, final: int, active: str) -> dict[str, str]:
-    return {"requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE,
-            "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "1050",
-            "orderreference": "property", "pan": "4111111111111111", "expirydate": "12/2099",
-            "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
-            "subscriptionfrequency": str(frequency), "subscriptionnumber": str(number),
-            "subscriptionfinalnumber": str(final), "subscriptionbegindate": begin.isoformat(),
-            "credentialsonfile": "1", "transactionactive": active}
+    return {
+        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "orderreference": "property",
+        "pan": "4111111111111111",
+        "expirydate": "12/2099",
+        "securitycode": "123",
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": str(frequency),
+        "subscriptionnumber": str(number),
+        "subscriptionfinalnumber": str(final),
+        "subscriptionbegindate": begin.isoformat(),
+        "credentialsonfile": "1",
+        "transactionactive": active,
+    }
 
 
 def create(sandbox: Sandbox, requests: list[dict[str, str]]) -> list[str]:
@@ -109,7 +137,9 @@ def create(sandbox: Sandbox, requests: list[dict[str, str]]) -> list[str]:
 def made_payments(sandbox: Sandbox, reference: str) -> list[tuple[int, date]]:
     rows = sandbox.store.connection().execute(
         "SELECT json_extract(record, '$.subscriptionnumber'), transactionstartedtimestamp FROM transactions "
-        "WHERE parenttransactionreference = ? AND requesttypedescription = 'AUTH' ORDER BY id", (reference,))
+        "WHERE parenttransactionreference = ? AND requesttypedescription = 'AUTH' ORDER BY id",
+        (reference,),
+    )
     return [(int(n), date.fromisoformat(ts[:10])) for n, ts in rows]
 
 
@@ -120,11 +150,18 @@ def engine_sandbox(module_db_path):
     sandbox.close()
 
 
-plans = st.lists(st.tuples(st.integers(1, 14),  # months from now to the begin date
-                           anchor_days, st.integers(1, 13), st.integers(1, 5),  # frequency, number sent
-                           st.one_of(st.just(0), st.integers(0, 15)),  # payments wanted (0 with final 0: no end)
-                           st.sampled_from(["1", "2"])),
-                 min_size=1, max_size=6)
+plans = st.lists(
+    st.tuples(
+        st.integers(1, 14),  # months from now to the begin date
+        anchor_days,
+        st.integers(1, 13),
+        st.integers(1, 5),  # frequency, number sent
+        st.one_of(st.just(0), st.integers(0, 15)),  # payments wanted (0 with final 0: no end)
+        st.sampled_from(["1", "2"]),
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
 # PostgreSQL makes each day of a clock move a few network round trips: fewer plans are drawn there.
@@ -152,7 +189,9 @@ def test_engine_payments_equal_the_schedule(engine_sandbox, store_kind):
         until = sandbox.clock.today()
         assert horizon["subscriptions"]["declined"] == 0
         for reference, (begin, frequency, first, final) in zip(references, expected_plans):
-            assert made_payments(sandbox, reference) == payment_dates(begin, frequency, first, final, until=until)
+            assert made_payments(sandbox, reference) == payment_dates(
+                begin, frequency, first, final, until=until
+            )
 
     pays_the_schedule()
 
@@ -161,8 +200,12 @@ def test_engine_over_five_years_on_every_month_end_anchor(db_path):
     """Anchors 28 to 31 with frequencies 1, 2, 3, 5 and 12 across a leap year, final numbers
     bounded and endless: every payment on its clamped date, none missing, none twice."""
     sandbox = Sandbox(db_path, clock_start=datetime(2026, 1, 1, 8, 0))
-    cases = [(date(2026, 1, day), frequency, final)
-             for day in (28, 29, 30, 31) for frequency in (1, 2, 3, 5, 12) for final in (0, 9)]
+    cases = [
+        (date(2026, 1, day), frequency, final)
+        for day in (28, 29, 30, 31)
+        for frequency in (1, 2, 3, 5, 12)
+        for final in (0, 9)
+    ]
     references = create(sandbox, [subscription_request(b, f, 1, n, "2") for b, f, n in cases])
     sandbox.advance(to="2031-01-01T08:00:00")
     for reference, (begin, frequency, final) in zip(references, cases):
@@ -174,9 +217,15 @@ def test_engine_over_five_years_on_every_month_end_anchor(db_path):
     sandbox.close()
 
 
-@given(begin=st.dates(min_value=date(1990, 1, 1), max_value=date(2200, 12, 31)), frequency=st.integers(1, 400),
-       first=st.integers(1, 50), steps=st.integers(0, 400))
+@given(
+    begin=st.dates(min_value=date(1990, 1, 1), max_value=date(2200, 12, 31)),
+    frequency=st.integers(1, 400),
+    first=st.integers(1, 50),
+    steps=st.integers(0, 400),
+)
 def test_a_day_unit_counts_days_from_the_begin_date(begin, frequency, first, steps):
-    assert due_date(begin, frequency, first, first + steps, "DAY") == begin + timedelta(days=steps * frequency)
+    assert due_date(begin, frequency, first, first + steps, "DAY") == begin + timedelta(
+        days=steps * frequency
+    )
     dates = payment_dates(begin, frequency, first, first + 3, unit="DAY")
     assert [d for _, d in dates] == [begin + timedelta(days=k * frequency) for k in range(4)]

@@ -39,8 +39,12 @@ def populated_two_workers(db_path):
     """2,000 subscriptions made (their references and begin dates), then `gwkit sandbox --workers 2`
     on that database: (the subscriptions, the server process, its base URL)."""
     subscriptions = populated(db_path, SUBSCRIPTIONS)
-    server = subprocess.Popen([sys.executable, "-m", "gwkit.cli", "sandbox", "--db", db_path, "--port", "0",
-                               "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gwkit.cli", "sandbox", "--db", db_path, "--port", "0", "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     lines = []
     for line in server.stdout:  # until the workers serve (or the server ends)
         lines.append(line)
@@ -57,8 +61,12 @@ def pinned_clients(base_url: str, count: int, attempts: int = 200) -> dict[int, 
     """A keep-alive client per worker (by its process id): new connections until each worker has one."""
     clients: dict[int, httpx.Client] = {}
     for _ in range(attempts):
-        client = httpx.Client(base_url=base_url, auth=(DEFAULT_USERNAME, DEFAULT_PASSWORD), timeout=600,
-                              limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+        client = httpx.Client(
+            base_url=base_url,
+            auth=(DEFAULT_USERNAME, DEFAULT_PASSWORD),
+            timeout=600,
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+        )
         worker = client.get("/_sandbox/health").json()["process"]
         if worker in clients:
             client.close()
@@ -80,11 +88,15 @@ def test_two_workers_two_clock_moves_one_killed_every_payment_exactly_once(popul
         except httpx.HTTPError as error:  # the killed worker's connection drops
             answers[worker] = error
 
-    moves = [threading.Thread(target=move, args=(w, c)) for w, c in ((victim, victim_client),
-                                                                     (survivor, survivor_client))]
+    moves = [
+        threading.Thread(target=move, args=(w, c))
+        for w, c in ((victim, victim_client), (survivor, survivor_client))
+    ]
     for thread in moves:
         thread.start()
-    with psycopg.connect(db_path, autocommit=True) as conn:  # both runs are under way: a third of the payments made
+    with psycopg.connect(
+        db_path, autocommit=True
+    ) as conn:  # both runs are under way: a third of the payments made
         for _ in range(1_000_000):
             (made,) = conn.execute("SELECT COUNT(*) FROM subscription_payments").fetchone()
             if made >= SUBSCRIPTIONS * 12 // 3 or not all(t.is_alive() for t in moves):

@@ -34,7 +34,9 @@ ALICE_1, ALICE_2, BOB, OPS = "test_alice12345", "test_alice67890", "test_bob1234
 def two_accounts(tmp_path):
     path = tmp_path / "accounts.toml"
     path.write_text(ACCOUNTS, encoding="utf-8")
-    handle = gwkit.sandbox.start(tmp_path / "s.db", accounts=gwkit.sandbox.load_accounts(path), clock_start=CLOCK)
+    handle = gwkit.sandbox.start(
+        tmp_path / "s.db", accounts=gwkit.sandbox.load_accounts(path), clock_start=CLOCK
+    )
     alice = Gateway(handle.base_url, "alice@example.test", "alice-secret")
     bob = Gateway(handle.base_url, "bob@example.test", "bob-secret")
     yield handle, alice, bob
@@ -63,7 +65,9 @@ def test_each_user_pays_on_its_own_sites_only(two_accounts):
 
 def test_another_sites_transaction_is_as_if_it_did_not_exist(two_accounts):
     _, alice, bob = two_accounts
-    stored = alice.one(store_request(sitereference=ALICE_1, orderreference="alice-card"))["transactionreference"]
+    stored = alice.one(store_request(sitereference=ALICE_1, orderreference="alice-card"))[
+        "transactionreference"
+    ]
     paid = alice.one(card_auth(sitereference=ALICE_2, orderreference="alice-pay"))["transactionreference"]
 
     # query: nothing, whatever the filter names
@@ -73,12 +77,18 @@ def test_another_sites_transaction_is_as_if_it_did_not_exist(two_accounts):
     # use as a parent: the same answer as an unknown reference
     unknown = bob.one(parent_auth("77-9-777777", sitereference=BOB))
     foreign = bob.one(parent_auth(stored, sitereference=BOB))
-    assert foreign == unknown == {**foreign, "errorcode": "30000", "errordata": ["parenttransactionreference"]}
+    assert (
+        foreign == unknown == {**foreign, "errorcode": "30000", "errordata": ["parenttransactionreference"]}
+    )
     # update: the same answer as an unknown reference, and nothing changes
     for reference in (stored, "77-9-777777"):
-        record = bob.one({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
-                          "filter": {"transactionreference": [{"value": reference}]},
-                          "updates": {"transactionactive": "0"}})
+        record = bob.one(
+            {
+                "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+                "filter": {"transactionreference": [{"value": reference}]},
+                "updates": {"transactionactive": "0"},
+            }
+        )
         assert (record["errorcode"], record["errordata"]) == ("30000", ["transactionreference"])
     (card,) = alice.query(transactionreference=stored)
     assert card["transactionactive"] == "1"
@@ -90,14 +100,19 @@ def test_a_user_queries_all_its_sites_or_the_one_it_names(two_accounts):
     two = alice.one(card_auth(sitereference=ALICE_2, orderreference="o"))["transactionreference"]
     bob.one(card_auth(sitereference=BOB, orderreference="o"))
     assert {r["transactionreference"] for r in alice.query(orderreference="o")} == {one, two}
-    assert [r["transactionreference"] for r in alice.query(orderreference="o", sitereference=ALICE_2)] == [two]
+    assert [r["transactionreference"] for r in alice.query(orderreference="o", sitereference=ALICE_2)] == [
+        two
+    ]
     assert [r["sitereference"] for r in bob.query(orderreference="o")] == [BOB]
 
 
 def test_credentials_and_alias_must_belong_together(two_accounts):
     handle, alice, _ = two_accounts
-    mixed = httpx.post(f"{handle.base_url}/json/", auth=("alice@example.test", "bob-secret"),
-                       json={"request": [query_request(orderreference="o")]})
+    mixed = httpx.post(
+        f"{handle.base_url}/json/",
+        auth=("alice@example.test", "bob-secret"),
+        json={"request": [query_request(orderreference="o")]},
+    )
     assert mixed.status_code == 401
     answer = alice.envelope(card_auth(sitereference=ALICE_1), alias="bob@example.test")
     assert answer["response"][0]["errordata"] == ["alias"]
@@ -109,20 +124,34 @@ def test_the_control_api_takes_any_accounts_credentials(two_accounts):
     assert httpx.get(f"{handle.base_url}/_sandbox/clock").status_code == 401
 
 
-@pytest.mark.parametrize("text, message", [
-    ("not toml [", "not valid TOML"),
-    ("[[account]]\nusername = 'a'\npassword = 'p'\n", "[[account]] number 1 ('a'): sitereferences"),
-    ("[[account]]\nusername = 'a'\npassword = 'p'\nsitereferences = ['bad site']\n", "'bad site'"),
-    ("[[account]]\nusername = 'a'\npassword = ''\nsitereferences = ['test_a']\n", "('a'): password"),
-    ("[[account]]\nusername = 'a'\npassword = 'p'\nsitereferences = ['test_a']\n"
-     "[[account]]\nusername = 'a'\npassword = 'q'\nsitereferences = ['test_b']\n", "'a' is listed twice"),
-    ("[[account]]\nusername = 'a'\npassword = 'p'\nsitereferences = ['test_a']\n"
-     "[[account]]\nusername = 'b'\npassword = 'q'\nsitereferences = ['test_a']\n", "'test_a' is listed for both"),
-    ("[[account]]\nusername = 'a'\npasword = 'p'\nsitereferences = ['test_a']\n", "unknown key(s) pasword"),
-    ("title = 'no accounts'\n", "at least one [[account]]"),
-    ("[[account]]\nusername = 'a'\npassword = 'p'\nsitereferences = ['test_a']\nadmin = 'yes'\n",
-     "('a'): admin must be true or false"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("not toml [", "not valid TOML"),
+        ("[[account]]\nusername = 'a'\npassword = 'p'\n", "[[account]] number 1 ('a'): sitereferences"),
+        ("[[account]]\nusername = 'a'\npassword = 'p'\nsitereferences = ['bad site']\n", "'bad site'"),
+        ("[[account]]\nusername = 'a'\npassword = ''\nsitereferences = ['test_a']\n", "('a'): password"),
+        (
+            "[[account]]\nusername = 'a'\npassword = 'p'\nsitereferences = ['test_a']\n"
+            "[[account]]\nusername = 'a'\npassword = 'q'\nsitereferences = ['test_b']\n",
+            "'a' is listed twice",
+        ),
+        (
+            "[[account]]\nusername = 'a'\npassword = 'p'\nsitereferences = ['test_a']\n"
+            "[[account]]\nusername = 'b'\npassword = 'q'\nsitereferences = ['test_a']\n",
+            "'test_a' is listed for both",
+        ),
+        (
+            "[[account]]\nusername = 'a'\npasword = 'p'\nsitereferences = ['test_a']\n",
+            "unknown key(s) pasword",
+        ),
+        ("title = 'no accounts'\n", "at least one [[account]]"),
+        (
+            "[[account]]\nusername = 'a'\npassword = 'p'\nsitereferences = ['test_a']\nadmin = 'yes'\n",
+            "('a'): admin must be true or false",
+        ),
+    ],
+)
 def test_bad_accounts_files_name_the_entry_and_the_rule(tmp_path, text, message):
     path = tmp_path / "accounts.toml"
     path.write_text(text, encoding="utf-8")
@@ -132,6 +161,7 @@ def test_bad_accounts_files_name_the_entry_and_the_rule(tmp_path, text, message)
 
 
 # the control API: each caller acts on its own sites; an operator on every site ---------------------
+
 
 def control(caller: Gateway, path: str, **payload) -> httpx.Response:
     return caller.http.post(f"/_sandbox/{path}", json=payload)
@@ -148,8 +178,13 @@ def test_another_users_credentials_change_nothing_of_my_sites(two_accounts):
     alice_clocks = alice.http.get("/_sandbox/clock").json()
 
     # Naming one of alice's sites is refused (403, naming the field), whatever the endpoint.
-    for path, payload in [("clock/advance", {"by": "P3D"}), ("settle", {"all": True}), ("reset", {}),
-                          ("faults", {"kind": "gateway_error", "code": 60010}), ("faults/clear", {})]:
+    for path, payload in [
+        ("clock/advance", {"by": "P3D"}),
+        ("settle", {"all": True}),
+        ("reset", {}),
+        ("faults", {"kind": "gateway_error", "code": 60010}),
+        ("faults/clear", {}),
+    ]:
         refused = control(bob, path, sitereference=ALICE_1, **payload)
         assert refused.status_code in (400, 403) and ALICE_1 in refused.json()["detail"], path
     assert control(bob, "reset", sitereference=ALICE_1).json()["field"] == "sitereference"
@@ -161,11 +196,15 @@ def test_another_users_credentials_change_nothing_of_my_sites(two_accounts):
     assert control(bob, "faults/clear").json() == {"cleared": 1}
 
     assert alice.query(sitereference=[ALICE_1, ALICE_2]) == before  # still there, still unsettled
-    assert before[0]["transactionreference"] == paid["transactionreference"] and before[0]["settlestatus"] == "0"
+    assert (
+        before[0]["transactionreference"] == paid["transactionreference"] and before[0]["settlestatus"] == "0"
+    )
     assert alice.http.get("/_sandbox/clock").json() == alice_clocks
     assert site_clock(bob, BOB) == "2026-01-18T10:00:00"
     assert alice.http.get("/_sandbox/faults").json()["faults"] == []
-    assert alice.one(card_auth(sitereference=ALICE_1))["errorcode"] == "0"  # no fault was left on alice's site
+    assert (
+        alice.one(card_auth(sitereference=ALICE_1))["errorcode"] == "0"
+    )  # no fault was left on alice's site
 
 
 def test_an_unknown_site_is_refused_like_another_users(two_accounts):
@@ -173,8 +212,11 @@ def test_an_unknown_site_is_refused_like_another_users(two_accounts):
     for site in (ALICE_1, "test_nobody999"):
         refused = control(bob, "clock/advance", by="P1D", sitereference=site)
         assert refused.status_code == 403
-        assert refused.json() == {"error": "forbidden", "field": "sitereference",
-                                  "detail": f"sitereference {site!r} is not one of your sites"}
+        assert refused.json() == {
+            "error": "forbidden",
+            "field": "sitereference",
+            "detail": f"sitereference {site!r} is not one of your sites",
+        }
 
 
 def test_an_operator_acts_on_every_site(two_accounts, operator):
@@ -182,13 +224,16 @@ def test_an_operator_acts_on_every_site(two_accounts, operator):
     alices = alice.one(card_auth(sitereference=ALICE_1))["transactionreference"]
     bobs = bob.one(card_auth(sitereference=BOB))["transactionreference"]
     assert control(operator, "settle", all=True, sitereference=ALICE_1).json() == {
-        "settlement": {"settled": [alices]}}
+        "settlement": {"settled": [alices]}
+    }
     assert control(operator, "faults", kind="gateway_error", code=60010, sitereference=BOB).status_code == 200
     assert bob.one(card_auth(sitereference=BOB))["errorcode"] == "60010"
     report = control(operator, "clock/advance", by="P2D").json()
     assert report["settlement"]["settled"] == [bobs]
     assert set(operator.http.get("/_sandbox/clock").json()["sites"]) == {ALICE_1, ALICE_2, BOB, OPS}
-    assert {site_clock(alice, ALICE_1), site_clock(alice, ALICE_2), site_clock(bob, BOB)} == {"2026-01-17T10:00:00"}
+    assert {site_clock(alice, ALICE_1), site_clock(alice, ALICE_2), site_clock(bob, BOB)} == {
+        "2026-01-17T10:00:00"
+    }
     assert control(operator, "reset", sitereference=ALICE_1).status_code == 200
     assert alice.query(transactionreference=alices) == []
     assert [r["transactionreference"] for r in bob.query(sitereference=BOB)][-1] == bobs
@@ -198,7 +243,9 @@ def test_each_site_has_its_own_clock(two_accounts):
     handle, alice, bob = two_accounts
     assert control(alice, "clock/advance", by="P2D", sitereference=ALICE_1).json()["days"] == 2
     assert alice.http.get("/_sandbox/clock").json() == {
-        "now": "2026-01-17T10:00:00", "sites": {ALICE_1: "2026-01-17T10:00:00", ALICE_2: "2026-01-15T10:00:00"}}
+        "now": "2026-01-17T10:00:00",
+        "sites": {ALICE_1: "2026-01-17T10:00:00", ALICE_2: "2026-01-15T10:00:00"},
+    }
     assert site_clock(bob, BOB) == "2026-01-15T10:00:00"
     # Records are dated by their own site's clock.
     assert alice.one(card_auth(sitereference=ALICE_1))["transactionstartedtimestamp"] == "2026-01-17 10:00:00"
@@ -214,16 +261,26 @@ def test_each_site_has_its_own_clock(two_accounts):
 
 
 def subscription(site: str, order: str) -> dict:
-    return {**card_auth(sitereference=site, orderreference=order, expirydate="12/2099"),
-            "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "accounttypedescription": "ECOM",
-            "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
-            "subscriptionnumber": "1", "subscriptionfinalnumber": "0", "subscriptionbegindate": "2026-02-15",
-            "credentialsonfile": "1"}
+    return {
+        **card_auth(sitereference=site, orderreference=order, expirydate="12/2099"),
+        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+        "accounttypedescription": "ECOM",
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1",
+        "subscriptionnumber": "1",
+        "subscriptionfinalnumber": "0",
+        "subscriptionbegindate": "2026-02-15",
+        "credentialsonfile": "1",
+    }
 
 
 def recur_payments(caller: Gateway, site: str) -> list[dict]:
-    return [r for r in caller.query(sitereference=site)
-            if r["requesttypedescription"] == "AUTH" and r.get("accounttypedescription") == "RECUR"]
+    return [
+        r
+        for r in caller.query(sitereference=site)
+        if r["requesttypedescription"] == "AUTH" and r.get("accounttypedescription") == "RECUR"
+    ]
 
 
 def test_advancing_one_users_clock_pays_only_its_subscriptions(two_accounts):
@@ -246,8 +303,12 @@ def test_a_long_advance_reports_its_progress_to_its_owner_only(two_accounts):
     seen: list[tuple[dict, dict]] = []
 
     def progress(step: str, done: int, total: int) -> None:  # called inside the advance, between batches
-        seen.append((alice.http.get("/_sandbox/clock/progress").json(),
-                     bob.http.get("/_sandbox/clock/progress").json()))
+        seen.append(
+            (
+                alice.http.get("/_sandbox/clock/progress").json(),
+                bob.http.get("/_sandbox/clock/progress").json(),
+            )
+        )
 
     handle.advance(to="2026-03-20T00:00:00", progress=progress)
     assert seen, "the engine reported progress"

@@ -26,7 +26,11 @@ def test_every_test_amount_answers_a_code_of_the_table(gateway):
 
 def test_71000_is_a_soft_decline_of_an_ecommerce_payment_without_3ds(gateway):
     record = gateway.one(card_auth(baseamount="71000"))
-    assert (record["errorcode"], record["errormessage"], record["settlestatus"]) == ("71000", "Soft decline", "3")
+    assert (record["errorcode"], record["errormessage"], record["settlestatus"]) == (
+        "71000",
+        "Soft decline",
+        "3",
+    )
     assert record["acquirerresponsecode"] == "1A" and record["authcode"] == ""
     assert kept(gateway, record["transactionreference"])["errorcode"] == "71000"  # kept, as a decline is
     assert ERROR_CODES[71000].action == "Resubmit the payment with 3-D Secure."
@@ -41,13 +45,24 @@ def test_71000_outside_strong_authentication_is_authorised(gateway, accounttype)
 def test_71000_continues_with_3ds_and_is_authorised(gateway):
     soft = gateway.one(card_auth(baseamount="71000", pan="4000000000000721"))
     assert soft["errorcode"] == "71000"
-    query, auth = gateway.records({
-        "requesttypedescriptions": ["THREEDQUERY", "AUTH"], "sitereference": soft["sitereference"],
-        "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "71000",
-        "termurl": "https://merchant.example/term", "pan": "4000000000000721", "expirydate": "12/2030"})
+    query, auth = gateway.records(
+        {
+            "requesttypedescriptions": ["THREEDQUERY", "AUTH"],
+            "sitereference": soft["sitereference"],
+            "accounttypedescription": "ECOM",
+            "currencyiso3a": "GBP",
+            "baseamount": "71000",
+            "termurl": "https://merchant.example/term",
+            "pan": "4000000000000721",
+            "expirydate": "12/2030",
+        }
+    )
     assert query["enrolled"] == "N"
     assert (auth["errorcode"], auth["settlestatus"], auth["parenttransactionreference"]) == (
-        "0", "0", query["transactionreference"])
+        "0",
+        "0",
+        query["transactionreference"],
+    )
 
 
 def test_60034_is_answered_unknown_but_the_payment_exists(sandbox, gateway):
@@ -57,7 +72,10 @@ def test_60034_is_answered_unknown_but_the_payment_exists(sandbox, gateway):
     assert ERROR_CODES[60034].unknown_outcome
     (found,) = gateway.query(orderreference="unknown-1")  # what the merchant must do: query before retrying
     assert (found["transactionreference"], found["errorcode"], found["settlestatus"]) == (
-        record["transactionreference"], "0", "0")
+        record["transactionreference"],
+        "0",
+        "0",
+    )
     sandbox.advance(by="P1D")
     assert kept(gateway, record["transactionreference"])["settlestatus"] == "100"  # the money was taken
 

@@ -23,8 +23,10 @@ CREDENTIALS = ("gwkit_sandbox", "gwkit-sandbox-password")
 VISA = "4111111111111111"
 AMEX = "340000000000017"
 START = datetime(2026, 3, 2, 10, 0, 0)
-ACCOUNTS = [Account("gwkit_sandbox", "gwkit-sandbox-password", (SITE, OTHER_SITE)),
-            Account("someone_else", "another-password", ("test_someoneelse1",))]
+ACCOUNTS = [
+    Account("gwkit_sandbox", "gwkit-sandbox-password", (SITE, OTHER_SITE)),
+    Account("someone_else", "another-password", ("test_someoneelse1",)),
+]
 
 
 @pytest.fixture
@@ -42,11 +44,19 @@ def http(gateway):
 
 def tokenise(http, origin: str | None = None, **fields) -> httpx.Response:
     """What st.js sends: an envelope without alias or credentials."""
-    request = {"requesttypedescriptions": ["CACHETOKENISE"], "sitereference": SITE, "pan": VISA,
-               "expirymonth": "11", "expiryyear": "2031", "securitycode": "123", **fields}
+    request = {
+        "requesttypedescriptions": ["CACHETOKENISE"],
+        "sitereference": SITE,
+        "pan": VISA,
+        "expirymonth": "11",
+        "expiryyear": "2031",
+        "securitycode": "123",
+        **fields,
+    }
     request = {name: value for name, value in request.items() if value is not None}
-    return http.post("/json/", json={"version": "1.00", "request": [request]},
-                     headers={"origin": origin} if origin else {})
+    return http.post(
+        "/json/", json={"version": "1.00", "request": [request]}, headers={"origin": origin} if origin else {}
+    )
 
 
 def token_record(http, **fields) -> dict:
@@ -63,8 +73,16 @@ def new_token(http, **fields) -> str:
 
 
 def auth(http, token: str, credentials=CREDENTIALS, **fields) -> dict:
-    request = {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
-               "currencyiso3a": "GBP", "baseamount": "1050", "orderreference": "o-1", "cachetoken": token, **fields}
+    request = {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "orderreference": "o-1",
+        "cachetoken": token,
+        **fields,
+    }
     response = http.post("/json/", json={"version": "1.00", "request": [request]}, auth=credentials)
     assert response.status_code == 200, response.text
     (record,) = response.json()["response"]
@@ -80,11 +98,15 @@ def refusal(record: dict) -> tuple:
 
 # the token --------------------------------------------------------------------------------------
 
+
 def test_cachetokenise_needs_no_credentials_and_answers_the_token_only(http):
     record = token_record(http)
     assert set(record) == {"requesttypedescription", "cachetoken", "errorcode", "errormessage"}
-    assert (record["requesttypedescription"], record["errorcode"], record["errormessage"]) == \
-        ("CACHETOKENISE", "0", "Ok")
+    assert (record["requesttypedescription"], record["errorcode"], record["errormessage"]) == (
+        "CACHETOKENISE",
+        "0",
+        "Ok",
+    )
     assert record["cachetoken"].startswith("gAAAA")
     assert VISA[:6] not in record["cachetoken"] and "123" not in record["cachetoken"][:10]
 
@@ -153,8 +175,9 @@ def test_a_used_token_keeps_the_card_of_its_payment(gateway, http):
     reference = auth(http, new_token(http))["transactionreference"]
     gateway.advance(by="P1D")
     db = gateway.sandbox.store.connection()
-    (card_id,) = db.execute("SELECT card_id FROM transactions WHERE transactionreference = ?",
-                            (reference,)).fetchone()
+    (card_id,) = db.execute(
+        "SELECT card_id FROM transactions WHERE transactionreference = ?", (reference,)
+    ).fetchone()
     assert db.execute("SELECT COUNT(*) FROM cards WHERE id = ?", (card_id,)).fetchone()[0] == 1
     assert token_rows(gateway.sandbox.store, gateway.sandbox.clock)[0]["state"] == "used"
 
@@ -162,7 +185,9 @@ def test_a_used_token_keeps_the_card_of_its_payment(gateway, http):
 def test_a_token_belongs_to_its_site_and_account(http):
     token = new_token(http)
     assert refusal(auth(http, token, sitereference=OTHER_SITE)) == REFUSED
-    other = auth(http, token, credentials=("someone_else", "another-password"), sitereference="test_someoneelse1")
+    other = auth(
+        http, token, credentials=("someone_else", "another-password"), sitereference="test_someoneelse1"
+    )
     assert refusal(other) == REFUSED
     assert auth(http, token)["errorcode"] == "0", "refused attempts do not use the token up"
 
@@ -170,10 +195,12 @@ def test_a_token_belongs_to_its_site_and_account(http):
 @pytest.mark.parametrize("change", ["flip", "truncate", "unknown", "base64json"])
 def test_forged_or_unknown_tokens_are_refused(http, change):
     token = new_token(http)
-    forged = {"flip": token[:40] + ("A" if token[40] != "A" else "B") + token[41:],
-              "truncate": token[:-8],
-              "unknown": "gAAAAA" + "x" * 100,
-              "base64json": "eyJjYWNoZXRva2VuIjogIngifQ=="}[change]
+    forged = {
+        "flip": token[:40] + ("A" if token[40] != "A" else "B") + token[41:],
+        "truncate": token[:-8],
+        "unknown": "gAAAAA" + "x" * 100,
+        "base64json": "eyJjYWNoZXRva2VuIjogIngifQ==",
+    }[change]
     assert refusal(auth(http, forged)) == REFUSED
 
 
@@ -185,14 +212,20 @@ def test_the_database_never_holds_the_token_pan_or_security_code(gateway, http, 
     # Four digits turn up by chance in a file's random bytes (encrypted cards, the WAL's copies of
     # them): the security code is looked for as JSON would hold it, and in every text value kept.
     assert b'"4321"' not in raw and b'"securitycode"' not in raw
-    texts = [value for table in database.tables() for row in database.rows(f'SELECT * FROM "{table}"')
-             for value in row if isinstance(value, str)]
+    texts = [
+        value
+        for table in database.tables()
+        for row in database.rows(f'SELECT * FROM "{table}"')
+        for value in row
+        if isinstance(value, str)
+    ]
     assert texts and not [value for value in texts if "4321" in value]
     columns = database.columns("cachetokens")
     assert "securitycode" not in columns and "pan" not in columns
 
 
 # the official Python client unwraps base64 JSON tokens: ours must pass through unchanged ----------
+
 
 def test_the_official_client_sends_our_tokens_as_given(http):
     securetrading = pytest.importorskip("securetrading")
@@ -205,19 +238,23 @@ def test_the_official_client_sends_our_tokens_as_given(http):
 
 # validation of CACHETOKENISE ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("fields, errordata", [
-    ({"pan": "4111111111111112"}, ["pan"]),                          # Luhn
-    ({"pan": "9000000000000001"}, ["pan"]),                          # no supported scheme
-    ({"expirymonth": "13"}, ["expirymonth"]),
-    ({"expirymonth": "00"}, ["expirymonth"]),
-    ({"expirymonth": "2"}, ["expirymonth"]),                         # two digits on the wire
-    ({"expiryyear": "2025"}, ["expiryyear"]),                        # before the sandbox's 2026
-    ({"expiryyear": "2026", "expirymonth": "02"}, ["expirymonth"]),  # Feb 2026 is over by 2 Mar 2026
-    ({"securitycode": "1234"}, ["securitycode"]),                    # 3 digits for Visa
-    ({"pan": AMEX, "securitycode": "123"}, ["securitycode"]),        # 4 for American Express
-    ({"paymenttypedescription": "MASTERCARD"}, ["paymenttypedescription"]),
-    ({"pan": None}, ["pan"]),
-])
+
+@pytest.mark.parametrize(
+    "fields, errordata",
+    [
+        ({"pan": "4111111111111112"}, ["pan"]),  # Luhn
+        ({"pan": "9000000000000001"}, ["pan"]),  # no supported scheme
+        ({"expirymonth": "13"}, ["expirymonth"]),
+        ({"expirymonth": "00"}, ["expirymonth"]),
+        ({"expirymonth": "2"}, ["expirymonth"]),  # two digits on the wire
+        ({"expiryyear": "2025"}, ["expiryyear"]),  # before the sandbox's 2026
+        ({"expiryyear": "2026", "expirymonth": "02"}, ["expirymonth"]),  # Feb 2026 is over by 2 Mar 2026
+        ({"securitycode": "1234"}, ["securitycode"]),  # 3 digits for Visa
+        ({"pan": AMEX, "securitycode": "123"}, ["securitycode"]),  # 4 for American Express
+        ({"paymenttypedescription": "MASTERCARD"}, ["paymenttypedescription"]),
+        ({"pan": None}, ["pan"]),
+    ],
+)
 def test_invalid_card_fields_are_refused(http, fields, errordata):
     record = token_record(http, **fields)
     assert (record["errorcode"], record["errordata"]) == ("30000", errordata)
@@ -235,17 +272,29 @@ def test_an_unknown_site_gets_no_token(http):
 
 
 def test_credentials_are_needed_for_anything_but_cachetokenise(http):
-    request = {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
-               "currencyiso3a": "GBP", "baseamount": "1050", "cachetoken": "gAAAA"}
+    request = {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "cachetoken": "gAAAA",
+    }
     assert http.post("/json/", json={"request": [request]}).status_code == 401
 
 
 # CORS and the origin rule of interface 5.5 ---------------------------------------------------------
 
+
 def test_preflight_from_a_merchant_origin(http):
-    response = http.options("/json/", headers={"origin": "https://shop.example",
-                                               "access-control-request-method": "POST",
-                                               "access-control-request-headers": "content-type"})
+    response = http.options(
+        "/json/",
+        headers={
+            "origin": "https://shop.example",
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "content-type",
+        },
+    )
     assert response.status_code == 204
     assert response.headers["access-control-allow-origin"] == "https://shop.example"
     assert "POST" in response.headers["access-control-allow-methods"]
@@ -255,9 +304,14 @@ def test_preflight_from_a_merchant_origin(http):
 
 
 def test_preflight_allows_a_private_network_request(http):
-    response = http.options("/json/", headers={"origin": "https://shop.example",
-                                               "access-control-request-method": "POST",
-                                               "access-control-request-private-network": "true"})
+    response = http.options(
+        "/json/",
+        headers={
+            "origin": "https://shop.example",
+            "access-control-request-method": "POST",
+            "access-control-request-private-network": "true",
+        },
+    )
     assert response.headers["access-control-allow-private-network"] == "true"
 
 
@@ -273,8 +327,9 @@ def test_server_to_server_calls_get_no_cors_headers(http):
     assert "access-control-allow-origin" not in response.headers
 
 
-@pytest.mark.parametrize("origin", ["https://localhost", "https://LOCALHOST", "https://localhost:443",
-                                    "https://localhost/"])
+@pytest.mark.parametrize(
+    "origin", ["https://localhost", "https://LOCALHOST", "https://localhost:443", "https://localhost/"]
+)
 def test_https_localhost_is_rejected(gateway, http, origin):
     response = tokenise(http, origin=origin)
     assert response.status_code == 403
@@ -286,7 +341,9 @@ def test_https_localhost_is_rejected(gateway, http, origin):
     assert token_rows(gateway.sandbox.store, gateway.sandbox.clock) == []
 
 
-@pytest.mark.parametrize("origin", ["http://localhost", "https://localhost:8443", "https://localhost.example"])
+@pytest.mark.parametrize(
+    "origin", ["http://localhost", "https://localhost:8443", "https://localhost.example"]
+)
 def test_only_https_localhost_itself_is_rejected(http, origin):
     response = tokenise(http, origin=origin)
     assert response.status_code == 200 and response.headers["access-control-allow-origin"] == origin

@@ -18,20 +18,30 @@ def only(gateway, reference):
 
 def test_update_answers_ok_in_the_real_shape(gateway):
     reference = gateway.one(store_request())["transactionreference"]
-    record = gateway.one({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
-                          "filter": {"sitereference": [{"value": SITE}],
-                                     "transactionreference": [{"value": reference}]},
-                          "updates": {"transactionactive": "0"}})
+    record = gateway.one(
+        {
+            "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+            "filter": {"sitereference": [{"value": SITE}], "transactionreference": [{"value": reference}]},
+            "updates": {"transactionactive": "0"},
+        }
+    )
     assert (record["requesttypedescription"], record["errorcode"], record["errormessage"]) == (
-        "TRANSACTIONUPDATE", "0", "Ok")
+        "TRANSACTIONUPDATE",
+        "0",
+        "Ok",
+    )
     assert only(gateway, reference)["transactionactive"] == "0"
 
 
 def test_filter_without_sitereference_uses_the_accounts_sites(gateway):
     reference = gateway.one(store_request())["transactionreference"]
-    record = gateway.one({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
-                          "filter": {"transactionreference": [{"value": reference}]},
-                          "updates": {"transactionactive": "0"}})
+    record = gateway.one(
+        {
+            "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+            "filter": {"transactionreference": [{"value": reference}]},
+            "updates": {"transactionactive": "0"},
+        }
+    )
     assert record["errorcode"] == "0"
 
 
@@ -45,8 +55,10 @@ def test_stored_card_transactionactive(gateway, value):
 def test_stored_card_refuses_other_updates(gateway, db_path):
     reference = gateway.one(store_request())["transactionreference"]
     before = all_rows(db_path)
-    for updates, invalid in [({"transactionactive": "2"}, "transactionactive"),
-                             ({"baseamount": "100"}, "baseamount")]:
+    for updates, invalid in [
+        ({"transactionactive": "2"}, "transactionactive"),
+        ({"baseamount": "100"}, "baseamount"),
+    ]:
         record = gateway.one(update_request(reference, **updates))
         assert (record["errorcode"], record["errordata"]) == ("30000", [invalid])
     assert only(gateway, reference)["transactionactive"] == "1"
@@ -70,7 +82,11 @@ def test_auth_settlebaseamount_and_settlement_follow_the_updates(sandbox, gatewa
     report = sandbox.advance(by="P1D")
     assert sorted(report["settlement"]["settled"]) == sorted([partial, manual])
     settled = only(gateway, partial)
-    assert (settled["settlestatus"], settled["settlebaseamount"], settled["baseamount"]) == ("100", "3000", "5000")
+    assert (settled["settlestatus"], settled["settlebaseamount"], settled["baseamount"]) == (
+        "100",
+        "3000",
+        "5000",
+    )
     assert only(gateway, manual)["settlestatus"] == "100"
     assert only(gateway, suspended)["settlestatus"] == "2"
 
@@ -82,12 +98,17 @@ def test_settlebaseamount_above_the_amount_is_refused(gateway):
     assert "settlebaseamount" not in only(gateway, reference)
 
 
-@pytest.mark.parametrize("updates, invalid", [({"settlestatus": "100"}, "settlestatus"),
-                                              ({"settlestatus": "10"}, "settlestatus"),
-                                              ({"transactionactive": "1"}, "transactionactive"),
-                                              ({"subscriptionfrequency": "2"}, "subscriptionfrequency"),
-                                              ({"billingtown": "Leeds"}, "billingtown"),
-                                              ({"settleduedate": "2026-01-14"}, "settleduedate")])
+@pytest.mark.parametrize(
+    "updates, invalid",
+    [
+        ({"settlestatus": "100"}, "settlestatus"),
+        ({"settlestatus": "10"}, "settlestatus"),
+        ({"transactionactive": "1"}, "transactionactive"),
+        ({"subscriptionfrequency": "2"}, "subscriptionfrequency"),
+        ({"billingtown": "Leeds"}, "billingtown"),
+        ({"settleduedate": "2026-01-14"}, "settleduedate"),
+    ],
+)
 def test_auth_refuses_other_updates(gateway, updates, invalid):
     reference = gateway.one(card_auth())["transactionreference"]
     record = gateway.one(update_request(reference, **updates))
@@ -126,8 +147,13 @@ def test_no_usable_updates_is_60013(gateway, db_path, updates):
 
 
 def test_update_without_a_transactionreference_is_60019(gateway):
-    record = gateway.one({"requesttypedescriptions": ["TRANSACTIONUPDATE"],
-                          "filter": {"sitereference": [{"value": SITE}]}, "updates": {"transactionactive": "0"}})
+    record = gateway.one(
+        {
+            "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+            "filter": {"sitereference": [{"value": SITE}]},
+            "updates": {"transactionactive": "0"},
+        }
+    )
     assert record["errorcode"] == "60019"
 
 
@@ -147,10 +173,15 @@ def test_several_references_change_together_or_not_at_all(gateway):
     assert only(gateway, first)["transactionactive"] == "0"
 
 
-@pytest.mark.parametrize("updates, named", [({"transactionactive": ""}, "transactionactive"),
-                                            ({"transactionactive": 0}, "transactionactive"),
-                                            ({"pan": "4111111111111111"}, "pan"),
-                                            ("transactionactive=0", "updates")])
+@pytest.mark.parametrize(
+    "updates, named",
+    [
+        ({"transactionactive": ""}, "transactionactive"),
+        ({"transactionactive": 0}, "transactionactive"),
+        ({"pan": "4111111111111111"}, "pan"),
+        ("transactionactive=0", "updates"),
+    ],
+)
 def test_malformed_updates_are_30000_naming_the_field(gateway, updates, named):
     reference = gateway.one(store_request())["transactionreference"]
     request = {**update_request(reference), "updates": updates}
@@ -161,6 +192,7 @@ def test_malformed_updates_are_30000_naming_the_field(gateway, updates, named):
 
 
 # -- the full updatable set (issue 17) ------------------------------------------------------------
+
 
 def test_settlestatus_3_cancels_a_pending_auth_for_good(sandbox, gateway):
     reference = gateway.one(card_auth())["transactionreference"]
@@ -205,25 +237,43 @@ def test_suspended_auth_can_still_be_updated_and_released(sandbox, gateway):
     assert gateway.one(update_request(reference, settlestatus="2"))["errorcode"] == "0"
     sandbox.advance(by="P2D")
     assert only(gateway, reference)["settlestatus"] == "2"
-    assert gateway.one(update_request(reference, settlestatus="0", settleduedate="2026-01-18"))["errorcode"] == "0"
+    assert (
+        gateway.one(update_request(reference, settlestatus="0", settleduedate="2026-01-18"))["errorcode"]
+        == "0"
+    )
     sandbox.advance(by="P1D")
     assert only(gateway, reference)["settlestatus"] == "100"
 
 
 def test_stored_card_billing_details_are_updated_and_lent_to_later_payments(gateway):
-    reference = gateway.one(store_request(billingfirstname="Ada", billingcountryiso2a="GB",
-                                          billingpostcode="SW1A 1AA"))["transactionreference"]
+    reference = gateway.one(
+        store_request(billingfirstname="Ada", billingcountryiso2a="GB", billingpostcode="SW1A 1AA")
+    )["transactionreference"]
     record = gateway.one(update_request(reference, billingtown="Leeds", billingpostcode="LS1 4AP"))
     assert record["errorcode"] == "0"
     stored = only(gateway, reference)
-    assert (stored["billingfirstname"], stored["billingtown"], stored["billingpostcode"]) == ("Ada", "Leeds", "LS1 4AP")
-    child = gateway.one({"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
-                         "currencyiso3a": "GBP", "baseamount": "1000", "parenttransactionreference": reference})
+    assert (stored["billingfirstname"], stored["billingtown"], stored["billingpostcode"]) == (
+        "Ada",
+        "Leeds",
+        "LS1 4AP",
+    )
+    child = gateway.one(
+        {
+            "requesttypedescriptions": ["AUTH"],
+            "sitereference": SITE,
+            "accounttypedescription": "ECOM",
+            "currencyiso3a": "GBP",
+            "baseamount": "1000",
+            "parenttransactionreference": reference,
+        }
+    )
     assert only(gateway, child["transactionreference"])["billingtown"] == "Leeds"
 
 
 def test_stored_card_billing_update_is_checked_against_the_kept_country(gateway, db_path):
-    reference = gateway.one(store_request(billingcountryiso2a="US", billingpostcode="90210"))["transactionreference"]
+    reference = gateway.one(store_request(billingcountryiso2a="US", billingpostcode="90210"))[
+        "transactionreference"
+    ]
     before = all_rows(db_path)
     record = gateway.one(update_request(reference, billingpostcode="SW1A 1AA"))  # not a US ZIP code
     assert (record["errorcode"], record["errordata"]) == ("30000", ["billingpostcode"])
@@ -231,29 +281,54 @@ def test_stored_card_billing_update_is_checked_against_the_kept_country(gateway,
     assert all_rows(db_path) == before
 
 
-@pytest.mark.parametrize("updates, named", [({"orderreference": "x"}, "orderreference"),
-                                            ({"currencyiso3a": "USD"}, "currencyiso3a"),
-                                            ({"expirydate": "12/2031"}, "expirydate")])
+@pytest.mark.parametrize(
+    "updates, named",
+    [
+        ({"orderreference": "x"}, "orderreference"),
+        ({"currencyiso3a": "USD"}, "currencyiso3a"),
+        ({"expirydate": "12/2031"}, "expirydate"),
+    ],
+)
 def test_fields_outside_the_updatable_set_are_refused_by_name(gateway, updates, named):
     reference = gateway.one(card_auth())["transactionreference"]
     record = gateway.one(update_request(reference, **updates))
-    assert (record["errorcode"], record["errormessage"], record["errordata"]) == ("30000", "Invalid field", [named])
+    assert (record["errorcode"], record["errormessage"], record["errordata"]) == (
+        "30000",
+        "Invalid field",
+        [named],
+    )
 
 
 def test_records_of_other_types_are_not_updatable(gateway):
-    check = gateway.one({"requesttypedescriptions": ["ACCOUNTCHECK"], "sitereference": SITE,
-                         "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "pan": "4111111111111111",
-                         "expirydate": "12/2030"})
+    check = gateway.one(
+        {
+            "requesttypedescriptions": ["ACCOUNTCHECK"],
+            "sitereference": SITE,
+            "accounttypedescription": "ECOM",
+            "currencyiso3a": "GBP",
+            "pan": "4111111111111111",
+            "expirydate": "12/2030",
+        }
+    )
     record = gateway.one(update_request(check["transactionreference"], settlestatus="1"))
     assert record["errorcode"] == "60017"
 
 
 def test_subscriptionfrequency_applies_from_the_next_payment_on(sandbox, gateway):
-    auth, subscription = gateway.records({
-        **card_auth(orderreference="freq"), "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
-        "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
-        "subscriptionnumber": "1", "subscriptionfinalnumber": "4", "subscriptionbegindate": "2026-02-01",
-        "credentialsonfile": "1", "transactionactive": "1"})
+    auth, subscription = gateway.records(
+        {
+            **card_auth(orderreference="freq"),
+            "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+            "subscriptiontype": "RECURRING",
+            "subscriptionunit": "MONTH",
+            "subscriptionfrequency": "1",
+            "subscriptionnumber": "1",
+            "subscriptionfinalnumber": "4",
+            "subscriptionbegindate": "2026-02-01",
+            "credentialsonfile": "1",
+            "transactionactive": "1",
+        }
+    )
     reference = subscription["transactionreference"]
     sandbox.advance(to="2026-02-02T10:00:00")  # payment 2 made on 2026-02-01
     assert gateway.one(update_request(reference, subscriptionfrequency="3"))["errorcode"] == "0"
@@ -262,6 +337,9 @@ def test_subscriptionfrequency_applies_from_the_next_payment_on(sandbox, gateway
     payments = gateway.query(parenttransactionreference=reference)
     # payment 3 stays due on 2026-03-01, payment 4 comes three months later
     assert [(p["subscriptionnumber"], p["transactionstartedtimestamp"][:10]) for p in payments] == [
-        ("4", "2026-06-01"), ("3", "2026-03-01"), ("2", "2026-02-01")]
+        ("4", "2026-06-01"),
+        ("3", "2026-03-01"),
+        ("2", "2026-02-01"),
+    ]
     record = gateway.one(update_request(reference, subscriptionfrequency="0"))
     assert (record["errorcode"], record["errordata"]) == ("30000", ["subscriptionfrequency"])

@@ -14,8 +14,14 @@ import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags Chromium tries to reach Google's hosts at every start.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def require_chromium() -> None:

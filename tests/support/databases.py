@@ -24,8 +24,10 @@ from gwkit.sandbox.gateway.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE_KINDS = ("sqlite", "postgresql")
-POSTGRES_HOWTO = ("no PostgreSQL server: run `scripts/pg-up --install` as root (Debian's postgresql), "
-                  "or set GWKIT_TEST_PG_URL=postgresql://user:password@127.0.0.1/db")
+POSTGRES_HOWTO = (
+    "no PostgreSQL server: run `scripts/pg-up --install` as root (Debian's postgresql), "
+    "or set GWKIT_TEST_PG_URL=postgresql://user:password@127.0.0.1/db"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,13 +41,17 @@ def postgres_server() -> tuple[str | None, str]:
     except ImportError:
         return None, f"psycopg is not installed (pip install 'gwkit[team]'); {POSTGRES_HOWTO}"
     try:
-        done = subprocess.run([str(ROOT / "scripts" / "pg-up"), "gwkit_test"], capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            [str(ROOT / "scripts" / "pg-up"), "gwkit_test"], capture_output=True, text=True, timeout=120
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"scripts/pg-up failed ({exc}); {POSTGRES_HOWTO}"
     if done.returncode != 0:
-        return None, f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'scripts/pg-up failed'}; " \
-                     f"{POSTGRES_HOWTO}"
+        return (
+            None,
+            f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'scripts/pg-up failed'}; "
+            f"{POSTGRES_HOWTO}",
+        )
     return done.stdout.strip().splitlines()[-1], ""
 
 
@@ -105,10 +111,19 @@ class Database:
 
     def tables(self) -> list[str]:
         if self.postgres:
-            return [r[0] for r in self.rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
-                                             "AND tablename != 'gwkit_schema_version'")]
-        return [r[0] for r in self.rows("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                        "AND name NOT LIKE 'sqlite_%'")]
+            return [
+                r[0]
+                for r in self.rows(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+                    "AND tablename != 'gwkit_schema_version'"
+                )
+            ]
+        return [
+            r[0]
+            for r in self.rows(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        ]
 
     def at_rest(self) -> bytes:
         """What the store keeps, to look for data that must never be kept in clear: for SQLite the
@@ -117,13 +132,23 @@ class Database:
         if not self.postgres:
             files = [Path(self.db), Path(f"{self.db}-wal")]
             return b"".join(f.read_bytes() for f in files if f.exists())
-        values = [value for table in self.tables() for row in self.rows(f'SELECT * FROM "{table}"') for value in row]
-        return b"\x00".join(bytes(v) if isinstance(v, (bytes, memoryview)) else str(v).encode() for v in values)
+        values = [
+            value for table in self.tables() for row in self.rows(f'SELECT * FROM "{table}"') for value in row
+        ]
+        return b"\x00".join(
+            bytes(v) if isinstance(v, (bytes, memoryview)) else str(v).encode() for v in values
+        )
 
     def columns(self, table: str) -> list[str]:
         if self.postgres:
-            return [r[0] for r in self.rows("SELECT column_name FROM information_schema.columns "
-                                             "WHERE table_schema = current_schema() AND table_name = ?", (table,))]
+            return [
+                r[0]
+                for r in self.rows(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_schema = current_schema() AND table_name = ?",
+                    (table,),
+                )
+            ]
         return [r[1] for r in self.rows(f'PRAGMA table_info("{table}")')]
 
     def count(self, table: str) -> int:

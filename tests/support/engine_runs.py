@@ -18,12 +18,24 @@ CLOCK = datetime(2026, 1, 1, 8, 0)
 
 
 def subscription_request(index: int) -> dict[str, str]:
-    return {"requesttypedescriptions": ["AUTH", "SUBSCRIPTION"], "sitereference": SITE,
-            "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": str(1000 + index),
-            "orderreference": f"once-{index}", "pan": "4111111111111111", "expirydate": "12/2030",
-            "securitycode": "123", "subscriptiontype": "RECURRING", "subscriptionunit": "MONTH",
-            "subscriptionfrequency": "1", "subscriptionnumber": "1", "subscriptionfinalnumber": "0",
-            "subscriptionbegindate": f"2026-01-{28 + index % 4:02d}", "credentialsonfile": "1"}
+    return {
+        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": str(1000 + index),
+        "orderreference": f"once-{index}",
+        "pan": "4111111111111111",
+        "expirydate": "12/2030",
+        "securitycode": "123",
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1",
+        "subscriptionnumber": "1",
+        "subscriptionfinalnumber": "0",
+        "subscriptionbegindate": f"2026-01-{28 + index % 4:02d}",
+        "credentialsonfile": "1",
+    }
 
 
 def populated(db: Path | str, count: int, *, settled: bool = False) -> list[tuple[str, date]]:
@@ -32,10 +44,13 @@ def populated(db: Path | str, count: int, *, settled: bool = False) -> list[tupl
     sandbox = Sandbox(db, clock_start=CLOCK)
     account = sandbox.default_account
     requests = [subscription_request(i) for i in range(count)]
-    records = [record for start in range(0, count, MAX_REQUEST_OBJECTS)  # at most this many in one envelope
-               for record in sandbox.gateway.process(
-                   {"alias": account.username, "request": requests[start:start + MAX_REQUEST_OBJECTS]},
-                   account)["response"]]
+    records = [
+        record
+        for start in range(0, count, MAX_REQUEST_OBJECTS)  # at most this many in one envelope
+        for record in sandbox.gateway.process(
+            {"alias": account.username, "request": requests[start : start + MAX_REQUEST_OBJECTS]}, account
+        )["response"]
+    ]
     if settled:
         assert len(sandbox.advance(by="P2D")["subscriptions"]["started_subscriptions"]) == count
     sandbox.close()
@@ -51,12 +66,16 @@ def assert_each_payment_made_once(db: Path | str, subscriptions: list[tuple[str,
     rows = conn.execute(
         "SELECT parenttransactionreference, json_extract(record, '$.subscriptionnumber'), "
         "substr(transactionstartedtimestamp, 1, 10) FROM transactions WHERE accounttypedescription = 'RECUR' "
-        "AND requesttypedescription = 'AUTH'").fetchall()
+        "AND requesttypedescription = 'AUTH'"
+    ).fetchall()
     claims = conn.execute("SELECT COUNT(*) FROM subscription_payments").fetchone()[0]
     sandbox.close()
     made = sorted((parent, int(number), day) for parent, number, day in rows)
-    expected = sorted((reference, number, due.isoformat()) for reference, begin in subscriptions
-                      for number, due in payment_dates(begin, 1, 2, 0, until=until))
+    expected = sorted(
+        (reference, number, due.isoformat())
+        for reference, begin in subscriptions
+        for number, due in payment_dates(begin, 1, 2, 0, until=until)
+    )
     assert len(made) == len(set(made)), "a payment was made twice"
     assert made == expected
     assert claims == len(expected)
@@ -69,14 +88,24 @@ def assert_whole_days_committed(db: Path | str, subscriptions: list[tuple[str, d
     never past their due date. The day marked done."""
     database = Database(db)
     through = date.fromisoformat(
-        database.value("SELECT through FROM site_jobs WHERE job = 'subscriptions' AND sitereference = ?", (SITE,))
-        or database.value("SELECT value FROM meta WHERE key = 'job:subscriptions:through'"))
-    made = sorted((parent, int(_json(record)["subscriptionnumber"]), day) for parent, record, day in database.rows(
-        "SELECT parenttransactionreference, record, substr(transactionstartedtimestamp, 1, 10) FROM transactions "
-        "WHERE accounttypedescription = 'RECUR' AND requesttypedescription = 'AUTH'"))
+        database.value(
+            "SELECT through FROM site_jobs WHERE job = 'subscriptions' AND sitereference = ?", (SITE,)
+        )
+        or database.value("SELECT value FROM meta WHERE key = 'job:subscriptions:through'")
+    )
+    made = sorted(
+        (parent, int(_json(record)["subscriptionnumber"]), day)
+        for parent, record, day in database.rows(
+            "SELECT parenttransactionreference, record, substr(transactionstartedtimestamp, 1, 10) FROM transactions "
+            "WHERE accounttypedescription = 'RECUR' AND requesttypedescription = 'AUTH'"
+        )
+    )
     claims = database.value("SELECT COUNT(*) FROM subscription_payments")
-    due_by_mark = {(reference, number, due.isoformat()) for reference, begin in subscriptions
-                   for number, due in payment_dates(begin, 1, 2, 0, until=through)}
+    due_by_mark = {
+        (reference, number, due.isoformat())
+        for reference, begin in subscriptions
+        for number, due in payment_dates(begin, 1, 2, 0, until=through)
+    }
     assert len(made) == len(set(made)), "a payment was made twice"
     assert due_by_mark <= set(made), "a day marked done misses payments"
     assert claims == len(made), "a payment without its claim, or a claim without its payment"
@@ -85,8 +114,10 @@ def assert_whole_days_committed(db: Path | str, subscriptions: list[tuple[str, d
 
 def committed_payments(db: Path | str) -> int:
     """Payments on disk, read without opening a Sandbox (which would run the unfinished days)."""
-    return Database(db).value("SELECT COUNT(*) FROM transactions WHERE accounttypedescription = 'RECUR' "
-                              "AND requesttypedescription = 'AUTH'")
+    return Database(db).value(
+        "SELECT COUNT(*) FROM transactions WHERE accounttypedescription = 'RECUR' "
+        "AND requesttypedescription = 'AUTH'"
+    )
 
 
 def _json(value: Any) -> dict[str, Any]:

@@ -11,8 +11,13 @@ import gwkit
 PAN = "4111111111111111"
 MASKED = "411111######1111"
 SECURITYCODE = "737"
-CARD = {"accounttypedescription": "ECOM", "baseamount": 1050, "pan": PAN, "expirydate": "12/2030",
-        "securitycode": SECURITYCODE}
+CARD = {
+    "accounttypedescription": "ECOM",
+    "baseamount": 1050,
+    "pan": PAN,
+    "expirydate": "12/2030",
+    "securitycode": SECURITYCODE,
+}
 
 
 class FakeGateway:
@@ -36,12 +41,20 @@ class FakeGateway:
         objects = envelope["request"]
         records = self.records
         if records is None:
-            records = [{"requesttypedescription": t, "errorcode": "0", "errormessage": "Ok",
-                        "transactionreference": f"23-9-{n}"}
-                       for n, t in enumerate(t for obj in objects for t in obj["requesttypedescriptions"])]
+            records = [
+                {
+                    "requesttypedescription": t,
+                    "errorcode": "0",
+                    "errormessage": "Ok",
+                    "transactionreference": f"23-9-{n}",
+                }
+                for n, t in enumerate(t for obj in objects for t in obj["requesttypedescriptions"])
+            ]
         reference = self.reference or objects[0].get("requestreference", "W23-5rd2wbjv")
-        return httpx.Response(self.status, json={"requestreference": reference, "version": "1.00",
-                                                 "secrand": "x7Rq", "response": records})
+        return httpx.Response(
+            self.status,
+            json={"requestreference": reference, "version": "1.00", "secrand": "x7Rq", "response": records},
+        )
 
     @property
     def calls(self) -> int:
@@ -58,5 +71,10 @@ class FakeGateway:
 def make_client(gateway=None, cls=gwkit.Client, **options):
     gateway = gateway or FakeGateway()
     options = {"sitereference": "test_site12345", "currencyiso3a": "GBP", **options}
-    return cls("http://gateway.test:8080/stpp", "webservices@example.com", "s3cret!",
-               transport=httpx.MockTransport(gateway), **options), gateway
+    return cls(
+        "http://gateway.test:8080/stpp",
+        "webservices@example.com",
+        "s3cret!",
+        transport=httpx.MockTransport(gateway),
+        **options,
+    ), gateway

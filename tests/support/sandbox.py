@@ -27,33 +27,58 @@ EXPIRY = "12/2030"
 
 def card_auth(**fields: Any) -> dict[str, Any]:
     """An AUTH request object with card fields (authorised unless the fields say otherwise)."""
-    return {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "accounttypedescription": "ECOM",
-            "currencyiso3a": "GBP", "baseamount": "1050", "pan": VISA, "expirydate": EXPIRY,
-            "securitycode": "123", **fields}
+    return {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": SITE,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "1050",
+        "pan": VISA,
+        "expirydate": EXPIRY,
+        "securitycode": "123",
+        **fields,
+    }
 
 
 def store_request(**fields: Any) -> dict[str, Any]:
-    return {"requesttypedescriptions": ["STORE"], "sitereference": SITE, "accounttypedescription": "CARDSTORE",
-            "pan": MASTERCARD, "expirydate": EXPIRY, **fields}
+    return {
+        "requesttypedescriptions": ["STORE"],
+        "sitereference": SITE,
+        "accounttypedescription": "CARDSTORE",
+        "pan": MASTERCARD,
+        "expirydate": EXPIRY,
+        **fields,
+    }
 
 
 def parent_auth(parent: str, **fields: Any) -> dict[str, Any]:
-    return {"requesttypedescriptions": ["AUTH"], "sitereference": SITE, "parenttransactionreference": parent,
-            "accounttypedescription": "ECOM", "currencyiso3a": "GBP", "baseamount": "2500", **fields}
+    return {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": SITE,
+        "parenttransactionreference": parent,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "2500",
+        **fields,
+    }
 
 
 def query_request(**filters: str | list[str]) -> dict[str, Any]:
     """TRANSACTIONQUERY in the real filter shape; a list gives several values for one filter."""
-    shaped = {name: [{"value": v} for v in (values if isinstance(values, list) else [values])]
-              for name, values in filters.items()}
+    shaped = {
+        name: [{"value": v} for v in (values if isinstance(values, list) else [values])]
+        for name, values in filters.items()
+    }
     return {"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": shaped}
 
 
 def update_request(references: str | list[str], **updates: str) -> dict[str, Any]:
     refs = references if isinstance(references, list) else [references]
-    return {"requesttypedescriptions": ["TRANSACTIONUPDATE"],
-            "filter": {"sitereference": [{"value": SITE}], "transactionreference": [{"value": r} for r in refs]},
-            "updates": updates}
+    return {
+        "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+        "filter": {"sitereference": [{"value": SITE}], "transactionreference": [{"value": r} for r in refs]},
+        "updates": updates,
+    }
 
 
 class Gateway:
@@ -61,12 +86,14 @@ class Gateway:
 
     def __init__(self, base_url: str, username: str = DEFAULT_USERNAME, password: str = DEFAULT_PASSWORD):
         self.username = username
-        self.http = httpx.Client(base_url=base_url, auth=(username, password), timeout=30,
-                                 headers={"accept": "application/json"})
+        self.http = httpx.Client(
+            base_url=base_url, auth=(username, password), timeout=30, headers={"accept": "application/json"}
+        )
 
     def envelope(self, *objects: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        response = self.http.post("/json/", json={"alias": self.username, "version": "1.00",
-                                                  "request": list(objects), **extra})
+        response = self.http.post(
+            "/json/", json={"alias": self.username, "version": "1.00", "request": list(objects), **extra}
+        )
         assert response.status_code == 200, response.text
         assert response.headers["content-type"].startswith("application/json")
         return response.json()

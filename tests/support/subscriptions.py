@@ -23,6 +23,11 @@ def sandbox(tmp_path):
 
 @pytest.fixture
 def gw(sandbox):
-    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password, sitereference=sandbox.sitereference,
-                      currencyiso3a="GBP") as client:
+    with gwkit.Client(
+        sandbox.base_url,
+        sandbox.username,
+        sandbox.password,
+        sitereference=sandbox.sitereference,
+        currencyiso3a="GBP",
+    ) as client:
         yield client

@@ -31,8 +31,13 @@ def gateway(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(gateway):
-    with gwkit.Client(gateway.base_url, gateway.username, gateway.password, sitereference=gateway.sitereference,
-                      currencyiso3a="GBP") as c:
+    with gwkit.Client(
+        gateway.base_url,
+        gateway.username,
+        gateway.password,
+        sitereference=gateway.sitereference,
+        currencyiso3a="GBP",
+    ) as c:
         yield c
 
 

@@ -13,7 +13,10 @@ matplotlib.use("Agg")
 import gwkit  # noqa: E402
 from gwkit import cardstore  # noqa: E402
 from gwkit.report.cardstore import (  # noqa: E402
-    cards_by_scheme_and_country, cards_by_scheme_and_country_table, cards_frame, expiring_cards,
+    cards_by_scheme_and_country,
+    cards_by_scheme_and_country_table,
+    cards_frame,
+    expiring_cards,
     expiring_cards_table,
 )
 from gwkit.sandbox import Sandbox, SandboxTransport  # noqa: E402
@@ -31,8 +34,14 @@ def sandbox(tmp_path):
 
 @pytest.fixture
 def gw(sandbox):
-    with gwkit.Client("http://sandbox.test", "gwkit_sandbox", "gwkit-sandbox-password", sitereference=SITE,
-                      currencyiso3a="GBP", transport=SandboxTransport(sandbox)) as client:
+    with gwkit.Client(
+        "http://sandbox.test",
+        "gwkit_sandbox",
+        "gwkit-sandbox-password",
+        sitereference=SITE,
+        currencyiso3a="GBP",
+        transport=SandboxTransport(sandbox),
+    ) as client:
         yield client
 
 
@@ -43,6 +52,7 @@ def store(gw, pan="5100000000000008", expirydate="12/2030", **billing) -> str:
 
 # helpers ----------------------------------------------------------------------------------------
 
+
 def test_stored_cards_lists_masked_cards_with_their_uses(gw):
     first = store(gw, billingfirstname="Ann", billinglastname="Lee", billingcountryiso2a="GB")
     second = store(gw, pan="340000000000017", expirydate="05/2026")
@@ -50,8 +60,11 @@ def test_stored_cards_lists_masked_cards_with_their_uses(gw):
     assert cardstore.pay_with(gw, first, baseamount="70000").record["errorcode"] == "70000"  # still a use
     rows = {row["transactionreference"]: row for row in cardstore.stored_cards(gw)}
     assert rows[first]["uses"] == 2 and rows[second]["uses"] == 0
-    assert (rows[first]["billingname"], rows[first]["billingcountryiso2a"], rows[first]["maskedpan"]) == \
-        ("Ann Lee", "GB", "510000######0008")
+    assert (rows[first]["billingname"], rows[first]["billingcountryiso2a"], rows[first]["maskedpan"]) == (
+        "Ann Lee",
+        "GB",
+        "510000######0008",
+    )
     assert rows[second]["billingname"] is None and rows[second]["expirydate"] == "05/2026"
     assert "5100000000000008" not in str(rows)
 
@@ -75,32 +88,65 @@ def test_disable_and_enable(gw):
 
 
 def test_subscribe_with_a_stored_card(gw, sandbox, monkeypatch):
-    monkeypatch.setattr(gw, "sandbox", SimpleNamespace(now=sandbox.clock.now), raising=False)  # as gwkit.connect()
+    monkeypatch.setattr(
+        gw, "sandbox", SimpleNamespace(now=sandbox.clock.now), raising=False
+    )  # as gwkit.connect()
     reference = store(gw, pan="4111111111111111")
-    response = cardstore.subscribe_with(gw, reference, baseamount="999", subscriptionfinalnumber="2",
-                                        transactionactive="1")
+    response = cardstore.subscribe_with(
+        gw, reference, baseamount="999", subscriptionfinalnumber="2", transactionactive="1"
+    )
     auth, subscription = response.records
     assert auth.ok and auth["parenttransactionreference"] == reference
     assert subscription["subscriptionbegindate"] == "2026-04-02"  # a month after the sandbox's today
-    assert cardstore.subscribe_with(gw, reference, today=date(2026, 3, 31)).records[1]["subscriptionbegindate"] \
-        == "2026-04-30"  # month ends clamp
+    assert (
+        cardstore.subscribe_with(gw, reference, today=date(2026, 3, 31)).records[1]["subscriptionbegindate"]
+        == "2026-04-30"
+    )  # month ends clamp
 
 
 # report -----------------------------------------------------------------------------------------
 
 ROWS = [
-    {"transactionreference": "1-9-1", "maskedpan": "510000######0008", "paymenttypedescription": "MASTERCARD",
-     "expirydate": "04/2026", "billingname": "Ann", "billingcountryiso2a": "GB", "transactionactive": "1",
-     "uses": 2, "transactionstartedtimestamp": "2026-03-01 10:00:00"},
-    {"transactionreference": "1-9-2", "maskedpan": "340000######0017", "paymenttypedescription": "AMEX",
-     "expirydate": "04/2026", "billingcountryiso2a": "US", "transactionactive": "0", "uses": 0,
-     "transactionstartedtimestamp": "2026-03-01 11:00:00"},
-    {"transactionreference": "1-9-3", "maskedpan": "411111######1111", "paymenttypedescription": "VISA",
-     "expirydate": "12/2030", "transactionactive": "1", "uses": 1,
-     "transactionstartedtimestamp": "2026-03-02 09:00:00"},
-    {"transactionreference": "1-9-4", "maskedpan": "510000######0016", "paymenttypedescription": "MASTERCARD",
-     "expirydate": "03/2026", "billingcountryiso2a": "GB", "transactionactive": "1", "uses": 0,
-     "transactionstartedtimestamp": "2026-03-02 09:30:00"},
+    {
+        "transactionreference": "1-9-1",
+        "maskedpan": "510000######0008",
+        "paymenttypedescription": "MASTERCARD",
+        "expirydate": "04/2026",
+        "billingname": "Ann",
+        "billingcountryiso2a": "GB",
+        "transactionactive": "1",
+        "uses": 2,
+        "transactionstartedtimestamp": "2026-03-01 10:00:00",
+    },
+    {
+        "transactionreference": "1-9-2",
+        "maskedpan": "340000######0017",
+        "paymenttypedescription": "AMEX",
+        "expirydate": "04/2026",
+        "billingcountryiso2a": "US",
+        "transactionactive": "0",
+        "uses": 0,
+        "transactionstartedtimestamp": "2026-03-01 11:00:00",
+    },
+    {
+        "transactionreference": "1-9-3",
+        "maskedpan": "411111######1111",
+        "paymenttypedescription": "VISA",
+        "expirydate": "12/2030",
+        "transactionactive": "1",
+        "uses": 1,
+        "transactionstartedtimestamp": "2026-03-02 09:00:00",
+    },
+    {
+        "transactionreference": "1-9-4",
+        "maskedpan": "510000######0016",
+        "paymenttypedescription": "MASTERCARD",
+        "expirydate": "03/2026",
+        "billingcountryiso2a": "GB",
+        "transactionactive": "1",
+        "uses": 0,
+        "transactionstartedtimestamp": "2026-03-02 09:30:00",
+    },
 ]
 
 
@@ -140,6 +186,7 @@ def test_expiring_cards():
 
 # the panel --------------------------------------------------------------------------------------
 
+
 def test_panel_stores_lists_disables_and_uses_a_card(gw):
     panel = CardStorePanel(gw)
     assert panel.frame.empty and "No stored cards" in panel.table.value
@@ -149,8 +196,13 @@ def test_panel_stores_lists_disables_and_uses_a_card(gw):
     panel.form.send_button.click()
     assert len(panel.frame) == 1
     row = panel.frame.iloc[0]
-    assert (row["maskedpan"], row["scheme"], row["billingname"], row["billingcountryiso2a"], bool(row["active"])) == \
-        ("340000######0017", "American Express", "Panel", "US", True)
+    assert (
+        row["maskedpan"],
+        row["scheme"],
+        row["billingname"],
+        row["billingcountryiso2a"],
+        bool(row["active"]),
+    ) == ("340000######0017", "American Express", "Panel", "US", True)
     assert "340000######0017" in panel.table.value and "340000000000017" not in panel.table.value
     reference = row["transactionreference"]
     assert panel.card.value == reference

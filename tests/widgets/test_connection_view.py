@@ -7,8 +7,13 @@ from gwkit.widgets import ConnectionView
 
 
 def pay(gw):
-    return gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
-                   expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
+    return gw.auth(
+        accounttypedescription="ECOM",
+        baseamount=1050,
+        pan="4111111111111111",
+        expirydate=f"12/{gw.sandbox.now().year + 2}",
+        securitycode="123",
+    )
 
 
 def test_the_reset_button_empties_the_sandbox_and_says_so(gw):

@@ -18,7 +18,9 @@ def explorer(gw):
 def test_the_pickers_offer_every_request_type_and_its_variants(explorer):
     assert [value for _label, value in explorer.type_picker.options] == list(REQUEST_TYPES)
     assert (explorer.form.request_type.key, explorer.form.variant.name) == ("AUTH", "card")
-    assert [v for _l, v in explorer.variant_picker.options] == [v.name for v in REQUEST_TYPES["AUTH"].variants]
+    assert [v for _l, v in explorer.variant_picker.options] == [
+        v.name for v in REQUEST_TYPES["AUTH"].variants
+    ]
 
     explorer.type_picker.value = "STORE"
     assert explorer.form.request_type.key == "STORE"
@@ -54,17 +56,30 @@ def test_a_new_request_type_starts_clean(explorer):
 
 def test_exchanges_made_in_code_join_the_history(explorer, gw):
     before = len(explorer.history.options)
-    stored = gw.store(accounttypedescription="CARDSTORE", pan="4111111111111111",
-                      expirydate=f"12/{gw.sandbox.now().year + 2}")
+    stored = gw.store(
+        accounttypedescription="CARDSTORE",
+        pan="4111111111111111",
+        expirydate=f"12/{gw.sandbox.now().year + 2}",
+    )
     assert len(explorer.history.options) == before + 1
     assert stored.record["transactionreference"] in explorer.history.options[0][0]
 
 
 def test_selecting_a_history_entry_shows_that_exchange_again(explorer, gw):
-    first = gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
-                    expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
-    gw.auth(accounttypedescription="ECOM", baseamount=60010, pan="4111111111111111",
-            expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
+    first = gw.auth(
+        accounttypedescription="ECOM",
+        baseamount=1050,
+        pan="4111111111111111",
+        expirydate=f"12/{gw.sandbox.now().year + 2}",
+        securitycode="123",
+    )
+    gw.auth(
+        accounttypedescription="ECOM",
+        baseamount=60010,
+        pan="4111111111111111",
+        expirydate=f"12/{gw.sandbox.now().year + 2}",
+        securitycode="123",
+    )
     reference = first.record["transactionreference"]
     index = next(i for label, i in explorer.history.options if reference in label)
     explorer.history.value = index
@@ -74,8 +89,13 @@ def test_selecting_a_history_entry_shows_that_exchange_again(explorer, gw):
 
 
 def test_history_starts_with_the_connection_session(gw):
-    gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
-            expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
+    gw.auth(
+        accounttypedescription="ECOM",
+        baseamount=1050,
+        pan="4111111111111111",
+        expirydate=f"12/{gw.sandbox.now().year + 2}",
+        securitycode="123",
+    )
     panel = RequestExplorer(gw, request_type="TRANSACTIONQUERY")
     try:
         assert len(panel.history.options) == len(gw.exchanges) >= 1
@@ -88,8 +108,13 @@ def test_close_stops_listening(gw):
     panel = RequestExplorer(gw)
     panel.close()
     assert panel._exchange_made not in gw.exchange_hooks
-    gw.auth(accounttypedescription="ECOM", baseamount=1050, pan="4111111111111111",
-            expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
+    gw.auth(
+        accounttypedescription="ECOM",
+        baseamount=1050,
+        pan="4111111111111111",
+        expirydate=f"12/{gw.sandbox.now().year + 2}",
+        securitycode="123",
+    )
     assert len(panel.exchanges) == len(gw.exchanges) - 1
 
 
@@ -102,19 +127,39 @@ def test_a_plain_client_works_too():
 
     def answer(request):
         body = json.loads(request.content)
-        return httpx.Response(200, json={"requestreference": body["request"][0]["requestreference"], "version": "1.00",
-                                         "response": [{"requesttypedescription": "STORE", "errorcode": "0",
-                                                       "errormessage": "Ok", "transactionreference": "1-9-7"}]})
+        return httpx.Response(
+            200,
+            json={
+                "requestreference": body["request"][0]["requestreference"],
+                "version": "1.00",
+                "response": [
+                    {
+                        "requesttypedescription": "STORE",
+                        "errorcode": "0",
+                        "errormessage": "Ok",
+                        "transactionreference": "1-9-7",
+                    }
+                ],
+            },
+        )
 
-    with gwkit.Client("http://gateway.test", "u", "p", sitereference="test_s", currencyiso3a="GBP",
-                      transport=httpx.MockTransport(answer)) as client:
+    with gwkit.Client(
+        "http://gateway.test",
+        "u",
+        "p",
+        sitereference="test_s",
+        currencyiso3a="GBP",
+        transport=httpx.MockTransport(answer),
+    ) as client:
         panel = RequestExplorer(client, request_type="STORE")
         try:
             assert panel.history.options == ()
             panel.form.send_button.click()
             [view] = panel.response_box.children
-            assert [b.description for b in view.action_buttons] == ["Query this stored card (1-9-7)",
-                                                                   "Use this stored card (1-9-7)"]
+            assert [b.description for b in view.action_buttons] == [
+                "Query this stored card (1-9-7)",
+                "Use this stored card (1-9-7)",
+            ]
             assert "STORE ok: 0 Ok 1-9-7" in panel.history.options[0][0]
         finally:
             panel.close()

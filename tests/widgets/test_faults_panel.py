@@ -11,8 +11,12 @@ from gwkit.config import Target
 from gwkit.connect import Connection
 from gwkit.widgets import FaultsPanel
 
-CARD = {"accounttypedescription": "ECOM", "pan": "4111111111111111", "expirydate": "12/2030",
-        "securitycode": "123"}
+CARD = {
+    "accounttypedescription": "ECOM",
+    "pan": "4111111111111111",
+    "expirydate": "12/2030",
+    "securitycode": "123",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -68,8 +72,11 @@ def test_only_the_inputs_of_the_chosen_kind_show(gw):
     panel = FaultsPanel(gw)
 
     def shown(box):
-        return [leaf for child in box.children
-                for leaf in (shown(child) if isinstance(child, widgets.Box) else [child])]
+        return [
+            leaf
+            for child in box.children
+            for leaf in (shown(child) if isinstance(child, widgets.Box) else [child])
+        ]
 
     panel.kind.value = "gateway_error"
     assert panel.code in shown(panel.params) and panel.seconds not in shown(panel.params)

@@ -29,22 +29,43 @@ class FakeGateway:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
         self.bodies.append(body)
-        records = [{"requesttypedescription": "+".join(o["requesttypedescriptions"]), "errorcode": "0",
-                    "errormessage": "Ok", "transactionreference": "1-9-1"} for o in body["request"]]
-        return httpx.Response(200, json={"requestreference": body["request"][0]["requestreference"],
-                                         "version": "1.00", "response": records, "secrand": "ab"})
+        records = [
+            {
+                "requesttypedescription": "+".join(o["requesttypedescriptions"]),
+                "errorcode": "0",
+                "errormessage": "Ok",
+                "transactionreference": "1-9-1",
+            }
+            for o in body["request"]
+        ]
+        return httpx.Response(
+            200,
+            json={
+                "requestreference": body["request"][0]["requestreference"],
+                "version": "1.00",
+                "response": records,
+                "secrand": "ab",
+            },
+        )
 
 
 @pytest.fixture
 def mocked():
     gateway = FakeGateway()
-    client = gwkit.Client("http://gateway.test", "user", "pw", sitereference="test_site1", currencyiso3a="GBP",
-                          transport=httpx.MockTransport(gateway))
+    client = gwkit.Client(
+        "http://gateway.test",
+        "user",
+        "pw",
+        sitereference="test_site1",
+        currencyiso3a="GBP",
+        transport=httpx.MockTransport(gateway),
+    )
     yield client, gateway
     client.close()
 
 
 # -- generated from the tables --------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("key, variant", ALL_VARIANTS)
 def test_every_variant_gets_one_input_per_field(key, variant):
@@ -102,14 +123,22 @@ def test_billing_fields_are_grouped_and_collapsed():
 
 
 def test_a_field_added_to_the_tables_appears_with_no_widget_code(monkeypatch):
-    monkeypatch.setitem(FIELDS, "giftmessage", Field("giftmessage", t.ALPHANUMERIC, 30, label="Gift message",
-                                                     help="Printed on the receipt."))
-    monkeypatch.setitem(FIELDS, "giftwrap", Field("giftwrap", t.ALPHA, 1, choices=("Y", "N"), label="Gift wrap"))
+    monkeypatch.setitem(
+        FIELDS,
+        "giftmessage",
+        Field("giftmessage", t.ALPHANUMERIC, 30, label="Gift message", help="Printed on the receipt."),
+    )
+    monkeypatch.setitem(
+        FIELDS, "giftwrap", Field("giftwrap", t.ALPHA, 1, choices=("Y", "N"), label="Gift wrap")
+    )
     auth = REQUEST_TYPES["AUTH"]
     card = auth.variant("card")
     new_card = replace(card, optional=card.optional + ("giftmessage", "giftwrap"))
-    monkeypatch.setitem(REQUEST_TYPES, "AUTH", replace(auth, variants=tuple(
-        new_card if v.name == "card" else v for v in auth.variants)))
+    monkeypatch.setitem(
+        REQUEST_TYPES,
+        "AUTH",
+        replace(auth, variants=tuple(new_card if v.name == "card" else v for v in auth.variants)),
+    )
 
     form = RequestForm("AUTH", "card", values={"sitereference": "test_site1"})
     assert isinstance(form.fields["giftmessage"], widgets.Text)
@@ -127,6 +156,7 @@ def test_a_field_added_to_the_tables_appears_with_no_widget_code(monkeypatch):
 
 
 # -- defaults -------------------------------------------------------------------------------------
+
 
 def test_defaults_make_a_valid_request_from_the_client_and_the_sandbox_clock(gw):
     form = RequestForm("AUTH", client=gw)
@@ -158,7 +188,11 @@ def test_the_accountcheck_form_checks_a_card_without_taking_money(gw):
     assert "no money is taken" in form.inputs["baseamount"].spec.help  # the input shows the type's own rule
     form.send_button.click()
     record = form.last_response.record
-    assert (record["requesttypedescription"], record.errorcode, record["baseamount"]) == ("ACCOUNTCHECK", 0, "0")
+    assert (record["requesttypedescription"], record.errorcode, record["baseamount"]) == (
+        "ACCOUNTCHECK",
+        0,
+        "0",
+    )
     assert "settlestatus" not in record
     form.fields["pan"].value = "4000000000000812"
     form.send_button.click()
@@ -174,6 +208,7 @@ def test_a_form_without_client_cannot_send():
 
 
 # -- validation as the user types -----------------------------------------------------------------
+
 
 def test_inline_messages_are_the_spec_rules_and_gate_the_send_button(gw):
     form = RequestForm("AUTH", client=gw)
@@ -232,7 +267,10 @@ def test_a_test_card_says_what_it_will_do_and_is_not_a_problem(gw):
     assert "3-D Secure v1 enrolled (Y)" in form.inputs["pan"].note.value
     assert not form.send_button.disabled
     form.fields["pan"].value = "340000000000017"
-    assert "AMEX, a gwkit sandbox test card (a real test site may answer otherwise)" in form.inputs["pan"].note.value
+    assert (
+        "AMEX, a gwkit sandbox test card (a real test site may answer otherwise)"
+        in form.inputs["pan"].note.value
+    )
     form.fields["pan"].value = "5555555555554444"
     assert form.inputs["pan"].note.value == ""
 
@@ -245,10 +283,15 @@ def test_messages_mask_sensitive_values(gw):
     assert problem.value == "[redacted]"
 
 
-@pytest.mark.parametrize("currency, shown, small", [("GBP", "= 10.50 GBP", "= 0.12 GBP"),
-                                                     ("JPY", "= 1050 JPY", "= 12 JPY"),
-                                                     ("BHD", "= 1.050 BHD", "= 0.012 BHD"),
-                                                     ("KWD", "= 1.050 KWD", "= 0.012 KWD")])
+@pytest.mark.parametrize(
+    "currency, shown, small",
+    [
+        ("GBP", "= 10.50 GBP", "= 0.12 GBP"),
+        ("JPY", "= 1050 JPY", "= 12 JPY"),
+        ("BHD", "= 1.050 BHD", "= 0.012 BHD"),
+        ("KWD", "= 1.050 KWD", "= 0.012 KWD"),
+    ],
+)
 def test_amounts_show_the_major_unit_value_beside_them(gw, currency, shown, small):
     form = RequestForm("AUTH", client=gw)
     form.fields["currencyiso3a"].value = currency
@@ -260,6 +303,7 @@ def test_amounts_show_the_major_unit_value_beside_them(gw, currency, shown, smal
 
 
 # -- sending --------------------------------------------------------------------------------------
+
 
 def test_send_button_sends_exactly_the_form_request(mocked):
     client, gateway = mocked
@@ -289,9 +333,16 @@ def test_send_to_the_sandbox_shows_a_decline_with_its_meaning(gw):
 
 
 def test_transactionquery_form_builds_the_filter_shape(gw):
-    paid = [gw.auth(accounttypedescription="ECOM", baseamount=amount, pan="4111111111111111",
-                    expirydate=f"12/{gw.sandbox.now().year + 2}", securitycode="123")
-            for amount in (1050, 70000)]
+    paid = [
+        gw.auth(
+            accounttypedescription="ECOM",
+            baseamount=amount,
+            pan="4111111111111111",
+            expirydate=f"12/{gw.sandbox.now().year + 2}",
+            securitycode="123",
+        )
+        for amount in (1050, 70000)
+    ]
     references = [r.record["transactionreference"] for r in paid]
     form = RequestForm("TRANSACTIONQUERY", client=gw)
     assert form.request()["filter"] == {"sitereference": [{"value": gw.sitereference}]}
@@ -315,8 +366,11 @@ def test_transactionquery_multiple_choice_filter(mocked):
 
 
 def test_transactionupdate_form_disables_a_stored_card(gw):
-    stored = gw.store(accounttypedescription="CARDSTORE", pan="4111111111111111",
-                      expirydate=f"12/{gw.sandbox.now().year + 2}")
+    stored = gw.store(
+        accounttypedescription="CARDSTORE",
+        pan="4111111111111111",
+        expirydate=f"12/{gw.sandbox.now().year + 2}",
+    )
     reference = stored.record["transactionreference"]
     form = RequestForm("TRANSACTIONUPDATE", client=gw)
     form.fields["filter.transactionreference"].value = reference
@@ -332,8 +386,15 @@ def test_a_transport_failure_is_shown_in_the_form_not_raised():
     def refuse(request):
         raise httpx.ConnectError("connection refused", request=request)
 
-    client = gwkit.Client("http://gateway.test", "user", "pw", sitereference="test_site1", currencyiso3a="GBP",
-                          transport=httpx.MockTransport(refuse), retries=0)
+    client = gwkit.Client(
+        "http://gateway.test",
+        "user",
+        "pw",
+        sitereference="test_site1",
+        currencyiso3a="GBP",
+        transport=httpx.MockTransport(refuse),
+        retries=0,
+    )
     form = RequestForm("AUTH", client=client)
     form.send_button.click()
     assert "ConnectError" in form.status.value and "could not connect" in form.status.value
@@ -351,6 +412,7 @@ def test_set_values_prefills_and_rejects_unknown_fields():
 
 
 # -- guarded callbacks ----------------------------------------------------------------------------
+
 
 def test_guarded_shows_the_error_in_the_widget_and_reraises_under_tests():
     shown = widgets.HTML()
@@ -372,12 +434,25 @@ def test_guarded_keeps_the_widget_alive_outside_tests(monkeypatch):
     assert "ValueError" in html and "411111######1111" in html and card not in html
 
 
-@pytest.mark.parametrize("style, marker", [("gwkit", "gw.auth("), ("httpx", "httpx.post("), ("curl", "curl -sS"),
-                                           ("securetrading", "securetrading.Api(")])
+@pytest.mark.parametrize(
+    "style, marker",
+    [
+        ("gwkit", "gw.auth("),
+        ("httpx", "httpx.post("),
+        ("curl", "curl -sS"),
+        ("securetrading", "securetrading.Api("),
+    ],
+)
 def test_copy_as_code_shows_the_request_the_form_would_send_masked(gw, style, marker):
     form = RequestForm("AUTH", client=gw)
-    form.set_values(accounttypedescription="ECOM", baseamount="1050", pan="4111111111111111",
-                    expirydate="12/2030", securitycode="123", orderreference="copy-me")
+    form.set_values(
+        accounttypedescription="ECOM",
+        baseamount="1050",
+        pan="4111111111111111",
+        expirydate="12/2030",
+        securitycode="123",
+        orderreference="copy-me",
+    )
     form.code_style.value = style
     form.code_button.click()
     code = form.code.value

@@ -29,7 +29,9 @@ def sandbox(tmp_path_factory):
 @pytest.fixture
 def gw(sandbox, tmp_path):
     target = Target("sandbox", sandbox.base_url, sandbox.username, sandbox.sitereference, "GBP", "test")
-    with Connection(target, sandbox.password, sandbox=sandbox, journal=Journal(tmp_path / "j.db")) as connection:
+    with Connection(
+        target, sandbox.password, sandbox=sandbox, journal=Journal(tmp_path / "j.db")
+    ) as connection:
         yield connection
 
 
@@ -38,8 +40,9 @@ def expiry(gw) -> str:
 
 
 def pay(gw, amount=1050, pan=PAN):
-    return gw.auth(accounttypedescription="ECOM", baseamount=amount, pan=pan, expirydate=expiry(gw),
-                   securitycode="123")
+    return gw.auth(
+        accounttypedescription="ECOM", baseamount=amount, pan=pan, expirydate=expiry(gw), securitycode="123"
+    )
 
 
 def envelope(*records):
@@ -58,8 +61,9 @@ def test_a_successful_auth_reads_as_a_masked_table(gw):
 @pytest.mark.parametrize("code", sorted(c for c in ERROR_CODES if c != 0))
 def test_every_known_error_code_is_explained(code):
     meaning = ERROR_CODES[code]
-    view = ResponseView(envelope({"requesttypedescription": "AUTH", "errorcode": str(code),
-                                  "errormessage": meaning.message}))
+    view = ResponseView(
+        envelope({"requesttypedescription": "AUTH", "errorcode": str(code), "errormessage": meaning.message})
+    )
     assert "gwkit-error" in view.summary.value
     assert "gwkit-record-error" in view.table.value
     assert html.escape(meaning.meaning) in view.table.value
@@ -67,13 +71,18 @@ def test_every_known_error_code_is_explained(code):
 
 
 def test_an_unknown_code_says_to_investigate():
-    view = ResponseView(envelope({"requesttypedescription": "AUTH", "errorcode": "12345", "errormessage": "?"}))
+    view = ResponseView(
+        envelope({"requesttypedescription": "AUTH", "errorcode": "12345", "errormessage": "?"})
+    )
     assert "Needs further investigation" in view.table.value
 
 
 def test_errorcode_zero_but_cancelled_is_an_error():
-    view = ResponseView(envelope({"requesttypedescription": "AUTH", "errorcode": "0", "errormessage": "Ok",
-                                  "settlestatus": "3"}))
+    view = ResponseView(
+        envelope(
+            {"requesttypedescription": "AUTH", "errorcode": "0", "errormessage": "Ok", "settlestatus": "3"}
+        )
+    )
     assert "gwkit-record-error" in view.table.value and "Cancelled" in view.table.value
 
 
@@ -86,15 +95,23 @@ def test_sandbox_decline_and_bank_error_are_highlighted(gw):
 
 
 def test_raw_json_is_one_click_away_and_masked():
-    raw = envelope({"requesttypedescription": "AUTH", "errorcode": "0", "errormessage": "Ok",
-                    "pan": PAN, "securitycode": "123", "orderreference": f"card {PAN}"})
+    raw = envelope(
+        {
+            "requesttypedescription": "AUTH",
+            "errorcode": "0",
+            "errormessage": "Ok",
+            "pan": PAN,
+            "securitycode": "123",
+            "orderreference": f"card {PAN}",
+        }
+    )
     view = ResponseView(raw)
     assert view.raw.selected_index is None  # collapsed
     assert view.raw.get_title(0) == "Raw JSON response (masked)"
     shown = view.raw.children[0].value
     assert PAN not in shown and PAN not in view.table.value
     assert "411111######1111" in shown
-    assert '&quot;securitycode&quot;: &quot;[redacted]&quot;' in shown
+    assert "&quot;securitycode&quot;: &quot;[redacted]&quot;" in shown
     view.raw.selected_index = 0  # the click
     assert json.loads(html.unescape(shown.split(">", 1)[1].rsplit("</pre>", 1)[0]))["secrand"] == "x"
 
@@ -139,26 +156,53 @@ def test_use_this_stored_card_opens_a_prefilled_auth_that_works(gw):
 
 def test_follow_ups_as_data():
     assert follow_ups({"errorcode": "0"}) == []
-    [query] = follow_ups({"requesttypedescription": "AUTH", "errorcode": "70000", "transactionreference": "1-2-3"})
+    [query] = follow_ups(
+        {"requesttypedescription": "AUTH", "errorcode": "70000", "transactionreference": "1-2-3"}
+    )
     assert query.kind == QUERY and query.reference == "1-2-3"
-    kinds = [a.kind for a in follow_ups({"requesttypedescription": "STORE", "errorcode": "0",
-                                         "transactionreference": "1-2-4"})]
+    kinds = [
+        a.kind
+        for a in follow_ups(
+            {"requesttypedescription": "STORE", "errorcode": "0", "transactionreference": "1-2-4"}
+        )
+    ]
     assert kinds == [QUERY, USE_CARD]
-    disabled = follow_ups({"requesttypedescription": "STORE", "errorcode": "0", "transactionreference": "1-2-4",
-                           "transactionactive": "0"})
+    disabled = follow_ups(
+        {
+            "requesttypedescription": "STORE",
+            "errorcode": "0",
+            "transactionreference": "1-2-4",
+            "transactionactive": "0",
+        }
+    )
     assert [a.kind for a in disabled] == [QUERY]
     for enrolled, expected in (("N", [QUERY, AUTH_AFTER]), ("U", [QUERY, AUTH_AFTER]), ("Y", [QUERY])):
-        actions = follow_ups({"requesttypedescription": "THREEDQUERY", "errorcode": "0",
-                              "transactionreference": "1-2-5", "enrolled": enrolled})
+        actions = follow_ups(
+            {
+                "requesttypedescription": "THREEDQUERY",
+                "errorcode": "0",
+                "transactionreference": "1-2-5",
+                "enrolled": enrolled,
+            }
+        )
         assert [a.kind for a in actions] == expected
-    subscription = follow_ups({"requesttypedescription": "SUBSCRIPTION", "errorcode": "0",
-                               "transactionreference": "1-2-6"})
+    subscription = follow_ups(
+        {"requesttypedescription": "SUBSCRIPTION", "errorcode": "0", "transactionreference": "1-2-6"}
+    )
     assert subscription[0].label == "Query this subscription (1-2-6)"
 
 
 def test_without_a_client_the_actions_are_disabled():
-    view = ResponseView(envelope({"requesttypedescription": "AUTH", "errorcode": "0", "errormessage": "Ok",
-                                  "transactionreference": "1-2-3"}))
+    view = ResponseView(
+        envelope(
+            {
+                "requesttypedescription": "AUTH",
+                "errorcode": "0",
+                "errormessage": "Ok",
+                "transactionreference": "1-2-3",
+            }
+        )
+    )
     assert [b.disabled for b in view.action_buttons] == [True]
 
 
@@ -183,15 +227,33 @@ def test_a_failed_exchange_says_there_was_no_answer(gw):
 
 
 def test_a_query_with_no_results_says_so():
-    view = ResponseView(envelope({"requesttypedescription": "TRANSACTIONQUERY", "errorcode": "0",
-                                  "errormessage": "Ok", "records": []}))
+    view = ResponseView(
+        envelope(
+            {
+                "requesttypedescription": "TRANSACTIONQUERY",
+                "errorcode": "0",
+                "errormessage": "Ok",
+                "records": [],
+            }
+        )
+    )
     assert "found no records" in view.table.value
 
 
 def test_a_large_query_is_cut_with_a_note():
-    records = [{"transactionreference": f"1-2-{i}", "baseamount": "100", "currencyiso3a": "JPY"} for i in range(60)]
-    view = ResponseView(envelope({"requesttypedescription": "TRANSACTIONQUERY", "errorcode": "0",
-                                  "errormessage": "Ok", "records": records}))
+    records = [
+        {"transactionreference": f"1-2-{i}", "baseamount": "100", "currencyiso3a": "JPY"} for i in range(60)
+    ]
+    view = ResponseView(
+        envelope(
+            {
+                "requesttypedescription": "TRANSACTIONQUERY",
+                "errorcode": "0",
+                "errormessage": "Ok",
+                "records": records,
+            }
+        )
+    )
     assert "60 transaction record(s) found" in view.table.value
     assert "10 more record(s) not shown" in view.table.value
     assert "100 <span style='color:#666'>(¥100)</span>" in view.table.value
@@ -203,15 +265,33 @@ def test_anything_else_is_refused_clearly():
 
 
 def test_a_combined_auth_subscription_shows_both_records_side_by_side():
-    view = ResponseView(envelope(
-        {"requesttypedescription": "AUTH", "errorcode": "0", "errormessage": "Ok", "transactionreference": "1-2-1",
-         "baseamount": "999", "currencyiso3a": "GBP", "settlestatus": "0"},
-        {"requesttypedescription": "SUBSCRIPTION", "errorcode": "0", "errormessage": "Ok",
-         "transactionreference": "1-2-2", "transactionactive": "2", "subscriptionnumber": "2"}))
+    view = ResponseView(
+        envelope(
+            {
+                "requesttypedescription": "AUTH",
+                "errorcode": "0",
+                "errormessage": "Ok",
+                "transactionreference": "1-2-1",
+                "baseamount": "999",
+                "currencyiso3a": "GBP",
+                "settlestatus": "0",
+            },
+            {
+                "requesttypedescription": "SUBSCRIPTION",
+                "errorcode": "0",
+                "errormessage": "Ok",
+                "transactionreference": "1-2-2",
+                "transactionactive": "2",
+                "subscriptionnumber": "2",
+            },
+        )
+    )
     assert view.table.value.count("gwkit-record-ok") == 2
     assert "&#10004; AUTH 0 Ok" in view.table.value and "&#10004; SUBSCRIPTION 0 Ok" in view.table.value
-    assert [b.description for b in view.action_buttons] == ["Query this transaction (1-2-1)",
-                                                           "Query this subscription (1-2-2)"]
+    assert [b.description for b in view.action_buttons] == [
+        "Query this transaction (1-2-1)",
+        "Query this subscription (1-2-2)",
+    ]
     assert "subscriptionnumber" in view.table.value  # the other fields, in the collapsed part
     assert "gwkit-more-fields" in view.table.value
 
@@ -222,18 +302,24 @@ def test_the_view_leads_with_one_line_in_plain_words(gw):
     assert "Authorised: £1,500.00 from 411111######1111" in view.headline.value
     declined = ResponseView(pay(gw, amount=70000), client=gw)
     assert "gwkit-error" in declined.headline.value
-    assert "What to do: Ask the customer for another card or to contact their bank." in declined.headline.value
+    assert (
+        "What to do: Ask the customer for another card or to contact their bank." in declined.headline.value
+    )
 
 
 def test_paying_with_a_disabled_stored_card_says_the_card_is_disabled(gw):
     stored = gw.store(accounttypedescription="CARDSTORE", pan=PAN, expirydate=expiry(gw))
     reference = stored.record["transactionreference"]
-    gw.transaction_update(filter={"transactionreference": [{"value": reference}]},
-                          updates={"transactionactive": "0"})
+    gw.transaction_update(
+        filter={"transactionreference": [{"value": reference}]}, updates={"transactionactive": "0"}
+    )
     refused = gw.auth(accounttypedescription="ECOM", baseamount=1050, parenttransactionreference=reference)
     assert refused.record["errorcode"] == "30000"
     view = ResponseView(refused, client=gw)
-    assert f"The stored card {reference} (411111######1111) is disabled (transactionactive 0)" in view.headline.value
+    assert (
+        f"The stored card {reference} (411111######1111) is disabled (transactionactive 0)"
+        in view.headline.value
+    )
     assert "setting transactionactive to 1" in view.headline.value
 
 

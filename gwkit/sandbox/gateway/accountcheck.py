@@ -36,8 +36,14 @@ def checked_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> 
     if kept.get("errorcode") != "0" or row["card_id"] is None:
         raise invalid_field("parenttransactionreference")
     inherited = {name: kept[name] for name in INHERITABLE if kept.get(name) and kept[name] != "0"}
-    return load_card(ctx, row["card_id"], request.get("securitycode"), details=details_of(row),
-                     inherited=inherited, parent=row["transactionreference"])
+    return load_card(
+        ctx,
+        row["card_id"],
+        request.get("securitycode"),
+        details=details_of(row),
+        inherited=inherited,
+        parent=row["transactionreference"],
+    )
 
 
 REQUEST_HANDLERS = {"ACCOUNTCHECK": handle_accountcheck}

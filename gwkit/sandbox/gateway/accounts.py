@@ -39,8 +39,10 @@ class Account:
     admin: bool = False
 
     def __repr__(self) -> str:
-        return (f"Account(username={self.username!r}, password=[redacted], sitereferences={self.sitereferences!r}"
-                f"{', admin=True' if self.admin else ''})")
+        return (
+            f"Account(username={self.username!r}, password=[redacted], sitereferences={self.sitereferences!r}"
+            f"{', admin=True' if self.admin else ''})"
+        )
 
     def password_matches(self, password: str) -> bool:
         return hmac.compare_digest(self.password.encode(), password.encode())
@@ -62,7 +64,9 @@ class SiteNotYours(LookupError):
         self.sitereference = sitereference
 
 
-def control_sites(account: Account, every_site: Iterable[str], sitereference: str | None = None) -> tuple[str, ...]:
+def control_sites(
+    account: Account, every_site: Iterable[str], sitereference: str | None = None
+) -> tuple[str, ...]:
     """The sites a control request acts on: the caller's (an operator's: every site), or the one named."""
     sites = tuple(every_site) if account.admin else account.sitereferences
     if sitereference is None:
@@ -94,8 +98,10 @@ def load_accounts(path: str | Path) -> list[Account]:
         for site in account.sitereferences:
             owner = owners.setdefault(site, account.username)
             if owner != account.username:
-                raise AccountsError(f"{path}: site reference {site!r} is listed for both {owner!r} and "
-                                    f"{account.username!r}; a site belongs to one account")
+                raise AccountsError(
+                    f"{path}: site reference {site!r} is listed for both {owner!r} and "
+                    f"{account.username!r}; a site belongs to one account"
+                )
     return accounts
 
 
@@ -108,8 +114,10 @@ def _account(path, index: int, entry: Any) -> Account:
         where += f" ({username!r})"
     unknown = sorted(set(entry) - {"username", "password", "sitereferences", "admin"})
     if unknown:
-        raise AccountsError(f"{where}: unknown key(s) {', '.join(unknown)}; "
-                            "an account has username, password, sitereferences and optionally admin")
+        raise AccountsError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; "
+            "an account has username, password, sitereferences and optionally admin"
+        )
     if not isinstance(username, str) or not username:
         raise AccountsError(f"{where}: username must be a non-empty string")
     if not isinstance(password, str) or not password:

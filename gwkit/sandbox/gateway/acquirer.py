@@ -26,8 +26,12 @@ BANK_ERROR_AMOUNT = "60010"
 SOFT_DECLINE_AMOUNT = "71000"
 UNKNOWN_OUTCOME_AMOUNT = "60034"
 # Every test amount and the errorcode it answers (the error-code table must hold each).
-TEST_AMOUNTS = {DECLINE_AMOUNT: 70000, BANK_ERROR_AMOUNT: 60010, SOFT_DECLINE_AMOUNT: 71000,
-                UNKNOWN_OUTCOME_AMOUNT: 60034}
+TEST_AMOUNTS = {
+    DECLINE_AMOUNT: 70000,
+    BANK_ERROR_AMOUNT: 60010,
+    SOFT_DECLINE_AMOUNT: 71000,
+    UNKNOWN_OUTCOME_AMOUNT: 60034,
+}
 # A test authcode is no secret: drawn without the system call `secrets` makes per payment.
 _AUTHCODES = random.Random()
 
@@ -48,23 +52,46 @@ def security_response(pan: str, securitycode: str | None) -> str:
     return "2" if securitycode == expected else "4"
 
 
-def decide(pan: str, baseamount: str, securitycode: str | None, *, strong_auth_exempt: bool = False) -> dict[str, str]:
+def decide(
+    pan: str, baseamount: str, securitycode: str | None, *, strong_auth_exempt: bool = False
+) -> dict[str, str]:
     """The bank's part of an AUTH record. `strong_auth_exempt`: the payment went through 3-D Secure,
     or is outside strong customer authentication (MOTO, RECUR), so no soft decline."""
-    security = {"securityresponsesecuritycode": security_response(pan, securitycode),
-                "securityresponsepostcode": "0", "securityresponseaddress": "0"}
+    security = {
+        "securityresponsesecuritycode": security_response(pan, securitycode),
+        "securityresponsepostcode": "0",
+        "securityresponseaddress": "0",
+    }
     card = test_card(pan)
     if baseamount == BANK_ERROR_AMOUNT:
-        return {"errorcode": "60010", "errormessage": message_of(60010), "acquirerresponsecode": "91",
-                "authcode": "", "settlestatus": "3", **security}
+        return {
+            "errorcode": "60010",
+            "errormessage": message_of(60010),
+            "acquirerresponsecode": "91",
+            "authcode": "",
+            "settlestatus": "3",
+            **security,
+        }
     if baseamount == DECLINE_AMOUNT or (card and card.outcome == "declined"):
         return decline(security)
     if baseamount == SOFT_DECLINE_AMOUNT and not strong_auth_exempt:
         # Visa's "additional customer authentication required"
-        return {"errorcode": "71000", "errormessage": message_of(71000), "acquirerresponsecode": "1A",
-                "authcode": "", "settlestatus": "3", **security}
-    return {"errorcode": "0", "errormessage": "Ok", "acquirerresponsecode": "00",
-            "authcode": new_authcode(), "settlestatus": "0", **security}
+        return {
+            "errorcode": "71000",
+            "errormessage": message_of(71000),
+            "acquirerresponsecode": "1A",
+            "authcode": "",
+            "settlestatus": "3",
+            **security,
+        }
+    return {
+        "errorcode": "0",
+        "errormessage": "Ok",
+        "acquirerresponsecode": "00",
+        "authcode": new_authcode(),
+        "settlestatus": "0",
+        **security,
+    }
 
 
 AUTHCODES = tuple(f"TEST{number}" for number in range(10, 100))
@@ -81,8 +108,14 @@ def new_authcodes(count: int) -> list[str]:
 
 
 def decline(security: dict[str, str] | None = None) -> dict[str, str]:
-    return {"errorcode": "70000", "errormessage": message_of(70000), "acquirerresponsecode": "05",
-            "authcode": "DECLINED", "settlestatus": "3", **(security or {})}
+    return {
+        "errorcode": "70000",
+        "errormessage": message_of(70000),
+        "acquirerresponsecode": "05",
+        "authcode": "DECLINED",
+        "settlestatus": "3",
+        **(security or {}),
+    }
 
 
 def answered_outcome(baseamount: str, kept: dict[str, str]) -> dict[str, str]:

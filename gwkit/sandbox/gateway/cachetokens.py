@@ -62,6 +62,7 @@ def token_hash(token: str) -> str:
 
 # CACHETOKENISE ---------------------------------------------------------------------------------
 
+
 def handle_cachetokenise(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     """Card fields in, a token out; no card data is answered (as the real service: the token only)."""
     purge_expired(ctx.conn, ctx.now, request["sitereference"])
@@ -78,10 +79,24 @@ def handle_cachetokenise(ctx: Context, request: dict[str, Any]) -> list[dict[str
     ctx.conn.execute(
         "INSERT INTO cachetokens (token_hash, sitereference, card_id, maskedpan, paymenttypedescription, "
         "created, expires) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (token_hash(token), request["sitereference"], card_id, mask_pan(pan), scheme.code, ctx.timestamp,
-         (ctx.now + TOKEN_LIFETIME).strftime(TIMESTAMP)))
-    return [{"requesttypedescription": "CACHETOKENISE", "cachetoken": token,
-             "errorcode": "0", "errormessage": "Ok"}]
+        (
+            token_hash(token),
+            request["sitereference"],
+            card_id,
+            mask_pan(pan),
+            scheme.code,
+            ctx.timestamp,
+            (ctx.now + TOKEN_LIFETIME).strftime(TIMESTAMP),
+        ),
+    )
+    return [
+        {
+            "requesttypedescription": "CACHETOKENISE",
+            "cachetoken": token,
+            "errorcode": "0",
+            "errormessage": "Ok",
+        }
+    ]
 
 
 def checked_expiry(month: str, year: str, now: datetime) -> str:
@@ -97,17 +112,21 @@ def checked_expiry(month: str, year: str, now: datetime) -> str:
 
 # AUTH with a cachetoken ------------------------------------------------------------------------
 
+
 def card_from_token(ctx: Context, request: Mapping[str, Any]) -> Card:
     """The card a live token of the request's site stands for; the token is used up by the AUTH."""
     token = request["cachetoken"]
     row = ctx.conn.execute(
         "SELECT * FROM cachetokens WHERE token_hash = ? AND sitereference = ? AND used IS NULL "
         "AND card_id IS NOT NULL AND expires > ?",
-        (token_hash(token), request.get("sitereference"), ctx.timestamp)).fetchone()
+        (token_hash(token), request.get("sitereference"), ctx.timestamp),
+    ).fetchone()
     securitycode = _sealed_securitycode(ctx, token) if row is not None else None
     if row is None or securitycode is False:
         raise invalid_field("cachetoken")
-    ctx.conn.execute("UPDATE cachetokens SET used = ? WHERE token_hash = ?", (ctx.timestamp, row["token_hash"]))
+    ctx.conn.execute(
+        "UPDATE cachetokens SET used = ? WHERE token_hash = ?", (ctx.timestamp, row["token_hash"])
+    )
     return load_card(ctx, row["card_id"], securitycode)
 
 
@@ -121,25 +140,36 @@ def _sealed_securitycode(ctx: Context, token: str) -> str | None | bool:
 
 # expiry ----------------------------------------------------------------------------------------
 
-_EXPIRED = "FROM cachetokens WHERE used IS NULL AND card_id IS NOT NULL AND expires <= ? AND sitereference = ?"
+_EXPIRED = (
+    "FROM cachetokens WHERE used IS NULL AND card_id IS NOT NULL AND expires <= ? AND sitereference = ?"
+)
 
 
 def purge_expired(conn, now: datetime, sitereference: str) -> int:
     """Drop the card rows of a site's tokens expired by its clock's `now` that no AUTH used; the token
     rows stay, without a card."""
-    rows = conn.execute(f"SELECT token_hash, card_id {_EXPIRED}", (now.strftime(TIMESTAMP), sitereference)).fetchall()
+    rows = conn.execute(
+        f"SELECT token_hash, card_id {_EXPIRED}", (now.strftime(TIMESTAMP), sitereference)
+    ).fetchall()
     for row in rows:
         conn.execute("UPDATE cachetokens SET card_id = NULL WHERE token_hash = ?", (row["token_hash"],))
-        conn.execute("DELETE FROM cards WHERE id = ? AND NOT EXISTS "
-                     "(SELECT 1 FROM transactions WHERE card_id = ?)", (row["card_id"], row["card_id"]))
+        conn.execute(
+            "DELETE FROM cards WHERE id = ? AND NOT EXISTS (SELECT 1 FROM transactions WHERE card_id = ?)",
+            (row["card_id"], row["card_id"]),
+        )
     return len(rows)
 
 
 def expire_tokens(job: JobContext, day) -> dict[str, Any]:
     clocks = job.clock.clocks(job.sites)
     reads = job.store.connection()  # asked first without the write lock: most days expire nothing
-    expiring = [(site, now) for site, now in clocks.items()
-                if reads.execute(f"SELECT EXISTS (SELECT 1 {_EXPIRED})", (now.strftime(TIMESTAMP), site)).fetchone()[0]]
+    expiring = [
+        (site, now)
+        for site, now in clocks.items()
+        if reads.execute(f"SELECT EXISTS (SELECT 1 {_EXPIRED})", (now.strftime(TIMESTAMP), site)).fetchone()[
+            0
+        ]
+    ]
     purged = sum(purge_expired(job.writes.conn, now, site) for site, now in expiring)
     job.writes.wrote(purged)
     return {"expired_tokens": purged}
@@ -148,13 +178,29 @@ def expire_tokens(job: JobContext, day) -> dict[str, Any]:
 def token_rows(store: Store, clock: Clock, sitereference: str | None = None) -> list[dict[str, Any]]:
     """The tokens issued (masked card, times, state), newest first: for notebooks and reports."""
     sql = "SELECT * FROM cachetokens" + (" WHERE sitereference = ?" if sitereference else "")
-    rows = store.connection().execute(sql + " ORDER BY created DESC",
-                                              (sitereference,) if sitereference else ()).fetchall()
-    nows = {site: moment.strftime(TIMESTAMP) for site, moment in clock.clocks({r["sitereference"] for r in rows}).items()}
-    return [{"sitereference": r["sitereference"], "maskedpan": r["maskedpan"],
-             "paymenttypedescription": r["paymenttypedescription"], "created": r["created"],
-             "expires": r["expires"], "used": r["used"],
-             "state": "used" if r["used"] else ("expired" if r["expires"] <= nows[r["sitereference"]] else "live")} for r in rows]
+    rows = (
+        store.connection()
+        .execute(sql + " ORDER BY created DESC", (sitereference,) if sitereference else ())
+        .fetchall()
+    )
+    nows = {
+        site: moment.strftime(TIMESTAMP)
+        for site, moment in clock.clocks({r["sitereference"] for r in rows}).items()
+    }
+    return [
+        {
+            "sitereference": r["sitereference"],
+            "maskedpan": r["maskedpan"],
+            "paymenttypedescription": r["paymenttypedescription"],
+            "created": r["created"],
+            "expires": r["expires"],
+            "used": r["used"],
+            "state": "used"
+            if r["used"]
+            else ("expired" if r["expires"] <= nows[r["sitereference"]] else "live"),
+        }
+        for r in rows
+    ]
 
 
 REQUEST_HANDLERS = {"CACHETOKENISE": handle_cachetokenise}

@@ -40,18 +40,28 @@ def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
         raise invalid_field("expirydate")
     issuer, country = acquirer.issuer_of(pan)
     record: dict[str, Any] = {
-        "transactionreference": ctx.new_reference(), "merchantname": MERCHANT["merchantname"],
-        "paymenttypedescription": scheme.code, "transactionactive": "1",
+        "transactionreference": ctx.new_reference(),
+        "merchantname": MERCHANT["merchantname"],
+        "paymenttypedescription": scheme.code,
+        "transactionactive": "1",
         **({"orderreference": request["orderreference"]} if request.get("orderreference") else {}),
-        "transactionstartedtimestamp": ctx.timestamp, "errormessage": "Ok", "errorcode": "0",
-        "operatorname": ctx.account.username, "accounttypedescription": "CARDSTORE",
-        "maskedpan": mask_pan(pan), "requesttypedescription": "STORE", "issuercountryiso2a": country,
-        "livestatus": "0", "issuer": issuer, "sitereference": request["sitereference"],
+        "transactionstartedtimestamp": ctx.timestamp,
+        "errormessage": "Ok",
+        "errorcode": "0",
+        "operatorname": ctx.account.username,
+        "accounttypedescription": "CARDSTORE",
+        "maskedpan": mask_pan(pan),
+        "requesttypedescription": "STORE",
+        "issuercountryiso2a": country,
+        "livestatus": "0",
+        "issuer": issuer,
+        "sitereference": request["sitereference"],
     }
     card_id = ctx.store.add_card(ctx.conn, pan, request["expirydate"], scheme.code)
     details = billing_details(request)
-    ctx.store.add_transaction(ctx.conn, {**record, "expirydate": request["expirydate"]},
-                              card_id=card_id, details=details)
+    ctx.store.add_transaction(
+        ctx.conn, {**record, "expirydate": request["expirydate"]}, card_id=card_id, details=details
+    )
     return [record]
 
 

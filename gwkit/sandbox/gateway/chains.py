@@ -33,14 +33,23 @@ def goes_on(parent: Mapping[str, Any] | None) -> bool:
     """Does the next request type of the object run after `parent`, the record just answered?"""
     if parent is None or not parent.get("transactionreference"):
         return False
-    return not (parent.get("requesttypedescription") == "THREEDQUERY" and parent.get("enrolled") in ("Y", "U"))
+    return not (
+        parent.get("requesttypedescription") == "THREEDQUERY" and parent.get("enrolled") in ("Y", "U")
+    )
 
 
 def with_envelope_parent(request: dict[str, Any], previous: Mapping[str, Any] | None) -> dict[str, Any]:
     """A request object that chains from the previous object's last record, with that record as its parent."""
     types = request.get("requesttypedescriptions")
-    if (previous is None or not previous.get("transactionreference") or not isinstance(types, list) or not types
-            or not isinstance(types[0], str) or (previous.get("requesttypedescription"), types[0]) not in CHAINS
-            or request.get("parenttransactionreference") or any(request.get(n) for n in CARD_INPUTS)):
+    if (
+        previous is None
+        or not previous.get("transactionreference")
+        or not isinstance(types, list)
+        or not types
+        or not isinstance(types[0], str)
+        or (previous.get("requesttypedescription"), types[0]) not in CHAINS
+        or request.get("parenttransactionreference")
+        or any(request.get(n) for n in CARD_INPUTS)
+    ):
         return request
     return {**request, "parenttransactionreference": previous["transactionreference"]}

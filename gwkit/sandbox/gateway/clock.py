@@ -54,8 +54,9 @@ class ClockError(ValueError):
 
 
 def _too_far(text: str) -> ClockError:
-    return ClockError(f"{text}: the clock moves at most {MAX_MOVE} (10 years) per call (limit max_move)",
-                      "max_move")
+    return ClockError(
+        f"{text}: the clock moves at most {MAX_MOVE} (10 years) per call (limit max_move)", "max_move"
+    )
 
 
 def parse_duration(text: str) -> dict[str, int]:
@@ -75,8 +76,12 @@ def apply_duration(start: datetime, text: str) -> datetime:
         raise _too_far(f"by: {text}")
     try:
         return add_months(start, months) + timedelta(
-            weeks=parts.get("weeks", 0), days=parts.get("days", 0), hours=parts.get("hours", 0),
-            minutes=parts.get("minutes", 0), seconds=parts.get("seconds", 0))
+            weeks=parts.get("weeks", 0),
+            days=parts.get("days", 0),
+            hours=parts.get("hours", 0),
+            minutes=parts.get("minutes", 0),
+            seconds=parts.get("seconds", 0),
+        )
     except OverflowError:  # a number of days or hours past any date: refused like any move too far
         raise _too_far(f"by: {text}") from None
 
@@ -92,10 +97,15 @@ def parse_instant(text: str) -> datetime:
 def check_move(now: datetime, target: datetime) -> None:
     """Refuse a move backwards, past `LATEST`, or of more than `MAX_MOVE`."""
     if target < now:
-        raise ClockError(f"the clock only moves forward: {target.strftime(ISO)} is before {now.strftime(ISO)}")
+        raise ClockError(
+            f"the clock only moves forward: {target.strftime(ISO)} is before {now.strftime(ISO)}"
+        )
     if target > LATEST:
-        raise ClockError(f"{target.strftime(ISO)} is after the latest supported date "
-                         f"{LATEST.strftime(ISO)} (limit latest)", "latest")
+        raise ClockError(
+            f"{target.strftime(ISO)} is after the latest supported date "
+            f"{LATEST.strftime(ISO)} (limit latest)",
+            "latest",
+        )
     if target > add_months(now, MAX_MOVE_MONTHS):
         raise _too_far(f"{now.strftime(ISO)} to {target.strftime(ISO)}")
 
@@ -131,12 +141,22 @@ class Clock:
         wanted = _site_list(self.default_sites if sites is None else sites)
         conn = self._store.connection()
         if len(wanted) == 1:  # every payment asks for its site's clock: the simplest statement
-            found = dict(conn.execute("SELECT sitereference, now FROM site_clocks WHERE sitereference = ?",
-                                      (wanted[0],)).fetchall())
+            found = dict(
+                conn.execute(
+                    "SELECT sitereference, now FROM site_clocks WHERE sitereference = ?", (wanted[0],)
+                ).fetchall()
+            )
         else:
-            found = dict(conn.execute(
-                "SELECT sitereference, now FROM site_clocks WHERE sitereference IN (SELECT value FROM json_each(?))",
-                (json.dumps(wanted),)).fetchall()) if wanted else {}
+            found = (
+                dict(
+                    conn.execute(
+                        "SELECT sitereference, now FROM site_clocks WHERE sitereference IN (SELECT value FROM json_each(?))",
+                        (json.dumps(wanted),),
+                    ).fetchall()
+                )
+                if wanted
+                else {}
+            )
         return {site: _parse_timestamp(found.get(site, self._start)) for site in wanted}
 
     def now(self, sites: str | Iterable[str] | None = None) -> datetime:
@@ -149,23 +169,34 @@ class Clock:
     def timestamp(self, sites: str | Iterable[str] | None = None) -> str:
         return self.now(sites).strftime(TIMESTAMP)
 
-    def target(self, by: str | None = None, to: str | datetime | None = None,
-               sites: str | Iterable[str] | None = None) -> datetime:
+    def target(
+        self,
+        by: str | None = None,
+        to: str | datetime | None = None,
+        sites: str | Iterable[str] | None = None,
+    ) -> datetime:
         """Where a move `by` a duration or `to` an instant of `sites` (together) would land, checked."""
         if (by is None) == (to is None):
             raise ClockError("give exactly one of 'by' (an ISO 8601 duration) or 'to' (a date and time)")
         now = self.now(sites)
-        target = apply_duration(now, by) if by is not None else (
-            to.replace(microsecond=0, tzinfo=None) if isinstance(to, datetime) else parse_instant(to))
+        target = (
+            apply_duration(now, by)
+            if by is not None
+            else (to.replace(microsecond=0, tzinfo=None) if isinstance(to, datetime) else parse_instant(to))
+        )
         check_move(now, target)
         return target
 
-    def set(self, conn: sqlite3.Connection, moment: datetime, sites: str | Iterable[str] | None = None) -> None:
+    def set(
+        self, conn: sqlite3.Connection, moment: datetime, sites: str | Iterable[str] | None = None
+    ) -> None:
         """Move the sites' clocks to `moment` inside the caller's write transaction; never backwards."""
         value = moment.strftime(TIMESTAMP)
-        conn.executemany("INSERT INTO site_clocks (sitereference, now) VALUES (?, ?) ON CONFLICT (sitereference) "
-                         "DO UPDATE SET now = max(now, excluded.now)",
-                         [(site, value) for site in _site_list(self.default_sites if sites is None else sites)])
+        conn.executemany(
+            "INSERT INTO site_clocks (sitereference, now) VALUES (?, ?) ON CONFLICT (sitereference) "
+            "DO UPDATE SET now = max(now, excluded.now)",
+            [(site, value) for site in _site_list(self.default_sites if sites is None else sites)],
+        )
 
     # the daily jobs' marks
 
@@ -173,13 +204,19 @@ class Clock:
         """The last day `job` finished for each site (a site without a mark: the sandbox-wide default)."""
         wanted = _site_list(sites)
         conn = self._store.connection()
-        found = dict(conn.execute(
-            "SELECT sitereference, through FROM site_jobs WHERE job = ? AND sitereference IN "
-            "(SELECT value FROM json_each(?))", (job, json.dumps(wanted))).fetchall())
+        found = dict(
+            conn.execute(
+                "SELECT sitereference, through FROM site_jobs WHERE job = ? AND sitereference IN "
+                "(SELECT value FROM json_each(?))",
+                (job, json.dumps(wanted)),
+            ).fetchall()
+        )
         default = self._store.meta_get(f"job:{job}:through") or self.start().date().isoformat()
         return {site: date.fromisoformat(found.get(site, default)) for site in wanted}
 
     def set_marks(self, conn: sqlite3.Connection, job: str, sites: Iterable[str], day: date) -> None:
-        conn.executemany("INSERT INTO site_jobs (sitereference, job, through) VALUES (?, ?, ?) "
-                         "ON CONFLICT (sitereference, job) DO UPDATE SET through = max(through, excluded.through)",
-                         [(site, job, day.isoformat()) for site in sites])
+        conn.executemany(
+            "INSERT INTO site_jobs (sitereference, job, through) VALUES (?, ?, ?) "
+            "ON CONFLICT (sitereference, job) DO UPDATE SET through = max(through, excluded.through)",
+            [(site, job, day.isoformat()) for site in sites],
+        )

@@ -62,14 +62,21 @@ class Tables:
         def merged(name: str) -> dict[str, Callable[..., Any]]:
             return {key: fn for module in modules for key, fn in getattr(module, name, {}).items()}
 
-        jobs = sorted((job for module in modules for job in getattr(module, "DAILY_JOBS", ())),
-                      key=lambda job: job.order)
-        return cls(merged("REQUEST_HANDLERS"), merged("CARD_SOURCES"), merged("PARENT_RULES"),
-                   merged("UPDATE_RULES"), jobs,
-                   tuple(module.SCHEMA for module in modules if hasattr(module, "SCHEMA")),
-                   frozenset(key for module in modules for key in getattr(module, "READ_ONLY_REQUESTS", ())),
-                   tuple(column for module in modules for column in getattr(module, "ADDED_COLUMNS", ())),
-                   merged("RECORD_VIEWS"))
+        jobs = sorted(
+            (job for module in modules for job in getattr(module, "DAILY_JOBS", ())),
+            key=lambda job: job.order,
+        )
+        return cls(
+            merged("REQUEST_HANDLERS"),
+            merged("CARD_SOURCES"),
+            merged("PARENT_RULES"),
+            merged("UPDATE_RULES"),
+            jobs,
+            tuple(module.SCHEMA for module in modules if hasattr(module, "SCHEMA")),
+            frozenset(key for module in modules for key in getattr(module, "READ_ONLY_REQUESTS", ())),
+            tuple(column for module in modules for column in getattr(module, "ADDED_COLUMNS", ())),
+            merged("RECORD_VIEWS"),
+        )
 
 
 @dataclass
@@ -95,7 +102,9 @@ class Context:
     def new_reference(self) -> str:
         return self.store.next_reference(self.conn)
 
-    def keep(self, record: Record, *, card_id: int | None = None, details: Mapping[str, Any] | None = None) -> None:
+    def keep(
+        self, record: Record, *, card_id: int | None = None, details: Mapping[str, Any] | None = None
+    ) -> None:
         """Store an answered record (the subscription engine's context keeps a batch's for one write)."""
         self.store.add_transaction(self.conn, record, card_id=card_id, details=details)
 
@@ -107,7 +116,9 @@ class Context:
         return row
 
 
-@lru_cache(maxsize=64)  # one `now` answers many: a clock stands still between moves, the engine pays a day at one
+@lru_cache(
+    maxsize=64
+)  # one `now` answers many: a clock stands still between moves, the engine pays a day at one
 def timestamp_of(now: datetime) -> str:
     return now.strftime(TIMESTAMP)
 

@@ -25,13 +25,32 @@ from ...interface.masking import mask_data, mask_pan
 from ...interface.requests import SINGLE_TYPES
 from ...interface.validation import chained_entries, errordata, normalised, request_types_of, validate_request
 from ...interface.wire import PAN_PATTERN, VERSION
-from . import (accountcheck, auth, cachetokens, cardstore, chains, clock, engine, payments, query, refunds,
-               settlement, subscriptions, threeds, update)
+from . import (
+    accountcheck,
+    auth,
+    cachetokens,
+    cardstore,
+    chains,
+    clock,
+    engine,
+    payments,
+    query,
+    refunds,
+    settlement,
+    subscriptions,
+    threeds,
+    update,
+)
 from .accounts import DEFAULT_ACCOUNT, Account, account_for_site, control_sites
 from .clock import CLOCK_TABLES, ISO, Clock
 from .context import Context, JobContext, Tables
 from .envelopes import (
-    answer_reference, envelope, error_record, request_error, too_many_objects, usable_reference,
+    answer_reference,
+    envelope,
+    error_record,
+    request_error,
+    too_many_objects,
+    usable_reference,
 )
 from .fault import Fault, unknown_error
 from .jobwrites import SharedWrite
@@ -42,8 +61,19 @@ from .store import Store
 
 # Every part of the gateway, each listing what it serves in plain constants (see context.Tables).
 HANDLER_MODULES: tuple[ModuleType, ...] = (
-    payments, auth, accountcheck, cardstore, query, update, settlement, threeds, subscriptions, engine, cachetokens,
-    refunds)
+    payments,
+    auth,
+    accountcheck,
+    cardstore,
+    query,
+    update,
+    settlement,
+    threeds,
+    subscriptions,
+    engine,
+    cachetokens,
+    refunds,
+)
 Progress = Callable[[str, int, int], None]
 log = logging.getLogger("gwkit.sandbox")
 
@@ -55,14 +85,24 @@ class Gateway:
     `site_expressions` says whose site a row of such a table is when it has no `sitereference`.
     The clock, advance, settle and reset act on `sites` (default: the first account's)."""
 
-    def __init__(self, db_path: str | Path | None = None, *, accounts: Iterable[Account] | None = None,
-                 clock_start: datetime | None = None, modules: Iterable[ModuleType] = HANDLER_MODULES,
-                 schemas: Iterable[str] = (), site_expressions: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        db_path: str | Path | None = None,
+        *,
+        accounts: Iterable[Account] | None = None,
+        clock_start: datetime | None = None,
+        modules: Iterable[ModuleType] = HANDLER_MODULES,
+        schemas: Iterable[str] = (),
+        site_expressions: Mapping[str, str] | None = None,
+    ):
         self.tables = Tables.of(modules)
         self.daily_jobs = list(self.tables.daily_jobs)
         store_class = PgStore if is_postgres_url(db_path) else Store  # a postgresql:// URL: the team sandbox
-        self.store = store_class(db_path, schemas=(clock.SCHEMA, *self.tables.schemas, *schemas),
-                                 added_columns=self.tables.added_columns)
+        self.store = store_class(
+            db_path,
+            schemas=(clock.SCHEMA, *self.tables.schemas, *schemas),
+            added_columns=self.tables.added_columns,
+        )
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
         self.site_expressions = dict(site_expressions or {})
         self.clock = Clock(self.store, clock_start, self.default_account.sitereferences)
@@ -100,8 +140,15 @@ class Gateway:
 
     # requests
 
-    def process(self, body: Any, account: Account, *, origin: str | None = None, base_url: str = "",
-                requestreference: str | None = None) -> dict[str, Any]:
+    def process(
+        self,
+        body: Any,
+        account: Account,
+        *,
+        origin: str | None = None,
+        base_url: str = "",
+        requestreference: str | None = None,
+    ) -> dict[str, Any]:
         """Answer a parsed envelope from an authenticated account.
 
         `requestreference` is the HTTP header of that name. The official clients send it, and for an
@@ -122,18 +169,30 @@ class Gateway:
         records: list[dict[str, Any]] = []
         answered: list[dict[str, Any]] = []  # the previous object's records: the last may be a parent
         for request in objects:
-            answered = self._answer_object(request, account, origin, base_url, answered[-1] if answered else None)
+            answered = self._answer_object(
+                request, account, origin, base_url, answered[-1] if answered else None
+            )
             records.extend(answered)
         return envelope(records, reference)
 
-    def _answer_object(self, request: Any, account: Account, origin: str | None,
-                       base_url: str, previous: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def _answer_object(
+        self,
+        request: Any,
+        account: Account,
+        origin: str | None,
+        base_url: str,
+        previous: Mapping[str, Any] | None = None,
+    ) -> list[dict[str, Any]]:
         if not isinstance(request, dict):
             return [error_record("ERROR", Fault(30000, ["request"]))]
         request = chains.with_envelope_parent(normalised(request)[0], previous)
         types = request.get("requesttypedescriptions")
-        if (not isinstance(types, list) or not types or not all(isinstance(t, str) for t in types)
-                or any(t not in SINGLE_TYPES for t in types)):
+        if (
+            not isinstance(types, list)
+            or not types
+            or not all(isinstance(t, str) for t in types)
+            or any(t not in SINGLE_TYPES for t in types)
+        ):
             return [error_record("ERROR", Fault(60018, _as_sent(types)))]
         problems = validate_request(request, strict=False)
         if problems:
@@ -149,8 +208,9 @@ class Gateway:
             fault = unknown_error(exc)
             return [error_record(t, fault) for t in types]
 
-    def _run_handlers(self, request: dict[str, Any], account: Account, origin: str | None,
-                      base_url: str) -> list[dict[str, Any]]:
+    def _run_handlers(
+        self, request: dict[str, Any], account: Account, origin: str | None, base_url: str
+    ) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
         site = request.get("sitereference")
         request_types = request_types_of(request["requesttypedescriptions"])
@@ -173,7 +233,9 @@ class Gateway:
                         continue
                     conn.execute("SAVEPOINT request_type")
                     try:
-                        answered = handler(ctx, chains.child_request(request, records[-1]) if takes_parent else request)
+                        answered = handler(
+                            ctx, chains.child_request(request, records[-1]) if takes_parent else request
+                        )
                     except Fault as fault:
                         conn.execute("ROLLBACK TO request_type")
                         conn.execute("RELEASE request_type")
@@ -187,8 +249,13 @@ class Gateway:
 
     # the clocks and the daily jobs
 
-    def advance(self, by: str | None = None, to: str | datetime | None = None,
-                progress: Progress | None = None, sites: str | Iterable[str] | None = None) -> dict[str, Any]:
+    def advance(
+        self,
+        by: str | None = None,
+        to: str | datetime | None = None,
+        progress: Progress | None = None,
+        sites: str | Iterable[str] | None = None,
+    ) -> dict[str, Any]:
         """Move the clocks of `sites` (together) forward and run every daily job for each day passed
         on each site; report what ran. A refused move (ClockError) changes nothing."""
         sites = self._scope(sites)
@@ -198,12 +265,25 @@ class Gateway:
             with self.store.write() as conn:
                 self.clock.set(conn, target, sites)
             days = (target.date() - start.date()).days
-            running = Move(self.moves, {"sites": list(sites), "from": start.strftime(ISO), "to": target.strftime(ISO),
-                                        "day": 0, "days": days, "step": None, "done": 0, "total": 0})
+            running = Move(
+                self.moves,
+                {
+                    "sites": list(sites),
+                    "from": start.strftime(ISO),
+                    "to": target.strftime(ISO),
+                    "day": 0,
+                    "days": days,
+                    "step": None,
+                    "done": 0,
+                    "total": 0,
+                },
+            )
             try:
-                report = self.run_due_jobs(progress=_tracked(running, progress), sites=sites,
-                                           on_day=lambda day: running.update(
-                                               day=max(0, min(days, (day - start.date()).days))))
+                report = self.run_due_jobs(
+                    progress=_tracked(running, progress),
+                    sites=sites,
+                    on_day=lambda day: running.update(day=max(0, min(days, (day - start.date()).days))),
+                )
             finally:
                 running.finish()
         return {"from": start.strftime(ISO), "to": target.strftime(ISO), "days": days, **report}
@@ -212,15 +292,21 @@ class Gateway:
         """The running advances that move any of `sites`: how far each is (day n of N, the job's step)."""
         return self.moves.of(sites)
 
-    def run_due_jobs(self, progress: Progress | None = None, sites: Iterable[str] | None = None,
-                     on_day: Callable[[date], None] | None = None) -> dict[str, Any]:
+    def run_due_jobs(
+        self,
+        progress: Progress | None = None,
+        sites: Iterable[str] | None = None,
+        on_day: Callable[[date], None] | None = None,
+    ) -> dict[str, Any]:
         """Run each daily job, for each of `sites` (default: every site), for every day up to that
         site's today that the job has not finished for it yet."""
         sites = tuple(self.every_site if sites is None else sites)
         report: dict[str, Any] = {}
         todays = {site: moment.date() for site, moment in self.clock.clocks(sites).items()}
         marks = {job.name: self.clock.marks(job.name, sites) for job in self.daily_jobs}
-        behind = [mark for job_marks in marks.values() for site, mark in job_marks.items() if mark < todays[site]]
+        behind = [
+            mark for job_marks in marks.values() for site, mark in job_marks.items() if mark < todays[site]
+        ]
         if not behind:
             return report
         cache: dict[str, Any] = {}
@@ -229,7 +315,9 @@ class Gateway:
             log.info("running the daily jobs for %d days, %s to %s", (last - day).days + 1, day, last)
         with SharedWrite(self.store) as writes:  # days commit together with their marks (jobwrites.py)
             while day <= last:
-                if self._stopping.is_set():  # what ran is committed on leaving; the rest runs at the next start
+                if (
+                    self._stopping.is_set()
+                ):  # what ran is committed on leaving; the rest runs at the next start
                     log.info("daily jobs stopped before %s: the sandbox is stopping", day)
                     report["stopped_before"] = day.isoformat()
                     break
@@ -239,8 +327,9 @@ class Gateway:
                 for job in self.daily_jobs:
                     due = tuple(site for site in sites if marks[job.name][site] < day <= todays[site])
                     if due:
-                        job_context = JobContext(self.store, self.clock, self.tables, self.accounts, progress,
-                                                 cache, due, writes)
+                        job_context = JobContext(
+                            self.store, self.clock, self.tables, self.accounts, progress, cache, due, writes
+                        )
                         _merge(report.setdefault(job.name, {}), job.run(job_context, day) or {})
                         finished.append((job.name, due))
                 for name, due in finished:  # in the transaction that holds what the day's jobs wrote
@@ -257,7 +346,9 @@ class Gateway:
         settled: list[str] = []
         with self.store.write() as conn:
             for site in sites:
-                settled += settlement.settle_due(conn, date.max if all_pending else clocks[site].date(), [site])
+                settled += settlement.settle_due(
+                    conn, date.max if all_pending else clocks[site].date(), [site]
+                )
         return {"settlement": {"settled": settled}}
 
     def reset(self, sites: str | Iterable[str] | None = None) -> None:
@@ -274,8 +365,13 @@ class Gateway:
 
     def health(self) -> dict[str, Any]:
         (count,) = self.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
-        return {"status": "ok", "now": self.clock.now().strftime(ISO), "transactions": count,
-                "database": str(self.store.path), "process": os.getpid()}  # which worker answered
+        return {
+            "status": "ok",
+            "now": self.clock.now().strftime(ISO),
+            "transactions": count,
+            "database": str(self.store.path),
+            "process": os.getpid(),
+        }  # which worker answered
 
     def stop_work(self) -> None:
         """Make a long run of daily jobs end after the day it is on (the server is stopping)."""
@@ -294,7 +390,9 @@ class _FirstRefused(Exception):
         self.fault = fault
 
 
-def _first(handler: Callable[..., list[dict[str, Any]]], ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
+def _first(
+    handler: Callable[..., list[dict[str, Any]]], ctx: Context, request: dict[str, Any]
+) -> list[dict[str, Any]]:
     try:
         return handler(ctx, request)
     except Fault as fault:
@@ -323,7 +421,7 @@ def _as_sent(types: Any) -> list[str]:
     texts = [t if isinstance(t, str) else json.dumps(mask_data(t)) for t in sent[:_TYPES_SHOWN]]
     # Every card-number-like run, Luhn or not: no request type has one.
     shown = [PAN_PATTERN.sub(lambda m: mask_pan(m.group()), t) for t in texts]
-    return [t if len(t) <= _TYPE_CHARS_SHOWN else t[:_TYPE_CHARS_SHOWN - 3] + "..." for t in shown]
+    return [t if len(t) <= _TYPE_CHARS_SHOWN else t[: _TYPE_CHARS_SHOWN - 3] + "..." for t in shown]
 
 
 _TYPES_SHOWN = 10

@@ -83,8 +83,10 @@ def _due_rows(rows: list[Any]) -> list[Due]:
 
 _SCHEDULE = slice(3, 8)
 _PAID_WITH = slice(8, 15)
-_DUE = (f"SELECT {', '.join(Due._fields)} FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES} "
-        "ORDER BY next_due_date, id LIMIT ?")
+_DUE = (
+    f"SELECT {', '.join(Due._fields)} FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES} "
+    "ORDER BY next_due_date, id LIMIT ?"
+)
 
 
 def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
@@ -116,7 +118,8 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
 # the literal 'authorised' lets SQLite use the partial index.
 _SETTLED_PARENTS = (
     "FROM subscriptions s CROSS JOIN transactions t ON t.transactionreference = s.authreference "
-    "WHERE s.parent = 'authorised' AND t.settlestatus = '100' AND s." + _OF_SITES)
+    "WHERE s.parent = 'authorised' AND t.settlestatus = '100' AND s." + _OF_SITES
+)
 
 
 def _settled_parents(conn: sqlite3.Connection, sites: str) -> bool:
@@ -124,13 +127,19 @@ def _settled_parents(conn: sqlite3.Connection, sites: str) -> bool:
 
 
 def _any_due(conn: sqlite3.Connection, today: str, sites: str) -> bool:
-    return conn.execute(f"SELECT EXISTS (SELECT 1 FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES})",
-                        (today, sites)).fetchone()[0] == 1
+    return (
+        conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES})",
+            (today, sites),
+        ).fetchone()[0]
+        == 1
+    )
 
 
 def _due_count(conn: sqlite3.Connection, today: str, sites: str) -> int:
-    return conn.execute(f"SELECT COUNT(*) FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES}",
-                        (today, sites)).fetchone()[0]
+    return conn.execute(
+        f"SELECT COUNT(*) FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES}", (today, sites)
+    ).fetchone()[0]
 
 
 def start_settled(conn: sqlite3.Connection, sites: str) -> list[str]:
@@ -146,8 +155,9 @@ def start_settled(conn: sqlite3.Connection, sites: str) -> list[str]:
     return started
 
 
-def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[Due], day: date,
-              report: "EngineReport") -> int:
+def pay_batch(
+    job: JobContext, conn: sqlite3.Connection, rows: list[Due], day: date, report: "EngineReport"
+) -> int:
     """Make every payment of `rows` due by `day`, inside the caller's write transaction; how many."""
     today = day.isoformat()
     due: list[tuple[Due, int, str]] = []  # (subscription, number, due date), oldest first
@@ -163,7 +173,9 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[Due], day: d
             report.stopped.append(row.transactionreference)
         moves.append((number, when, row.id))
     made = _already_made(conn, [(number, row.id) for row, number, _ in due])
-    to_pay = [(row, number, when) for row, number, when in due if (number, row.id) not in made] if made else due
+    to_pay = (
+        [(row, number, when) for row, number, when in due if (number, row.id) not in made] if made else due
+    )
     payer = Payer(job, conn, day, job.store.reserve_references(conn, len(to_pay)))
     claims = []
     for row, number, when in to_pay:  # a payment made is never made again
@@ -171,17 +183,24 @@ def pay_batch(job: JobContext, conn: sqlite3.Connection, rows: list[Due], day: d
         claims.append((number, row.id, when, today, reference, errorcode, row.baseamount))
         report.payment(reference, errorcode, caught_up=when < today)
     payer.write()
-    conn.executemany("INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
-                     "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)", claims)
+    conn.executemany(
+        "INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
+        "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        claims,
+    )
     # The SUBSCRIPTION record's `subscriptionnumber` is read from `nextnumber` (subscriptions.RECORD_VIEWS).
     conn.executemany("UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?", moves)
     return len(to_pay)
 
 
 @lru_cache(maxsize=16384)  # a day's subscriptions share few schedules; each is asked for every payment
-def _due_of(begindate: str, frequency: int, firstnumber: int, finalnumber: int, unit: str, number: int) -> str | None:
+def _due_of(
+    begindate: str, frequency: int, firstnumber: int, finalnumber: int, unit: str, number: int
+) -> str | None:
     """Plan.due_of for a schedule as a subscription row holds it."""
-    plan = Plan(date.fromisoformat(begindate), frequency, firstnumber, finalnumber, number, "1", SETTLED, unit)
+    plan = Plan(
+        date.fromisoformat(begindate), frequency, firstnumber, finalnumber, number, "1", SETTLED, unit
+    )
     return plan.due_of(number)
 
 
@@ -195,11 +214,15 @@ def _already_made(conn: sqlite3.Connection, wanted: list[tuple[int, int]]) -> se
     ids = sorted({subscription_id for _, subscription_id in pairs})
     found: set[tuple[int, int]] = set()
     for start in range(0, len(ids), 900):  # within SQLite's limit on parameters
-        chunk = ids[start:start + 900]
-        found.update((number, subscription_id) for number, subscription_id in conn.execute(
-            f"SELECT number, subscription_id FROM subscription_payments WHERE number IN "
-            f"({', '.join('?' * len(numbers))}) AND subscription_id IN ({', '.join('?' * len(chunk))})",
-            [*numbers, *chunk]))
+        chunk = ids[start : start + 900]
+        found.update(
+            (number, subscription_id)
+            for number, subscription_id in conn.execute(
+                f"SELECT number, subscription_id FROM subscription_payments WHERE number IN "
+                f"({', '.join('?' * len(numbers))}) AND subscription_id IN ({', '.join('?' * len(chunk))})",
+                [*numbers, *chunk],
+            )
+        )
     return found & pairs
 
 
@@ -218,11 +241,17 @@ class Payer:
 
     def __init__(self, job: JobContext, conn: sqlite3.Connection, day: date, references: list[str]):
         self.job, self.conn, self.now = job, conn, datetime.combine(day, time())
-        self.cards: dict[int, tuple[str, str]] = job.cache.setdefault("subscription_cards", {})  # decrypted once
-        self.prepared: dict[int, tuple[tuple, PreparedPayment]] = job.cache.setdefault("subscription_payments", {})
+        self.cards: dict[int, tuple[str, str]] = job.cache.setdefault(
+            "subscription_cards", {}
+        )  # decrypted once
+        self.prepared: dict[int, tuple[tuple, PreparedPayment]] = job.cache.setdefault(
+            "subscription_payments", {}
+        )
         self.rows: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}  # by the record's columns
         self._references = iter(references)
-        self._authcodes = iter(acquirer.new_authcodes(len(references)))  # drawn at once; a decline's go unused
+        self._authcodes = iter(
+            acquirer.new_authcodes(len(references))
+        )  # drawn at once; a decline's go unused
         self._contexts: dict[str, Context] = {}
         self._expired: dict[str, bool] = {}  # by expiry date
         # PER_DAY, as payments.payment_record sets them for a payment made at `now`
@@ -234,7 +263,8 @@ class Payer:
         reference = next(self._references)
         authcode = next(self._authcodes) if prepared.draws_authcode else None
         self.rows.setdefault(prepared.columns, []).append(
-            prepared.row((*self.day_fields, reference, str(number), authcode)))
+            prepared.row((*self.day_fields, reference, str(number), authcode))
+        )
         return reference, prepared.errorcode
 
     def write(self) -> None:
@@ -249,16 +279,25 @@ class Payer:
         key = (row[_PAID_WITH], expired_now)  # the row's columns its payments' record is made from
         made = self.prepared.get(row.id)
         if made is None or made[0] != key:
-            card = Card(pan, expirydate, card_id=row.card_id, parent=row.transactionreference,
-                        details=json.loads(row.details) if row.details != "{}" else {})
+            card = Card(
+                pan,
+                expirydate,
+                card_id=row.card_id,
+                parent=row.transactionreference,
+                details=json.loads(row.details) if row.details != "{}" else {},
+            )
             made = self.prepared[row.id] = (key, self._prepare(row, card))
         return made[1]
 
     def _prepare(self, row: Due, card: Card) -> "PreparedPayment":
         ctx = self._context(row.sitereference)
-        request = {"sitereference": row.sitereference, "baseamount": row.baseamount,
-                   "currencyiso3a": row.currencyiso3a, "accounttypedescription": "RECUR",
-                   "orderreference": row.orderreference}
+        request = {
+            "sitereference": row.sitereference,
+            "baseamount": row.baseamount,
+            "currencyiso3a": row.currencyiso3a,
+            "accounttypedescription": "RECUR",
+            "orderreference": row.orderreference,
+        }
         # An expired card is declined by the bank, not refused. The per-payment fields are filled in by `pay`.
         record = payment_record(ctx, request, card, str, extra={"subscriptionnumber": ""}, check_expiry=False)
         return PreparedPayment(record, card.card_id, kept_details(card, request))
@@ -276,7 +315,9 @@ class Payer:
         if ctx is None:
             accounts = self.job.accounts.values()
             account = account_for_site(accounts, site) or next(iter(accounts))
-            ctx = self._contexts[site] = Context(self.job.store, self.job.tables, self.conn, account, self.now)
+            ctx = self._contexts[site] = Context(
+                self.job.store, self.job.tables, self.conn, account, self.now
+            )
         return ctx
 
 
@@ -297,9 +338,10 @@ class PreparedPayment:
         # A row is picked from the made record's values followed by the open fields' and the JSON.
         self._values = tuple(values)
         after = len(values)
-        self._pick = _picker([after + OPEN.index(column) if column in opened else i
-                              for i, column in enumerate(self.columns)]
-                             + [len(self.columns), after + len(OPEN), len(values) - 1])
+        self._pick = _picker(
+            [after + OPEN.index(column) if column in opened else i for i, column in enumerate(self.columns)]
+            + [len(self.columns), after + len(OPEN), len(values) - 1]
+        )
 
     def row(self, fields: tuple[str | None, ...]) -> tuple[Any, ...]:
         """The row of the payment whose open fields (in the order of OPEN) are `fields`."""
@@ -336,11 +378,18 @@ class EngineReport:
             self.caught_up.append(reference)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"made": len(self.payments), "declined": len(self.declined), "caught_up": len(self.caught_up),
-                "stopped": len(self.stopped), "started": len(self.started),
-                "payments": self.payments, "declined_payments": self.declined,
-                "caught_up_payments": self.caught_up, "stopped_subscriptions": self.stopped,
-                "started_subscriptions": self.started}
+        return {
+            "made": len(self.payments),
+            "declined": len(self.declined),
+            "caught_up": len(self.caught_up),
+            "stopped": len(self.stopped),
+            "started": len(self.started),
+            "payments": self.payments,
+            "declined_payments": self.declined,
+            "caught_up_payments": self.caught_up,
+            "stopped_subscriptions": self.stopped,
+            "started_subscriptions": self.started,
+        }
 
 
 DAILY_JOBS = (DailyJob(JOB_NAME, 20, run_subscriptions),)

@@ -51,13 +51,21 @@ def answer_reference(header: Any, objects: Any) -> str | None:
 
 
 def error_record(requesttype: str, fault: Fault) -> dict[str, Any]:
-    return {"requesttypedescription": requesttype, "errorcode": str(fault.errorcode),
-            "errormessage": fault.errormessage, "errordata": fault.errordata}
+    return {
+        "requesttypedescription": requesttype,
+        "errorcode": str(fault.errorcode),
+        "errormessage": fault.errormessage,
+        "errordata": fault.errordata,
+    }
 
 
 def envelope(records: list[dict[str, Any]], requestreference: str | None = None) -> dict[str, Any]:
-    return {"requestreference": requestreference or generated_request_reference(), "version": VERSION,
-            "response": records, "secrand": new_secrand()}
+    return {
+        "requestreference": requestreference or generated_request_reference(),
+        "version": VERSION,
+        "response": records,
+        "secrand": new_secrand(),
+    }
 
 
 def request_error(fault: Fault, requestreference: str | None = None) -> dict[str, Any]:
@@ -69,5 +77,7 @@ def too_many_objects(objects: list[Any]) -> Fault | None:
     """The fault of an envelope with more request objects than the sandbox answers at once."""
     if len(objects) <= MAX_REQUEST_OBJECTS:
         return None
-    return Fault(30000, ["request", f"at most {MAX_REQUEST_OBJECTS} request objects in one envelope "
-                                   f"(got {len(objects)})"])
+    return Fault(
+        30000,
+        ["request", f"at most {MAX_REQUEST_OBJECTS} request objects in one envelope (got {len(objects)})"],
+    )

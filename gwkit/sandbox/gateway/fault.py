@@ -37,8 +37,13 @@ def log_internal_error(exc: BaseException, answered: str) -> str:
     The exception's message is neither logged nor shown: it may quote request values such as card
     data. Its class and the frames say where to look."""
     reference = "E-" + "".join(_REFERENCE_ALPHABET[byte % len(_REFERENCE_ALPHABET)] for byte in os.urandom(8))
-    log.error("internal error %s: %s (%s)\n%s", reference, type(exc).__name__, answered,
-              "".join(traceback.format_tb(exc.__traceback__)).rstrip())
+    log.error(
+        "internal error %s: %s (%s)\n%s",
+        reference,
+        type(exc).__name__,
+        answered,
+        "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
+    )
     return reference
 
 

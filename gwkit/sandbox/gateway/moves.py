@@ -78,20 +78,26 @@ class StoredMoves:
         key = f"{self._worker}:{secrets.token_hex(8)}"  # unique also between two sandboxes of one process
         self._store.autocommit().execute(
             "INSERT INTO gwkit_clock_moves (key, worker, sites, state, changed) VALUES (?, ?, ?::jsonb, ?::jsonb, ?)",
-            (key, self._worker, json.dumps(move["sites"]), json.dumps(dict(move)), time.time()))
+            (key, self._worker, json.dumps(move["sites"]), json.dumps(dict(move)), time.time()),
+        )
         return key
 
     def changed(self, move: Move) -> None:
-        self._store.autocommit().execute("UPDATE gwkit_clock_moves SET state = ?::jsonb, changed = ? WHERE key = ?",
-                                         (json.dumps(dict(move)), time.time(), move.key))
+        self._store.autocommit().execute(
+            "UPDATE gwkit_clock_moves SET state = ?::jsonb, changed = ? WHERE key = ?",
+            (json.dumps(dict(move)), time.time(), move.key),
+        )
 
     def finish(self, move: Move) -> None:
         self._store.autocommit().execute("DELETE FROM gwkit_clock_moves WHERE key = ?", (move.key,))
 
     def of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
         wanted = set(sites)
-        rows = self._store.autocommit().execute(
-            "SELECT key, worker, state, changed FROM gwkit_clock_moves ORDER BY key").fetchall()
+        rows = (
+            self._store.autocommit()
+            .execute("SELECT key, worker, state, changed FROM gwkit_clock_moves ORDER BY key")
+            .fetchall()
+        )
         shown = []
         for key, worker, state, changed in rows:
             if self._ended(worker, changed):

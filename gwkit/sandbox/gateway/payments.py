@@ -21,8 +21,12 @@ from .context import Context
 from .fault import Fault, invalid_field
 from .store import details_of
 
-MERCHANT = {"merchantname": "gwkit sandbox merchant", "merchantnumber": "00000000",
-            "merchantcountryiso2a": "GB", "tid": "27882788"}
+MERCHANT = {
+    "merchantname": "gwkit sandbox merchant",
+    "merchantnumber": "00000000",
+    "merchantcountryiso2a": "GB",
+    "tid": "27882788",
+}
 # Fields a payment takes from its parent when the request does not carry them.
 INHERITABLE = ("baseamount", "currencyiso3a", "accounttypedescription", "orderreference")
 
@@ -73,8 +77,9 @@ def resolve_card(ctx: Context, request: Mapping[str, Any], variant: str) -> Card
 
 
 def card_from_fields(ctx: Context, request: Mapping[str, Any]) -> Card:
-    return Card(request["pan"], request["expirydate"], request.get("securitycode"),
-                details=billing_details(request))
+    return Card(
+        request["pan"], request["expirydate"], request.get("securitycode"), details=billing_details(request)
+    )
 
 
 def card_from_parent(ctx: Context, request: Mapping[str, Any]) -> Card:
@@ -91,8 +96,13 @@ def inherit_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> 
     """The default parent rule: a successful record that holds a card lends it."""
     if row["card_id"] is None or row["errorcode"] != "0":
         raise invalid_field("parenttransactionreference")
-    return load_card(ctx, row["card_id"], request.get("securitycode"), details=details_of(row),
-                     parent=row["transactionreference"])
+    return load_card(
+        ctx,
+        row["card_id"],
+        request.get("securitycode"),
+        details=details_of(row),
+        parent=row["transactionreference"],
+    )
 
 
 def load_card(ctx: Context, card_id: int, securitycode: str | None = None, **fields: Any) -> Card:
@@ -107,14 +117,31 @@ def settle_due_date(now: datetime) -> str:
     return (now.date() + timedelta(days=1)).isoformat()
 
 
-def authorise(ctx: Context, request: Mapping[str, Any], card: Card, *, requesttype: str = "AUTH",
-              extra: Mapping[str, str] | None = None, check_expiry: bool = True,
-              takes_money: bool = True) -> dict[str, Any]:
+def authorise(
+    ctx: Context,
+    request: Mapping[str, Any],
+    card: Card,
+    *,
+    requesttype: str = "AUTH",
+    extra: Mapping[str, str] | None = None,
+    check_expiry: bool = True,
+    takes_money: bool = True,
+) -> dict[str, Any]:
     """Make the payment (or, with `takes_money` False, an ACCOUNTCHECK of the card), keep its record,
     and return the record as answered."""
-    record = payment_record(ctx, request, card, ctx.new_reference, requesttype=requesttype, extra=extra,
-                            check_expiry=check_expiry, takes_money=takes_money)
-    card_id = card.card_id or ctx.store.card_for(ctx.conn, card.pan, card.expirydate, record["paymenttypedescription"])
+    record = payment_record(
+        ctx,
+        request,
+        card,
+        ctx.new_reference,
+        requesttype=requesttype,
+        extra=extra,
+        check_expiry=check_expiry,
+        takes_money=takes_money,
+    )
+    card_id = card.card_id or ctx.store.card_for(
+        ctx.conn, card.pan, card.expirydate, record["paymenttypedescription"]
+    )
     ctx.keep(record, card_id=card_id, details=kept_details(card, request))
     return {**record, **acquirer.answered_outcome(record["baseamount"], record)}
 
@@ -124,9 +151,17 @@ def kept_details(card: Card, request: Mapping[str, Any]) -> dict[str, Any]:
     return {**card.details, **billing_details(request)}
 
 
-def payment_record(ctx: Context, request: Mapping[str, Any], card: Card, new_reference: Callable[[], str], *,
-                   requesttype: str = "AUTH", extra: Mapping[str, str] | None = None, check_expiry: bool = True,
-                   takes_money: bool = True) -> dict[str, Any]:
+def payment_record(
+    ctx: Context,
+    request: Mapping[str, Any],
+    card: Card,
+    new_reference: Callable[[], str],
+    *,
+    requesttype: str = "AUTH",
+    extra: Mapping[str, str] | None = None,
+    check_expiry: bool = True,
+    takes_money: bool = True,
+) -> dict[str, Any]:
     """The record of a payment made now, with the bank's decision, as `authorise` keeps it; nothing kept yet.
     Its reference is drawn (`new_reference`) only once the request is known to be good."""
     fields = {name: request.get(name) or card.inherited.get(name) for name in INHERITABLE}
@@ -135,8 +170,13 @@ def payment_record(ctx: Context, request: Mapping[str, Any], card: Card, new_ref
     missing = [n for n in ("baseamount", "currencyiso3a", "accounttypedescription") if not fields[n]]
     if missing:
         raise invalid_field(*missing)
-    if (takes_money and card.paymenttype == "MAESTRO" and fields["accounttypedescription"] == "ECOM"
-            and not card.threeds_authenticated and card.outcome is None):
+    if (
+        takes_money
+        and card.paymenttype == "MAESTRO"
+        and fields["accounttypedescription"] == "ECOM"
+        and not card.threeds_authenticated
+        and card.outcome is None
+    ):
         # Interface 4.3: every e-commerce Maestro transaction must use 3-D Secure. The code is gwkit's
         # choice (not shown): refused, nothing kept, the bank not contacted.
         raise Fault(60022, ["md", "pares"])
@@ -147,24 +187,40 @@ def payment_record(ctx: Context, request: Mapping[str, Any], card: Card, new_ref
     if is_expired and check_expiry:
         raise invalid_field("expirydate")
     exempt = bool(card.extra.get("enrolled")) or fields["accounttypedescription"] in ("MOTO", "RECUR")
-    outcome = card.outcome or (acquirer.decline() if is_expired else acquirer.decide(
-        card.pan, fields["baseamount"], card.securitycode, strong_auth_exempt=exempt or not takes_money))
+    outcome = card.outcome or (
+        acquirer.decline()
+        if is_expired
+        else acquirer.decide(
+            card.pan, fields["baseamount"], card.securitycode, strong_auth_exempt=exempt or not takes_money
+        )
+    )
     if not takes_money and outcome.get("errorcode") == "0":
         outcome = {k: v for k, v in outcome.items() if k != "settlestatus"}  # nothing to settle
     issuer, country = card.issuer
     record: dict[str, Any] = {
-        "transactionstartedtimestamp": ctx.timestamp, "livestatus": "0", "issuer": issuer,
-        "splitfinalnumber": "1", "dccenabled": "0",
+        "transactionstartedtimestamp": ctx.timestamp,
+        "livestatus": "0",
+        "issuer": issuer,
+        "splitfinalnumber": "1",
+        "dccenabled": "0",
         **({"settleduedate": settle_due_date(ctx.now)} if takes_money else {}),
-        **MERCHANT, "baseamount": fields["baseamount"], "transactionreference": new_reference(),
-        "paymenttypedescription": paymenttype, "accounttypedescription": fields["accounttypedescription"],
-        "requesttypedescription": requesttype, "currencyiso3a": fields["currencyiso3a"],
-        "operatorname": ctx.account.username, "maskedpan": card.maskedpan, "issuercountryiso2a": country,
+        **MERCHANT,
+        "baseamount": fields["baseamount"],
+        "transactionreference": new_reference(),
+        "paymenttypedescription": paymenttype,
+        "accounttypedescription": fields["accounttypedescription"],
+        "requesttypedescription": requesttype,
+        "currencyiso3a": fields["currencyiso3a"],
+        "operatorname": ctx.account.username,
+        "maskedpan": card.maskedpan,
+        "issuercountryiso2a": country,
         "sitereference": request.get("sitereference") or ctx.sites[0],
         **({"orderreference": fields["orderreference"]} if fields["orderreference"] else {}),
         **({"parenttransactionreference": card.parent} if card.parent else {}),
         **({"credentialsonfile": request["credentialsonfile"]} if request.get("credentialsonfile") else {}),
-        **outcome, **card.extra, **(extra or {}),
+        **outcome,
+        **card.extra,
+        **(extra or {}),
     }
     return record
 

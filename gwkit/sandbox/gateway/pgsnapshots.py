@@ -48,25 +48,36 @@ class PgSnapshots(Snapshots):
             tables = SiteTables.of(conn, site_expressions=self.site_expressions)
             conn.execute("DELETE FROM gwkit_snapshots WHERE owner = ? AND name = ?", (self._owner, name))
             (count,) = conn.execute(
-                f"SELECT count(*) FROM transactions WHERE {tables.site_filter('transactions', sites)}").fetchone()
+                f"SELECT count(*) FROM transactions WHERE {tables.site_filter('transactions', sites)}"
+            ).fetchone()
             saved = self.gateway.clock.now(sites).strftime(ISO)
             (snapshot,) = conn.execute(
                 "INSERT INTO gwkit_snapshots (owner, name, saved, sites, transactions) "
                 "VALUES (?, ?, ?, ?::jsonb, ?) RETURNING id",
-                (self._owner, name, saved, json.dumps(sites), count)).fetchone()
-            conn.execute("INSERT INTO gwkit_snapshot_rows (snapshot_id, table_name, row) "
-                         f"SELECT ?, 'cards', to_jsonb(t) FROM cards t WHERE id IN ({tables.cards_used()})",
-                         (snapshot,))
+                (self._owner, name, saved, json.dumps(sites), count),
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO gwkit_snapshot_rows (snapshot_id, table_name, row) "
+                f"SELECT ?, 'cards', to_jsonb(t) FROM cards t WHERE id IN ({tables.cards_used()})",
+                (snapshot,),
+            )
             for table in [*tables.roots, *tables.children]:
-                conn.execute("INSERT INTO gwkit_snapshot_rows (snapshot_id, table_name, row) "
-                             f'SELECT ?, ?, to_jsonb(t) FROM "{table}" t WHERE {tables.site_filter(table, sites)}',
-                             (snapshot, table))
+                conn.execute(
+                    "INSERT INTO gwkit_snapshot_rows (snapshot_id, table_name, row) "
+                    f'SELECT ?, ?, to_jsonb(t) FROM "{table}" t WHERE {tables.site_filter(table, sites)}',
+                    (snapshot, table),
+                )
         return {"name": name, "saved": saved, "sites": sites, "transactions": count}
 
     def list(self) -> list[dict[str, Any]]:
-        rows = self.gateway.store.connection().execute(
-            "SELECT name, saved, sites, transactions FROM gwkit_snapshots WHERE owner = ? ORDER BY name",
-            (self._owner,)).fetchall()
+        rows = (
+            self.gateway.store.connection()
+            .execute(
+                "SELECT name, saved, sites, transactions FROM gwkit_snapshots WHERE owner = ? ORDER BY name",
+                (self._owner,),
+            )
+            .fetchall()
+        )
         return [_info(row) for row in rows]
 
     def delete(self, name: str) -> dict[str, Any]:
@@ -88,14 +99,22 @@ class PgSnapshots(Snapshots):
             for table in [*tables.roots, *tables.children]:
                 _copy_back(conn, snapshot, table, tables, offsets)
             for table in tables.id_offsets_from:
-                conn.execute(f"SELECT setval(pg_get_serial_sequence('\"{table}\"', 'id'), "
-                                 f'greatest((SELECT max(id) FROM "{table}"), 1))')
-        return {**info, "restored": name, "clock_restored": True,
-                "now": self.gateway.clock.now(sites).strftime(ISO)}
+                conn.execute(
+                    f"SELECT setval(pg_get_serial_sequence('\"{table}\"', 'id'), "
+                    f'greatest((SELECT max(id) FROM "{table}"), 1))'
+                )
+        return {
+            **info,
+            "restored": name,
+            "clock_restored": True,
+            "now": self.gateway.clock.now(sites).strftime(ISO),
+        }
 
     def _existing(self, conn: Any, name: str) -> tuple[int, dict[str, Any]]:
-        row = conn.execute("SELECT id, name, saved, sites, transactions FROM gwkit_snapshots "
-                           "WHERE owner = ? AND name = ?", (self._owner, check_name(name))).fetchone()
+        row = conn.execute(
+            "SELECT id, name, saved, sites, transactions FROM gwkit_snapshots WHERE owner = ? AND name = ?",
+            (self._owner, check_name(name)),
+        ).fetchone()
         if row is None:
             raise SnapshotNotFound(f"no snapshot named {name!r}: see GET /_sandbox/snapshots")
         return row[0], _info(row[1:])
@@ -106,17 +125,25 @@ def _copy_back(conn: Any, snapshot: int, table: str, tables: SiteTables, offsets
     row = "row"
     for column, offset in moved_columns(table, tables, offsets).items():
         if offset is not None:
-            row = (f"jsonb_set({row}, '{{{column}}}', "
-                   f"coalesce(to_jsonb((row->>'{column}')::bigint + {int(offset)}), 'null'::jsonb))")
-    conn.execute(f'INSERT INTO "{table}" SELECT (jsonb_populate_record(NULL::"{table}", {row})).* '
-                 "FROM gwkit_snapshot_rows WHERE snapshot_id = ? AND table_name = ?", (snapshot, table))
+            row = (
+                f"jsonb_set({row}, '{{{column}}}', "
+                f"coalesce(to_jsonb((row->>'{column}')::bigint + {int(offset)}), 'null'::jsonb))"
+            )
+    conn.execute(
+        f'INSERT INTO "{table}" SELECT (jsonb_populate_record(NULL::"{table}", {row})).* '
+        "FROM gwkit_snapshot_rows WHERE snapshot_id = ? AND table_name = ?",
+        (snapshot, table),
+    )
 
 
 def _offset(conn: Any, snapshot: int, table: str) -> int:
     """How far the snapshot's ids of `table` move: past every id the store has."""
     (top,) = conn.execute(f'SELECT coalesce(max(id), 0) FROM "{table}"').fetchone()
-    (low,) = conn.execute("SELECT coalesce(min((row->>'id')::bigint), 1) FROM gwkit_snapshot_rows "
-                          "WHERE snapshot_id = ? AND table_name = ?", (snapshot, table)).fetchone()
+    (low,) = conn.execute(
+        "SELECT coalesce(min((row->>'id')::bigint), 1) FROM gwkit_snapshot_rows "
+        "WHERE snapshot_id = ? AND table_name = ?",
+        (snapshot, table),
+    ).fetchone()
     return top + 1 - low
 
 

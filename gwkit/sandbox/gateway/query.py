@@ -21,8 +21,12 @@ from .store import TRANSACTION_COLUMNS
 
 MAX_RECORDS = 500
 # Range filter -> (comparison on transactionstartedtimestamp, pick among several values, time appended).
-_RANGE_FILTERS = {"startdate": (">=", min, " 00:00:00"), "enddate": ("<=", max, " 23:59:59"),
-                  "starttimestamp": (">=", min, ""), "endtimestamp": ("<=", max, "")}
+_RANGE_FILTERS = {
+    "startdate": (">=", min, " 00:00:00"),
+    "enddate": ("<=", max, " 23:59:59"),
+    "starttimestamp": (">=", min, ""),
+    "endtimestamp": ("<=", max, ""),
+}
 # Every other filter of the spec is a column of `transactions` holding the wire value.
 _COLUMN_FILTERS = tuple(name for name in FILTER_FIELDS if name not in _RANGE_FILTERS)
 assert set(_COLUMN_FILTERS) <= set(TRANSACTION_COLUMNS), "a filter of the spec has no column"
@@ -76,12 +80,22 @@ def handle_query(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     (found,) = ctx.conn.execute(f"SELECT COUNT(*) FROM transactions WHERE {where}", params).fetchone()
     rows = ctx.conn.execute(
         f"SELECT record, details FROM transactions WHERE {where} "
-        "ORDER BY transactionstartedtimestamp DESC, id DESC LIMIT ?", [*params, MAX_RECORDS]).fetchall()
+        "ORDER BY transactionstartedtimestamp DESC, id DESC LIMIT ?",
+        [*params, MAX_RECORDS],
+    ).fetchall()
     records = [public_record(row) for row in rows]
     with_current_views(ctx, records)
-    return [{"requesttypedescription": "TRANSACTIONQUERY", "errorcode": "0", "errormessage": "Ok",
-             "transactionstartedtimestamp": ctx.timestamp, "operatorname": ctx.account.username,
-             "found": str(found), "records": records}]
+    return [
+        {
+            "requesttypedescription": "TRANSACTIONQUERY",
+            "errorcode": "0",
+            "errormessage": "Ok",
+            "transactionstartedtimestamp": ctx.timestamp,
+            "operatorname": ctx.account.username,
+            "found": str(found),
+            "records": records,
+        }
+    ]
 
 
 def with_current_views(ctx: Context, records: list[dict[str, Any]]) -> None:

@@ -19,7 +19,9 @@ import os
 import sqlite3
 
 BLOCK = 64
-_ADVANCE = "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'reference_counter' RETURNING value"
+_ADVANCE = (
+    "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'reference_counter' RETURNING value"
+)
 _READ = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'reference_counter'"
 
 

@@ -43,20 +43,27 @@ def handle_refund(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]
     if request.get("currencyiso3a") not in (None, parent["currencyiso3a"]):
         raise Fault(20015, ["currencyiso3a"])
     inherited = record_of(parent)
-    record = refund_record(ctx, request, {
-        "baseamount": str(amount), "currencyiso3a": parent["currencyiso3a"],
-        "accounttypedescription": parent["accounttypedescription"],
-        "orderreference": request.get("orderreference") or parent["orderreference"],
-        "parenttransactionreference": parent["transactionreference"],
-        **{k: inherited[k] for k in _CARD_FIELDS if k in inherited},
-    })
+    record = refund_record(
+        ctx,
+        request,
+        {
+            "baseamount": str(amount),
+            "currencyiso3a": parent["currencyiso3a"],
+            "accounttypedescription": parent["accounttypedescription"],
+            "orderreference": request.get("orderreference") or parent["orderreference"],
+            "parenttransactionreference": parent["transactionreference"],
+            **{k: inherited[k] for k in _CARD_FIELDS if k in inherited},
+        },
+    )
     ctx.store.add_transaction(ctx.conn, record, card_id=parent["card_id"], details=details_of(parent))
     return [record]
 
 
 def refundable_parent(ctx: Context, request: Mapping[str, Any]) -> sqlite3.Row:
     """The AUTH a refund names, checked against the rules in the order the codes are listed."""
-    parent = ctx.store.transaction(ctx.conn, request["parenttransactionreference"], [request["sitereference"]])
+    parent = ctx.store.transaction(
+        ctx.conn, request["parenttransactionreference"], [request["sitereference"]]
+    )
     if parent is None:
         raise Fault(20004, ["parenttransactionreference"])
     if parent["requesttypedescription"] != "AUTH":
@@ -74,7 +81,9 @@ def refunded_so_far(conn: sqlite3.Connection, parent_reference: str) -> int:
     (total,) = conn.execute(
         "SELECT COALESCE(SUM(CAST(COALESCE(settlebaseamount, baseamount) AS INTEGER)), 0) FROM transactions "
         "WHERE parenttransactionreference = ? AND requesttypedescription = 'REFUND' AND errorcode = '0' "
-        "AND settlestatus != '3'", (parent_reference,)).fetchone()
+        "AND settlestatus != '3'",
+        (parent_reference,),
+    ).fetchone()
     return int(total)
 
 
@@ -96,13 +105,23 @@ def standalone_refund(ctx: Context, request: Mapping[str, Any]) -> dict[str, Any
     if expired(request["expirydate"], ctx.now.date()):
         raise invalid_field("expirydate")
     issuer, country = acquirer.issuer_of(request["pan"])
-    record = refund_record(ctx, request, {
-        "baseamount": request["baseamount"], "currencyiso3a": request["currencyiso3a"],
-        "accounttypedescription": request["accounttypedescription"], "orderreference": request.get("orderreference"),
-        "paymenttypedescription": paymenttype.code, "maskedpan": mask_pan(request["pan"]),
-        "issuer": issuer, "issuercountryiso2a": country,
-        "securityresponsesecuritycode": acquirer.security_response(request["pan"], request.get("securitycode")),
-    })
+    record = refund_record(
+        ctx,
+        request,
+        {
+            "baseamount": request["baseamount"],
+            "currencyiso3a": request["currencyiso3a"],
+            "accounttypedescription": request["accounttypedescription"],
+            "orderreference": request.get("orderreference"),
+            "paymenttypedescription": paymenttype.code,
+            "maskedpan": mask_pan(request["pan"]),
+            "issuer": issuer,
+            "issuercountryiso2a": country,
+            "securityresponsesecuritycode": acquirer.security_response(
+                request["pan"], request.get("securitycode")
+            ),
+        },
+    )
     card_id = ctx.store.card_for(ctx.conn, request["pan"], request["expirydate"], paymenttype.code)
     ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=billing_details(request))
     return record
@@ -111,13 +130,22 @@ def standalone_refund(ctx: Context, request: Mapping[str, Any]) -> dict[str, Any
 def refund_record(ctx: Context, request: Mapping[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
     """A successful REFUND record: the fields given plus what every refund answers."""
     return {
-        "transactionstartedtimestamp": ctx.timestamp, "livestatus": "0", "splitfinalnumber": "1", "dccenabled": "0",
-        "settleduedate": settle_due_date(ctx.now), **MERCHANT,
+        "transactionstartedtimestamp": ctx.timestamp,
+        "livestatus": "0",
+        "splitfinalnumber": "1",
+        "dccenabled": "0",
+        "settleduedate": settle_due_date(ctx.now),
+        **MERCHANT,
         **{k: v for k, v in fields.items() if v is not None},
-        "transactionreference": ctx.new_reference(), "requesttypedescription": "REFUND",
-        "operatorname": ctx.account.username, "sitereference": request["sitereference"],
-        "errorcode": "0", "errormessage": "Ok", "acquirerresponsecode": "00",
-        "authcode": f"TEST{secrets.randbelow(90) + 10}", "settlestatus": "0",
+        "transactionreference": ctx.new_reference(),
+        "requesttypedescription": "REFUND",
+        "operatorname": ctx.account.username,
+        "sitereference": request["sitereference"],
+        "errorcode": "0",
+        "errormessage": "Ok",
+        "acquirerresponsecode": "00",
+        "authcode": f"TEST{secrets.randbelow(90) + 10}",
+        "settlestatus": "0",
     }
 
 

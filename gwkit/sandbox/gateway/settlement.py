@@ -15,25 +15,32 @@ from typing import Any, Iterable
 from .context import DailyJob, JobContext
 
 
-_DUE = ("FROM transactions WHERE settlestatus IN ('0', '1') AND settleduedate <= ? "
-        "AND sitereference IN (SELECT value FROM json_each(?))")
+_DUE = (
+    "FROM transactions WHERE settlestatus IN ('0', '1') AND settleduedate <= ? "
+    "AND sitereference IN (SELECT value FROM json_each(?))"
+)
 
 
 def settle_due(conn, day: date, sites: Iterable[str]) -> list[str]:
     """Settle the AUTHs of `sites` due on or before `day`; their references."""
-    rows = conn.execute(f"SELECT transactionreference {_DUE} ORDER BY id",
-                        (day.isoformat(), json.dumps(list(sites)))).fetchall()
+    rows = conn.execute(
+        f"SELECT transactionreference {_DUE} ORDER BY id", (day.isoformat(), json.dumps(list(sites)))
+    ).fetchall()
     references = [r[0] for r in rows]
     if references:
         conn.executemany(
             "UPDATE transactions SET settlestatus = '100', record = json_set(record, '$.settlestatus', '100') "
-            "WHERE transactionreference = ?", [(r,) for r in references])
+            "WHERE transactionreference = ?",
+            [(r,) for r in references],
+        )
     return references
 
 
 def settlement_run(job: JobContext, day: date) -> dict[str, Any]:
     # Asked first without taking the write lock: a day with nothing to settle writes nothing.
-    due = job.store.connection().execute(f"SELECT EXISTS (SELECT 1 {_DUE})", (day.isoformat(), job.sites_json))
+    due = job.store.connection().execute(
+        f"SELECT EXISTS (SELECT 1 {_DUE})", (day.isoformat(), job.sites_json)
+    )
     if not due.fetchone()[0]:
         return {"settled": []}
     settled = settle_due(job.writes.conn, day, job.sites)

@@ -24,15 +24,17 @@ class SiteTables:
     card_columns: tuple[tuple[str, str], ...]  # (table, column) pointing at cards(id)
 
     @classmethod
-    def of(cls, conn: sqlite3.Connection, schema: str = "main",
-           site_expressions: Mapping[str, str] | None = None) -> "SiteTables":
+    def of(
+        cls, conn: sqlite3.Connection, schema: str = "main", site_expressions: Mapping[str, str] | None = None
+    ) -> "SiteTables":
         if getattr(conn, "dialect", "sqlite") == "postgresql":
             tables, columns, keys = _postgres_catalog(conn)
         else:
             tables, columns, keys = _sqlite_catalog(conn, schema)
         overrides = site_expressions or {}
-        roots = {t: overrides.get(t, SITE_COLUMN) for t in tables
-                 if t in overrides or SITE_COLUMN in columns[t]}
+        roots = {
+            t: overrides.get(t, SITE_COLUMN) for t in tables if t in overrides or SITE_COLUMN in columns[t]
+        }
         children: dict[str, tuple[str, str, str]] = {}
         card_columns = []
         for table in tables:
@@ -50,13 +52,19 @@ class SiteTables:
         if table in self.roots:
             return f"coalesce({self.roots[table]}, '') IN ({listed})"
         column, parent, parent_column = self.children[table]
-        return (f'"{column}" IN (SELECT "{parent_column}" FROM {schema}."{parent}" '
-                f"WHERE coalesce({self.roots[parent]}, '') IN ({listed}))")
+        return (
+            f'"{column}" IN (SELECT "{parent_column}" FROM {schema}."{parent}" '
+            f"WHERE coalesce({self.roots[parent]}, '') IN ({listed}))"
+        )
 
     def cards_used(self, schema: str = "main") -> str:
         """A SELECT of every card id a site's row points at."""
-        return " UNION ".join(f'SELECT "{c}" FROM {schema}."{t}" WHERE "{c}" IS NOT NULL'
-                              for t, c in self.card_columns) or "SELECT NULL WHERE 1 = 0"
+        return (
+            " UNION ".join(
+                f'SELECT "{c}" FROM {schema}."{t}" WHERE "{c}" IS NOT NULL' for t, c in self.card_columns
+            )
+            or "SELECT NULL WHERE 1 = 0"
+        )
 
 
 Catalog = tuple[list[str], dict[str, list[str]], dict[str, list[tuple[str, str, str]]]]
@@ -64,31 +72,44 @@ Catalog = tuple[list[str], dict[str, list[str]], dict[str, list[tuple[str, str, 
 
 def _sqlite_catalog(conn: sqlite3.Connection, schema: str) -> Catalog:
     """The tables in creation order, their columns, their foreign keys (parent, column, parent column)."""
-    tables = [r[0] for r in conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table' "
-                                         "AND name NOT LIKE 'sqlite_%' ORDER BY rowid")]
+    tables = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table' "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+        )
+    ]
     columns = {t: [c[1] for c in conn.execute(f'PRAGMA {schema}.table_info("{t}")')] for t in tables}
-    keys = {t: [(k[2], k[3], k[4]) for k in conn.execute(f'PRAGMA {schema}.foreign_key_list("{t}")')]
-            for t in tables}
+    keys = {
+        t: [(k[2], k[3], k[4]) for k in conn.execute(f'PRAGMA {schema}.foreign_key_list("{t}")')]
+        for t in tables
+    }
     return tables, columns, keys
 
 
 def _postgres_catalog(conn) -> Catalog:
     """The same, from PostgreSQL's catalog (the current schema's tables; the store's own, gwkit_*, aside)."""
-    tables = [r[0] for r in conn.execute(
-        "SELECT c.relname FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace "
-        "AND c.relkind = 'r' AND c.relname NOT LIKE 'gwkit\\_%' ORDER BY c.oid")]  # the store's own tables
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT c.relname FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace "
+            "AND c.relkind = 'r' AND c.relname NOT LIKE 'gwkit\\_%' ORDER BY c.oid"
+        )
+    ]  # the store's own tables
     columns: dict[str, list[str]] = {t: [] for t in tables}
     for table, column in conn.execute(
-            "SELECT table_name, column_name FROM information_schema.columns "
-            "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"):
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+    ):
         columns.setdefault(table, []).append(column)
     keys: dict[str, list[tuple[str, str, str]]] = {}
     for table, parent, column, parent_column in conn.execute(
-            "SELECT c.conrelid::regclass::text, c.confrelid::regclass::text, a.attname, pa.attname "
-            "FROM pg_constraint c "
-            "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] "
-            "JOIN pg_attribute pa ON pa.attrelid = c.confrelid AND pa.attnum = c.confkey[1] "
-            "WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace"):
+        "SELECT c.conrelid::regclass::text, c.confrelid::regclass::text, a.attname, pa.attname "
+        "FROM pg_constraint c "
+        "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] "
+        "JOIN pg_attribute pa ON pa.attrelid = c.confrelid AND pa.attnum = c.confkey[1] "
+        "WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace"
+    ):
         keys.setdefault(table.strip('"'), []).append((parent.strip('"'), column, parent_column))
     return tables, columns, keys
 
@@ -97,8 +118,9 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def delete_sites(conn: sqlite3.Connection, tables: SiteTables, sites: Iterable[str], *,
-                 keep: Iterable[str] = ()) -> None:
+def delete_sites(
+    conn: sqlite3.Connection, tables: SiteTables, sites: Iterable[str], *, keep: Iterable[str] = ()
+) -> None:
     """Inside the caller's write transaction: delete every row of `sites` (but of the tables `keep`),
     and the card rows only those pointed at."""
     sites, kept = list(sites), set(keep)
@@ -106,10 +128,14 @@ def delete_sites(conn: sqlite3.Connection, tables: SiteTables, sites: Iterable[s
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS restore_cards (id INTEGER PRIMARY KEY)")
     conn.execute("DELETE FROM temp.restore_cards")
     for table, column in tables.card_columns:
-        conn.execute(f'INSERT OR IGNORE INTO temp.restore_cards SELECT "{column}" FROM main."{table}" '
-                     f'WHERE "{column}" IS NOT NULL AND {tables.site_filter(table, sites)}')
+        conn.execute(
+            f'INSERT OR IGNORE INTO temp.restore_cards SELECT "{column}" FROM main."{table}" '
+            f'WHERE "{column}" IS NOT NULL AND {tables.site_filter(table, sites)}'
+        )
     for table in [*tables.children, *tables.roots]:
         if table not in kept:
             conn.execute(f'DELETE FROM main."{table}" WHERE {tables.site_filter(table, sites)}')
-    conn.execute("DELETE FROM main.cards WHERE id IN (SELECT id FROM temp.restore_cards) "
-                 f"AND id NOT IN ({tables.cards_used()})")
+    conn.execute(
+        "DELETE FROM main.cards WHERE id IN (SELECT id FROM temp.restore_cards) "
+        f"AND id NOT IN ({tables.cards_used()})"
+    )

@@ -50,8 +50,13 @@ def check_name(name: Any) -> str:
 class Snapshots:
     """One account's snapshots: `save`, `list`, `restore`, `delete`."""
 
-    def __init__(self, gateway: Gateway, account: Account, site_expressions: Mapping[str, str] | None = None,
-                 sites: Iterable[str] | None = None):
+    def __init__(
+        self,
+        gateway: Gateway,
+        account: Account,
+        site_expressions: Mapping[str, str] | None = None,
+        sites: Iterable[str] | None = None,
+    ):
         self.gateway, self.account = gateway, account
         self.sites = tuple(account.sitereferences if sites is None else sites)  # an operator's: every site
         self.site_expressions = dict(site_expressions or {})
@@ -77,8 +82,9 @@ class Snapshots:
             _keep_only(target, SiteTables.of(target, site_expressions=self.site_expressions), sites)
             saved = self.gateway.clock.now(sites).strftime(ISO)
             target.execute(f"CREATE TABLE {INFO_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            target.executemany(f"INSERT INTO {INFO_TABLE} VALUES (?, ?)",
-                               [("saved", saved), ("sites", json.dumps(sites))])
+            target.executemany(
+                f"INSERT INTO {INFO_TABLE} VALUES (?, ?)", [("saved", saved), ("sites", json.dumps(sites))]
+            )
             target.execute("VACUUM")
             target.execute("PRAGMA journal_mode=DELETE")  # one file, readable without write access
         except BaseException:
@@ -90,7 +96,9 @@ class Snapshots:
         return _info(path)
 
     def list(self) -> list[dict[str, Any]]:
-        return [_info(path) for path in sorted(self.directory.glob("*.db"))] if self.directory.is_dir() else []
+        return (
+            [_info(path) for path in sorted(self.directory.glob("*.db"))] if self.directory.is_dir() else []
+        )
 
     def delete(self, name: str) -> dict[str, Any]:
         path = self._existing(name)
@@ -112,8 +120,12 @@ class Snapshots:
                     replace_sites(conn, tables, sites)
             finally:
                 conn.execute("DETACH DATABASE snap")
-        return {**info, "restored": name, "clock_restored": True,
-                "now": self.gateway.clock.now(sites).strftime(ISO)}
+        return {
+            **info,
+            "restored": name,
+            "clock_restored": True,
+            "now": self.gateway.clock.now(sites).strftime(ISO),
+        }
 
     def _existing(self, name: str) -> Path:
         path = self._path(name)
@@ -129,14 +141,23 @@ def _info(path: Path) -> dict[str, Any]:
         (count,) = conn.execute("SELECT COUNT(*) FROM transactions").fetchone()
     finally:
         conn.close()
-    return {"name": path.stem, "saved": info["saved"], "sites": json.loads(info["sites"]), "transactions": count}
+    return {
+        "name": path.stem,
+        "saved": info["saved"],
+        "sites": json.loads(info["sites"]),
+        "transactions": count,
+    }
 
 
 def _keep_only(conn: sqlite3.Connection, tables: SiteTables, sites: list[str]) -> None:
     """Delete every row of other sites (and rows of no site) from a snapshot being made."""
     known = {"meta", "cards", *tables.roots, *tables.children}
-    every = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                        "AND name NOT LIKE 'sqlite_%'")]
+    every = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
     conn.execute("BEGIN")
     for table in [*tables.children, *tables.roots]:
         conn.execute(f'DELETE FROM "{table}" WHERE NOT ({tables.site_filter(table, sites)})')
@@ -153,19 +174,24 @@ def replace_sites(conn: sqlite3.Connection, tables: SiteTables, sites: Iterable[
     sites = list(sites)
     delete_sites(conn, tables, sites)
     offsets = {t: _offset(conn, t) for t in tables.id_offsets_from}
-    conn.execute(f"INSERT INTO main.cards {_moved_select(conn, 'cards', tables, offsets)} "
-                 f"WHERE id IN ({tables.cards_used('snap')})")
+    conn.execute(
+        f"INSERT INTO main.cards {_moved_select(conn, 'cards', tables, offsets)} "
+        f"WHERE id IN ({tables.cards_used('snap')})"
+    )
     for table in [*tables.roots, *tables.children]:
         copy_rows(conn, table, tables, offsets, sites)
 
 
-def copy_rows(conn: sqlite3.Connection, table: str, tables: SiteTables, offsets: Mapping[str, int],
-              sites: list[str]) -> None:
+def copy_rows(
+    conn: sqlite3.Connection, table: str, tables: SiteTables, offsets: Mapping[str, int], sites: list[str]
+) -> None:
     """The snapshot's rows of `sites` of one table, copied in with moved ids."""
     if not conn.execute(f'PRAGMA snap.table_info("{table}")').fetchone():
         return  # a snapshot made before the table existed
-    conn.execute(f'INSERT INTO main."{table}" {_moved_select(conn, table, tables, offsets)} '
-                 f"WHERE {tables.site_filter(table, sites, schema='snap')}")
+    conn.execute(
+        f'INSERT INTO main."{table}" {_moved_select(conn, table, tables, offsets)} '
+        f"WHERE {tables.site_filter(table, sites, schema='snap')}"
+    )
 
 
 def _offset(conn: sqlite3.Connection, table: str) -> int:
@@ -186,7 +212,9 @@ def moved_columns(table: str, tables: SiteTables, offsets: Mapping[str, int]) ->
     return moved
 
 
-def _moved_select(conn: sqlite3.Connection, table: str, tables: SiteTables, offsets: Mapping[str, int]) -> str:
+def _moved_select(
+    conn: sqlite3.Connection, table: str, tables: SiteTables, offsets: Mapping[str, int]
+) -> str:
     """`(columns) SELECT ...` of the snapshot's `table`, ids and the foreign keys to them moved."""
     mine = [c[1] for c in conn.execute(f'PRAGMA main.table_info("{table}")')]
     theirs = {c[1] for c in conn.execute(f'PRAGMA snap.table_info("{table}")')}

@@ -29,9 +29,20 @@ from .vault import Vault
 
 # Columns of `transactions` that mirror wire fields of the record, for filters and updates.
 TRANSACTION_COLUMNS = (
-    "transactionreference", "sitereference", "requesttypedescription", "accounttypedescription",
-    "parenttransactionreference", "orderreference", "currencyiso3a", "baseamount", "settlestatus",
-    "settlebaseamount", "settleduedate", "errorcode", "transactionactive", "paymenttypedescription",
+    "transactionreference",
+    "sitereference",
+    "requesttypedescription",
+    "accounttypedescription",
+    "parenttransactionreference",
+    "orderreference",
+    "currencyiso3a",
+    "baseamount",
+    "settlestatus",
+    "settlebaseamount",
+    "settleduedate",
+    "errorcode",
+    "transactionactive",
+    "paymenttypedescription",
     "transactionstartedtimestamp",
 )
 
@@ -215,8 +226,13 @@ class Store:
     dialect = "sqlite"
     batch_alone = False  # whether a request alone in the queue is answered in `batch()` too (PgStore)
 
-    def __init__(self, path: str | Path | None = None, *, schemas: Iterable[str] = (),
-                 added_columns: Iterable[tuple[str, str, str]] = ()):
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        schemas: Iterable[str] = (),
+        added_columns: Iterable[tuple[str, str, str]] = (),
+    ):
         if path is None:
             self._tempdir = tempfile.TemporaryDirectory(prefix="gwkit-sandbox-")
             path = Path(self._tempdir.name) / "sandbox.db"
@@ -250,7 +266,9 @@ class Store:
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA secure_delete=ON")  # deleted rows are overwritten, not left in free pages
             conn.execute("PRAGMA busy_timeout=30000")
-            conn.execute("PRAGMA wal_autocheckpoint=16384")  # daily runs write many pages: checkpoint per 64 MB
+            conn.execute(
+                "PRAGMA wal_autocheckpoint=16384"
+            )  # daily runs write many pages: checkpoint per 64 MB
             self._local.conn = conn
             with self._lock:
                 self._close_finished_threads_connections()
@@ -338,8 +356,12 @@ class Store:
             conn.executescript(sql)
         for table, column, declaration in (("cards", "card_index", "BLOB"), *self._added_columns):
             if column not in {row["name"] for row in conn.execute(f'PRAGMA table_info("{table}")')}:
-                conn.execute(f'ALTER TABLE "{table}" ADD COLUMN "{column}" {declaration}')  # an earlier gwkit's database
-        conn.execute("CREATE INDEX IF NOT EXISTS cards_index ON cards (card_index) WHERE card_index IS NOT NULL")
+                conn.execute(
+                    f'ALTER TABLE "{table}" ADD COLUMN "{column}" {declaration}'
+                )  # an earlier gwkit's database
+        conn.execute(
+            "CREATE INDEX IF NOT EXISTS cards_index ON cards (card_index) WHERE card_index IS NOT NULL"
+        )
 
     def close(self) -> None:
         self.checkpointer.stop()
@@ -355,8 +377,12 @@ class Store:
     def wipe(self) -> None:
         """Delete every row of every table except `meta` (the clock and the reference prefix)."""
         with self.write() as conn:
-            tables = [r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
             conn.execute("PRAGMA defer_foreign_keys=ON")
             for table in tables:
                 if table != "meta":
@@ -377,15 +403,20 @@ class Store:
         self.connection().execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def meta_set(self, conn: sqlite3.Connection, key: str, value: str) -> None:
-        conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
-                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
     # cards
 
     def add_card(self, conn: sqlite3.Connection, pan: str, expirydate: str, paymenttype: str | None) -> int:
         (card_id,) = conn.execute(
             "INSERT INTO cards (pan_encrypted, maskedpan, expirydate, paymenttypedescription) VALUES (?, ?, ?, ?) "
-            "RETURNING id", (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype)).fetchone()
+            "RETURNING id",
+            (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype),
+        ).fetchone()
         return int(card_id)
 
     def card_for(self, conn: sqlite3.Connection, pan: str, expirydate: str, paymenttype: str | None) -> int:
@@ -401,14 +432,19 @@ class Store:
         (card_id,) = conn.execute(
             "INSERT INTO cards (pan_encrypted, maskedpan, expirydate, paymenttypedescription, card_index) "
             "VALUES (?, ?, ?, ?, ?) RETURNING id",
-            (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype, index)).fetchone()
+            (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype, index),
+        ).fetchone()
         return int(card_id)
 
     def card(self, conn: sqlite3.Connection, card_id: int) -> dict[str, str]:
         """The card in clear, for the gateway's own use only: never log or answer it."""
         row = conn.execute("SELECT * FROM cards WHERE id = ?", (card_id,)).fetchone()
-        return {"pan": self.vault.decrypt(row["pan_encrypted"]), "expirydate": row["expirydate"],
-                "maskedpan": row["maskedpan"], "paymenttypedescription": row["paymenttypedescription"]}
+        return {
+            "pan": self.vault.decrypt(row["pan_encrypted"]),
+            "expirydate": row["expirydate"],
+            "maskedpan": row["maskedpan"],
+            "paymenttypedescription": row["paymenttypedescription"],
+        }
 
     # transactions
 
@@ -438,13 +474,22 @@ class Store:
             self._prefix = prefix
         return prefix
 
-    def add_transaction(self, conn: sqlite3.Connection, record: Mapping[str, Any], *,
-                        card_id: int | None = None, details: Mapping[str, Any] | None = None) -> None:
+    def add_transaction(
+        self,
+        conn: sqlite3.Connection,
+        record: Mapping[str, Any],
+        *,
+        card_id: int | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
         """Keep an answered record. `record` must carry its `transactionreference`."""
         self.add_transactions(conn, [(record, card_id, details)])
 
-    def add_transactions(self, conn: sqlite3.Connection,
-                         kept: Iterable[tuple[Mapping[str, Any], int | None, Mapping[str, Any] | None]]) -> None:
+    def add_transactions(
+        self,
+        conn: sqlite3.Connection,
+        kept: Iterable[tuple[Mapping[str, Any], int | None, Mapping[str, Any] | None]],
+    ) -> None:
         """Keep many answered records (record, card_id, details): one statement per shape of record."""
         by_columns: dict[tuple[str, ...], list[list[Any]]] = {}
         for record, card_id, details in kept:
@@ -453,19 +498,26 @@ class Store:
         for columns, rows in by_columns.items():
             self.add_transaction_rows(conn, columns, rows)
 
-    def add_transaction_rows(self, conn: sqlite3.Connection, columns: tuple[str, ...], rows: list[list[Any]]) -> None:
+    def add_transaction_rows(
+        self, conn: sqlite3.Connection, columns: tuple[str, ...], rows: list[list[Any]]
+    ) -> None:
         """Keep records already laid out: each row the values of `columns`, card_id, the record's JSON, the details'."""
         conn.executemany(_insert_transaction_sql(columns), rows)
 
-    def transaction(self, conn: sqlite3.Connection, reference: str,
-                    sites: Iterable[str] | None = None) -> sqlite3.Row | None:
+    def transaction(
+        self, conn: sqlite3.Connection, reference: str, sites: Iterable[str] | None = None
+    ) -> sqlite3.Row | None:
         """The row of a transaction, or None; with `sites`, other sites' rows do not exist."""
-        row = conn.execute("SELECT * FROM transactions WHERE transactionreference = ?", (reference,)).fetchone()
+        row = conn.execute(
+            "SELECT * FROM transactions WHERE transactionreference = ?", (reference,)
+        ).fetchone()
         if row is None or (sites is not None and row["sitereference"] not in set(sites)):
             return None
         return row
 
-    def update_transaction(self, conn: sqlite3.Connection, reference: str, changes: Mapping[str, str]) -> None:
+    def update_transaction(
+        self, conn: sqlite3.Connection, reference: str, changes: Mapping[str, str]
+    ) -> None:
         """Change fields of a kept record: its columns and its JSON alike."""
         columns = [c for c in changes if c in TRANSACTION_COLUMNS]
         assignments = [f"{c} = ?" for c in columns]
@@ -474,27 +526,39 @@ class Store:
         assignments.append(f"record = json_set(record, {json_paths})")
         for name, value in changes.items():
             params.extend([f'$."{name}"', value])
-        conn.execute(f"UPDATE transactions SET {', '.join(assignments)} WHERE transactionreference = ?",
-                     [*params, reference])
+        conn.execute(
+            f"UPDATE transactions SET {', '.join(assignments)} WHERE transactionreference = ?",
+            [*params, reference],
+        )
 
     def update_details(self, conn: sqlite3.Connection, reference: str, details: Mapping[str, Any]) -> None:
         """Replace the details (billing, names) a kept record holds and lends to its children."""
-        conn.execute("UPDATE transactions SET details = ? WHERE transactionreference = ?",
-                     (json.dumps(dict(details)), reference))
+        conn.execute(
+            "UPDATE transactions SET details = ? WHERE transactionreference = ?",
+            (json.dumps(dict(details)), reference),
+        )
 
 
-def transaction_row(record: Mapping[str, Any], card_id: int | None,
-                    details: Mapping[str, Any] | None) -> tuple[tuple[str, ...], list[Any]]:
+def transaction_row(
+    record: Mapping[str, Any], card_id: int | None, details: Mapping[str, Any] | None
+) -> tuple[tuple[str, ...], list[Any]]:
     """A record laid out as a row of `transactions`: the columns it fills, and the row (their values,
     card_id, the record's JSON, the details' JSON) that `add_transaction_rows` keeps."""
     columns = tuple(c for c in TRANSACTION_COLUMNS if record.get(c) is not None)
-    return columns, [*(record[c] for c in columns), card_id, json.dumps(record), json.dumps(details) if details else "{}"]
+    return columns, [
+        *(record[c] for c in columns),
+        card_id,
+        json.dumps(record),
+        json.dumps(details) if details else "{}",
+    ]
 
 
 @functools.lru_cache(maxsize=64)
 def _insert_transaction_sql(columns: tuple[str, ...]) -> str:
-    return (f"INSERT INTO transactions ({', '.join(columns)}, card_id, record, details) "
-            f"VALUES ({', '.join('?' * len(columns))}, ?, ?, ?)")
+    return (
+        f"INSERT INTO transactions ({', '.join(columns)}, card_id, record, details) "
+        f"VALUES ({', '.join('?' * len(columns))}, ?, ?, ?)"
+    )
 
 
 @contextmanager

@@ -117,8 +117,16 @@ class Plan(NamedTuple):
 
     @classmethod
     def of(cls, row: Mapping[str, Any], **changes: Any) -> "Plan":
-        plan = cls(date.fromisoformat(row["begindate"]), row["frequency"], row["firstnumber"], row["finalnumber"],
-                   row["nextnumber"], row["active"], row["parent"], row["unit"])
+        plan = cls(
+            date.fromisoformat(row["begindate"]),
+            row["frequency"],
+            row["firstnumber"],
+            row["finalnumber"],
+            row["nextnumber"],
+            row["active"],
+            row["parent"],
+            row["unit"],
+        )
         return plan._replace(**changes) if changes else plan
 
     @property
@@ -143,6 +151,7 @@ class Plan(NamedTuple):
 
 # -- AUTH + SUBSCRIPTION ----------------------------------------------------------------------
 
+
 def handle_auth_subscription(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     begin, number, final = _checked_schedule(ctx, request)
     card = resolve_card(ctx, request, AUTH_SUBSCRIPTION.select(request).name)
@@ -166,39 +175,84 @@ def handle_subscription(ctx: Context, request: dict[str, Any]) -> list[dict[str,
     parent = record_of(row)
     if not record_ok(parent):
         raise Fault(20019, ["parenttransactionreference"])
-    amount = request.get("baseamount") or (parent.get("baseamount") if parent.get("baseamount") != "0" else None)
+    amount = request.get("baseamount") or (
+        parent.get("baseamount") if parent.get("baseamount") != "0" else None
+    )
     currency = request.get("currencyiso3a") or parent.get("currencyiso3a")
     missing = [name for name, value in (("baseamount", amount), ("currencyiso3a", currency)) if not value]
     if missing:
         raise invalid_field(*missing)
     frequency = int(request["subscriptionfrequency"])
-    first_begin = ctx.now.date() if kind == "ACCOUNTCHECK" else due_date(
-        ctx.now.date(), frequency, 1, 2, request["subscriptionunit"])
-    begin, number, final = _checked_schedule(ctx, {**request, "subscriptionbegindate": request.get(
-        "subscriptionbegindate") or first_begin.isoformat()})
+    first_begin = (
+        ctx.now.date()
+        if kind == "ACCOUNTCHECK"
+        else due_date(ctx.now.date(), frequency, 1, 2, request["subscriptionunit"])
+    )
+    begin, number, final = _checked_schedule(
+        ctx,
+        {**request, "subscriptionbegindate": request.get("subscriptionbegindate") or first_begin.isoformat()},
+    )
     state = SETTLED if kind == "ACCOUNTCHECK" or row["settlestatus"] == "100" else AUTHORISED
     lent = {**parent, "baseamount": amount, "currencyiso3a": currency}
-    sent = {**request, "subscriptionbegindate": begin.isoformat(),
-            "orderreference": request.get("orderreference") or parent.get("orderreference")}
-    return [_start(ctx, sent, lent, row, begin, number if kind == "ACCOUNTCHECK" else number + 1, final, state)]
+    sent = {
+        **request,
+        "subscriptionbegindate": begin.isoformat(),
+        "orderreference": request.get("orderreference") or parent.get("orderreference"),
+    }
+    return [
+        _start(ctx, sent, lent, row, begin, number if kind == "ACCOUNTCHECK" else number + 1, final, state)
+    ]
 
 
-def _start(ctx: Context, request: Mapping[str, Any], parent: Mapping[str, Any], parent_row: sqlite3.Row,
-           begin: date, first: int, final: int, state: str) -> dict[str, Any]:
+def _start(
+    ctx: Context,
+    request: Mapping[str, Any],
+    parent: Mapping[str, Any],
+    parent_row: sqlite3.Row,
+    begin: date,
+    first: int,
+    final: int,
+    state: str,
+) -> dict[str, Any]:
     """Keep the SUBSCRIPTION record and the engine's row; the record as answered."""
     record = subscription_record(ctx, request, parent, first)
-    ctx.store.add_transaction(ctx.conn, record, card_id=parent_row["card_id"],
-                              details=json.loads(parent_row["details"]))
-    plan = Plan(begin, int(request["subscriptionfrequency"]), first, final, first, record["transactionactive"], state,
-                request["subscriptionunit"])
+    ctx.store.add_transaction(
+        ctx.conn, record, card_id=parent_row["card_id"], details=json.loads(parent_row["details"])
+    )
+    plan = Plan(
+        begin,
+        int(request["subscriptionfrequency"]),
+        first,
+        final,
+        first,
+        record["transactionactive"],
+        state,
+        request["subscriptionunit"],
+    )
     ctx.conn.execute(
         "INSERT INTO subscriptions (transactionreference, authreference, sitereference, card_id, details, "
         "orderreference, currencyiso3a, baseamount, begindate, frequency, unit, firstnumber, finalnumber, "
         "nextnumber, active, parent, next_due_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (record["transactionreference"], parent["transactionreference"], record["sitereference"],
-         parent_row["card_id"], parent_row["details"], record.get("orderreference"), record["currencyiso3a"],
-         record["baseamount"], begin.isoformat(), plan.frequency, plan.unit, plan.firstnumber, final,
-         plan.nextnumber, plan.active, plan.parent, plan.next_due()))
+        (
+            record["transactionreference"],
+            parent["transactionreference"],
+            record["sitereference"],
+            parent_row["card_id"],
+            parent_row["details"],
+            record.get("orderreference"),
+            record["currencyiso3a"],
+            record["baseamount"],
+            begin.isoformat(),
+            plan.frequency,
+            plan.unit,
+            plan.firstnumber,
+            final,
+            plan.nextnumber,
+            plan.active,
+            plan.parent,
+            plan.next_due(),
+        ),
+    )
     return record
 
 
@@ -215,31 +269,40 @@ def _checked_schedule(ctx: Context, request: Mapping[str, Any]) -> tuple[date, i
     return begin, number, final
 
 
-def subscription_record(ctx: Context, request: Mapping[str, Any], auth: Mapping[str, Any],
-                        next_number: int) -> dict[str, Any]:
+def subscription_record(
+    ctx: Context, request: Mapping[str, Any], auth: Mapping[str, Any], next_number: int
+) -> dict[str, Any]:
     """The SUBSCRIPTION record of 2.5, in its field order (plus `sitereference`, as every record)."""
     begin = request["subscriptionbegindate"]
     record: dict[str, Any] = {
         "transactionstartedtimestamp": f"{begin} 00:00:00",  # the scheduled start
         "parenttransactionreference": auth["transactionreference"],
-        "livestatus": "0", "errorcode": "0", "errormessage": "Ok",
+        "livestatus": "0",
+        "errorcode": "0",
+        "errormessage": "Ok",
         **({"orderreference": request["orderreference"]} if request.get("orderreference") else {}),
         "subscriptionfinalnumber": str(int(request["subscriptionfinalnumber"])),
-        "subscriptionunit": request["subscriptionunit"], "subscriptiontype": request["subscriptiontype"],
+        "subscriptionunit": request["subscriptionunit"],
+        "subscriptiontype": request["subscriptiontype"],
         "subscriptionfrequency": str(int(request["subscriptionfrequency"])),
-        "subscriptionnumber": str(next_number), "subscriptionbegindate": begin,
+        "subscriptionnumber": str(next_number),
+        "subscriptionbegindate": begin,
         "transactionreference": ctx.new_reference(),
         "paymenttypedescription": auth.get("paymenttypedescription"),
         "transactionactive": request.get("transactionactive") or DEFAULT_ACTIVE,
-        "baseamount": auth["baseamount"], "currencyiso3a": auth["currencyiso3a"],
-        "accounttypedescription": "RECUR", "requesttypedescription": "SUBSCRIPTION",
-        "maskedpan": auth["maskedpan"], "operatorname": ctx.account.username,
+        "baseamount": auth["baseamount"],
+        "currencyiso3a": auth["currencyiso3a"],
+        "accounttypedescription": "RECUR",
+        "requesttypedescription": "SUBSCRIPTION",
+        "maskedpan": auth["maskedpan"],
+        "operatorname": ctx.account.username,
         "sitereference": auth["sitereference"],
     }
     return record
 
 
 # -- TRANSACTIONUPDATE ------------------------------------------------------------------------
+
 
 def update_subscription(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
     """Amount of the payments to come, final number, active state, interval; nothing else.
@@ -249,22 +312,40 @@ def update_subscription(ctx: Context, row: sqlite3.Row, updates: Mapping[str, st
     refused = [name for name in updates if name not in UPDATABLE]
     if refused:
         raise invalid_field(*refused)
-    sub = ctx.conn.execute("SELECT * FROM subscriptions WHERE transactionreference = ?",
-                           (row["transactionreference"],)).fetchone()
+    sub = ctx.conn.execute(
+        "SELECT * FROM subscriptions WHERE transactionreference = ?", (row["transactionreference"],)
+    ).fetchone()
     if sub is None or sub["parent"] == FAILED:
         raise NOT_UPDATABLE
     changes = _checked_updates(sub, updates)
-    if changes.get("subscriptionfinalnumber") == "0" and record_of(row).get("subscriptiontype") == INSTALLMENT:
+    if (
+        changes.get("subscriptionfinalnumber") == "0"
+        and record_of(row).get("subscriptiontype") == INSTALLMENT
+    ):
         raise invalid_field("subscriptionfinalnumber")
-    plan = Plan.of(sub, finalnumber=int(changes.get("subscriptionfinalnumber", sub["finalnumber"])),
-                   active=changes.get("transactionactive", sub["active"]), parent=parent_state(ctx.conn, sub))
+    plan = Plan.of(
+        sub,
+        finalnumber=int(changes.get("subscriptionfinalnumber", sub["finalnumber"])),
+        active=changes.get("transactionactive", sub["active"]),
+        parent=parent_state(ctx.conn, sub),
+    )
     if "subscriptionfrequency" in changes:
         plan = _reanchored(plan, int(changes["subscriptionfrequency"]))
     ctx.conn.execute(
         "UPDATE subscriptions SET baseamount = ?, finalnumber = ?, active = ?, parent = ?, next_due_date = ?, "
         "begindate = ?, frequency = ?, firstnumber = ? WHERE id = ?",
-        (changes.get("baseamount", sub["baseamount"]), plan.finalnumber, plan.active, plan.parent, plan.next_due(),
-         plan.begindate.isoformat(), plan.frequency, plan.firstnumber, sub["id"]))
+        (
+            changes.get("baseamount", sub["baseamount"]),
+            plan.finalnumber,
+            plan.active,
+            plan.parent,
+            plan.next_due(),
+            plan.begindate.isoformat(),
+            plan.frequency,
+            plan.firstnumber,
+            sub["id"],
+        ),
+    )
     return changes
 
 
@@ -281,15 +362,18 @@ def parent_state(conn: sqlite3.Connection, sub: Mapping[str, Any]) -> str:
     """The parent AUTH's state now (settlement may have happened outside a daily run)."""
     if sub["parent"] != AUTHORISED:
         return sub["parent"]
-    (status,) = conn.execute("SELECT settlestatus FROM transactions WHERE transactionreference = ?",
-                             (sub["authreference"],)).fetchone()
+    (status,) = conn.execute(
+        "SELECT settlestatus FROM transactions WHERE transactionreference = ?", (sub["authreference"],)
+    ).fetchone()
     return SETTLED if status == "100" else AUTHORISED
 
 
 def _checked_updates(sub: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
     """The changes to make. Each value has passed the spec's rules already (the gateway validates
     `updates` with gwkit.interface); what is left is the subscription's own rule on the final number."""
-    changes = {name: str(int(value)) if name != "transactionactive" else value for name, value in updates.items()}
+    changes = {
+        name: str(int(value)) if name != "transactionactive" else value for name, value in updates.items()
+    }
     final = changes.get("subscriptionfinalnumber")
     if final is not None and int(final) != 0 and int(final) < sub["nextnumber"] - 1:
         raise invalid_field("subscriptionfinalnumber")  # below payments already made: they cannot be undone
@@ -298,14 +382,20 @@ def _checked_updates(sub: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, 
 
 # -- reading a SUBSCRIPTION record ------------------------------------------------------------
 
+
 def with_next_numbers(conn: sqlite3.Connection, records: list[dict[str, Any]]) -> None:
     """Set each SUBSCRIPTION record's `subscriptionnumber` to the next payment's, the engine's counter.
 
     The stored record keeps the number it was answered with: rewriting the record at every payment
     cost the engine about as much as writing the payment itself."""
     references = json.dumps([record["transactionreference"] for record in records])
-    numbers = dict(conn.execute("SELECT transactionreference, nextnumber FROM subscriptions "
-                                "WHERE transactionreference IN (SELECT value FROM json_each(?))", (references,)))
+    numbers = dict(
+        conn.execute(
+            "SELECT transactionreference, nextnumber FROM subscriptions "
+            "WHERE transactionreference IN (SELECT value FROM json_each(?))",
+            (references,),
+        )
+    )
     for record in records:
         number = numbers.get(record["transactionreference"])
         if number is not None:

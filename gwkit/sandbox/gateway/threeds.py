@@ -40,8 +40,16 @@ from ...interface.wire import TIMESTAMP
 from . import acquirer
 from .context import Context
 from .fault import Fault, invalid_field
-from .payments import (INHERITABLE, MERCHANT, Card, billing_details, card_from_fields, expired, lent_card,
-                       load_card)
+from .payments import (
+    INHERITABLE,
+    MERCHANT,
+    Card,
+    billing_details,
+    card_from_fields,
+    expired,
+    lent_card,
+    load_card,
+)
 from .store import Store, details_of, record_of
 
 THREEDVERSION = "1.0.2"
@@ -98,13 +106,24 @@ class Session:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> "Session":
-        return cls(row["transactionreference"], row["sitereference"], row["card_id"], row["enrolled"],
-                   row["xid"], row["baseamount"], row["currencyiso3a"], row["termurl"],
-                   datetime.strptime(row["created"], TIMESTAMP), row["state"], row["status"],
-                   row["pares_hash"])
+        return cls(
+            row["transactionreference"],
+            row["sitereference"],
+            row["card_id"],
+            row["enrolled"],
+            row["xid"],
+            row["baseamount"],
+            row["currencyiso3a"],
+            row["termurl"],
+            datetime.strptime(row["created"], TIMESTAMP),
+            row["state"],
+            row["status"],
+            row["pares_hash"],
+        )
 
 
 # -- signed tokens: PaReq and PaRes ------------------------------------------------------------
+
 
 class BadToken(ValueError):
     """A PaReq or PaRes that is malformed or whose signature does not match."""
@@ -135,8 +154,13 @@ def sign(key: str, purpose: str, data: Mapping[str, str]) -> str:
 
 def verify(key: str, purpose: str, token: str) -> dict[str, str]:
     payload, dot, signature = (token or "").partition(".")
-    if not dot or not payload.isascii() or not hmac.compare_digest(
-            signature.encode("ascii", "replace"), _signature(key, purpose, payload).encode("ascii")):
+    if (
+        not dot
+        or not payload.isascii()
+        or not hmac.compare_digest(
+            signature.encode("ascii", "replace"), _signature(key, purpose, payload).encode("ascii")
+        )
+    ):
         raise BadToken(f"the {purpose} signature does not match: the value was changed")
     try:
         data = json.loads(_unb64(payload))
@@ -166,8 +190,12 @@ def cavv_for(key: str, xid: str, status: str) -> str:
 
 def issue_pares(key: str, session: Session, status: str, paymenttype: str | None) -> str:
     """The ACS's answer for `session`: status, eci, cavv (when authenticated or attempted), signed."""
-    data = {"ref": session.transactionreference, "xid": session.xid, "status": status,
-            "nonce": secrets.token_hex(4)}
+    data = {
+        "ref": session.transactionreference,
+        "xid": session.xid,
+        "status": status,
+        "nonce": secrets.token_hex(4),
+    }
     eci = eci_for(status, paymenttype)
     if eci:
         data["eci"] = eci
@@ -178,6 +206,7 @@ def issue_pares(key: str, session: Session, status: str, paymenttype: str | None
 
 # -- sessions ----------------------------------------------------------------------------------
 
+
 def session_by_md(conn: sqlite3.Connection, md: str | None) -> Session | None:
     if not md:
         return None
@@ -186,22 +215,29 @@ def session_by_md(conn: sqlite3.Connection, md: str | None) -> Session | None:
 
 
 def session_by_reference(conn: sqlite3.Connection, reference: str) -> Session | None:
-    row = conn.execute("SELECT * FROM threeds_sessions WHERE transactionreference = ?", (reference,)).fetchone()
+    row = conn.execute(
+        "SELECT * FROM threeds_sessions WHERE transactionreference = ?", (reference,)
+    ).fetchone()
     return Session.from_row(row) if row else None
 
 
 def mark_answered(conn: sqlite3.Connection, session: Session, status: str, pares: str, now: datetime) -> None:
-    conn.execute("UPDATE threeds_sessions SET state = ?, status = ?, pares_hash = ?, answered = ? "
-                 "WHERE transactionreference = ?",
-                 (ANSWERED, status, digest(pares), now.strftime(TIMESTAMP), session.transactionreference))
+    conn.execute(
+        "UPDATE threeds_sessions SET state = ?, status = ?, pares_hash = ?, answered = ? "
+        "WHERE transactionreference = ?",
+        (ANSWERED, status, digest(pares), now.strftime(TIMESTAMP), session.transactionreference),
+    )
 
 
 def _mark_used(ctx: Context, session: Session) -> None:
-    ctx.conn.execute("UPDATE threeds_sessions SET state = ?, used = ? WHERE transactionreference = ?",
-                     (USED, ctx.timestamp, session.transactionreference))
+    ctx.conn.execute(
+        "UPDATE threeds_sessions SET state = ?, used = ? WHERE transactionreference = ?",
+        (USED, ctx.timestamp, session.transactionreference),
+    )
 
 
 # -- THREEDQUERY -------------------------------------------------------------------------------
+
 
 def enrolment(pan: str) -> str:
     """Y, N or U for a card whose scheme supports 3-D Secure; test cards decide, others are N."""
@@ -232,25 +268,47 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
     reference = ctx.new_reference()
     xid = secrets.token_hex(14)
     record: dict[str, Any] = {
-        "transactionstartedtimestamp": ctx.timestamp, "livestatus": "0", "issuer": issuer,
-        "errorcode": "0", "errormessage": "Ok", **MERCHANT, "baseamount": request["baseamount"],
-        "transactionreference": reference, "paymenttypedescription": scheme.code,
-        "accounttypedescription": "ECOM", "requesttypedescription": "THREEDQUERY",
-        "currencyiso3a": request["currencyiso3a"], "operatorname": ctx.account.username,
-        "maskedpan": mask_pan(card.pan), "issuercountryiso2a": country,
+        "transactionstartedtimestamp": ctx.timestamp,
+        "livestatus": "0",
+        "issuer": issuer,
+        "errorcode": "0",
+        "errormessage": "Ok",
+        **MERCHANT,
+        "baseamount": request["baseamount"],
+        "transactionreference": reference,
+        "paymenttypedescription": scheme.code,
+        "accounttypedescription": "ECOM",
+        "requesttypedescription": "THREEDQUERY",
+        "currencyiso3a": request["currencyiso3a"],
+        "operatorname": ctx.account.username,
+        "maskedpan": mask_pan(card.pan),
+        "issuercountryiso2a": country,
         "sitereference": request["sitereference"],
         **({"orderreference": request["orderreference"]} if request.get("orderreference") else {}),
         **({"parenttransactionreference": card.parent} if card.parent else {}),
-        "enrolled": enrolled, "xid": xid, "threedversion": THREEDVERSION,
+        "enrolled": enrolled,
+        "xid": xid,
+        "threedversion": THREEDVERSION,
     }
     md = None
     if enrolled == "Y":
         key = signing_key(ctx.store, ctx.conn)
         md = secrets.token_urlsafe(32)
-        record["pareq"] = sign(key, "pareq", {
-            "ref": reference, "xid": xid, "merchant": MERCHANT["merchantname"],
-            "amount": request["baseamount"], "currency": request["currencyiso3a"],
-            "pan": mask_pan(card.pan), "date": ctx.timestamp, "type": scheme.code, "issuer": issuer})
+        record["pareq"] = sign(
+            key,
+            "pareq",
+            {
+                "ref": reference,
+                "xid": xid,
+                "merchant": MERCHANT["merchantname"],
+                "amount": request["baseamount"],
+                "currency": request["currencyiso3a"],
+                "pan": mask_pan(card.pan),
+                "date": ctx.timestamp,
+                "type": scheme.code,
+                "issuer": issuer,
+            },
+        )
         record["acsurl"] = ctx.base_url.rstrip("/") + ACS_PATH
     card_id = card.card_id or ctx.store.add_card(ctx.conn, card.pan, card.expirydate, scheme.code)
     details = {**card.details, **billing_details(request)}
@@ -258,12 +316,25 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
     ctx.conn.execute(
         "INSERT INTO threeds_sessions (transactionreference, md_hash, sitereference, card_id, enrolled, xid, "
         "baseamount, currencyiso3a, termurl, created, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (reference, digest(md) if md else None, request["sitereference"], card_id, enrolled, xid,
-         request["baseamount"], request["currencyiso3a"], request["termurl"], ctx.timestamp, QUERIED))
+        (
+            reference,
+            digest(md) if md else None,
+            request["sitereference"],
+            card_id,
+            enrolled,
+            xid,
+            request["baseamount"],
+            request["currencyiso3a"],
+            request["termurl"],
+            ctx.timestamp,
+            QUERIED,
+        ),
+    )
     return [{**record, "md": md} if md else record]
 
 
 # -- the AUTH after 3-D Secure -----------------------------------------------------------------
+
 
 def _inherited(row: sqlite3.Row) -> dict[str, str]:
     kept = record_of(row)
@@ -284,10 +355,15 @@ def _check_inherited(request: Mapping[str, Any], session: Session, *, amount_fix
 
 def _card_of_session(ctx: Context, session: Session, request: Mapping[str, Any]) -> Card:
     row = ctx.find(session.transactionreference)
-    return load_card(ctx, session.card_id, request.get("securitycode"), details=details_of(row),
-                     inherited=_inherited(row), parent=session.transactionreference,
-                     extra={"sitereference": session.sitereference, "enrolled": session.enrolled,
-                            "xid": session.xid})
+    return load_card(
+        ctx,
+        session.card_id,
+        request.get("securitycode"),
+        details=details_of(row),
+        inherited=_inherited(row),
+        parent=session.transactionreference,
+        extra={"sitereference": session.sitereference, "enrolled": session.enrolled, "xid": session.xid},
+    )
 
 
 def card_from_threeds(ctx: Context, request: Mapping[str, Any]) -> Card:
@@ -302,14 +378,22 @@ def card_from_threeds(ctx: Context, request: Mapping[str, Any]) -> Card:
         answer = verify(signing_key(ctx.store, ctx.conn), "pares", pares)
     except BadToken:
         raise invalid_field("pares") from None
-    if (answer.get("ref") != session.transactionreference or session.pares_hash is None
-            or not hmac.compare_digest(digest(pares), session.pares_hash)):
+    if (
+        answer.get("ref") != session.transactionreference
+        or session.pares_hash is None
+        or not hmac.compare_digest(digest(pares), session.pares_hash)
+    ):
         raise invalid_field("pares")
     _check_inherited(request, session, amount_fixed=True)
     card = _card_of_session(ctx, session, request)
     status = answer["status"]
-    card.extra.update({"status": status, "threedversion": THREEDVERSION,
-                       **{k: answer[k] for k in ("eci", "cavv") if answer.get(k)}})
+    card.extra.update(
+        {
+            "status": status,
+            "threedversion": THREEDVERSION,
+            **{k: answer[k] for k in ("eci", "cavv") if answer.get(k)},
+        }
+    )
     card.threeds_authenticated = status in ("Y", "A")
     if status == "N" or (card.paymenttype == "MAESTRO" and status != "Y"):
         card.outcome = dict(UNAUTHENTICATED)  # the bank is not contacted

@@ -45,8 +45,15 @@ def handle_update(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]
         changes = rule(ctx, row, updates)
         if changes:
             ctx.store.update_transaction(ctx.conn, reference, changes)
-    return [{"requesttypedescription": "TRANSACTIONUPDATE", "errorcode": "0", "errormessage": "Ok",
-             "transactionstartedtimestamp": ctx.timestamp, "operatorname": ctx.account.username}]
+    return [
+        {
+            "requesttypedescription": "TRANSACTIONUPDATE",
+            "errorcode": "0",
+            "errormessage": "Ok",
+            "transactionstartedtimestamp": ctx.timestamp,
+            "operatorname": ctx.account.username,
+        }
+    ]
 
 
 def update_auth(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:

@@ -18,8 +18,17 @@ from urllib.parse import parse_qsl
 
 from ...interface.currency import to_major
 from ..gateway.core import Gateway
-from ..gateway.threeds import (ACS_PATH, USED, BadToken, Session, issue_pares, mark_answered, session_by_md,
-                               signing_key, verify)
+from ..gateway.threeds import (
+    ACS_PATH,
+    USED,
+    BadToken,
+    Session,
+    issue_pares,
+    mark_answered,
+    session_by_md,
+    signing_key,
+    verify,
+)
 from ..http import SandboxRequest, SandboxResponse
 from .pages import ANY_FRAMER, origin_of, render
 from .served import Served
@@ -47,10 +56,18 @@ OUTCOMES: tuple[Outcome, ...] = (
 )
 OUTCOME_BY_VALUE = {o.value: o for o in OUTCOMES}
 
-_PROGRAMMES = {"VISA": "Verified by Visa", "DELTA": "Verified by Visa", "ELECTRON": "Verified by Visa",
-               "PURCHASING": "Verified by Visa", "VPAY": "Verified by Visa",
-               "MASTERCARD": "Mastercard SecureCode", "MASTERCARDDEBIT": "Mastercard SecureCode",
-               "MAESTRO": "Maestro SecureCode", "AMEX": "American Express SafeKey", "JCB": "J/Secure"}
+_PROGRAMMES = {
+    "VISA": "Verified by Visa",
+    "DELTA": "Verified by Visa",
+    "ELECTRON": "Verified by Visa",
+    "PURCHASING": "Verified by Visa",
+    "VPAY": "Verified by Visa",
+    "MASTERCARD": "Mastercard SecureCode",
+    "MASTERCARDDEBIT": "Mastercard SecureCode",
+    "MAESTRO": "Maestro SecureCode",
+    "AMEX": "American Express SafeKey",
+    "JCB": "J/Secure",
+}
 
 
 class AcsError(ValueError):
@@ -67,15 +84,20 @@ def _checked(gateway: Gateway, conn, form: dict[str, str]) -> tuple[Session, dic
     if missing:
         near = [f"'{k}'" for k in form if k.lower() in {m.lower() for m in missing} and k not in FORM_FIELDS]
         hint = f" Received {', '.join(near)}: the names are case-sensitive." if near else ""
-        raise AcsError(f"The ACS needs the form fields PaReq, TermUrl and MD. Missing: {', '.join(missing)}.{hint}")
+        raise AcsError(
+            f"The ACS needs the form fields PaReq, TermUrl and MD. Missing: {', '.join(missing)}.{hint}"
+        )
     try:
         pareq = verify(signing_key(gateway.store, conn), "pareq", form["PaReq"])
     except BadToken:
-        raise AcsError("PaReq is not the value the THREEDQUERY answered as 'pareq': it was changed.") from None
+        raise AcsError(
+            "PaReq is not the value the THREEDQUERY answered as 'pareq': it was changed."
+        ) from None
     session = session_by_md(conn, form["MD"])
     if session is None:
-        raise AcsError("MD does not belong to any 3-D Secure session: send the 'md' of the THREEDQUERY "
-                       "unchanged.")
+        raise AcsError(
+            "MD does not belong to any 3-D Secure session: send the 'md' of the THREEDQUERY unchanged."
+        )
     if pareq.get("ref") != session.transactionreference:
         raise AcsError("PaReq and MD come from different THREEDQUERY answers.")
     if form["TermUrl"] != session.termurl:
@@ -83,16 +105,24 @@ def _checked(gateway: Gateway, conn, form: dict[str, str]) -> tuple[Session, dic
     if session.state == USED:
         raise AcsError("This authentication has already completed a payment (an md is used once).")
     if session.expired(gateway.clock.now(session.sitereference)):
-        raise AcsError("This authentication started more than two hours ago on the sandbox clock; "
-                       "send a new THREEDQUERY.")
+        raise AcsError(
+            "This authentication started more than two hours ago on the sandbox clock; "
+            "send a new THREEDQUERY."
+        )
     return session, pareq
 
 
 def _page(template: str, status: int = 200, form_action: str = "'self'", **context) -> SandboxResponse:
     # 3-D Secure v1 has the merchant's page frame the ACS, from any origin (the stepper's iframe
     # in a notebook output too), as a real issuer's ACS is framed
-    return render(template, status=status, framed_by=ANY_FRAMER, form_action=form_action,
-                  headers={"cache-control": "no-store"}, **context)
+    return render(
+        template,
+        status=status,
+        framed_by=ANY_FRAMER,
+        form_action=form_action,
+        headers={"cache-control": "no-store"},
+        **context,
+    )
 
 
 def _error_page(message: str, status: int = 400) -> SandboxResponse:
@@ -104,18 +134,24 @@ def _posted_form(request: SandboxRequest) -> dict[str, str] | SandboxResponse:
 
     (Sandbox.handle has already refused any content type but a URL-encoded form: routes.py.)"""
     try:
-        return dict(parse_qsl(request.body.decode("utf-8"), keep_blank_values=True,
-                              max_num_fields=MAX_FORM_FIELDS))
+        return dict(
+            parse_qsl(request.body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
+        )
     except UnicodeDecodeError:
         return _error_page("The form is not UTF-8 text: the ACS reads PaReq, TermUrl and MD as UTF-8.")
     except ValueError:
-        return _error_page(f"The form has more than {MAX_FORM_FIELDS} fields: the ACS needs PaReq, TermUrl "
-                           "and MD (and an outcome).")
+        return _error_page(
+            f"The form has more than {MAX_FORM_FIELDS} fields: the ACS needs PaReq, TermUrl "
+            "and MD (and an outcome)."
+        )
 
 
 def acs_get(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
-    return _error_page("The ACS is reached by the cardholder's browser with an HTTP POST of PaReq, TermUrl "
-                       "and MD (interface 4.4), not by opening its address.", 405)
+    return _error_page(
+        "The ACS is reached by the cardholder's browser with an HTTP POST of PaReq, TermUrl "
+        "and MD (interface 4.4), not by opening its address.",
+        405,
+    )
 
 
 def acs_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
@@ -129,11 +165,22 @@ def acs_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     except AcsError as error:
         return _error_page(str(error))
     programme = _PROGRAMMES.get(pareq.get("type", ""), "3-D Secure")
-    facts = (("Merchant", pareq.get("merchant", "")), ("Amount", _amount(session.baseamount, session.currencyiso3a)),
-             ("Card", pareq.get("pan", "")), ("Date", gateway.clock.now(session.sitereference).strftime("%d %B %Y %H:%M")))
-    return _page("acs_confirm.html", title=f"{programme}: confirm your purchase",
-                 issuer=pareq.get("issuer", "gwkit Test Issuer"), programme=programme, facts=facts,
-                 action=COMPLETE_PATH, hidden=[(name, form[name]) for name in FORM_FIELDS], outcomes=OUTCOMES)
+    facts = (
+        ("Merchant", pareq.get("merchant", "")),
+        ("Amount", _amount(session.baseamount, session.currencyiso3a)),
+        ("Card", pareq.get("pan", "")),
+        ("Date", gateway.clock.now(session.sitereference).strftime("%d %B %Y %H:%M")),
+    )
+    return _page(
+        "acs_confirm.html",
+        title=f"{programme}: confirm your purchase",
+        issuer=pareq.get("issuer", "gwkit Test Issuer"),
+        programme=programme,
+        facts=facts,
+        action=COMPLETE_PATH,
+        hidden=[(name, form[name]) for name in FORM_FIELDS],
+        outcomes=OUTCOMES,
+    )
 
 
 def acs_complete(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
@@ -153,6 +200,11 @@ def acs_complete(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
         return _error_page(str(error))
     # The page posts back to the merchant's term URL, so the policy lets forms go there.
     term_origin = origin_of(session.termurl)
-    return _page("acs_return.html", title="3-D Secure: returning to the merchant",
-                 form_action=f"'self' {term_origin}" if term_origin else "'self'",
-                 termurl=session.termurl, pares=pares, md=form["MD"])
+    return _page(
+        "acs_return.html",
+        title="3-D Secure: returning to the merchant",
+        form_action=f"'self' {term_origin}" if term_origin else "'self'",
+        termurl=session.termurl,
+        pares=pares,
+        md=form["MD"],
+    )

@@ -169,8 +169,14 @@ class Workers:
 
     The threads live as long as the server, so each one's SQLite connection is opened once."""
 
-    def __init__(self, threads: int = WORKER_THREADS, control_threads: int = CONTROL_THREADS, *,
-                 inline: bool = True, on_event_loop: bool = False):
+    def __init__(
+        self,
+        threads: int = WORKER_THREADS,
+        control_threads: int = CONTROL_THREADS,
+        *,
+        inline: bool = True,
+        on_event_loop: bool = False,
+    ):
         self.quick = WorkerThread("gwkit-sandbox")
         self.slow = ThreadPoolExecutor(threads, thread_name_prefix="gwkit-sandbox-slow")
         self.control = ThreadPoolExecutor(control_threads, thread_name_prefix="gwkit-control")
@@ -196,8 +202,13 @@ class Workers:
     def _may_answer_inline(self, sandbox: Sandbox) -> bool:
         """The only request, and nothing else runs: no job in a thread, no write open or waited for,
         no clock move (one may run without the server, from the Python handle)."""
-        return (self.inline and self.requests <= 1 and not self._running and not sandbox.store.writing
-                and not sandbox.gateway.advance_lock.locked())
+        return (
+            self.inline
+            and self.requests <= 1
+            and not self._running
+            and not sandbox.store.writing
+            and not sandbox.gateway.advance_lock.locked()
+        )
 
     async def _in_thread(self, job: Awaitable[Outcome]) -> Outcome:
         self._running += 1
@@ -217,8 +228,9 @@ class Workers:
         self.quick.shutdown()
 
 
-def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
-               body_read_seconds: float = BODY_READ_SECONDS) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+def create_app(
+    sandbox: Sandbox, *, workers: Workers | None = None, body_read_seconds: float = BODY_READ_SECONDS
+) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
     workers = workers or Workers()
 
     async def endpoint(request: Request) -> Response:
@@ -226,7 +238,9 @@ def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
             return await _answer(request)
         except ClientDisconnect:
             return NoAnswer()  # the client left while sending: nobody to answer
-        except Exception as exc:  # a sandbox bug: a JSON 500 the client can quote, and the connection stays usable
+        except (
+            Exception
+        ) as exc:  # a sandbox bug: a JSON 500 the client can quote, and the connection stays usable
             return internal_error(request, exc)
 
     async def _answer(request: Request) -> Response:
@@ -240,11 +254,17 @@ def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
             except TimeoutError:
                 return _body_too_slow(body_read_seconds)
             url = request.url
-            outcome = await workers.answer(sandbox, SandboxRequest(
-                method=request.method, path=url.path,
-                headers={k.lower(): v for k, v in request.headers.items()}, body=body,
-                query=dict(request.query_params) if url.query else {}, base_url=f"{url.scheme}://{url.netloc}",
-            ))
+            outcome = await workers.answer(
+                sandbox,
+                SandboxRequest(
+                    method=request.method,
+                    path=url.path,
+                    headers={k.lower(): v for k, v in request.headers.items()},
+                    body=body,
+                    query=dict(request.query_params) if url.query else {},
+                    base_url=f"{url.scheme}://{url.netloc}",
+                ),
+            )
         if outcome.delay:
             await asyncio.sleep(outcome.delay)
         if outcome.silence == "timeout":
@@ -265,7 +285,9 @@ def create_app(sandbox: Sandbox, *, workers: Workers | None = None,
         scope[RAW_SEND] = send
         workers.requests += 1
         try:
-            response = await endpoint(Request(scope, receive)) if scope["method"] in METHODS else _not_allowed()
+            response = (
+                await endpoint(Request(scope, receive)) if scope["method"] in METHODS else _not_allowed()
+            )
             await response(scope, receive, send)
         finally:
             workers.requests -= 1
@@ -279,11 +301,22 @@ def internal_error(request: Request, exc: BaseException) -> JSONResponse:
     """Log the traceback under a short reference and answer it. The exception's message is left out of
     both: it may quote request values such as card data."""
     reference = f"E-{secrets.token_hex(4)}"
-    log.error("internal error %s on %s %s: %s\n%s", reference, request.method, request.url.path,
-              type(exc).__name__, "".join(traceback.format_tb(exc.__traceback__)))
-    return JSONResponse({"error": "internal error", "reference": reference,
-                         "detail": f"the sandbox failed on this request; its log has the details under {reference}"},
-                        status_code=500)
+    log.error(
+        "internal error %s on %s %s: %s\n%s",
+        reference,
+        request.method,
+        request.url.path,
+        type(exc).__name__,
+        "".join(traceback.format_tb(exc.__traceback__)),
+    )
+    return JSONResponse(
+        {
+            "error": "internal error",
+            "reference": reference,
+            "detail": f"the sandbox failed on this request; its log has the details under {reference}",
+        },
+        status_code=500,
+    )
 
 
 def _not_allowed() -> Response:
@@ -291,8 +324,15 @@ def _not_allowed() -> Response:
 
 
 def _body_too_slow(seconds: float) -> JSONResponse:
-    return JSONResponse({"error": "request body too slow", "detail": f"the body was not received within {seconds:g} s",
-                         "limit_seconds": seconds}, status_code=408, headers={"connection": "close"})
+    return JSONResponse(
+        {
+            "error": "request body too slow",
+            "detail": f"the body was not received within {seconds:g} s",
+            "limit_seconds": seconds,
+        },
+        status_code=408,
+        headers={"connection": "close"},
+    )
 
 
 async def _until_disconnected(receive: Receive, cap_seconds: float) -> None:

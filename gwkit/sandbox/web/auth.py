@@ -23,5 +23,8 @@ def authenticate(accounts: Mapping[str, Account], headers: Mapping[str, str]) ->
 
 
 def unauthorised(detail: str = "missing or wrong web services user name or password") -> SandboxResponse:
-    return SandboxResponse.json({"error": "unauthorised", "detail": detail}, status=401,
-                                headers={"www-authenticate": 'Basic realm="gwkit sandbox"'})
+    return SandboxResponse.json(
+        {"error": "unauthorised", "detail": detail},
+        status=401,
+        headers={"www-authenticate": 'Basic realm="gwkit sandbox"'},
+    )

@@ -50,8 +50,10 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     handler = _ROUTES.get(route)
     if handler is None:
         endpoints = [f"{m} {p}" for m, p in [*_ROUTES, ("GET", "/_sandbox/health")]]
-        return SandboxResponse.json({"error": f"no such control endpoint: {request.method} {request.path}",
-                                     "endpoints": endpoints}, status=404)
+        return SandboxResponse.json(
+            {"error": f"no such control endpoint: {request.method} {request.path}", "endpoints": endpoints},
+            status=404,
+        )
     try:
         payload = request.json() if request.method == "POST" else {}
     except BodyError as error:
@@ -61,8 +63,9 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     try:
         return SandboxResponse.json(handler(sandbox, account, payload))
     except SiteNotYours as exc:
-        return SandboxResponse.json({"error": "forbidden", "field": "sitereference", "detail": str(exc)},
-                                    status=403)
+        return SandboxResponse.json(
+            {"error": "forbidden", "field": "sitereference", "detail": str(exc)}, status=403
+        )
     except ClockError as exc:
         return _bad_request(str(exc), **({"limit": exc.limit} if exc.limit else {}))
     except ValueError as exc:
@@ -85,8 +88,10 @@ def _sites(sandbox: Served, account: Account, payload: dict[str, Any], *allowed:
 
 def _clock(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     clocks = sandbox.gateway.clock.clocks(sandbox.gateway.sites_of(account))
-    return {"now": max(clocks.values()).strftime(ISO),
-            "sites": {site: moment.strftime(ISO) for site, moment in clocks.items()}}
+    return {
+        "now": max(clocks.values()).strftime(ISO),
+        "sites": {site: moment.strftime(ISO) for site, moment in clocks.items()},
+    }
 
 
 def _progress(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
@@ -139,7 +144,7 @@ def _add_fault(sandbox: Served, account: Account, payload: dict[str, Any]) -> di
 def _clear_faults(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(payload) - {"sitereference"})
     if unknown:
-        raise ValueError(f"unknown field(s) {', '.join(unknown)}: give {{}} or {{\"sitereference\": ...}}")
+        raise ValueError(f'unknown field(s) {", ".join(unknown)}: give {{}} or {{"sitereference": ...}}')
     site = payload.get("sitereference")
     if "sitereference" in payload and not isinstance(site, str):
         raise ValueError("sitereference must be a string")
@@ -153,7 +158,7 @@ def _fault_log(sandbox: Served, account: Account, payload: dict[str, Any]) -> di
 def _named(payload: dict[str, Any]) -> str:
     unknown = sorted(set(payload) - {"name"})
     if unknown or "name" not in payload:
-        raise ValueError('give {"name": ...}: 1 to 64 letters, digits, \'-\' or \'_\'')
+        raise ValueError("give {\"name\": ...}: 1 to 64 letters, digits, '-' or '_'")
     return payload["name"]
 
 

@@ -21,18 +21,27 @@ def origin_rejected(origin: str) -> bool:
 
 
 def rejected(origin: str) -> SandboxResponse:
-    return SandboxResponse.json({
-        "error": "origin rejected", "origin": origin,
-        "detail": "interface 5.5: cross-origin requests from https://localhost are rejected; "
-                  "serve the page from a domain the gateway can reach"}, status=403)
+    return SandboxResponse.json(
+        {
+            "error": "origin rejected",
+            "origin": origin,
+            "detail": "interface 5.5: cross-origin requests from https://localhost are rejected; "
+            "serve the page from a domain the gateway can reach",
+        },
+        status=403,
+    )
 
 
 def cors_headers(origin: str, request: SandboxRequest) -> dict[str, str]:
     headers = {"access-control-allow-origin": origin, "vary": "Origin"}
     if request.method == "OPTIONS":
-        headers.update({"access-control-allow-methods": "POST, OPTIONS",
-                        "access-control-allow-headers": "Content-Type, Accept",
-                        "access-control-max-age": "600"})
+        headers.update(
+            {
+                "access-control-allow-methods": "POST, OPTIONS",
+                "access-control-allow-headers": "Content-Type, Accept",
+                "access-control-max-age": "600",
+            }
+        )
         if request.headers.get("access-control-request-private-network") == "true":
             headers["access-control-allow-private-network"] = "true"
     return headers

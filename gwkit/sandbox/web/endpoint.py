@@ -20,16 +20,23 @@ def gateway_endpoint(sandbox: Served, request: SandboxRequest) -> SandboxRespons
     origin = request.headers.get("origin")
     if origin is not None and origin_rejected(origin):
         return rejected(origin)
-    response = SandboxResponse(204, {}, b"") if request.method == "OPTIONS" else answer(sandbox.gateway, request)
+    response = (
+        SandboxResponse(204, {}, b"") if request.method == "OPTIONS" else answer(sandbox.gateway, request)
+    )
     if origin is not None:
         response.headers.update(cors_headers(origin, request))
     return response
 
 
 def method_not_allowed(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
-    return SandboxResponse.json({"error": f"method not allowed: {request.method} {request.path}",
-                                 "detail": "the gateway endpoint takes POST"}, status=405,
-                                headers={"allow": "POST, OPTIONS"})
+    return SandboxResponse.json(
+        {
+            "error": f"method not allowed: {request.method} {request.path}",
+            "detail": "the gateway endpoint takes POST",
+        },
+        status=405,
+        headers={"allow": "POST, OPTIONS"},
+    )
 
 
 def answer(gateway: Gateway, request: SandboxRequest) -> SandboxResponse:
@@ -47,9 +54,15 @@ def answer(gateway: Gateway, request: SandboxRequest) -> SandboxResponse:
     if account is None:
         return unauthorised()
     try:
-        return SandboxResponse.json(gateway.process(body, account, origin=request.headers.get("origin"),
-                                                    requestreference=request.headers.get("requestreference"),
-                                                    base_url=request.base_url))
+        return SandboxResponse.json(
+            gateway.process(
+                body,
+                account,
+                origin=request.headers.get("origin"),
+                requestreference=request.headers.get("requestreference"),
+                base_url=request.base_url,
+            )
+        )
     except Exception as exc:  # a sandbox bug outside any request object: still the gateway's answer
         reference = usable_reference(request.headers.get("requestreference"))
         return SandboxResponse.json(request_error(unknown_error(exc), reference))
@@ -69,7 +82,9 @@ def anonymous_account(gateway: Gateway, body: Any) -> Account | None:
         return None
     sites = set()
     for obj in objects:
-        if not isinstance(obj, dict) or normalised(obj)[0].get("requesttypedescriptions") != ["CACHETOKENISE"]:
+        if not isinstance(obj, dict) or normalised(obj)[0].get("requesttypedescriptions") != [
+            "CACHETOKENISE"
+        ]:
             return None
         site = obj.get("sitereference")
         if not isinstance(site, str):

@@ -50,14 +50,19 @@ class FaultControls:
     def state(self) -> dict[str, Any]:
         """The older summary (drops pending on the first site) and every active fault."""
         drops = [f for f in self._book.active([self.sites[0]]) if f.kind == "drop" and f.fraction is None]
-        return {"drop_next": sum(f.count or 0 for f in drops),
-                "process": drops[0].params["process"] if drops else True, "faults": self.active()}
+        return {
+            "drop_next": sum(f.count or 0 for f in drops),
+            "process": drops[0].params["process"] if drops else True,
+            "faults": self.active(),
+        }
 
     def _site(self, sitereference: str | None) -> str:
         if sitereference is None:
             return self.sites[0]
         if sitereference not in self.sites:
-            raise ValueError(f"sitereference {sitereference!r} is not one of your sites: {', '.join(self.sites)}")
+            raise ValueError(
+                f"sitereference {sitereference!r} is not one of your sites: {', '.join(self.sites)}"
+            )
         return sitereference
 
     def _sites(self, sitereference: str | None) -> tuple[str, ...]:

@@ -39,17 +39,39 @@ class Injection:
 
 
 def record(conn: sqlite3.Connection, injected: str, entry: Injection) -> None:
-    conn.execute("INSERT INTO fault_log (sitereference, injected, fault_id, kind, params, requesttypes, "
-                 "orderreference, transactionreference, made) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                 (entry.sitereference, injected, entry.fault_id, entry.kind, json.dumps(entry.params),
-                  json.dumps(entry.requesttypes), entry.orderreference, entry.transactionreference, int(entry.made)))
+    conn.execute(
+        "INSERT INTO fault_log (sitereference, injected, fault_id, kind, params, requesttypes, "
+        "orderreference, transactionreference, made) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            entry.sitereference,
+            injected,
+            entry.fault_id,
+            entry.kind,
+            json.dumps(entry.params),
+            json.dumps(entry.requesttypes),
+            entry.orderreference,
+            entry.transactionreference,
+            int(entry.made),
+        ),
+    )
 
 
 def read(conn: sqlite3.Connection, sites: Iterable[str]) -> list[dict[str, Any]]:
     sites = list(sites)
-    rows = conn.execute(f"SELECT * FROM fault_log WHERE sitereference IN ({', '.join('?' * len(sites))}) "
-                        "ORDER BY id", sites).fetchall()
-    return [{"sitereference": r["sitereference"], "injected": r["injected"], "fault_id": r["fault_id"],
-             "kind": r["kind"], "params": json.loads(r["params"]), "requesttypes": json.loads(r["requesttypes"]),
-             "orderreference": r["orderreference"], "transactionreference": r["transactionreference"],
-             "made": bool(r["made"])} for r in rows]
+    rows = conn.execute(
+        f"SELECT * FROM fault_log WHERE sitereference IN ({', '.join('?' * len(sites))}) ORDER BY id", sites
+    ).fetchall()
+    return [
+        {
+            "sitereference": r["sitereference"],
+            "injected": r["injected"],
+            "fault_id": r["fault_id"],
+            "kind": r["kind"],
+            "params": json.loads(r["params"]),
+            "requesttypes": json.loads(r["requesttypes"]),
+            "orderreference": r["orderreference"],
+            "transactionreference": r["transactionreference"],
+            "made": bool(r["made"]),
+        }
+        for r in rows
+    ]

@@ -55,10 +55,16 @@ class ActiveFault:
 
     def as_dict(self) -> dict[str, Any]:
         selector = {"count": self.count} if self.fraction is None else {"fraction": self.fraction}
-        return {"id": self.id, "sitereference": self.sitereference, "kind": self.kind, **self.params, **selector,
-                **({"seed": self.seed} if self.seed is not None else {}),
-                **({"requesttypes": list(self.requesttypes)} if self.requesttypes else {}),
-                **({"amounts": self.amounts} if self.amounts is not None else {})}
+        return {
+            "id": self.id,
+            "sitereference": self.sitereference,
+            "kind": self.kind,
+            **self.params,
+            **selector,
+            **({"seed": self.seed} if self.seed is not None else {}),
+            **({"requesttypes": list(self.requesttypes)} if self.requesttypes else {}),
+            **({"amounts": self.amounts} if self.amounts is not None else {}),
+        }
 
     def matches(self, requesttypes: Iterable[str], amounts: Iterable[int | None]) -> bool:
         if self.requesttypes and not set(self.requesttypes) & set(requesttypes):
@@ -100,8 +106,10 @@ def parse_fault(payload: dict[str, Any], fault_id: int, sitereference: str) -> A
     allowed = {"kind", "sitereference", *KINDS[kind], *SELECTOR_FIELDS}
     unknown = sorted(set(payload) - allowed)
     if unknown:
-        raise ValueError(f"unknown field(s) {', '.join(unknown)} for kind {kind}; it takes "
-                         f"{', '.join(sorted(allowed - {'kind'}))}")
+        raise ValueError(
+            f"unknown field(s) {', '.join(unknown)} for kind {kind}; it takes "
+            f"{', '.join(sorted(allowed - {'kind'}))}"
+        )
     params = _PARAMETERS[kind](payload)
     fault = ActiveFault(fault_id, sitereference, kind, params, **_selector(payload))
     if fault.seed is not None:
@@ -201,12 +209,18 @@ def _whole(value: Any) -> bool:
 def _amounts(amounts: Any) -> list[int] | dict[str, int]:
     if isinstance(amounts, list) and amounts and all(_whole(a) for a in amounts):
         return list(amounts)
-    if (isinstance(amounts, dict) and amounts and set(amounts) <= {"min", "max"}
-            and all(_whole(a) for a in amounts.values())
-            and amounts.get("min", 0) <= amounts.get("max", amounts.get("min", 0))):
+    if (
+        isinstance(amounts, dict)
+        and amounts
+        and set(amounts) <= {"min", "max"}
+        and all(_whole(a) for a in amounts.values())
+        and amounts.get("min", 0) <= amounts.get("max", amounts.get("min", 0))
+    ):
         return dict(amounts)
-    raise ValueError('amounts must be a non-empty list of baseamounts (whole numbers) or {"min": .., "max": ..} '
-                     "with min not more than max")
+    raise ValueError(
+        'amounts must be a non-empty list of baseamounts (whole numbers) or {"min": .., "max": ..} '
+        "with min not more than max"
+    )
 
 
 class FaultBook:
@@ -218,7 +232,9 @@ class FaultBook:
         self._ids = itertools.count(1)
 
     def __bool__(self) -> bool:
-        return bool(self._faults)  # read without the lock: a fault added meanwhile applies to the next request
+        return bool(
+            self._faults
+        )  # read without the lock: a fault added meanwhile applies to the next request
 
     def add(self, payload: dict[str, Any], sitereference: str) -> ActiveFault:
         with self._lock:
@@ -238,12 +254,18 @@ class FaultBook:
             cleared, self._faults = len(self._faults) - len(kept), kept
         return cleared
 
-    def pick(self, sitereference: str, requesttypes: Iterable[str], amounts: Iterable[int | None]) -> ActiveFault | None:
+    def pick(
+        self, sitereference: str, requesttypes: Iterable[str], amounts: Iterable[int | None]
+    ) -> ActiveFault | None:
         """The fault this request gets, if any: the first of its site's that matches and fires."""
         requesttypes, amounts = list(requesttypes), list(amounts)
         with self._lock:
             for fault in self._faults:
-                if fault.sitereference == sitereference and fault.matches(requesttypes, amounts) and fault.fires():
+                if (
+                    fault.sitereference == sitereference
+                    and fault.matches(requesttypes, amounts)
+                    and fault.fires()
+                ):
                     if fault.used_up:
                         self._faults.remove(fault)
                     return fault.picked()

@@ -11,8 +11,11 @@ from .pages import render
 from .served import Served
 
 ENDPOINTS = (
-    ("POST /json/", "the gateway: AUTH, AUTH SUBSCRIPTION, ACCOUNTCHECK, SUBSCRIPTION, THREEDQUERY, STORE, "
-                    "TRANSACTIONUPDATE, TRANSACTIONQUERY, CACHETOKENISE, REFUND (JSON, Basic credentials)"),
+    (
+        "POST /json/",
+        "the gateway: AUTH, AUTH SUBSCRIPTION, ACCOUNTCHECK, SUBSCRIPTION, THREEDQUERY, STORE, "
+        "TRANSACTIONUPDATE, TRANSACTIONQUERY, CACHETOKENISE, REFUND (JSON, Basic credentials)",
+    ),
     ("GET /js/st.js", "the browser library that tokenises a card into a cachetoken"),
     ("GET /demo/merchant", "a demo shop page that pays with st.js"),
     ("/acs/...", "the simulated issuer (ACS) of 3-D Secure version 1"),
@@ -26,8 +29,15 @@ DOCS = ("docs/sandbox.md", "docs/client.md", "docs/notebooks.md")
 
 
 def home(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
-    if "application/json" in request.headers.get("accept", "") and "text/html" not in request.headers.get("accept", ""):
-        return SandboxResponse.json({"name": "gwkit sandbox", "status": "ok",
-                                     "endpoints": [{"where": w, "what": what} for w, what in ENDPOINTS],
-                                     "docs": list(DOCS)})
+    if "application/json" in request.headers.get("accept", "") and "text/html" not in request.headers.get(
+        "accept", ""
+    ):
+        return SandboxResponse.json(
+            {
+                "name": "gwkit sandbox",
+                "status": "ok",
+                "endpoints": [{"where": w, "what": what} for w, what in ENDPOINTS],
+                "docs": list(DOCS),
+            }
+        )
     return render("home.html", title="gwkit sandbox", base_url=request.base_url or "", endpoints=ENDPOINTS)

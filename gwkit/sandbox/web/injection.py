@@ -24,15 +24,21 @@ from .faults import GATEWAY_PATHS, ActiveFault
 from .served import Served
 
 GARBAGE = b"\x00\xff<html>upstream sent garbage\xfe\x1f"
-_PROXY_REASONS = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
-                  504: "Gateway Timeout"}
+_PROXY_REASONS = {
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
 
 
 @dataclass
 class Outcome:
     response: SandboxResponse | None  # None: no answer is sent (see `silence`)
     delay: float = 0.0  # seconds to wait before answering
-    silence: str | None = None  # "drop": the connection closes; "timeout": no answer until the client gives up
+    silence: str | None = (
+        None  # "drop": the connection closes; "timeout": no answer until the client gives up
+    )
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,9 @@ def serve(sandbox: Served, request: SandboxRequest) -> Outcome:
     if not sandbox.fault_book or request.method != "POST" or request.path not in GATEWAY_PATHS:
         return Outcome(sandbox.handle(request))  # the usual path: no fault anywhere
     target = target_of(sandbox, request)
-    fault = sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts) if target else None
+    fault = (
+        sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts) if target else None
+    )
     if fault is None:
         return Outcome(sandbox.handle(request))
     return _APPLY[fault.kind](sandbox, request, fault, target)
@@ -100,8 +108,16 @@ def _records(answer: SandboxResponse | None) -> list[dict[str, Any]]:
 
 def _log(sandbox: Served, fault: ActiveFault, target: Target, answer: SandboxResponse | None) -> None:
     made = [r["transactionreference"] for r in _records(answer) if r.get("transactionreference")]
-    entry = faultlog.Injection(target.sitereference, fault.id, fault.kind, fault.params, target.requesttypes,
-                               target.orderreference, made[-1] if made else None, bool(made))
+    entry = faultlog.Injection(
+        target.sitereference,
+        fault.id,
+        fault.kind,
+        fault.params,
+        target.requesttypes,
+        target.orderreference,
+        made[-1] if made else None,
+        bool(made),
+    )
     store = sandbox.gateway.store
     with store.write() as conn:
         faultlog.record(conn, sandbox.gateway.clock.now(target.sitereference).strftime(ISO), entry)
@@ -132,9 +148,16 @@ def _gateway_error(sandbox: Served, request: SandboxRequest, fault: ActiveFault,
     _log(sandbox, fault, target, answer)
     code = fault.params["code"]
     sent = [(r.get("requesttypedescription"), r.get("transactionreference")) for r in _records(answer)]
-    records = [{"requesttypedescription": requesttype, "errorcode": str(code), "errormessage": message_of(code),
-                "errordata": [], **({"transactionreference": reference} if reference else {})}
-               for requesttype, reference in sent or [(t, None) for t in target.requesttypes or ["ERROR"]]]
+    records = [
+        {
+            "requesttypedescription": requesttype,
+            "errorcode": str(code),
+            "errormessage": message_of(code),
+            "errordata": [],
+            **({"transactionreference": reference} if reference else {}),
+        }
+        for requesttype, reference in sent or [(t, None) for t in target.requesttypes or ["ERROR"]]
+    ]
     reference = answer_reference(request.headers.get("requestreference"), _objects(request))
     return Outcome(_marked(SandboxResponse.json(envelope(records, reference)), fault))
 

@@ -160,6 +160,7 @@ def _masked(name: str, value: str) -> str:
 
 # pages -----------------------------------------------------------------------------------------
 
+
 def merchant_site(gateway: Gateway) -> str:
     """The one site the demo merchant sells on: the first site of the sandbox's default account."""
     return gateway.default_account.sitereferences[0]
@@ -170,8 +171,14 @@ def payment_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     asked = request.query.get("sitereference")
     if asked is not None and asked != site:
         return _refused(f"The demo merchant sells on site {site} only, not {asked!r}.")
-    return _page("merchant_payment.html", title="Demo shop: pay by card", site=site, base_url=request.base_url,
-                 locale=request.query.get("locale", "en_gb"), named=request.query.get("named_card_inputs") == "1")
+    return _page(
+        "merchant_payment.html",
+        title="Demo shop: pay by card",
+        site=site,
+        base_url=request.base_url,
+        locale=request.query.get("locale", "en_gb"),
+        named=request.query.get("named_card_inputs") == "1",
+    )
 
 
 def pay(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
@@ -190,18 +197,29 @@ def pay(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     if fields.get("cachetoken") and fields.get("complete", "now") != "later":
         auth = complete_payment(gateway, fields, request.base_url)
     receipt_id = _keep(gateway, receipt, auth)
-    return _page("merchant_pay.html", title="Merchant server", receipt_id=receipt_id,
-                 receipt=_shown_receipt(receipt), auth=auth, auth_fields=AUTH_FIELDS_SHOWN)
+    return _page(
+        "merchant_pay.html",
+        title="Merchant server",
+        receipt_id=receipt_id,
+        receipt=_shown_receipt(receipt),
+        auth=auth,
+        auth_fields=AUTH_FIELDS_SHOWN,
+    )
 
 
 def received(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     receipts = receipts_of(sandbox.gateway)
     wants_html = request.query.get("format") == "html" or (
-        request.query.get("format") != "json" and "text/html" in request.headers.get("accept", ""))
+        request.query.get("format") != "json" and "text/html" in request.headers.get("accept", "")
+    )
     if not wants_html:
         return SandboxResponse.json({"receipts": receipts})
-    return _page("merchant_received.html", title="What the merchant server received",
-                 receipts=[_shown_receipt(r) for r in reversed(receipts)], auth_fields=AUTH_FIELDS_SHOWN)
+    return _page(
+        "merchant_received.html",
+        title="What the merchant server received",
+        receipts=[_shown_receipt(r) for r in reversed(receipts)],
+        auth_fields=AUTH_FIELDS_SHOWN,
+    )
 
 
 def _foreign_site(gateway: Gateway, fields: dict[str, str]) -> str | None:
@@ -215,11 +233,16 @@ def _foreign_site(gateway: Gateway, fields: dict[str, str]) -> str | None:
         return f"The demo merchant pays only on its own site {site}, not on {named!r}."
     token = fields.get("cachetoken")
     if token:
-        row = gateway.store.connection().execute(
-            "SELECT sitereference FROM cachetokens WHERE token_hash = ?", (token_hash(token),)).fetchone()
+        row = (
+            gateway.store.connection()
+            .execute("SELECT sitereference FROM cachetokens WHERE token_hash = ?", (token_hash(token),))
+            .fetchone()
+        )
         if row is not None and row["sitereference"] != site:
-            return (f"This cachetoken was made for another site; the demo merchant pays only on its own "
-                    f"site {site}.")
+            return (
+                f"This cachetoken was made for another site; the demo merchant pays only on its own "
+                f"site {site}."
+            )
     return None
 
 
@@ -227,22 +250,43 @@ def complete_payment(gateway: Gateway, fields: dict[str, str], base_url: str) ->
     """The merchant server's AUTH with the token, on its own site with that site's web services account."""
     site = merchant_site(gateway)
     account = gateway.account_for_site(site) or gateway.default_account
-    auth = {"requesttypedescriptions": ["AUTH"], "sitereference": site, "accounttypedescription": "ECOM",
-            "cachetoken": fields["cachetoken"], **{k: fields[k] for k in ORDER_FIELDS if fields.get(k)}}
-    answer = gateway.process({"alias": account.username, "version": VERSION, "request": [auth]},
-                             account, base_url=base_url)
+    auth = {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": site,
+        "accounttypedescription": "ECOM",
+        "cachetoken": fields["cachetoken"],
+        **{k: fields[k] for k in ORDER_FIELDS if fields.get(k)},
+    }
+    answer = gateway.process(
+        {"alias": account.username, "version": VERSION, "request": [auth]}, account, base_url=base_url
+    )
     return mask_data(answer["response"][0])
 
 
 def receipts_of(gateway: Gateway) -> list[dict[str, Any]]:
     """What the merchant received: its own receipts only (no AUTH yet, or an AUTH on its own site)."""
-    rows = gateway.store.connection().execute(
-        "SELECT * FROM demo_merchant_receipts WHERE auth IS NULL OR json_extract(auth, '$.sitereference') = ? "
-        "ORDER BY id", (merchant_site(gateway),)).fetchall()
-    return [{"id": r["id"], "received": r["received"], "content_type": r["content_type"], "body": r["body"],
-             "fields": dict(json.loads(r["fields"])), "field_names": [n for n, _ in json.loads(r["fields"])],
-             "card_data": json.loads(r["card_data"]), "auth": json.loads(r["auth"]) if r["auth"] else None}
-            for r in rows]
+    rows = (
+        gateway.store.connection()
+        .execute(
+            "SELECT * FROM demo_merchant_receipts WHERE auth IS NULL OR json_extract(auth, '$.sitereference') = ? "
+            "ORDER BY id",
+            (merchant_site(gateway),),
+        )
+        .fetchall()
+    )
+    return [
+        {
+            "id": r["id"],
+            "received": r["received"],
+            "content_type": r["content_type"],
+            "body": r["body"],
+            "fields": dict(json.loads(r["fields"])),
+            "field_names": [n for n, _ in json.loads(r["fields"])],
+            "card_data": json.loads(r["card_data"]),
+            "auth": json.loads(r["auth"]) if r["auth"] else None,
+        }
+        for r in rows
+    ]
 
 
 def _keep(gateway: Gateway, receipt: dict[str, Any], auth: dict[str, Any] | None) -> int:
@@ -250,16 +294,32 @@ def _keep(gateway: Gateway, receipt: dict[str, Any], auth: dict[str, Any] | None
         (receipt_id,) = conn.execute(
             "INSERT INTO demo_merchant_receipts (received, content_type, body, fields, card_data, auth) "
             "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            (gateway.clock.timestamp(), receipt["content_type"], receipt["body"],
-             json.dumps(receipt["fields"]), json.dumps(receipt["card_data"]),
-             json.dumps(auth) if auth is not None else None)).fetchone()
+            (
+                gateway.clock.timestamp(),
+                receipt["content_type"],
+                receipt["body"],
+                json.dumps(receipt["fields"]),
+                json.dumps(receipt["card_data"]),
+                json.dumps(auth) if auth is not None else None,
+            ),
+        ).fetchone()
         return int(receipt_id)
 
 
 # HTML ------------------------------------------------------------------------------------------
 
-AUTH_FIELDS_SHOWN = ("errorcode", "errormessage", "errordata", "transactionreference", "paymenttypedescription",
-                     "maskedpan", "baseamount", "currencyiso3a", "authcode", "settlestatus")
+AUTH_FIELDS_SHOWN = (
+    "errorcode",
+    "errormessage",
+    "errordata",
+    "transactionreference",
+    "paymenttypedescription",
+    "maskedpan",
+    "baseamount",
+    "currencyiso3a",
+    "authcode",
+    "settlestatus",
+)
 
 
 def _page(template: str, **context: Any) -> SandboxResponse:
@@ -268,8 +328,13 @@ def _page(template: str, **context: Any) -> SandboxResponse:
 
 
 def _refused(message: str) -> SandboxResponse:
-    return render("merchant_refused.html", status=400, framed_by=LOOPBACK_FRAMERS,
-                  title="Demo shop: request refused", message=message)
+    return render(
+        "merchant_refused.html",
+        status=400,
+        framed_by=LOOPBACK_FRAMERS,
+        title="Demo shop: request refused",
+        message=message,
+    )
 
 
 def _shown_receipt(receipt: dict[str, Any]) -> dict[str, Any]:

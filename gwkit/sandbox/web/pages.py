@@ -23,14 +23,28 @@ from ..http import SandboxResponse
 TEMPLATES = Path(__file__).parent / "templates"
 LOOPBACK_FRAMERS = "'self' http://localhost:* http://127.0.0.1:* http://[::1]:*"
 NOT_FRAMED = "'none'"
-ANY_FRAMER = None  # no frame-ancestors at all: a framer of opaque origin (about:blank, srcdoc) matches no list
+ANY_FRAMER = (
+    None  # no frame-ancestors at all: a framer of opaque origin (about:blank, srcdoc) matches no list
+)
 
-_ENVIRONMENT = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
-                           undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+_ENVIRONMENT = Environment(
+    loader=FileSystemLoader(TEMPLATES),
+    autoescape=select_autoescape(default=True),
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 
 
-def render(template: str, *, status: int = 200, framed_by: str | None = NOT_FRAMED, form_action: str = "'self'",
-           headers: Mapping[str, str] | None = None, **context: Any) -> SandboxResponse:
+def render(
+    template: str,
+    *,
+    status: int = 200,
+    framed_by: str | None = NOT_FRAMED,
+    form_action: str = "'self'",
+    headers: Mapping[str, str] | None = None,
+    **context: Any,
+) -> SandboxResponse:
     """The page `template` rendered with `context` (every value escaped), with its security headers."""
     nonce = secrets.token_urlsafe(16)
     text = _ENVIRONMENT.get_template(template).render(nonce=nonce, **context)
@@ -38,7 +52,9 @@ def render(template: str, *, status: int = 200, framed_by: str | None = NOT_FRAM
     return SandboxResponse.html(text, status, headers={**(headers or {}), **page_headers(policy, framed_by)})
 
 
-def content_security_policy(nonce: str, *, framed_by: str | None = NOT_FRAMED, form_action: str = "'self'") -> str:
+def content_security_policy(
+    nonce: str, *, framed_by: str | None = NOT_FRAMED, form_action: str = "'self'"
+) -> str:
     directives = (
         "default-src 'none'",
         f"script-src 'self' 'nonce-{nonce}'",
@@ -52,8 +68,11 @@ def content_security_policy(nonce: str, *, framed_by: str | None = NOT_FRAMED, f
 
 
 def page_headers(policy: str, framed_by: str | None) -> dict[str, str]:
-    headers = {"content-security-policy": policy, "x-content-type-options": "nosniff",
-               "referrer-policy": "no-referrer"}
+    headers = {
+        "content-security-policy": policy,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+    }
     if framed_by == NOT_FRAMED:  # browsers without frame-ancestors still honour this
         headers["x-frame-options"] = "DENY"
     return headers
@@ -62,8 +81,10 @@ def page_headers(policy: str, framed_by: str | None) -> dict[str, str]:
 def secured(response: SandboxResponse) -> SandboxResponse:
     """Every answer: nosniff; HTML that brought no policy of its own gets the strictest one."""
     response.headers.setdefault("x-content-type-options", "nosniff")
-    if response.headers.get("content-type", "").startswith("text/html") and \
-            "content-security-policy" not in response.headers:
+    if (
+        response.headers.get("content-type", "").startswith("text/html")
+        and "content-security-policy" not in response.headers
+    ):
         strict = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
         response.headers.update(page_headers(strict, NOT_FRAMED))
     return response
@@ -77,8 +98,11 @@ def origin_of(url: str) -> str | None:
     except ValueError:
         return None
     # an ASCII host only: the origin goes into a header (an IDN term URL gets no origin: 'self' only)
-    if parts.scheme not in ("http", "https") or not host or not all(
-            c.isascii() and (c.isalnum() or c in ".-:") for c in host):
+    if (
+        parts.scheme not in ("http", "https")
+        or not host
+        or not all(c.isascii() and (c.isalnum() or c in ".-:") for c in host)
+    ):
         return None
     shown = f"[{host}]" if ":" in host else host
     return f"{parts.scheme}://{shown}" + (f":{port}" if port else "")

@@ -71,7 +71,13 @@ def unsupported_body(route: Route, request: SandboxRequest) -> SandboxResponse |
     sent = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if sent in route.accepts:
         return None
-    return SandboxResponse.json({
-        "error": "unsupported media type", "content_type": sent or None, "accepted": list(route.accepts),
-        "detail": f"{request.method} {request.path} takes a body of type {' or '.join(route.accepts)}: "
-                  f"send the header Content-Type: {route.accepts[0]}"}, status=415)
+    return SandboxResponse.json(
+        {
+            "error": "unsupported media type",
+            "content_type": sent or None,
+            "accepted": list(route.accepts),
+            "detail": f"{request.method} {request.path} takes a body of type {' or '.join(route.accepts)}: "
+            f"send the header Content-Type: {route.accepts[0]}",
+        },
+        status=415,
+    )

@@ -33,15 +33,29 @@ MAX_BODY_BYTES = 1_048_576
 class Sandbox:
     """A Gateway, its pages and fault injection (`faults`: every site's)."""
 
-    def __init__(self, db_path: str | Path | None = None, *, accounts: Iterable[Account] | None = None,
-                 clock_start: datetime | None = None, max_body_bytes: int = MAX_BODY_BYTES):
-        self.gateway = Gateway(db_path, accounts=accounts, clock_start=clock_start,
-                               schemas=(merchant.SCHEMA, faultlog.SCHEMA), site_expressions=merchant.SITE_EXPRESSIONS)
+    def __init__(
+        self,
+        db_path: str | Path | None = None,
+        *,
+        accounts: Iterable[Account] | None = None,
+        clock_start: datetime | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ):
+        self.gateway = Gateway(
+            db_path,
+            accounts=accounts,
+            clock_start=clock_start,
+            schemas=(merchant.SCHEMA, faultlog.SCHEMA),
+            site_expressions=merchant.SITE_EXPRESSIONS,
+        )
         self.max_body_bytes = max_body_bytes
         # faults shared by a team sandbox's workers; in memory for one process
         self.fault_book = StoredFaultBook(self.store) if self.store.dialect == "postgresql" else FaultBook()
-        self.faults = FaultControls(self.fault_book, self.gateway,
-                                    [site for account in self.accounts.values() for site in account.sitereferences])
+        self.faults = FaultControls(
+            self.fault_book,
+            self.gateway,
+            [site for account in self.accounts.values() for site in account.sitereferences],
+        )
         self.snapshots = self.snapshots_of(self.default_account)
 
     def __repr__(self) -> str:
@@ -68,8 +82,9 @@ class Sandbox:
             return too_large(self.max_body_bytes)
         route = find_route(request.method, request.path)
         if route is None:
-            return secured(SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"},
-                                                status=404))
+            return secured(
+                SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"}, status=404)
+            )
         try:
             return secured(unsupported_body(route, request) or route.page(self, request))
         except BodyError as error:  # a page read a body that cannot or may not be read
@@ -96,9 +111,13 @@ class Sandbox:
         """The clock of a site (default: the latest of the first account's sites)."""
         return self.gateway.clock.now(sitereference)
 
-    def advance(self, by: str | None = None, to: str | datetime | None = None,
-                progress: Callable[[str, int, int], None] | None = None,
-                sitereference: str | None = None) -> dict[str, Any]:
+    def advance(
+        self,
+        by: str | None = None,
+        to: str | datetime | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+        sitereference: str | None = None,
+    ) -> dict[str, Any]:
         """Move the clocks of the first account's sites (together), or of one site, forward and run
         every daily job for each day passed; report what ran."""
         return self.gateway.advance(by=by, to=to, progress=progress, sites=sitereference)
@@ -122,9 +141,14 @@ class Sandbox:
 
 def internal_error(exc: Exception) -> SandboxResponse:
     reference = log_internal_error(exc, "answered HTTP 500")
-    return SandboxResponse.json({"error": "internal error", "reference": reference,
-                                 "detail": "a bug of the sandbox; its log has the details under this reference"},
-                                status=500)
+    return SandboxResponse.json(
+        {
+            "error": "internal error",
+            "reference": reference,
+            "detail": "a bug of the sandbox; its log has the details under this reference",
+        },
+        status=500,
+    )
 
 
 def too_large(limit_bytes: int) -> SandboxResponse:

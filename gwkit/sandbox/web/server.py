@@ -163,10 +163,18 @@ class GuardedH11Protocol(H11Protocol):
 def uvicorn_config(app, log_level: str = "warning", limits: ServerLimits | None = None) -> uvicorn.Config:
     """The server settings of every sandbox (and of the benchmark's baseline endpoint)."""
     limits = limits or ServerLimits()
-    return SandboxConfig(app, log_level=log_level, lifespan="off", access_log=False, timeout_graceful_shutdown=2,
-                         http=GuardedH11Protocol, timeout_keep_alive=limits.keep_alive_seconds,
-                         limit_concurrency=limits.max_connections, timeout_header_read=limits.header_read_seconds,
-                         timeout_write_stall=limits.write_stall_seconds)
+    return SandboxConfig(
+        app,
+        log_level=log_level,
+        lifespan="off",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+        http=GuardedH11Protocol,
+        timeout_keep_alive=limits.keep_alive_seconds,
+        limit_concurrency=limits.max_connections,
+        timeout_header_read=limits.header_read_seconds,
+        timeout_write_stall=limits.write_stall_seconds,
+    )
 
 
 class SandboxServer(uvicorn.Server):
@@ -238,7 +246,9 @@ class SandboxServer(uvicorn.Server):
             await server.wait_closed()
 
 
-def server_for(sandbox: Sandbox, log_level: str = "warning", limits: ServerLimits | None = None) -> SandboxServer:
+def server_for(
+    sandbox: Sandbox, log_level: str = "warning", limits: ServerLimits | None = None
+) -> SandboxServer:
     limits = limits or ServerLimits()
     workers = Workers(limits.threads)
     app = create_app(sandbox, workers=workers, body_read_seconds=limits.body_read_seconds)
@@ -288,16 +298,25 @@ class SandboxHandle:
         return self._thread.is_alive()
 
     def __repr__(self) -> str:
-        return (f"SandboxHandle(base_url={self.base_url!r}, username={self.username!r}, password=[redacted], "
-                f"sitereference={self.sitereference!r})")
+        return (
+            f"SandboxHandle(base_url={self.base_url!r}, username={self.username!r}, password=[redacted], "
+            f"sitereference={self.sitereference!r})"
+        )
 
     def now(self, sitereference: str | None = None) -> datetime:
         """The handle's account's clock (its sites move together), or one site's."""
         return self.sandbox.gateway.clock.now(sitereference or self.account.sitereferences)
 
-    def advance(self, by: str | None = None, to: str | datetime | None = None, progress=None,
-                sitereference: str | None = None) -> dict[str, Any]:
-        report = self.sandbox.gateway.advance(by=by, to=to, progress=progress, sites=self._sites(sitereference))
+    def advance(
+        self,
+        by: str | None = None,
+        to: str | datetime | None = None,
+        progress=None,
+        sitereference: str | None = None,
+    ) -> dict[str, Any]:
+        report = self.sandbox.gateway.advance(
+            by=by, to=to, progress=progress, sites=self._sites(sitereference)
+        )
         self._changed("clock")
         return report
 
@@ -352,21 +371,33 @@ class SandboxHandle:
         self.stop()
 
 
-def start(db_path: str | Path | None = None, *, host: str = "127.0.0.1", port: int = 0,
-          accounts: Iterable[Account] | None = None, clock_start: datetime | None = None,
-          sandbox: Sandbox | None = None, log_level: str = "warning",
-          limits: ServerLimits | None = None) -> SandboxHandle:
+def start(
+    db_path: str | Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    accounts: Iterable[Account] | None = None,
+    clock_start: datetime | None = None,
+    sandbox: Sandbox | None = None,
+    log_level: str = "warning",
+    limits: ServerLimits | None = None,
+) -> SandboxHandle:
     """Start the sandbox on `host`:`port` (0 picks a free port) in a background thread.
 
     `db_path` defaults to $GWKIT_SANDBOX_DB or .gwkit/sandbox.db; the server is accepting
     connections when this returns. `limits`: timeouts and connection bound (`ServerLimits`).
     """
-    sandbox = sandbox or Sandbox(db_path if db_path is not None else default_db_path(), accounts=accounts,
-                                 clock_start=clock_start)
+    sandbox = sandbox or Sandbox(
+        db_path if db_path is not None else default_db_path(), accounts=accounts, clock_start=clock_start
+    )
     sock = bind(host, port)
     server = server_for(sandbox, log_level, limits)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="gwkit-sandbox", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="gwkit-sandbox", daemon=True
+    )
     thread.start()
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    return SandboxHandle(sandbox, f"http://{shown}:{bound_port}", sandbox.default_account, server, thread, sock)
+    return SandboxHandle(
+        sandbox, f"http://{shown}:{bound_port}", sandbox.default_account, server, thread, sock
+    )

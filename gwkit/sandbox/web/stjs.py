@@ -24,19 +24,27 @@ def stjs_rules() -> dict[str, Any]:
     unusual = {p for p, code in prefixes.items() if cards.SCHEMES[code].securitycode_length != usual}
     # Longer prefixes inside an unusual range must be listed too, or they would lose to it.
     listed = {p for p in prefixes if any(p.startswith(u) for u in unusual)}
-    return {"panMinLength": FIELDS["pan"].min_length, "panMaxLength": FIELDS["pan"].max_length,
-            "securitycodeLength": usual,
-            "securitycodeLengthByPrefix": {p: cards.SCHEMES[prefixes[p]].securitycode_length
-                                           for p in sorted(listed)}}
+    return {
+        "panMinLength": FIELDS["pan"].min_length,
+        "panMaxLength": FIELDS["pan"].max_length,
+        "securitycodeLength": usual,
+        "securitycodeLengthByPrefix": {
+            p: cards.SCHEMES[prefixes[p]].securitycode_length for p in sorted(listed)
+        },
+    }
 
 
 def stjs_source() -> str:
     rules = json.dumps(stjs_rules())
-    return _RULES_SLOT.sub(lambda _m: f"/*gwkit:rules*/{rules}/*gwkit:end*/",
-                           STJS_PATH.read_text(encoding="utf-8"), count=1)
+    return _RULES_SLOT.sub(
+        lambda _m: f"/*gwkit:rules*/{rules}/*gwkit:end*/", STJS_PATH.read_text(encoding="utf-8"), count=1
+    )
 
 
 def serve_stjs(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     # A <script src> needs no CORS: st.js is loaded by pages of any origin without it.
-    return SandboxResponse(200, {"content-type": "application/javascript; charset=utf-8", "cache-control": "no-cache"},
-                           stjs_source().encode("utf-8"))
+    return SandboxResponse(
+        200,
+        {"content-type": "application/javascript; charset=utf-8", "cache-control": "no-cache"},
+        stjs_source().encode("utf-8"),
+    )

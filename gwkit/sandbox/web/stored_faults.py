@@ -31,13 +31,20 @@ class StoredFaultBook(FaultBook):
             (fault.id,) = conn.execute(
                 "INSERT INTO gwkit_faults (sitereference, payload, count_left, random_state) "
                 "VALUES (?, ?::jsonb, ?, ?::jsonb) RETURNING id",
-                (sitereference, json.dumps(payload), fault.count, _state(fault))).fetchone()
+                (sitereference, json.dumps(payload), fault.count, _state(fault)),
+            ).fetchone()
         return fault
 
     def active(self, sites: Iterable[str]) -> list[ActiveFault]:
-        rows = self._store.connection().execute(
-            f"SELECT {_COLUMNS} FROM gwkit_faults WHERE sitereference IN (SELECT value FROM json_each(?)) "
-            "ORDER BY id", (json.dumps(list(sites)),)).fetchall()
+        rows = (
+            self._store.connection()
+            .execute(
+                f"SELECT {_COLUMNS} FROM gwkit_faults WHERE sitereference IN (SELECT value FROM json_each(?)) "
+                "ORDER BY id",
+                (json.dumps(list(sites)),),
+            )
+            .fetchall()
+        )
         return [_fault(row) for row in rows]
 
     def clear(self, sites: Iterable[str], kind: str | None = None) -> int:
@@ -46,14 +53,19 @@ class StoredFaultBook(FaultBook):
             if kind is None:
                 cleared = conn.execute(of_sites, (json.dumps(list(sites)),))
             else:
-                cleared = conn.execute(of_sites + " AND payload->>'kind' = ?", (json.dumps(list(sites)), kind))
+                cleared = conn.execute(
+                    of_sites + " AND payload->>'kind' = ?", (json.dumps(list(sites)), kind)
+                )
         return cleared.rowcount
 
-    def pick(self, sitereference: str, requesttypes: Iterable[str], amounts: Iterable[int | None]) -> ActiveFault | None:
+    def pick(
+        self, sitereference: str, requesttypes: Iterable[str], amounts: Iterable[int | None]
+    ) -> ActiveFault | None:
         requesttypes, amounts = list(requesttypes), list(amounts)
         with self._store.write() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM gwkit_faults WHERE sitereference = ? ORDER BY id",
-                                (sitereference,)).fetchall()
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM gwkit_faults WHERE sitereference = ? ORDER BY id", (sitereference,)
+            ).fetchall()
             for row in rows:
                 fault = _fault(row)
                 if not fault.matches(requesttypes, amounts):
@@ -63,8 +75,10 @@ class StoredFaultBook(FaultBook):
                 if fault.used_up:
                     conn.execute("DELETE FROM gwkit_faults WHERE id = ?", (fault.id,))
                 else:
-                    conn.execute("UPDATE gwkit_faults SET count_left = ?, random_state = ?::jsonb WHERE id = ?",
-                                 (fault.count, _state(fault), fault.id))
+                    conn.execute(
+                        "UPDATE gwkit_faults SET count_left = ?, random_state = ?::jsonb WHERE id = ?",
+                        (fault.count, _state(fault), fault.id),
+                    )
                 if picked is not None:
                     return picked
         return None
@@ -83,4 +97,3 @@ def _fault(row: Any) -> ActiveFault:
 def _state(fault: ActiveFault) -> str | None:
     """A seeded fault's random source, to go on from where it was; an unseeded one starts afresh."""
     return json.dumps(fault._random.getstate()) if fault.seed is not None else None
-

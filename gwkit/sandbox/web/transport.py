@@ -23,8 +23,12 @@ def _to_sandbox(request: httpx.Request, body: bytes) -> SandboxRequest:
     default_port = {"http": 80, "https": 443}.get(url.scheme)
     host = url.host if url.port in (None, default_port) else f"{url.host}:{url.port}"
     return SandboxRequest(
-        method=request.method, path=url.path, headers=_headers(request.headers), body=body,
-        query=dict(url.params) if url.query else {}, base_url=f"{url.scheme}://{host}",
+        method=request.method,
+        path=url.path,
+        headers=_headers(request.headers),
+        body=body,
+        query=dict(url.params) if url.query else {},
+        base_url=f"{url.scheme}://{host}",
     )
 
 

@@ -13,7 +13,6 @@ from gwkit.threeds import REDIRECT, TermUrlReceiver, ThreeDSecureError, ThreeDSe
 from support.threeds import CARD
 
 
-
 @pytest.fixture
 def flow(client, receiver):
     f = ThreeDSecureFlow(client, receiver=receiver)
@@ -87,9 +86,16 @@ def test_steps_are_masked(flow):
 
 
 def test_auth_subscription_through_3ds_enrolled_and_not_enrolled(client, receiver):
-    subscription = {"subscriptiontype": "RECURRING", "subscriptionunit": "MONTH", "subscriptionfrequency": "1",
-                    "subscriptionnumber": "1", "subscriptionfinalnumber": "12",
-                    "subscriptionbegindate": "2026-04-02", "credentialsonfile": "1", "orderreference": "sub-3ds"}
+    subscription = {
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1",
+        "subscriptionnumber": "1",
+        "subscriptionfinalnumber": "12",
+        "subscriptionbegindate": "2026-04-02",
+        "credentialsonfile": "1",
+        "orderreference": "sub-3ds",
+    }
     enrolled = ThreeDSecureFlow(client, receiver=receiver)
     enrolled.query(**CARD)
     assert enrolled.next_step == REDIRECT

@@ -75,11 +75,14 @@ def test_field_names_are_case_sensitive(flow, http):
     assert "Missing: PaReq, TermUrl, MD" in message and "case-sensitive" in message and "'pareq'" in message
 
 
-@pytest.mark.parametrize("field, change, words", [
-    ("PaReq", lambda v: v[:-2] + "zz", "PaReq"),
-    ("MD", lambda v: v + "x", "MD does not belong"),
-    ("TermUrl", lambda v: v + "/elsewhere", "TermUrl is not the 'termurl'"),
-])
+@pytest.mark.parametrize(
+    "field, change, words",
+    [
+        ("PaReq", lambda v: v[:-2] + "zz", "PaReq"),
+        ("MD", lambda v: v + "x", "MD does not belong"),
+        ("TermUrl", lambda v: v + "/elsewhere", "TermUrl is not the 'termurl'"),
+    ],
+)
 def test_tampered_values_are_refused(flow, http, field, change, words):
     form = acs_form(flow)
     form[field] = change(form[field])
@@ -122,9 +125,16 @@ def test_used_and_expired_sessions_are_refused_at_the_acs(client, receiver, http
     f.auth()
     page = http.post(f.query_record["acsurl"], data=acs_form(f))
     assert page.status_code == 400 and "already completed a payment" in error_text(page.text)
-    with gwkit.sandbox.start(db_path, clock_start=START) as handle, \
-            gwkit.Client(handle.base_url, handle.username, handle.password,
-                         sitereference=handle.sitereference, currencyiso3a="GBP") as other_client:
+    with (
+        gwkit.sandbox.start(db_path, clock_start=START) as handle,
+        gwkit.Client(
+            handle.base_url,
+            handle.username,
+            handle.password,
+            sitereference=handle.sitereference,
+            currencyiso3a="GBP",
+        ) as other_client,
+    ):
         old = ThreeDSecureFlow(other_client, receiver=receiver)
         old.query(**CARD)
         handle.advance(by="PT2H1M")
@@ -137,12 +147,15 @@ def test_used_and_expired_sessions_are_refused_at_the_acs(client, receiver, http
 
 # -- the term URL receiver -------------------------------------------------------------------------
 
+
 def test_receiver_start_page_posts_the_three_fields_to_the_acs(flow, http):
     page = http.get(flow.start_url)
     assert page.status_code == 200
     text = page.text
     assert re.search(r"action='([^']*)'", text).group(1) == flow.query_record["acsurl"]
-    assert {hidden(text, "PaReq"), hidden(text, "TermUrl"), hidden(text, "MD")} == set(acs_form(flow).values())
+    assert {hidden(text, "PaReq"), hidden(text, "TermUrl"), hidden(text, "MD")} == set(
+        acs_form(flow).values()
+    )
     assert "<noscript>" in text and ".submit()" in text
     assert flow.stage == "at_acs"
 

@@ -55,6 +55,7 @@ def pares_payload(pares: str) -> dict:
 
 # -- THREEDQUERY ----------------------------------------------------------------------------------
 
+
 def test_enrolled_card_gets_pareq_md_and_acsurl(flow, gateway):
     record = flow.query(**card(orderreference="order-1"))
     assert record["errorcode"] == "0" and record["errormessage"] == "Ok"
@@ -64,7 +65,11 @@ def test_enrolled_card_gets_pareq_md_and_acsurl(flow, gateway):
     assert record["pareq"] and record["md"] and record["xid"].isalnum()
     assert record["maskedpan"] == "411111######0211"
     assert record["paymenttypedescription"] == "VISA"
-    assert (record["baseamount"], record["currencyiso3a"], record["accounttypedescription"]) == ("1050", "GBP", "ECOM")
+    assert (record["baseamount"], record["currencyiso3a"], record["accounttypedescription"]) == (
+        "1050",
+        "GBP",
+        "ECOM",
+    )
     assert record["orderreference"] == "order-1"
     assert "settlestatus" not in record and "authcode" not in record
     assert flow.next_step == REDIRECT
@@ -93,15 +98,20 @@ def test_scheme_without_3ds_gives_60031(flow, pan):
 def test_60031_then_a_standard_auth_without_3ds(flow):
     flow.query(**card(DINERS))
     record = flow.auth()
-    assert record["errorcode"] == "0" and "enrolled" not in record and "parenttransactionreference" not in record
+    assert (
+        record["errorcode"] == "0" and "enrolled" not in record and "parenttransactionreference" not in record
+    )
 
 
 def test_stored_card_through_parenttransactionreference(client, receiver):
-    stored = client.store(pan=Y_CARD, expirydate=EXPIRY, accounttypedescription="CARDSTORE",
-                          billingfirstname="Ada").record
+    stored = client.store(
+        pan=Y_CARD, expirydate=EXPIRY, accounttypedescription="CARDSTORE", billingfirstname="Ada"
+    ).record
     f = ThreeDSecureFlow(client, receiver=receiver)
     record = f.query(parenttransactionreference=stored["transactionreference"], baseamount="2000")
-    assert record["enrolled"] == "Y" and record["parenttransactionreference"] == stored["transactionreference"]
+    assert (
+        record["enrolled"] == "Y" and record["parenttransactionreference"] == stored["transactionreference"]
+    )
     assert record["maskedpan"] == "411111######0211"
     f.complete_acs("Y")
     auth = f.auth()
@@ -112,19 +122,23 @@ def test_stored_card_through_parenttransactionreference(client, receiver):
 def test_stored_diners_card_gives_60031(client, receiver):
     stored = client.store(pan=DINERS, expirydate=EXPIRY, accounttypedescription="CARDSTORE").record
     record = ThreeDSecureFlow(client, receiver=receiver).query(
-        parenttransactionreference=stored["transactionreference"], baseamount="1050")
+        parenttransactionreference=stored["transactionreference"], baseamount="1050"
+    )
     assert record["errorcode"] == "60031" and record["errordata"] == ["parenttransactionreference"]
 
 
-@pytest.mark.parametrize("fields, errordata", [
-    ({"accounttypedescription": "MOTO"}, ["accounttypedescription"]),
-    ({"termurl": None}, ["termurl"]),
-    ({"termurl": "not a url"}, ["termurl"]),
-    ({"pan": "4111110000000212"}, ["pan"]),
-    ({"expirydate": "13/2030"}, ["expirydate"]),
-    ({"expirydate": "01/2026"}, ["expirydate"]),  # expired on the sandbox clock
-    ({"baseamount": "0"}, ["baseamount"]),
-])
+@pytest.mark.parametrize(
+    "fields, errordata",
+    [
+        ({"accounttypedescription": "MOTO"}, ["accounttypedescription"]),
+        ({"termurl": None}, ["termurl"]),
+        ({"termurl": "not a url"}, ["termurl"]),
+        ({"pan": "4111110000000212"}, ["pan"]),
+        ({"expirydate": "13/2030"}, ["expirydate"]),
+        ({"expirydate": "01/2026"}, ["expirydate"]),  # expired on the sandbox clock
+        ({"baseamount": "0"}, ["baseamount"]),
+    ],
+)
 def test_invalid_threedquery_fields_give_30000(client, receiver, fields, errordata):
     request = {"accounttypedescription": "ECOM", "termurl": receiver.term_url, **card(), **fields}
     record = client.threedquery(validate=False, **{k: v for k, v in request.items() if v is not None}).record
@@ -133,14 +147,20 @@ def test_invalid_threedquery_fields_give_30000(client, receiver, fields, errorda
 
 
 def test_threedquery_with_an_auth_as_parent_is_refused(client, receiver):
-    auth = client.auth(pan="4111111111111111", expirydate=EXPIRY, baseamount="1050",
-                       accounttypedescription="ECOM").record
-    record = client.threedquery(parenttransactionreference=auth["transactionreference"], baseamount="1050",
-                                accounttypedescription="ECOM", termurl=receiver.term_url).record
+    auth = client.auth(
+        pan="4111111111111111", expirydate=EXPIRY, baseamount="1050", accounttypedescription="ECOM"
+    ).record
+    record = client.threedquery(
+        parenttransactionreference=auth["transactionreference"],
+        baseamount="1050",
+        accounttypedescription="ECOM",
+        termurl=receiver.term_url,
+    ).record
     assert record["errorcode"] == "30000" and record["errordata"] == ["parenttransactionreference"]
 
 
 # -- the outcome table -------------------------------------------------------------------------------
+
 
 def test_enrolled_and_authenticated_visa(client, receiver):
     f = authenticated(client, receiver, "Y")
@@ -254,20 +274,27 @@ def test_unknown_md_and_other_amount_are_refused(client, receiver):
     record = client.auth(md="no-such-session", pares="x.y").record
     assert record["errorcode"] == "30000" and record["errordata"] == ["md"]
     f = authenticated(client, receiver, "Y")
-    raw = {"requesttypedescriptions": ["AUTH"], "md": f.md, "pares": f.pares, "baseamount": "999",
-           "sitereference": client.sitereference}  # the spec does not let an enrolled AUTH carry baseamount
+    raw = {
+        "requesttypedescriptions": ["AUTH"],
+        "md": f.md,
+        "pares": f.pares,
+        "baseamount": "999",
+        "sitereference": client.sitereference,
+    }  # the spec does not let an enrolled AUTH carry baseamount
     record = client.send(raw, validate=False).record
     assert record["errorcode"] == "30000" and record["errordata"] == ["baseamount"]
     assert f.auth()["errorcode"] == "0"  # the refused request used nothing up
 
 
 def test_maestro_ecommerce_needs_3ds(client, receiver):
-    plain = client.auth(pan=MAESTRO_Y, expirydate=EXPIRY, securitycode="123", baseamount="1050",
-                        accounttypedescription="ECOM").record
+    plain = client.auth(
+        pan=MAESTRO_Y, expirydate=EXPIRY, securitycode="123", baseamount="1050", accounttypedescription="ECOM"
+    ).record
     assert plain["errorcode"] == "60022" and plain["errormessage"] == "Unauthenticated"
     assert plain["errordata"] == ["md", "pares"] and "transactionreference" not in plain
-    moto = client.auth(pan=MAESTRO_Y, expirydate=EXPIRY, securitycode="123", baseamount="1050",
-                       accounttypedescription="MOTO").record
+    moto = client.auth(
+        pan=MAESTRO_Y, expirydate=EXPIRY, securitycode="123", baseamount="1050", accounttypedescription="MOTO"
+    ).record
     assert moto["errorcode"] == "0"
     secured = authenticated(client, receiver, "Y", pan=MAESTRO_Y).auth()
     assert (secured["errorcode"], secured["status"], secured["eci"]) == ("0", "Y", "02")
@@ -284,15 +311,18 @@ def test_maestro_not_enrolled_cannot_pay_online(flow):
 
 def test_3ds_auth_may_not_become_moto(client, flow):
     query = flow.query(**card(N_CARD))
-    record = client.auth(parenttransactionreference=query["transactionreference"],
-                         accounttypedescription="MOTO").record
+    record = client.auth(
+        parenttransactionreference=query["transactionreference"], accounttypedescription="MOTO"
+    ).record
     assert record["errorcode"] == "30000" and record["errordata"] == ["accounttypedescription"]
 
 
 def test_md_and_pan_are_not_kept_in_clear(client, receiver, module_db_path):
     f = authenticated(client, receiver, "Y")
     f.auth()
-    kept = client.transaction_query(transactionreference=f.query_record["transactionreference"]).query_records[0]
+    kept = client.transaction_query(
+        transactionreference=f.query_record["transactionreference"]
+    ).query_records[0]
     assert "md" not in kept and kept["enrolled"] == "Y"
     data = Database(module_db_path).at_rest()
     assert f.md.encode() not in data and Y_CARD.encode() not in data
@@ -300,10 +330,18 @@ def test_md_and_pan_are_not_kept_in_clear(client, receiver, module_db_path):
 
 # -- the two-hour limit, on a sandbox of its own (the clock only moves forward) ---------------------
 
+
 def test_session_older_than_two_hours_is_refused(db_path, receiver):
-    with gwkit.sandbox.start(db_path, clock_start=START) as handle, \
-            gwkit.Client(handle.base_url, handle.username, handle.password, sitereference=handle.sitereference,
-                         currencyiso3a="GBP") as client:
+    with (
+        gwkit.sandbox.start(db_path, clock_start=START) as handle,
+        gwkit.Client(
+            handle.base_url,
+            handle.username,
+            handle.password,
+            sitereference=handle.sitereference,
+            currencyiso3a="GBP",
+        ) as client,
+    ):
         late = authenticated(client, receiver, "Y")
         handle.advance(by="PT1H59M")
         in_time = authenticated(client, receiver, "Y")
@@ -318,9 +356,16 @@ def test_session_older_than_two_hours_is_refused(db_path, receiver):
 
 
 def test_kept_records_after_reset_are_gone(db_path, receiver):
-    with gwkit.sandbox.start(db_path, clock_start=START) as handle, \
-            gwkit.Client(handle.base_url, handle.username, handle.password, sitereference=handle.sitereference,
-                         currencyiso3a="GBP") as client:
+    with (
+        gwkit.sandbox.start(db_path, clock_start=START) as handle,
+        gwkit.Client(
+            handle.base_url,
+            handle.username,
+            handle.password,
+            sitereference=handle.sitereference,
+            currencyiso3a="GBP",
+        ) as client,
+    ):
         f = authenticated(client, receiver, "Y")
         handle.reset()
         assert client.auth(md=f.md, pares=f.pares).record["errordata"] == ["md"]
@@ -329,13 +374,27 @@ def test_kept_records_after_reset_are_gone(db_path, receiver):
 
 def test_sessions_and_the_signing_key_survive_a_restart(db_path, receiver):
     path = db_path
-    with gwkit.sandbox.start(path, clock_start=START) as handle, \
-            gwkit.Client(handle.base_url, handle.username, handle.password, sitereference=handle.sitereference,
-                         currencyiso3a="GBP") as client:
+    with (
+        gwkit.sandbox.start(path, clock_start=START) as handle,
+        gwkit.Client(
+            handle.base_url,
+            handle.username,
+            handle.password,
+            sitereference=handle.sitereference,
+            currencyiso3a="GBP",
+        ) as client,
+    ):
         f = authenticated(client, receiver, "Y")
-    with gwkit.sandbox.start(path) as handle, \
-            gwkit.Client(handle.base_url, handle.username, handle.password, sitereference=handle.sitereference,
-                         currencyiso3a="GBP") as client:
+    with (
+        gwkit.sandbox.start(path) as handle,
+        gwkit.Client(
+            handle.base_url,
+            handle.username,
+            handle.password,
+            sitereference=handle.sitereference,
+            currencyiso3a="GBP",
+        ) as client,
+    ):
         record = client.auth(md=f.md, pares=f.pares).record
         assert (record["errorcode"], record["status"]) == ("0", "Y")
 
@@ -348,8 +407,13 @@ def test_signed_values_detect_any_change():
     assert verify(key, "pares", token) == {"ref": "1-9-1", "status": "N"}
     payload, signature = token.split(".")
     forged = base64.urlsafe_b64encode(b'{"ref":"1-9-1","status":"Y"}').decode().rstrip("=")
-    for bad_key, purpose, value in [(key, "pares", f"{forged}.{signature}"), ("11" * 32, "pares", token),
-                                    (key, "pareq", token), (key, "pares", payload), (key, "pares", "")]:
+    for bad_key, purpose, value in [
+        (key, "pares", f"{forged}.{signature}"),
+        ("11" * 32, "pares", token),
+        (key, "pareq", token),
+        (key, "pares", payload),
+        (key, "pares", ""),
+    ]:
         with pytest.raises(BadToken):
             verify(bad_key, purpose, value)
 

@@ -16,11 +16,15 @@ from gwkit.widgets.subscription_panel import DRAW_INTERVAL, DayProgress, Subscri
 from support.subscriptions import CLOCK
 
 
-
 @pytest.fixture
 def panel(sandbox):
-    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password, sitereference=sandbox.sitereference,
-                      currencyiso3a="GBP") as client:
+    with gwkit.Client(
+        sandbox.base_url,
+        sandbox.username,
+        sandbox.password,
+        sitereference=sandbox.sitereference,
+        currencyiso3a="GBP",
+    ) as client:
         yield SubscriptionPanel(client, sandbox=sandbox)
 
 
@@ -62,7 +66,9 @@ def test_create_then_walk_the_life_cycle_with_the_clock(panel, sandbox):
     panel.active.value = "1"
     panel.active_button.click()
     panel.day_button.click()  # caught up: payments 3 and 4, then the final number stops it
-    assert panel.last_report["caught_up"] == 2 and panel.last_report["stopped_subscriptions"] == [sub.reference]
+    assert panel.last_report["caught_up"] == 2 and panel.last_report["stopped_subscriptions"] == [
+        sub.reference
+    ]
     assert rows(panel) == 3 and sub.state == "stopped" and "No payment to come" in panel.schedule.value
     assert panel.payments.value.count(">£20.00<") == 2  # the later payments have the new amount, in pounds
     numbers = [int(n) for n in re.findall(r"<tr>\s*<td>(\d+)</td>", panel.payments.value)]
@@ -78,8 +84,15 @@ def test_create_then_walk_the_life_cycle_with_the_clock(panel, sandbox):
 
 def test_load_an_existing_subscription_by_reference(panel, sandbox):
     created = gwkit.subscription.Subscription.create(
-        panel.client, baseamount=70000, orderreference="declined", pan="4111111111111111", expirydate="12/2030",
-        subscriptionfrequency=1, subscriptionfinalnumber=0, subscriptionbegindate="2026-02-01")
+        panel.client,
+        baseamount=70000,
+        orderreference="declined",
+        pan="4111111111111111",
+        expirydate="12/2030",
+        subscriptionfrequency=1,
+        subscriptionfinalnumber=0,
+        subscriptionbegindate="2026-02-01",
+    )
     panel.reference.value = created.reference
     panel.load_button.click()
     assert panel.subscription.reference == created.reference
@@ -98,8 +111,9 @@ def test_mistakes_show_a_clear_error(panel, sandbox):
 
 
 def test_without_a_sandbox_the_clock_controls_are_disabled(sandbox):
-    with gwkit.Client(sandbox.base_url, sandbox.username, sandbox.password,
-                      sitereference=sandbox.sitereference) as client:
+    with gwkit.Client(
+        sandbox.base_url, sandbox.username, sandbox.password, sitereference=sandbox.sitereference
+    ) as client:
         panel = SubscriptionPanel(client)
     assert panel.day_button.disabled and panel.to_date_button.disabled and "real gateway" in panel.now.value
 
@@ -116,8 +130,15 @@ def connection(sandbox):
 
 def subscribe(client, orderreference: str):
     return gwkit.subscription.Subscription.create(
-        client, baseamount=1050, orderreference=orderreference, pan="4111111111111111", expirydate="12/2030",
-        subscriptionfrequency=1, subscriptionfinalnumber=0, subscriptionbegindate="2026-01-31")
+        client,
+        baseamount=1050,
+        orderreference=orderreference,
+        pan="4111111111111111",
+        expirydate="12/2030",
+        subscriptionfrequency=1,
+        subscriptionfinalnumber=0,
+        subscriptionbegindate="2026-01-31",
+    )
 
 
 def test_the_panel_redraws_when_the_clock_moves_elsewhere(connection, sandbox):

@@ -23,14 +23,24 @@ def stepper(client, receiver):
 
 
 def shown_text(stepper) -> str:
-    return " ".join(v.value for v in stepper.step_views.values()) + stepper.acs_view.value + stepper.message.value
+    return (
+        " ".join(v.value for v in stepper.step_views.values())
+        + stepper.acs_view.value
+        + stepper.message.value
+    )
 
 
 def test_starts_at_the_query_with_only_the_query_button_enabled(stepper):
-    assert stepper.step_states() == {"THREEDQUERY": "current", "ACS": "waiting", "TERMURL": "waiting",
-                                     "AUTH": "waiting"}
+    assert stepper.step_states() == {
+        "THREEDQUERY": "current",
+        "ACS": "waiting",
+        "TERMURL": "waiting",
+        "AUTH": "waiting",
+    }
     assert not stepper.query_button.disabled
-    assert stepper.requery_button.disabled and stepper.complete_button.disabled and stepper.auth_button.disabled
+    assert (
+        stepper.requery_button.disabled and stepper.complete_button.disabled and stepper.auth_button.disabled
+    )
     labels = " ".join(label for label, _ in stepper.card.options)  # what the browser is sent
     assert "411111######0211" in labels and "4111110000000211" not in labels
 
@@ -60,7 +70,12 @@ def test_manual_auth_after_the_return(stepper):
     stepper.auto_auth.value = False
     stepper.query_button.click()
     stepper.complete_acs("N")
-    assert stepper.step_states() == {"THREEDQUERY": "done", "ACS": "done", "TERMURL": "done", "AUTH": "current"}
+    assert stepper.step_states() == {
+        "THREEDQUERY": "done",
+        "ACS": "done",
+        "TERMURL": "done",
+        "AUTH": "current",
+    }
     assert "PaRes has arrived" in stepper.step_views["TERMURL"].value
     assert not stepper.auth_button.disabled
     stepper.auth_button.click()
@@ -72,12 +87,19 @@ def test_manual_auth_after_the_return(stepper):
 def test_not_enrolled_card_skips_the_acs(stepper):
     stepper.card.value = "4000000000000721"
     stepper.query_button.click()
-    assert stepper.step_states() == {"THREEDQUERY": "done", "ACS": "skipped", "TERMURL": "skipped",
-                                     "AUTH": "current"}
+    assert stepper.step_states() == {
+        "THREEDQUERY": "done",
+        "ACS": "skipped",
+        "TERMURL": "skipped",
+        "AUTH": "current",
+    }
     assert stepper.acs_view.value == "" and stepper.complete_button.disabled
     stepper.auth_button.click()
     assert stepper.flow.auth_record["errorcode"] == "0"
-    assert stepper.flow.auth_record["parenttransactionreference"] == stepper.flow.query_record["transactionreference"]
+    assert (
+        stepper.flow.auth_record["parenttransactionreference"]
+        == stepper.flow.query_record["transactionreference"]
+    )
 
 
 def test_unknown_enrolment_can_be_resent(stepper):
@@ -127,15 +149,19 @@ def banner(stepper) -> str:
     return stepper.outcome_banner.value
 
 
-@pytest.mark.parametrize("outcome, tone, headline, acs_state, auth_state", [
-    ("Y", "success", "Authenticated and authorised", "done", "done"),
-    ("A", "success", "Authentication attempted, authorised", "done", "done"),
-    ("U", "warning", "Authentication unavailable, authorised", "unavailable", "done"),
-    ("N", "failure", "Failed: 60022 Unauthenticated", "not authenticated", "failed"),
-    ("cancel", "failure", "Failed: 60022 Unauthenticated", "not authenticated", "failed"),
-])
-def test_enrolled_card_ends_with_an_outcome_banner_for_each_acs_answer(stepper, outcome, tone, headline,
-                                                                        acs_state, auth_state):
+@pytest.mark.parametrize(
+    "outcome, tone, headline, acs_state, auth_state",
+    [
+        ("Y", "success", "Authenticated and authorised", "done", "done"),
+        ("A", "success", "Authentication attempted, authorised", "done", "done"),
+        ("U", "warning", "Authentication unavailable, authorised", "unavailable", "done"),
+        ("N", "failure", "Failed: 60022 Unauthenticated", "not authenticated", "failed"),
+        ("cancel", "failure", "Failed: 60022 Unauthenticated", "not authenticated", "failed"),
+    ],
+)
+def test_enrolled_card_ends_with_an_outcome_banner_for_each_acs_answer(
+    stepper, outcome, tone, headline, acs_state, auth_state
+):
     stepper.query_button.click()
     assert banner(stepper) == ""  # nothing has ended yet
     stepper.complete_acs(outcome)
@@ -143,17 +169,23 @@ def test_enrolled_card_ends_with_an_outcome_banner_for_each_acs_answer(stepper, 
     states = stepper.step_states()
     assert (states["ACS"], states["AUTH"]) == (acs_state, auth_state)
     if auth_state == "failed":  # a failed step is never shown as done, in green
-        assert ">failed</span>" in stepper.step_views["AUTH"].value and "#b3261e" in stepper.step_views["AUTH"].value
+        assert (
+            ">failed</span>" in stepper.step_views["AUTH"].value
+            and "#b3261e" in stepper.step_views["AUTH"].value
+        )
         # in the words of the one error-code table: what happened and what to do
         assert "the cardholder was not authenticated" in banner(stepper)
         assert "Ask the customer to try again or use another card." in banner(stepper)
 
 
-@pytest.mark.parametrize("card, headline", [
-    ("4000000000000721", "Not enrolled: paid without 3-D Secure"),
-    ("4000000000000101", "Enrolment unknown: paid without 3-D Secure"),
-    ("36000000000008", "Paid without 3-D Secure (the THREEDQUERY failed)"),
-])
+@pytest.mark.parametrize(
+    "card, headline",
+    [
+        ("4000000000000721", "Not enrolled: paid without 3-D Secure"),
+        ("4000000000000101", "Enrolment unknown: paid without 3-D Secure"),
+        ("36000000000008", "Paid without 3-D Secure (the THREEDQUERY failed)"),
+    ],
+)
 def test_paths_without_the_acs_end_with_a_warning_banner(stepper, card, headline):
     stepper.card.value = card
     stepper.query_button.click()
