@@ -181,7 +181,7 @@ class _Base(_Requests):
             verify = default_ssl_context() if url.scheme == "https" else plain_http_ssl_context()
         # One transport per gwkit client (sending.py): the one given, or httpx's own, pooled.
         self._transport = transport or transport_for(self._endpoint, verify, asynchronous=self._asynchronous)
-        self._cookies = httpx.Cookies()  # none from the gateway; a proxy's, sent back
+        self._jar = httpx.Cookies()  # none from the gateway; a proxy's, sent back
         self._closed = False
         self._extensions = {"timeout": self.timeout.as_dict()}
         # The password lives only in this header: every request's headers, as httpx.Client would
@@ -204,8 +204,8 @@ class _Base(_Requests):
             extensions=dict(self._extensions),
         )
         request.read()  # as httpx reads a body given as bytes: a transport or a hook may read `content`
-        if self._cookies:
-            self._cookies.set_cookie_header(request)
+        if self._jar:
+            self._jar.set_cookie_header(request)
         return request
 
     def __repr__(self) -> str:
@@ -505,7 +505,7 @@ class Client(_Base):
         while True:
             call.begin()
             try:
-                http_response = send(self._transport, self._http_request(call.body), self._cookies)
+                http_response = send(self._transport, self._http_request(call.body), self._jar)
             except httpx.RequestError as exc:
                 outcome = call.failed(exc)
             else:
@@ -538,7 +538,7 @@ class AsyncClient(_Base):
         while True:
             call.begin()
             try:
-                http_response = await asend(self._transport, self._http_request(call.body), self._cookies)
+                http_response = await asend(self._transport, self._http_request(call.body), self._jar)
             except httpx.RequestError as exc:
                 outcome = call.failed(exc)
             else:

@@ -19,6 +19,10 @@ from gwkit.devtools import strip_notebooks
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT = 300
+# Kernels are stopped at once (shutdown_kernel="immediate"): a graceful shutdown hangs about one
+# time in ten on a race of ipykernel (6.29 to 7.4: the IOPub thread stops before running a flush
+# the Control thread waits for), 3 s lost. Worked around here, in the kit's own runner, not in
+# the user's kernel (docs/notebooks.md).
 
 
 def no_gateway_configured(monkeypatch) -> None:
@@ -42,7 +46,7 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
     workdir = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
     notebook = nbformat.read(workdir / path.name, as_version=4)
-    client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
+    client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3", shutdown_kernel="immediate",
                             resources={"metadata": {"path": str(workdir)}})
     try:
         client.execute()
@@ -106,7 +110,7 @@ def test_notebook_reruns_on_the_same_sandbox(path, tmp_path, monkeypatch):
     texts = []
     for _ in range(2):
         notebook = nbformat.read(path, as_version=4)
-        NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
+        NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3", shutdown_kernel="immediate",
                        resources={"metadata": {"path": str(tmp_path)}}).execute()
         outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
         assert [o for o in outputs if o.output_type == "error"] == []
@@ -130,7 +134,7 @@ def test_every_notebook_twice_then_all_in_reverse_in_one_shared_folder(tmp_path,
     failures = []
     for path in order:
         notebook = nbformat.read(workdir / path.name, as_version=4)
-        client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
+        client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3", shutdown_kernel="immediate",
                                 resources={"metadata": {"path": str(workdir)}})
         try:
             client.execute()

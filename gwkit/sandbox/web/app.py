@@ -30,7 +30,9 @@ from .sandbox import Sandbox, too_large
 
 METHODS = ["GET", "POST", "OPTIONS", "PUT", "DELETE", "PATCH", "HEAD"]
 TIMEOUT_CAP_SECONDS = 600.0  # a timed-out request is held at most this long
-RAW_SEND = "gwkit.send"  # the server's own `send`, kept in the scope for closing a connection
+# An ASGI scope extension: a callable closing the connection without an answer, where the server
+# offers one (uvicorn_adapter.GuardedH11Protocol does).
+CLOSE_CONNECTION = "gwkit.close_connection"
 WORKER_THREADS = 4  # queries and large bodies
 CONTROL_THREADS = 2  # POST /_sandbox/*: clock moves, settle, reset, snapshots, faults
 MOST_TOGETHER = 32  # gateway requests answered in one write transaction (WorkerThread)
@@ -48,6 +50,20 @@ class NoAnswer(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         return None
+
+
+class DroppedConnection(Response):
+    """No answer: the connection is closed, through the server's `CLOSE_CONNECTION` scope extension
+    (fault injection's dropped answer). A server offering none gets the nearest thing, an answer
+    broken off after its head."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        close = scope.get("extensions", {}).get(CLOSE_CONNECTION)
+        if close is None:
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"1")]})
+            raise ConnectionAbortedError("fault injection: answer dropped")
+        close()
+        await asyncio.sleep(0)  # let the server see the disconnection before the app returns
 
 
 class WorkerThread:
@@ -270,8 +286,7 @@ def create_app(
         if outcome.silence == "timeout":
             await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
         if outcome.response is None:
-            await _close_connection(request.scope[RAW_SEND])
-            return NoAnswer()
+            return DroppedConnection()
         answer = outcome.response
         return Response(answer.body, status_code=answer.status, headers=answer.headers)
 
@@ -282,7 +297,6 @@ def create_app(
         work a gateway request does not need (the endpoint answers every error itself)."""
         if scope["type"] != "http":
             return await starlette(scope, receive, send)
-        scope[RAW_SEND] = send
         workers.requests += 1
         try:
             response = (
@@ -354,33 +368,3 @@ async def _read_limited(request: Request, limit: int) -> bytes:
         if size > limit:
             break  # the Sandbox refuses it as too large
     return b"".join(chunks)
-
-
-async def _close_connection(send: Send) -> None:
-    """Close the client's connection without an answer.
-
-    ASGI has no message for that, so the transport is taken from uvicorn's `send`, a method of
-    its request cycle (found through the wrappers uvicorn adds at log level trace).
-    """
-    transport = _transport_of(send)
-    if transport is None:  # pragma: no cover - another ASGI server: the nearest thing, a broken answer
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"1")]})
-        raise ConnectionAbortedError("fault injection: answer dropped")
-    transport.close()
-    await asyncio.sleep(0)  # let the server see the disconnection before the app returns
-
-
-def _transport_of(send: Any, depth: int = 0) -> asyncio.BaseTransport | None:
-    transport = getattr(getattr(send, "__self__", None), "transport", None)
-    if isinstance(transport, asyncio.BaseTransport):
-        return transport
-    for cell in (getattr(send, "__closure__", None) or ()) if depth < 4 else ():
-        try:
-            inner = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        if callable(inner):
-            transport = _transport_of(inner, depth + 1)
-            if transport is not None:
-                return transport
-    return None
