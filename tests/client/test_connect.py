@@ -240,7 +240,7 @@ def test_the_connection_reconciles_a_lost_answer_and_queries_past_the_cap(tmp_pa
         "securitycode": "123",
     }
     gw.auth(baseamount=1050, orderreference="kept", **card)
-    gw.sandbox.drop_next(1, process=True)
+    gw.sandbox.faults.add("drop", count=1, process=True)
     with pytest.raises(gwkit.TransportError):
         gw.auth(baseamount=2000, orderreference="lost", **card)
     result = gw.reconcile(exchange=gw.exchanges[-1])

@@ -13,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
-import secrets
 import threading
-import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, NamedTuple
 
@@ -27,6 +25,7 @@ from ..http import SandboxRequest
 from .faults import GATEWAY_PATHS
 from .injection import Outcome
 from .sandbox import Sandbox, too_large
+from .sandbox import internal_error as sandbox_internal_error
 
 METHODS = ["GET", "POST", "OPTIONS", "PUT", "DELETE", "PATCH", "HEAD"]
 TIMEOUT_CAP_SECONDS = 600.0  # a timed-out request is held at most this long
@@ -311,26 +310,10 @@ def create_app(
     return app
 
 
-def internal_error(request: Request, exc: BaseException) -> JSONResponse:
-    """Log the traceback under a short reference and answer it. The exception's message is left out of
-    both: it may quote request values such as card data."""
-    reference = f"E-{secrets.token_hex(4)}"
-    log.error(
-        "internal error %s on %s %s: %s\n%s",
-        reference,
-        request.method,
-        request.url.path,
-        type(exc).__name__,
-        "".join(traceback.format_tb(exc.__traceback__)),
-    )
-    return JSONResponse(
-        {
-            "error": "internal error",
-            "reference": reference,
-            "detail": f"the sandbox failed on this request; its log has the details under {reference}",
-        },
-        status_code=500,
-    )
+def internal_error(request: Request, exc: BaseException) -> Response:
+    """`sandbox.internal_error`'s answer, as a Starlette response."""
+    answer = sandbox_internal_error(exc, f"{request.method} {request.url.path}")
+    return Response(answer.body, status_code=answer.status, headers=answer.headers)
 
 
 def _not_allowed() -> Response:

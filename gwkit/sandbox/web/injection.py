@@ -190,6 +190,7 @@ def _malformed(sandbox: Served, request: SandboxRequest, fault: ActiveFault, tar
     return Outcome(_marked(SandboxResponse(200, {**JSON_HEADERS}, body), fault))
 
 
+# One way of applying each kind of gwkit.interface.faults.KINDS (tests/sandbox/test_faults.py checks both agree).
 _APPLY: dict[str, Callable[[Served, SandboxRequest, ActiveFault, Target], Outcome]] = {
     "latency": _latency,
     "timeout": _silence,

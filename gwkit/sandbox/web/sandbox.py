@@ -90,7 +90,7 @@ class Sandbox:
         except BodyError as error:  # a page read a body that cannot or may not be read
             return secured(SandboxResponse.bad_body(error))
         except Exception as exc:  # a sandbox bug: an answer the caller can report, and the connection stays
-            return secured(internal_error(exc))
+            return secured(internal_error(exc, f"{request.method} {request.path}"))
 
     def snapshots_of(self, account: Account) -> Snapshots:
         """The snapshots an account saved, covering its sites (an operator's: every site;
@@ -139,8 +139,11 @@ class Sandbox:
         self.gateway.close()
 
 
-def internal_error(exc: Exception) -> SandboxResponse:
-    reference = log_internal_error(exc, "answered HTTP 500")
+def internal_error(exc: BaseException, where: str = "") -> SandboxResponse:
+    """The one answer to a sandbox bug over HTTP: a JSON 500 with the reference its traceback is
+    logged under (`fault.log_internal_error`, the same reference format as the gateway's 99999). The
+    exception's message is left out of both: it may quote request values such as card data."""
+    reference = log_internal_error(exc, f"answered HTTP 500{' to ' + where if where else ''}")
     return SandboxResponse.json(
         {
             "error": "internal error",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -205,8 +206,13 @@ class SandboxHandle:
         return self.sandbox.snapshots
 
     def drop_next(self, count: int = 1, process: bool = True) -> dict[str, Any]:
-        """Fault injection: the next `count` gateway answers are not sent (see faults.py)."""
-        return self.sandbox.faults.set(count, process)
+        """Deprecated: `faults.add("drop", count=count, process=process)`."""
+        warnings.warn(
+            'SandboxHandle.drop_next is deprecated: use handle.faults.add("drop", count=N, process=...)',
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.sandbox.faults.replace_drops(count, process)
 
     def transport(self) -> SandboxTransport:
         return SandboxTransport(self.sandbox)
