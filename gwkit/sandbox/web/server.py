@@ -119,16 +119,11 @@ class SandboxHandle:
     _server: PromptServer = field(repr=False)
     _thread: threading.Thread = field(repr=False)
     _sock: socket.socket = field(repr=False)
-    _listeners: list[Callable[[str], Any]] = field(default_factory=list, repr=False)
 
     def on_change(self, listener: Callable[[str], Any]) -> Callable[[str], Any]:
-        """Call `listener(kind)` after this handle moves the clock ("clock"), settles or resets."""
-        self._listeners.append(listener)
-        return listener
-
-    def _changed(self, kind: str) -> None:
-        for listener in tuple(self._listeners):
-            listener(kind)
+        """Call `listener(kind)` after the sandbox's clock moves ("clock"), it settles or resets
+        (`Sandbox.on_change`)."""
+        return self.sandbox.on_change(listener)
 
     @property
     def username(self) -> str:
@@ -168,20 +163,16 @@ class SandboxHandle:
         progress=None,
         sitereference: str | None = None,
     ) -> dict[str, Any]:
-        report = self.sandbox.gateway.advance(
-            by=by, to=to, progress=progress, sites=self._sites(sitereference)
-        )
-        self._changed("clock")
-        return report
+        """`Sandbox.advance` for this handle's account's sites (or one of them)."""
+        return self.sandbox.advance(by, to, progress, sitereference, account=self.account)
 
     def settle(self, all_pending: bool = False, sitereference: str | None = None) -> dict[str, Any]:
-        report = self.sandbox.gateway.settle(all_pending=all_pending, sites=self._sites(sitereference))
-        self._changed("settle")
-        return report
+        """`Sandbox.settle` for this handle's account's sites (or one of them)."""
+        return self.sandbox.settle(all_pending, sitereference, account=self.account)
 
     def reset(self, sitereference: str | None = None) -> None:
-        self.sandbox.gateway.reset(self._sites(sitereference))
-        self._changed("reset")
+        """`Sandbox.reset` for this handle's account's sites (or one of them)."""
+        self.sandbox.reset(sitereference, account=self.account)
 
     def _sites(self, sitereference: str | None) -> tuple[str, ...]:
         return self.sandbox.gateway.sites_of(self.account, sitereference)
