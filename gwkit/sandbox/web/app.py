@@ -21,7 +21,7 @@ from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from ..http import SandboxRequest
+from ..http import BodyError, SandboxRequest
 from .faults import GATEWAY_PATHS
 from .injection import Outcome
 from .sandbox import Sandbox, too_large
@@ -207,7 +207,7 @@ class Workers:
             return sandbox.answer(request)
         if request.method == "POST" and request.path.startswith("/_sandbox/"):
             return await self._in_thread(self._in(self.control, sandbox.answer, request))
-        if len(request.body) > QUICK_BODY_BYTES or b"TRANSACTIONQUERY" in request.body:
+        if len(request.body) > QUICK_BODY_BYTES or _asks_a_query(sandbox, request):
             return await self._in_thread(self._in(self.slow, sandbox.answer, request))
         if self._may_answer_inline(sandbox):
             return sandbox.answer(request)
@@ -330,6 +330,30 @@ def _body_too_slow(seconds: float) -> JSONResponse:
         status_code=408,
         headers={"connection": "close"},
     )
+
+
+def _asks_a_query(sandbox: Sandbox, request: SandboxRequest) -> bool:
+    """Whether a gateway request holds a request type that only reads (TRANSACTIONQUERY: its length
+    depends on the data). Its body is parsed here once, for every later reader (`parsed_json`)."""
+    if request.method != "POST" or request.path not in GATEWAY_PATHS:
+        return False
+    try:
+        body = request.parsed_json()
+    except BodyError:
+        return False
+    objects = body.get("request") if isinstance(body, dict) else None
+    read_only = sandbox.gateway.tables.read_only
+    for named in objects if isinstance(objects, list) else ():
+        if not isinstance(named, dict):
+            continue
+        types = named.get("requesttypedescriptions", [named.get("requesttypedescription")])  # or the singular
+        if (
+            isinstance(types, list)
+            and all(isinstance(t, str) for t in types)
+            and "+".join(types) in read_only
+        ):
+            return True
+    return False
 
 
 async def _until_disconnected(receive: Receive, cap_seconds: float) -> None:

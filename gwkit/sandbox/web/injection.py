@@ -16,7 +16,7 @@ from ...interface.validation import normalised
 from ...interface.wire import FAULT_HEADER
 from ..gateway.clock import ISO
 from ..gateway.envelopes import answer_reference, envelope
-from ..http import JSON_HEADERS, BodyError, SandboxRequest, SandboxResponse, read_json
+from ..http import JSON_HEADERS, BodyError, SandboxRequest, SandboxResponse
 from . import faultlog
 from .auth import authenticate
 from .endpoint import anonymous_account
@@ -67,7 +67,7 @@ def target_of(sandbox: Served, request: SandboxRequest) -> Target | None:
     """The site a gateway request is for, its request types and amounts; None when no account is known
     (wrong credentials: the 401 is never faulted). Several sites in one envelope: the first by name."""
     try:
-        body = read_json(request.body)
+        body = request.parsed_json()
     except BodyError:
         body = None
     account = authenticate(sandbox.gateway.accounts, request.headers)
