@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gwkit.sandbox.http import BodyError, SandboxRequest
-from gwkit.sandbox.web.app import _asks_a_query
+from gwkit.sandbox.web.workers import _asks_a_query
 from gwkit.sandbox.web.sandbox import Sandbox
 
 

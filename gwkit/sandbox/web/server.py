@@ -24,7 +24,8 @@ from ..gateway.accounts import Account
 from ..gateway.cachetokens import token_rows
 from ..gateway.pgstore import is_postgres_url
 from ..gateway.snapshots import Snapshots
-from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
+from .app import BODY_READ_SECONDS, create_app
+from .workers import WORKER_THREADS, Workers
 from .fault_controls import FaultControls
 from .sandbox import Sandbox
 from .transport import SandboxTransport
