@@ -8,6 +8,8 @@ interval; an AUTH's settlement while it is pending or suspended (`settlestatus` 
 - `settleduedate` (YYYY-MM-DD), today or later on the site's clock: it settles on that day;
 - `settlebaseamount`, only lowered: at most what it would settle now (`settlebaseamount` if set,
   else `baseamount`).
+Once an AUTH has been refunded from, it must settle at least what was refunded: cancelling it is
+60017 naming `settlestatus`, lowering `settlebaseamount` below the refunds is 20007 naming it.
 Settled (100) and cancelled (3) AUTHs, declines, and records of other types answer 60017; a field
 the record does not take is 30000 naming it. All named records change, or none.
 """
@@ -22,6 +24,7 @@ from ...interface.requests import AUTH_UPDATABLE
 from .context import Context
 from .fault import Fault, invalid_field
 from .query import filter_values, requested_sites
+from .refunded import refunded_so_far
 
 NOT_UPDATABLE = Fault(60017)
 
@@ -70,7 +73,21 @@ def update_auth(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> d
     settling = row["settlebaseamount"] or row["baseamount"]
     if "settlebaseamount" in updates and int(updates["settlebaseamount"]) > int(settling):
         raise invalid_field("settlebaseamount")
+    _keeps_refunds_covered(ctx, row, updates)
     return dict(updates)
+
+
+def _keeps_refunds_covered(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> None:
+    """An AUTH refunded from must still settle what was refunded (else money never taken goes back)."""
+    if "settlebaseamount" not in updates and updates.get("settlestatus") != CANCELLED:
+        return
+    refunded = refunded_so_far(ctx.conn, row["transactionreference"])
+    if not refunded:
+        return
+    if updates.get("settlestatus") == CANCELLED:
+        raise Fault(60017, ["settlestatus"])
+    if int(updates["settlebaseamount"]) < refunded:
+        raise Fault(20007, ["settlebaseamount"])
 
 
 PENDING = ("0", "1", "2")
