@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 
 import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.h11_impl import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE, H11Protocol
 
 from ..gateway.accounts import Account
 from ..gateway.cachetokens import token_rows
@@ -29,6 +29,7 @@ from ..gateway.pgstore import is_postgres_url
 from ..gateway.snapshots import Snapshots
 from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
 from .fault_controls import FaultControls
+from .framing import FramingCheckedConnection
 from .sandbox import Sandbox
 from .transport import SandboxTransport
 
@@ -88,7 +89,7 @@ class SandboxConfig(uvicorn.Config):
 
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol, closing a connection whose request head is too slow to arrive,
-    or whose client stops reading its answer.
+    or whose client stops reading its answer, and refusing ambiguous framing (framing.py).
 
     uvicorn times out only idle keep-alive connections, and any byte received resets that; a client
     that connects and sends nothing, or sends a header a byte at a time, would hold it forever. One
@@ -96,6 +97,14 @@ class GuardedH11Protocol(H11Protocol):
 
     _head_timer: asyncio.TimerHandle | None = None
     _stall_timer: asyncio.TimerHandle | None = None
+
+    def __init__(self, config: Any, server_state: Any, app_state: Any, _loop: Any = None) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        size = config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
+        self.conn = FramingCheckedConnection(h11.SERVER, size)  # ambiguous framing: 400 and close
+
+    def send_400_response(self, msg: str) -> None:
+        super().send_400_response(getattr(self.conn, "refusal", None) or msg)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
