@@ -6,8 +6,9 @@ interval; an AUTH's settlement while it is pending or suspended (`settlestatus` 
 - `settlestatus` 0, 1, 2, or 3 to cancel it (the real service's way to cancel an AUTH; a
   cancelled AUTH never settles and is final, as a declined one);
 - `settleduedate` (YYYY-MM-DD), today or later on the site's clock: it settles on that day;
-- `settlebaseamount`, only lowered: at most what it would settle now (`settlebaseamount` if set,
-  else `baseamount`).
+- `settlebaseamount`, at most the authorised `baseamount`: lowered, and raised again up to it (the
+  official client's module tests, written against the real test site, lower an AUTH to 35 and then
+  set it to 50 of 100, and expect both accepted).
 Once an AUTH has been refunded from, it must settle at least what was refunded: cancelling it is
 60017 naming `settlestatus`, lowering `settlebaseamount` below the refunds is 20007 naming it.
 Settled (100) and cancelled (3) AUTHs, declines, and records of other types answer 60017; a field
@@ -70,8 +71,7 @@ def update_auth(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> d
         raise invalid_field("settlestatus")
     if updates.get("settleduedate", ctx.now.date().isoformat()) < ctx.now.date().isoformat():
         raise invalid_field("settleduedate")
-    settling = row["settlebaseamount"] or row["baseamount"]
-    if "settlebaseamount" in updates and int(updates["settlebaseamount"]) > int(settling):
+    if "settlebaseamount" in updates and int(updates["settlebaseamount"]) > int(row["baseamount"]):
         raise invalid_field("settlebaseamount")
     _keeps_refunds_covered(ctx, row, updates)
     return dict(updates)

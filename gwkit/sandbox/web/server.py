@@ -30,6 +30,7 @@ from ..gateway.snapshots import Snapshots
 from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
 from .fault_controls import FaultControls
 from .framing import FramingCheckedConnection
+from .headercase import canonical, canonical_header_case
 from .sandbox import Sandbox
 from .transport import SandboxTransport
 
@@ -216,6 +217,13 @@ class SandboxServer(uvicorn.Server):
             except asyncio.TimeoutError:
                 pass
 
+    async def on_tick(self, counter: int) -> bool:
+        """uvicorn's tick, its own headers (Date, Server) put in canonical case as the app's are."""
+        should_exit = await super().on_tick(counter)
+        state = self.server_state
+        state.default_headers = [(canonical(name), value) for name, value in state.default_headers]
+        return should_exit
+
     def request_exit(self) -> None:
         """Ask the server to stop (any thread): it stops taking connections and ends what is under way."""
         self.should_exit = True
@@ -260,7 +268,9 @@ def server_for(
 ) -> SandboxServer:
     limits = limits or ServerLimits()
     workers = Workers(limits.threads)
-    app = create_app(sandbox, workers=workers, body_read_seconds=limits.body_read_seconds)
+    app = canonical_header_case(
+        create_app(sandbox, workers=workers, body_read_seconds=limits.body_read_seconds)
+    )
     return SandboxServer(uvicorn_config(app, log_level, limits), sandbox, workers)
 
 
