@@ -21,6 +21,7 @@ from . import faultlog
 from .auth import authenticate
 from .endpoint import anonymous_account
 from .faults import GATEWAY_PATHS, ActiveFault
+from .latency import Slot, over_cap
 from .served import Served
 
 GARBAGE = b"\x00\xff<html>upstream sent garbage\xfe\x1f"
@@ -39,6 +40,7 @@ class Outcome:
     silence: str | None = (
         None  # "drop": the connection closes; "timeout": no answer until the client gives up
     )
+    slot: Slot | None = None  # of a delayed answer: released when the delay ends (latency.py)
 
 
 @dataclass(frozen=True)
@@ -129,9 +131,18 @@ def _marked(response: SandboxResponse, fault: ActiveFault) -> SandboxResponse:
 
 
 def _latency(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
-    answer = sandbox.handle(request)
-    _log(sandbox, fault, target, answer)
-    return Outcome(_marked(answer, fault), delay=fault.delay)
+    """Processed now, answered `fault.delay` later, within the site's budget of delayed requests:
+    beyond it, a 429 and nothing processed."""
+    slot = sandbox.latency.take(target.sitereference)
+    if slot is None:
+        return Outcome(_marked(over_cap(target.sitereference, sandbox.latency.cap), fault))
+    try:
+        answer = sandbox.handle(request)
+        _log(sandbox, fault, target, answer)
+    except BaseException:
+        slot.release()
+        raise
+    return Outcome(_marked(answer, fault), delay=fault.delay, slot=slot)
 
 
 def _silence(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:

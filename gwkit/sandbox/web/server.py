@@ -4,7 +4,8 @@ foreground (`gwkit sandbox`).
 A shared server must not be held by its clients: an idle keep-alive connection is closed after
 `keep_alive_seconds`, a request whose head has not fully arrived `header_read_seconds` after it
 started (or after the connection opened) is closed, a body has `body_read_seconds`, and beyond
-`max_connections` open connections a request gets 503 (`ServerLimits`).
+`max_connections` open connections a request gets 503 (`ServerLimits`); requests waiting out an
+injected latency are not counted, they hold their own site's budget (`delayed_per_site`, latency.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
 from .fault_controls import FaultControls
 from .framing import FramingCheckedConnection
 from .headercase import canonical, canonical_header_case
+from .latency import DELAYED_PER_SITE, LatencyBudget
 from .sandbox import Sandbox
 from .transport import SandboxTransport
 
@@ -76,6 +78,8 @@ class ServerLimits:
     write_stall_seconds: float = 30.0  # an answer the client stops reading: closed after this long
     body_read_seconds: float = BODY_READ_SECONDS
     max_connections: int = 200  # beyond this, 503; well under the usual 1024 file descriptors
+    # requests of one site waiting out an injected latency; beyond, 429 (not counted in max_connections)
+    delayed_per_site: int = DELAYED_PER_SITE
     threads: int = WORKER_THREADS  # for queries and large bodies (payments have their own thread)
 
 
@@ -99,10 +103,25 @@ class GuardedH11Protocol(H11Protocol):
     _head_timer: asyncio.TimerHandle | None = None
     _stall_timer: asyncio.TimerHandle | None = None
 
+    _max_connections: int | None = None
+
     def __init__(self, config: Any, server_state: Any, app_state: Any, _loop: Any = None) -> None:
+        self._latency: LatencyBudget | None = getattr(config, "latency", None)
         super().__init__(config, server_state, app_state, _loop)
         size = config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
         self.conn = FramingCheckedConnection(h11.SERVER, size)  # ambiguous framing: 400 and close
+
+    @property
+    def limit_concurrency(self) -> int | None:  # type: ignore[override]
+        """uvicorn's bound on connections and tasks (beyond it, 503), not counting the requests that
+        wait out an injected latency: those hold only their own site's budget (latency.py)."""
+        if self._max_connections is None or self._latency is None:
+            return self._max_connections
+        return self._max_connections + self._latency.delayed
+
+    @limit_concurrency.setter
+    def limit_concurrency(self, value: int | None) -> None:  # set by uvicorn's __init__
+        self._max_connections = value
 
     def send_400_response(self, msg: str) -> None:
         super().send_400_response(getattr(self.conn, "refusal", None) or msg)
@@ -267,11 +286,14 @@ def server_for(
     sandbox: Sandbox, log_level: str = "warning", limits: ServerLimits | None = None
 ) -> SandboxServer:
     limits = limits or ServerLimits()
+    sandbox.latency = LatencyBudget(limits.delayed_per_site)
     workers = Workers(limits.threads)
     app = canonical_header_case(
         create_app(sandbox, workers=workers, body_read_seconds=limits.body_read_seconds)
     )
-    return SandboxServer(uvicorn_config(app, log_level, limits), sandbox, workers)
+    config = uvicorn_config(app, log_level, limits)
+    config.latency = sandbox.latency  # type: ignore[attr-defined]  # GuardedH11Protocol's allowance
+    return SandboxServer(config, sandbox, workers)
 
 
 @dataclass
