@@ -86,6 +86,13 @@ def main(argv: list[str] | None = None) -> int:
         help="a request head must arrive within this, or the connection is closed (default 10)",
     )
     limits.add_argument(
+        "--delayed-per-site",
+        type=_positive(int),
+        default=None,
+        metavar="N",
+        help="requests of one site waiting out an injected latency at once; beyond, 429 (default 20)",
+    )
+    limits.add_argument(
         "--threads",
         type=_positive(int),
         default=None,
@@ -193,6 +200,7 @@ def _worker_command(args: argparse.Namespace, sock: socket.socket) -> list[str]:
         ("--keep-alive", args.keep_alive),
         ("--header-timeout", args.header_timeout),
         ("--threads", args.threads),
+        ("--delayed-per-site", args.delayed_per_site),
     ):
         if value is not None:
             command += [flag, str(value)]
@@ -261,6 +269,7 @@ def _limits(limits_class, args: argparse.Namespace):
         "keep_alive_seconds": args.keep_alive,
         "header_read_seconds": args.header_timeout,
         "threads": args.threads,
+        "delayed_per_site": args.delayed_per_site,
     }
     return limits_class(**{name: value for name, value in given.items() if value is not None})
 

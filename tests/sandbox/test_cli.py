@@ -312,7 +312,13 @@ def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_d
 
 @pytest.mark.parametrize(
     "option, value",
-    [("--max-connections", "0"), ("--keep-alive", "-1"), ("--header-timeout", "soon"), ("--threads", "0")],
+    [
+        ("--max-connections", "0"),
+        ("--keep-alive", "-1"),
+        ("--header-timeout", "soon"),
+        ("--threads", "0"),
+        ("--delayed-per-site", "0"),
+    ],
 )
 def test_a_bad_limit_is_a_clear_error_naming_the_option(db_path, option, value):
     result = subprocess.run(
