@@ -393,23 +393,31 @@ async def hold_delayed(server: Server, until: float, tally: Tally, holders: int,
                 ],
             }
         ).encode()
-        while time.monotonic() < until:
-            await arm()
-            give_up = chance.uniform(2.0, 6.0)
-            try:
-                async with httpx.AsyncClient(
-                    base_url=server.base_url, auth=SLOW[:2], timeout=give_up, headers=JSON
-                ) as http:
+        # One client per holder (per server): making an httpx client costs an SSL context, which
+        # would load this process, not the server. A request that gives up closes its connection.
+        http, generation = None, -1
+        try:
+            while time.monotonic() < until:
+                await arm()
+                if generation != server.generation:
+                    if http is not None:
+                        await http.aclose()
+                    generation = server.generation
+                    http = httpx.AsyncClient(base_url=server.base_url, auth=SLOW[:2], headers=JSON)
+                try:
                     tally.delayed_sent += 1
-                    response = await http.post("/json/", content=body)
-                if response.status_code == 429:
-                    tally.delayed_refused += 1
-                else:
-                    tally.delayed_other += 1
-            except httpx.TimeoutException:
-                pass  # gave up: the connection is closed, the server ends the delay
-            except httpx.TransportError:
-                pass  # a kill
+                    response = await http.post("/json/", content=body, timeout=chance.uniform(2.0, 6.0))
+                    if response.status_code == 429:
+                        tally.delayed_refused += 1
+                    else:
+                        tally.delayed_other += 1
+                except httpx.TimeoutException:
+                    pass  # gave up: the connection is closed, the server ends the delay
+                except httpx.TransportError:
+                    pass  # a kill
+        finally:
+            if http is not None:
+                await http.aclose()
 
     await asyncio.gather(*(holder(n) for n in range(holders)))
 
