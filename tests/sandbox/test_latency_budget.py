@@ -125,3 +125,20 @@ def test_delayed_requests_never_take_the_connection_limit_from_anybody(tenants):
     for sock in held:
         sock.close()
     assert handle.sandbox.latency.wait_until(ALICE, 0, IN_PLACE)
+
+
+def test_timeouts_hold_the_same_budget_and_give_it_back_when_the_client_leaves(tenants):
+    handle, alice, bob = tenants
+    alice.http.post("/_sandbox/faults/clear", json={})
+    timeout = {"kind": "timeout", "count": 1000, "requesttypes": ["AUTH"]}
+    assert alice.http.post("/_sandbox/faults", json=timeout).status_code == 200
+    held = held_auths(handle, 8)  # each held until its client gives up
+    refused = alice.http.post(
+        "/json/",
+        json={"alias": alice.username, "version": "1.00", "request": [card_auth(sitereference=ALICE)]},
+    )
+    assert refused.status_code == 429 and refused.json()["limit_requests"] == 8
+    assert bob.one(card_auth(sitereference=BOB))["errorcode"] == "0"
+    for sock in held:
+        sock.close()
+    assert handle.sandbox.latency.wait_until(ALICE, 0, IN_PLACE)

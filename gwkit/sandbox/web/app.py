@@ -277,7 +277,11 @@ def create_app(
             if left:
                 return NoAnswer()
         if outcome.silence == "timeout":
-            await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
+            try:
+                await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
+            finally:
+                if outcome.slot is not None:
+                    outcome.slot.release()
         if outcome.response is None:
             await _close_connection(request.scope[RAW_SEND])
             return NoAnswer()

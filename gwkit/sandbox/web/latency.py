@@ -1,9 +1,9 @@
 """Injected latency, bounded per site: a tenant's delays hold only that tenant's budget.
 
-A `latency` fault answers a request later. Each request waiting out its delay takes a slot of its
-site's budget (`LatencyBudget`, `cap` slots per site); a request the fault picks while its site's
-slots are all taken is refused at once with HTTP 429 naming the cap, before anything is processed
-(no payment is made). The slot is given back when the answer is sent or the client disconnects
+A `latency` fault answers a request later, a `timeout` fault not at all until the client gives up.
+Each request held so takes a slot of its site's budget (`LatencyBudget`, `cap` slots per site); a
+request such a fault picks while its site's slots are all taken is refused at once with HTTP 429
+naming the cap, before anything is processed (no payment is made). The slot is given back when the answer is sent or the client disconnects
 (the delay ends then: app.py). The server does not count delayed requests against its connection
 limit (server.py), so one tenant's delays never make anyone else's requests, or the health and
 control routes, wait or fail.
