@@ -1,0 +1,200 @@
+"""Where the proxy forwards: a gateway over HTTP(S), the embedded sandbox, or a cassette.
+
+Each upstream is an `httpx.AsyncClient` posting to the gateway path, plus what it changes on the
+way. A real gateway gets the application's request as sent (its credentials pass through). The
+sandbox gets it with the application's credentials and site references mapped to a sandbox account
+and site, and its answer mapped back, so the application needs no sandbox account and changes
+nothing. A cassette answers as `gwkit.cassette` replays: each recording once, matched the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from ..cassette import Cassette, CassetteMiss
+from ..interface.wire import GATEWAY_PATH
+from ..sandbox import Sandbox, SandboxTransport
+from ..sandbox.gateway.accounts import Account
+
+# Headers of the application's request that the gateway reads (the official clients send the
+# request reference and version info as headers); nothing else is forwarded.
+FORWARDED_HEADERS = ("authorization", "content-type", "accept", "requestreference", "versioninfo", "origin")
+UPSTREAM_TIMEOUT = httpx.Timeout(90.0, connect=10.0)  # the real gateway may take a minute to answer
+
+
+@dataclass(frozen=True)
+class UpstreamAnswer:
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
+class UpstreamError(Exception):
+    """The upstream gave no answer: it could not be reached, it timed out or closed the connection,
+    or (a cassette) it has no recording for the request."""
+
+
+class Upstream:
+    """Posts a request body to the gateway path of one upstream."""
+
+    name = "upstream"
+
+    def __init__(self, url: str, transport: httpx.AsyncBaseTransport | None = None, **options: Any):
+        self.url = gateway_url(url)
+        self._client = httpx.AsyncClient(transport=transport, timeout=UPSTREAM_TIMEOUT, **options)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r})"
+
+    async def send(self, headers: Mapping[str, str], body: bytes) -> UpstreamAnswer:
+        forwarded = {name: headers[name] for name in FORWARDED_HEADERS if name in headers}
+        try:
+            answer = await self._client.post(self.url, content=body, headers=forwarded)
+        except (httpx.HTTPError, CassetteMiss) as exc:
+            raise UpstreamError(f"{type(exc).__name__}: {exc}") from None
+        return UpstreamAnswer(answer.status_code, dict(answer.headers), answer.content)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def gateway_url(url: str) -> str:
+    """The gateway endpoint of a base URL, as the official clients make it (`https://host/json/`)."""
+    parsed = httpx.URL(url)
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"the upstream must be an http:// or https:// URL, not {url!r}")
+    return str(parsed.copy_with(path=GATEWAY_PATH, query=None, fragment=None))
+
+
+class GatewayUpstream(Upstream):
+    """A gateway over HTTP or HTTPS (`ca`: a PEM file of the certificates to trust, else the system's)."""
+
+    name = "gateway"
+
+    def __init__(self, url: str, *, ca: str | os.PathLike[str] | None = None):
+        verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=os.fspath(ca)) if ca else True
+        super().__init__(url, verify=verify)
+
+
+class CassetteUpstream(Upstream):
+    """A cassette answering as `gwkit.cassette` replays it (each recording once; a miss is an error)."""
+
+    name = "cassette"
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.cassette = Cassette(path)
+        if not self.cassette.path.exists():
+            raise ValueError(f"no cassette at {self.cassette.path}")
+        self.transport = self.cassette.transport()
+        super().__init__("http://cassette.invalid", transport=self.transport)
+
+
+class SandboxUpstream(Upstream):
+    """The embedded sandbox, in-process: credentials and site references mapped to `account`."""
+
+    name = "sandbox"
+
+    def __init__(self, sandbox: Sandbox, account: Account | None = None):
+        self.sandbox = sandbox
+        self.account = account or sandbox.default_account
+        token = f"{self.account.username}:{self.account.password}".encode()
+        self._authorization = "Basic " + base64.b64encode(token).decode("ascii")
+        super().__init__("http://sandbox.invalid", transport=_InThread(SandboxTransport(sandbox)))
+
+    @property
+    def sitereference(self) -> str:
+        return self.account.sitereferences[0]
+
+    async def send(self, headers: Mapping[str, str], body: bytes) -> UpstreamAnswer:
+        envelope = _json_or_none(body)
+        if envelope is None:  # not JSON: the sandbox answers it as the gateway would, unmapped
+            return await super().send({**headers, "authorization": self._authorization}, body)
+        sites = _sites_named(envelope)
+        mapped = json.dumps(_map_sites(envelope, self.sitereference, self.account.username)).encode()
+        answer = await super().send({**headers, "authorization": self._authorization}, mapped)
+        answered = _json_or_none(answer.body)
+        if not sites or not isinstance(answered, dict):
+            return answer
+        back = json.dumps(_answer_sites(answered, self.sitereference, sites[0])).encode()
+        return UpstreamAnswer(answer.status, answer.headers, back)
+
+
+class _InThread(httpx.AsyncBaseTransport):
+    """A synchronous transport run in a worker thread, so the proxy's event loop never waits on it."""
+
+    def __init__(self, transport: httpx.BaseTransport):
+        self._transport = transport
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        sync_request = httpx.Request(request.method, request.url, headers=request.headers, content=body)
+        answer = await asyncio.to_thread(self._transport.handle_request, sync_request)
+        return httpx.Response(answer.status_code, headers=answer.headers, content=answer.read())
+
+
+def _json_or_none(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _objects(envelope: Any) -> list[dict[str, Any]]:
+    objects = envelope.get("request") if isinstance(envelope, dict) else None
+    return [o for o in objects if isinstance(o, dict)] if isinstance(objects, list) else []
+
+
+def _sites_named(envelope: Any) -> list[str]:
+    """The site references the application named: in its request objects, then in their filters."""
+    named = [o["sitereference"] for o in _objects(envelope) if isinstance(o.get("sitereference"), str)]
+    for obj in _objects(envelope):
+        query = obj.get("filter")
+        values = query.get("sitereference") if isinstance(query, dict) else None
+        for value in values if isinstance(values, list) else ():
+            if isinstance(value, dict) and isinstance(value.get("value"), str):
+                named.append(value["value"])
+    return named
+
+
+def _map_sites(envelope: dict[str, Any], site: str, username: str) -> dict[str, Any]:
+    """The envelope with every site reference (and the alias) the sandbox's."""
+    mapped = dict(envelope)
+    if "alias" in mapped:
+        mapped["alias"] = username
+    if isinstance(envelope.get("request"), list):
+        mapped["request"] = [_map_object(o, site) if isinstance(o, dict) else o for o in envelope["request"]]
+    return mapped
+
+
+def _map_object(request: dict[str, Any], site: str) -> dict[str, Any]:
+    mapped = dict(request)
+    if isinstance(mapped.get("sitereference"), str):
+        mapped["sitereference"] = site
+    query = mapped.get("filter")
+    if isinstance(query, dict) and isinstance(query.get("sitereference"), list):
+        mapped["filter"] = {**query, "sitereference": [{"value": site}]}
+    return mapped
+
+
+def _answer_sites(answer: Any, sandbox_site: str, site: str) -> Any:
+    """The sandbox's answer with its site reference the application's, at any depth (the records
+    of a TRANSACTIONQUERY answer have theirs)."""
+    if isinstance(answer, dict):
+        return {
+            key: site
+            if key == "sitereference" and value == sandbox_site
+            else _answer_sites(value, sandbox_site, site)
+            for key, value in answer.items()
+        }
+    if isinstance(answer, list):
+        return [_answer_sites(item, sandbox_site, site) for item in answer]
+    return answer
