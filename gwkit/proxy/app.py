@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..interface.wire import GATEWAY_PATH
+from ..sandbox.web.server import bind  # TCP_NODELAY on every connection: no delayed-ACK waits
 from .proxy import Answer, Proxy
 
 MAX_BODY_BYTES = 1_048_576  # as the sandbox: far more than any envelope needs
@@ -146,15 +147,6 @@ def server_for(proxy: Proxy, log_level: str = "warning") -> uvicorn.Server:
     return uvicorn.Server(config)
 
 
-def bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(1024)
-    return sock
-
-
 @dataclass
 class ProxyHandle:
     """A proxy serving on loopback in a background thread: point an application at `base_url`."""
@@ -173,7 +165,12 @@ class ProxyHandle:
     def faults(self) -> Any:
         return self.proxy.faults
 
+    def flush(self) -> None:
+        """Wait until every exchange so far is journalled, recorded and shown (`Proxy.flush`)."""
+        self.proxy.flush()
+
     def stop(self) -> None:
+        self.proxy.flush()
         self._server.should_exit = True
         self._thread.join(timeout=30)
         self._sock.close()

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
+import queue
 import threading
 import time
 from collections import deque
@@ -28,6 +30,7 @@ from .exchanges import PROXY, UPSTREAM, ProxyExchange, problem_line
 from .faults import ProxyFaults
 from .upstreams import Upstream, UpstreamAnswer, UpstreamError
 
+log = logging.getLogger("gwkit.proxy")
 JSON_TYPE = {"content-type": "application/json; charset=utf-8"}
 KEPT_EXCHANGES = 10_000  # the most recent exchanges kept in memory for views; the journal keeps all
 _PROXY_REASONS = {
@@ -56,6 +59,10 @@ class Proxy:
     `strict`: an invalid request is answered here as the gateway would answer it (30000, its
     `errordata` naming the fields) and never forwarded. `echo(line)` is called with a line for each
     validation problem as it is met and a summary of each exchange (the CLI prints them).
+
+    An exchange is kept in `exchanges` before its answer is sent; the journal, the cassette, the
+    summary line and the listeners get it from one writer thread, in order, off the answer's path
+    (`flush()` waits for them).
     """
 
     def __init__(
@@ -80,6 +87,8 @@ class Proxy:
         self._exchanges: deque[ProxyExchange] = deque(maxlen=KEPT_EXCHANGES)
         self._listeners: list[Callable[[ProxyExchange], Any]] = []
         self._lock = threading.Lock()
+        self._written: queue.Queue[ProxyExchange] = queue.Queue()
+        threading.Thread(target=self._write, name="gwkit-proxy-writer", daemon=True).start()
 
     def __repr__(self) -> str:
         return f"Proxy(upstream={self.upstream!r}, strict={self.strict}, exchanges={len(self._exchanges)})"
@@ -153,9 +162,26 @@ class Proxy:
         error = f"injected fault: {fault.kind}" if answer.silence else None
         return answer, (UPSTREAM if fault.kind == "latency" else PROXY), error
 
+    def flush(self) -> None:
+        """Wait until every exchange so far is journalled, recorded, echoed and given to the listeners."""
+        self._written.join()
+
     def _keep(self, exchange: ProxyExchange) -> None:
         with self._lock:
             self._exchanges.append(exchange)
+        self._written.put(exchange)
+
+    def _write(self) -> None:
+        while True:
+            exchange = self._written.get()
+            try:
+                self._record(exchange)
+            except Exception:  # a full disk, a listener's bug: the proxy goes on answering, and says so
+                log.exception("exchange #%d could not be recorded", exchange.number)
+            finally:
+                self._written.task_done()
+
+    def _record(self, exchange: ProxyExchange) -> None:
         if self.journal is not None:
             self.journal.record(exchange.exchange, kind="proxy")
         if self.cassette is not None:

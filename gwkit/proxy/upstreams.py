@@ -22,7 +22,7 @@ import httpx
 
 from ..cassette import Cassette, CassetteMiss
 from ..interface.wire import GATEWAY_PATH
-from ..sandbox import Sandbox, SandboxTransport
+from ..sandbox import Sandbox, SandboxRequest
 from ..sandbox.gateway.accounts import Account
 
 # Headers of the application's request that the gateway reads (the official clients send the
@@ -99,7 +99,9 @@ class CassetteUpstream(Upstream):
 
 
 class SandboxUpstream(Upstream):
-    """The embedded sandbox, in-process: credentials and site references mapped to `account`."""
+    """The embedded sandbox, in-process (no socket, no HTTP client): credentials and site references
+    mapped to `account`. Its answer comes from a worker thread, so the proxy's event loop never waits
+    on it; the sandbox's own faults apply as over HTTP."""
 
     name = "sandbox"
 
@@ -108,7 +110,10 @@ class SandboxUpstream(Upstream):
         self.account = account or sandbox.default_account
         token = f"{self.account.username}:{self.account.password}".encode()
         self._authorization = "Basic " + base64.b64encode(token).decode("ascii")
-        super().__init__("http://sandbox.invalid", transport=_InThread(SandboxTransport(sandbox)))
+        self.url = SANDBOX_URL
+
+    def __repr__(self) -> str:
+        return f"SandboxUpstream({self.account.username!r}, sitereference={self.sitereference!r})"
 
     @property
     def sitereference(self) -> str:
@@ -116,29 +121,37 @@ class SandboxUpstream(Upstream):
 
     async def send(self, headers: Mapping[str, str], body: bytes) -> UpstreamAnswer:
         envelope = _json_or_none(body)
-        if envelope is None:  # not JSON: the sandbox answers it as the gateway would, unmapped
-            return await super().send({**headers, "authorization": self._authorization}, body)
         sites = _sites_named(envelope)
-        mapped = json.dumps(_map_sites(envelope, self.sitereference, self.account.username)).encode()
-        answer = await super().send({**headers, "authorization": self._authorization}, mapped)
-        answered = _json_or_none(answer.body)
-        if not sites or not isinstance(answered, dict):
+        if isinstance(envelope, dict):
+            body = json.dumps(_map_sites(envelope, self.sitereference, self.account.username)).encode()
+        answer = await self._answer(headers, body)
+        answered = _json_or_none(answer.body) if sites else None
+        if not isinstance(answered, dict):
             return answer
         back = json.dumps(_answer_sites(answered, self.sitereference, sites[0])).encode()
         return UpstreamAnswer(answer.status, answer.headers, back)
 
+    async def _answer(self, headers: Mapping[str, str], body: bytes) -> UpstreamAnswer:
+        forwarded = {name: headers[name] for name in FORWARDED_HEADERS if name in headers}
+        request = SandboxRequest(
+            "POST",
+            GATEWAY_PATH,
+            {**forwarded, "authorization": self._authorization},
+            body,
+            base_url=SANDBOX_URL,
+        )
+        outcome = await asyncio.to_thread(self.sandbox.answer, request)
+        if outcome.delay:
+            await asyncio.sleep(outcome.delay)
+        if outcome.response is None:  # the sandbox's own fault injection: no answer
+            raise UpstreamError(f"the sandbox sent no answer (its fault: {outcome.silence})")
+        return UpstreamAnswer(outcome.response.status, outcome.response.headers, outcome.response.body)
 
-class _InThread(httpx.AsyncBaseTransport):
-    """A synchronous transport run in a worker thread, so the proxy's event loop never waits on it."""
+    async def aclose(self) -> None:
+        pass
 
-    def __init__(self, transport: httpx.BaseTransport):
-        self._transport = transport
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = await request.aread()
-        sync_request = httpx.Request(request.method, request.url, headers=request.headers, content=body)
-        answer = await asyncio.to_thread(self._transport.handle_request, sync_request)
-        return httpx.Response(answer.status_code, headers=answer.headers, content=answer.read())
+SANDBOX_URL = "http://sandbox.invalid"
 
 
 def _json_or_none(body: bytes) -> Any:

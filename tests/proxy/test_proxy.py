@@ -192,6 +192,7 @@ def test_the_official_client_makes_every_request_type_through_the_proxy_to_the_s
         ]  # the refund inherits it
     )
     assert {r["sitereference"] for r in kept} == {box.default_account.sitereferences[0]}
+    handle.flush()  # the summary lines come from the proxy's writer thread
     assert [e.request_types for e in handle.exchanges] == [
         ("AUTH",),
         ("THREEDQUERY",),
@@ -234,6 +235,7 @@ def test_an_invalid_request_is_reported_naming_the_field_and_the_rule_and_forwar
     )
     (record,) = response["responses"]
     assert (record["errorcode"], record["errordata"]) == ("30000", ["baseamount", "pan"])  # the sandbox's
+    handle.flush()
     (exchange,) = handle.exchanges
     assert exchange.answered_by == UPSTREAM
     assert [(p.field, p.rule) for p in exchange.problems] == [
@@ -266,6 +268,7 @@ def test_strict_answers_an_invalid_request_itself_and_never_forwards_it(run_prox
             "Invalid field",
         )
         assert record["errordata"] == ["currencyiso3a", "expirydate"]
+        handle.flush()
         assert handle.exchanges[0].answered_by == PROXY and "[answered by the proxy]" in lines[-1]
 
         ok(api.process({"requesttypedescriptions": ["AUTH"], **card()}))  # a valid one goes through
@@ -336,6 +339,7 @@ def test_a_seeded_fault_is_injected_exactly_as_specified(box, run_proxy):
         )
         api.process({"requesttypedescriptions": ["ACCOUNTCHECK"], **card()})  # not an AUTH: never faulted
 
+    handle.flush()
     draws = random.Random(20)  # the fault's own random source: a draw per AUTH, then its delay
     expected = [(number, draws.uniform(1, 4)) for number in range(10) if draws.random() < 0.5]
     faulted = [e for e in handle.exchanges if e.fault]
@@ -401,7 +405,7 @@ def test_nothing_holds_a_password_a_full_pan_or_a_security_code(box, run_proxy, 
     api = official(handle.base_url)
     ok(api.process({"requesttypedescriptions": ["AUTH"], **card()}))
     api.process({"requesttypedescriptions": ["AUTH"], **card(pan=MASTERCARD, baseamount="x")})  # invalid
-    handle.proxy.journal._db.execute("PRAGMA wal_checkpoint(FULL)")
+    handle.flush()  # journalled and recorded; the journal's WAL file is read with it below
 
     kept = {
         "journal": b"".join(p.read_bytes() for p in tmp_path.glob("journal.db*")),
@@ -456,6 +460,7 @@ def test_an_unreachable_upstream_is_a_502_naming_it(run_proxy):
     handle, lines = run_proxy(GatewayUpstream(gateway.base_url))
     answer = httpx.post(handle.base_url + "/json/", json={"request": [{}]})
     assert answer.status_code == 502 and answer.json()["error"] == "upstream failed"
+    handle.flush()
     assert "ConnectError" in lines[-1]
 
 
