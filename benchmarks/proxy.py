@@ -94,9 +94,11 @@ def main() -> None:
     ):
         print(f"{label:<26} {wall[name]:.3f} ms/AUTH wall, {cpu[name]:.3f} ms/AUTH CPU")
     print(f"proxy's own CPU:           {cpu['proxy'] - cpu['direct']:.3f} ms/AUTH more")
-    print(f"proxy_without_journal_vs_direct: {wall['proxy_without_journal'] / wall['direct']:.2f}x")
     verdict = "meets" if ratio <= TARGET_RATIO else "misses"
-    print(f"proxy_vs_direct: {ratio:.2f}x ({verdict} the target of at most {TARGET_RATIO}x)")
+    print(f"through the proxy vs direct: {ratio:.2f}x ({verdict} the target of at most {TARGET_RATIO}x)")
+    print(f"ratio proxy_vs_direct {ratio:.3f}")
+    print(f"ratio proxy_without_journal_vs_direct {wall['proxy_without_journal'] / wall['direct']:.3f}")
+    print(f"ratio proxy_cpu_vs_direct_cpu {cpu['proxy'] / cpu['direct']:.3f}")
 
 
 if __name__ == "__main__":
