@@ -196,6 +196,7 @@ def run_proxy(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous_sigterm)
         sock.close()
+        proxy.flush()  # every exchange answered is journalled and recorded before the process ends
         if box is not None:
             box.close()
     print("gwkit proxy stopped.", flush=True)
