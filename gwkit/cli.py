@@ -11,6 +11,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from .cassette import Cassette
@@ -142,6 +143,11 @@ def _add_proxy_command(commands) -> None:
         "--db", default=None, help="the sandbox's database (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db)"
     )
     proxy.add_argument(
+        "--no-drift",
+        action="store_true",
+        help="with an http(s) upstream, do not also play the session against a shadow sandbox",
+    )
+    proxy.add_argument(
         "--journal",
         type=Path,
         default=None,
@@ -166,10 +172,20 @@ def run_proxy(args: argparse.Namespace) -> int:
     except (px.FaultsError, ValueError, OSError, sqlite3.Error) as exc:
         print(f"gwkit proxy: {exc}", file=sys.stderr)
         return 2
+    shadow = None
+    if isinstance(upstream, px.GatewayUpstream) and not args.no_drift:  # the shadow lives for this run only
+        shadow_box = sb.Sandbox(Path(tempfile.mkdtemp(prefix="gwkit-shadow-")) / "shadow.db")
+        shadow = px.Shadow(px.SandboxUpstream(shadow_box))
     journal = Journal(args.journal) if args.journal else Journal()
     cassette = Cassette(args.cassette) if args.cassette else None
     proxy = px.Proxy(
-        upstream, strict=args.strict, faults=faults, journal=journal, cassette=cassette, echo=_say
+        upstream,
+        strict=args.strict,
+        faults=faults,
+        journal=journal,
+        cassette=cassette,
+        echo=_say,
+        shadow=shadow,
     )
     try:
         sock = px.app.bind("127.0.0.1", args.port)
@@ -186,6 +202,10 @@ def run_proxy(args: argparse.Namespace) -> int:
         print(f"  cassette:  {cassette.path}")
     print(f"  strict:    {'yes: invalid requests are answered here' if args.strict else 'no'}")
     print(f"  faults:    {len(faults.active())}")
+    if shadow is not None:
+        print(
+            f"  drift:     each answer compared with a shadow sandbox's ({shadow.sandbox.sandbox.store.path})"
+        )
     print("Press Ctrl-C to stop.", flush=True)
     server = px.app.server_for(proxy)
     previous_sigterm = signal.signal(signal.SIGTERM, _stop_on_sigterm)
@@ -197,8 +217,9 @@ def run_proxy(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous_sigterm)
         sock.close()
         proxy.flush()  # every exchange answered is journalled and recorded before the process ends
-        if box is not None:
-            box.close()
+        for opened in (box, shadow.sandbox.sandbox if shadow else None):
+            if opened is not None:
+                opened.close()
     print("gwkit proxy stopped.", flush=True)
     return 0
 

@@ -12,6 +12,7 @@ command line (docs/proxy.md).
 """
 
 from .app import MAX_BODY_BYTES, ProxyHandle, create_app, start
+from .drift import Shadow
 from .exchanges import PROXY, UPSTREAM, ProxyExchange
 from .faults import FaultsError, ProxyFaults
 from .proxy import Answer, Proxy
@@ -30,6 +31,7 @@ __all__ = [
     "ProxyFaults",
     "ProxyHandle",
     "SandboxUpstream",
+    "Shadow",
     "Upstream",
     "UpstreamError",
     "create_app",

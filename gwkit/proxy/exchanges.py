@@ -4,7 +4,7 @@ answered it, and the fault it got; and the one-line terminal summary of it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +22,7 @@ class ProxyExchange:
     exchange: Exchange  # masked: what the application sent and what it was answered
     problems: tuple[Problem, ...] = ()
     answered_by: str = UPSTREAM
-    drift: tuple[str, ...] = field(default=())  # reserved for comparisons with a shadow sandbox
+    drift: tuple[str, ...] = ()  # how the upstream's answer differs from a shadow sandbox's (drift.py)
 
     @property
     def started_at(self) -> datetime:
@@ -80,6 +80,8 @@ class ProxyExchange:
         notes = ["answered by the proxy" if self.answered_by == PROXY else ""]
         notes += [f"fault: {self.fault}" if self.fault else ""]
         notes += [f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}" if self.problems else ""]
+        more = f"; and {len(self.drift) - 2} more" if len(self.drift) > 2 else ""
+        notes += [f"drift: {'; '.join(self.drift[:2])}{more}" if self.drift else ""]
         shown = "".join(f" [{note}]" for note in notes if note)
         return f"{row['time']} #{self.number} {row['request']} -> {answer} in {row['ms']} ms{shown}"
 

@@ -26,6 +26,7 @@ from ..journal import Journal
 from ..sandbox.gateway.envelopes import answer_reference, envelope, error_record
 from ..sandbox.gateway.fault import Fault
 from ..sandbox.http import BodyError, read_json
+from .drift import Shadow
 from .exchanges import PROXY, UPSTREAM, ProxyExchange, problem_line
 from .faults import ProxyFaults
 from .upstreams import Upstream, UpstreamAnswer, UpstreamError
@@ -75,6 +76,7 @@ class Proxy:
         cassette: Cassette | None = None,
         echo: Callable[[str], Any] | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        shadow: Shadow | None = None,
     ):
         self.upstream = upstream
         self.strict = strict
@@ -83,6 +85,7 @@ class Proxy:
         self.cassette = cassette
         self._echo = echo
         self._sleep = sleep
+        self.shadow = shadow  # drift: each forwarded request also answered by a shadow sandbox
         self._numbers = itertools.count(1)
         self._exchanges: deque[ProxyExchange] = deque(maxlen=KEPT_EXCHANGES)
         self._listeners: list[Callable[[ProxyExchange], Any]] = []
@@ -112,13 +115,15 @@ class Proxy:
         for problem in problems:
             self._say(problem_line(number, types, problem))
         reference = answer_reference(headers.get("requestreference"), _objects(sent))
-        fault = None
+        fault, drift = None, ()
         if problems and self.strict:
             answer, answered_by, error = _refused(sent, problems, reference), PROXY, None
         else:
             site, amounts = _site_and_amounts(sent)
             fault = self.faults.pick(site, list(types), amounts) if self.faults else None
-            answer, answered_by, error = await self._forward(headers, body, fault, types, reference)
+            answer, answered_by, error, upstream = await self._forward(headers, body, fault, types, reference)
+            if self.shadow is not None and upstream is not None:
+                drift = await self.shadow.drift(headers, body, upstream)
         exchange = Exchange.at(
             started,
             elapsed=time.perf_counter() - clock,
@@ -132,7 +137,7 @@ class Proxy:
             requestreference=reference,
             fault=fault.kind if fault else None,
         )
-        self._keep(ProxyExchange(number, exchange, tuple(problems), answered_by))
+        self._keep(ProxyExchange(number, exchange, tuple(problems), answered_by, drift))
         return answer
 
     async def _forward(
@@ -142,8 +147,8 @@ class Proxy:
         fault: Any,
         types: tuple[str, ...],
         reference: str | None,
-    ) -> tuple[Answer, str, str | None]:
-        """Forward (unless the fault says not to), then act on the fault."""
+    ) -> tuple[Answer, str, str | None, UpstreamAnswer | None]:
+        """Forward (unless the fault says not to), then act on the fault; the upstream's own answer too."""
         forwards = (
             fault is None or fault.kind == "latency" or fault.params.get("process", fault.params.get("made"))
         )
@@ -153,14 +158,14 @@ class Proxy:
                 upstream = await self.upstream.send(headers, body)
             except UpstreamError as exc:
                 answer = Answer(502, dict(JSON_TYPE), _json({"error": "upstream failed", "detail": str(exc)}))
-                return answer, PROXY, str(exc)
+                return answer, PROXY, str(exc), None
         if fault is None:
-            return _passed(upstream), UPSTREAM, None
+            return _passed(upstream), UPSTREAM, None, upstream
         answer = _faulted(fault, upstream, types, reference)
         if fault.delay:
             await self._sleep(fault.delay)
         error = f"injected fault: {fault.kind}" if answer.silence else None
-        return answer, (UPSTREAM if fault.kind == "latency" else PROXY), error
+        return answer, (UPSTREAM if fault.kind == "latency" else PROXY), error, upstream
 
     def flush(self) -> None:
         """Wait until every exchange so far is journalled, recorded, echoed and given to the listeners."""
