@@ -474,3 +474,47 @@ def test_the_cli_refuses_a_bad_faults_file_naming_the_rule(tmp_path, capsys):
     assert main(["proxy", "--upstream", f"cassette:{tmp_path / 'none.jsonl'}"]) == 2
     assert "no cassette at" in capsys.readouterr().err
     assert main(["proxy", "--upstream", "ftp://gateway.example"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("fault", "processed"),
+    [
+        ({"kind": "http_status", "status": 503}, True),
+        ({"kind": "http_status", "status": 502, "process": False}, False),
+        ({"kind": "malformed", "body": "garbage"}, True),
+        ({"kind": "malformed", "body": "truncated"}, True),
+        ({"kind": "drop"}, True),
+        ({"kind": "timeout", "process": False}, False),
+    ],
+)
+def test_each_fault_kind_answers_as_specified_and_forwards_only_when_it_says(
+    box, run_proxy, fault, processed
+):
+    handle, _ = run_proxy(SandboxUpstream(box), faults=ProxyFaults([fault]))
+    envelope = {
+        "alias": APP_USER,
+        "version": "1.00",
+        "request": [{"requesttypedescriptions": ["AUTH"], **card(orderreference="k")}],
+    }
+    try:
+        answer = httpx.post(
+            handle.base_url + "/json/", json=envelope, auth=(APP_USER, APP_PASSWORD), timeout=2
+        )
+    except (
+        httpx.RemoteProtocolError,
+        httpx.ReadTimeout,
+    ) as exc:  # drop: closed; timeout: the client gives up
+        assert fault["kind"] in ("drop", "timeout"), exc
+    else:
+        assert answer.headers["x-gwkit-fault"] == fault["kind"]
+        if fault["kind"] == "http_status":
+            assert answer.status_code == fault["status"] and f"{fault['status']} " in answer.text
+        elif fault["body"] == "garbage":
+            assert answer.status_code == 200 and answer.content.startswith(b"\x00\xff")
+        else:
+            with pytest.raises(ValueError):
+                answer.json()
+    handle.flush()
+    (exchange,) = handle.exchanges
+    assert exchange.fault == fault["kind"]
+    assert len(_sandbox_query(box, "k")) == (1 if processed else 0)
