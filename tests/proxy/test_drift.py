@@ -8,6 +8,7 @@ from datetime import datetime
 import httpx
 import pytest
 import securetrading
+from support.sandbox import card_auth
 
 import gwkit.sandbox
 from gwkit.proxy import GatewayUpstream, Proxy, SandboxUpstream, Shadow, start
@@ -29,17 +30,7 @@ def drifting(tmp_path):
 
 
 def card(site: str, **fields) -> dict:
-    return {
-        "requesttypedescriptions": ["AUTH"],
-        "sitereference": site,
-        "accounttypedescription": "ECOM",
-        "currencyiso3a": "GBP",
-        "baseamount": "1050",
-        "pan": "4111111111111111",
-        "expirydate": "12/2030",
-        "securitycode": "739",
-        **fields,
-    }
+    return card_auth(sitereference=site, **fields)
 
 
 def test_each_answer_is_compared_with_the_shadow_sandbox_references_mapped(drifting):

@@ -6,6 +6,7 @@ from datetime import datetime
 
 import pytest
 import securetrading
+from support.sandbox import card_auth
 
 import gwkit.sandbox
 from gwkit.proxy import Proxy, ProxyFaults, SandboxUpstream, start
@@ -15,17 +16,7 @@ SITE = "merchant_site_1"
 
 
 def auth(**fields) -> dict:
-    return {
-        "requesttypedescriptions": ["AUTH"],
-        "sitereference": SITE,
-        "accounttypedescription": "ECOM",
-        "currencyiso3a": "GBP",
-        "baseamount": "1050",
-        "pan": "4111111111111111",
-        "expirydate": "12/2030",
-        "securitycode": "739",
-        **fields,
-    }
+    return card_auth(sitereference=SITE, **fields)
 
 
 @pytest.fixture
