@@ -20,6 +20,7 @@ from typing import Any
 from ..cassette import Cassette, Recording
 from ..exchange import Exchange
 from ..interface.codes import message_of
+from ..interface.requests import SINGLE_TYPES
 from ..interface.validation import Problem, errordata, normalised, validate_request
 from ..interface.wire import FAULT_HEADER
 from ..journal import Journal
@@ -129,7 +130,7 @@ class Proxy:
             elapsed=time.perf_counter() - clock,
             target=self.upstream.url,
             alias=str(sent.get("alias") or "") if isinstance(sent, dict) else "",
-            request=sent if isinstance(sent, dict) else {"body": "(not a JSON object)"},
+            request=sent if isinstance(sent, dict) else {"body": "(not a JSON object)"},  # a BodyError too
             response=_json_object(answer.body) if answer.silence is None else None,
             status_code=answer.status if answer.silence is None else None,
             error=error,
@@ -201,11 +202,12 @@ class Proxy:
 
 
 def _read(body: bytes) -> tuple[Any, list[Problem]]:
-    """The envelope sent and every problem of it, each naming the field and the rule."""
+    """The envelope sent and every problem of it, each naming the field and the rule; a body that
+    cannot be read as JSON (not UTF-8, not JSON, over a limit) is its `BodyError`."""
     try:
         sent = read_json(body)
     except BodyError as exc:
-        return None, [Problem(exc.where, f"the body must be JSON within the limits: {exc.what}")]
+        return exc, [Problem(exc.where, f"the body must be JSON within the limits: {exc.what}")]
     if not isinstance(sent, dict):
         return sent, [Problem("request", "the body must be a JSON object (an envelope)")]
     objects = sent.get("request")
@@ -249,20 +251,27 @@ def _amount(value: Any) -> int | None:
 
 
 def _refused(sent: Any, problems: list[Problem], reference: str | None) -> Answer:
-    """--strict: the gateway's answer to an invalid request, made here (the gateway is never asked)."""
+    """--strict: the gateway's answer to an invalid request, made here (the gateway is never asked):
+    10205 for a body that is not JSON, 30000 for an envelope without request objects, and for each
+    invalid object 60018 (request types it does not offer) or 30000 naming the fields."""
     objects = _objects(sent)
-    if sent is None or not objects:
-        code = 10205 if sent is None else 30000
-        records = [error_record("ERROR", Fault(code, errordata(problems)))]
-    else:
-        records = []
-        for obj in objects:
-            found = validate_request(obj)
-            if found:
-                records += [
-                    error_record(t, Fault(30000, errordata(found))) for t in _types_of(obj) or ["ERROR"]
-                ]
+    if isinstance(sent, BodyError) or not objects:
+        fault = _body_fault(sent) if isinstance(sent, BodyError) else Fault(30000, ["request"])
+        return Answer(200, dict(JSON_TYPE), _json(envelope([error_record("ERROR", fault)], reference)))
+    records = []
+    for obj in objects:
+        types = obj.get("requesttypedescriptions", obj.get("requesttypedescription"))
+        listed = types if isinstance(types, list) else [types]
+        if not types or not all(isinstance(t, str) and t in SINGLE_TYPES for t in listed):
+            records.append(error_record("ERROR", Fault(60018, [str(t)[:40] for t in listed[:5]])))
+        elif found := validate_request(obj):
+            records += [error_record(t, Fault(30000, errordata(found))) for t in listed]
     return Answer(200, dict(JSON_TYPE), _json(envelope(records, reference)))
+
+
+def _body_fault(error: BodyError) -> Fault:
+    """As the gateway answers: not JSON is 10205 saying why; a value over a limit is 30000 naming where."""
+    return Fault(10205, [error.what]) if error.limit is None else Fault(30000, [error.where, error.what])
 
 
 def _passed(upstream: UpstreamAnswer | None) -> Answer:

@@ -518,3 +518,51 @@ def test_each_fault_kind_answers_as_specified_and_forwards_only_when_it_says(
     (exchange,) = handle.exchanges
     assert exchange.fault == fault["kind"]
     assert len(_sandbox_query(box, "k")) == (1 if processed else 0)
+
+
+BAD_BODIES = [
+    b"",
+    b"\xff\xfe",
+    b"[]",
+    b"null",
+    b'{"request": "x"}',
+    b'{"request": [1]}',
+    b'{"request": [{}]}',
+    b'{"request": [{"requesttypedescriptions": 5}]}',
+    b'{"request": [{"requesttypedescriptions": ["NOPE"]}]}',
+    b'{"request": [{"requesttypedescriptions": ["TRANSACTIONUPDATE", "AUTH"]}]}',
+    b'{"request": [{"requesttypedescription": "AUTH", "expirymonth": "x"}]}',
+    b"[" * 40 + b"]" * 40,
+    b'{"request": [{"requesttypedescriptions": ["AUTH"], "baseamount": 1' + b"0" * 200 + b"}]}",
+    json.dumps(
+        {
+            "request": [
+                {"requesttypedescriptions": ["AUTH"], **card(currencyiso3a="gbp", pan="4111111111111112")}
+            ]
+        }
+    ).encode(),
+    json.dumps(
+        {
+            "request": [
+                {"requesttypedescriptions": ["TRANSACTIONQUERY"], "filter": {"transactionreference": [5]}}
+            ]
+        }
+    ).encode(),
+]
+
+
+def test_strict_answers_exactly_as_the_sandbox_answers_the_same_invalid_request(box, run_proxy):
+    forwarding, _ = run_proxy(SandboxUpstream(box))
+    strict, _ = run_proxy(SandboxUpstream(box), strict=True)
+    for body in BAD_BODIES:
+        answers = [
+            httpx.post(handle.base_url + "/json/", content=body, headers={"content-type": "application/json"})
+            for handle in (forwarding, strict)
+        ]
+        records = [
+            [(r["requesttypedescription"], r["errorcode"], r["errordata"]) for r in a.json()["response"]]
+            for a in answers
+        ]
+        assert records[0] == records[1], body
+        assert records[0][0][1] != "0"
+    assert all(e.answered_by == PROXY for e in strict.exchanges) and len(strict.exchanges) == len(BAD_BODIES)
