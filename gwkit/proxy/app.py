@@ -8,8 +8,10 @@ sandbox's control API) is answered 404 saying so. Every request is bounded: its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -64,8 +66,13 @@ def create_app(proxy: Proxy) -> Starlette:
             headers={"allow": "POST"} if request.url.path.startswith(GATEWAY_PATH.rstrip("/")) else None,
         )
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await proxy.upstream.aclose()  # its connections, on the loop that opened them
+
     routes = [Route(path, gateway, methods=["POST"]) for path in (GATEWAY_PATH, GATEWAY_PATH.rstrip("/"))]
-    app = Starlette(routes=routes + [Route("/{path:path}", elsewhere, methods=_METHODS)])
+    app = Starlette(routes=routes + [Route("/{path:path}", elsewhere, methods=_METHODS)], lifespan=lifespan)
     app.router.redirect_slashes = False
     return app
 
@@ -141,7 +148,7 @@ def server_for(proxy: Proxy, log_level: str = "warning") -> uvicorn.Server:
         access_log=False,  # the proxy's own summary line is the log; it never holds credentials
         limit_concurrency=MAX_CONNECTIONS,
         timeout_keep_alive=15,
-        lifespan="off",
+        lifespan="on",
         h11_max_incomplete_event_size=16_384,
     )
     return uvicorn.Server(config)
