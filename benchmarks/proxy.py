@@ -4,7 +4,8 @@ Direct: `gwkit.Client` posts each AUTH over loopback HTTP to the sandbox's own s
 proxy: the same client posts to the proxy on loopback, which validates the request, forwards it to
 the same sandbox in-process (the default upstream: credentials and site mapped), journals the
 exchange (masked, to a SQLite journal, from its writer thread) and answers. The proxy without a
-journal is timed too. The two take turns, round by round, on one
+journal is timed too, and the proxy forwarding over loopback HTTP to the sandbox's server (a
+second hop, as with a real gateway; no journal). The two take turns, round by round, on one
 sandbox database; the ratio is of the medians. CPU per request is the process's CPU time (client,
 proxy and sandbox all run in this process) over the AUTHs of a side.
 
@@ -65,10 +66,12 @@ def main() -> None:
             proxy.Proxy(proxy.SandboxUpstream(served.sandbox), journal=Journal(Path(tmp) / "journal.db"))
         )
         bare = proxy.start(proxy.Proxy(proxy.SandboxUpstream(served.sandbox)))
+        hop = proxy.start(proxy.Proxy(proxy.GatewayUpstream(served.base_url)))
         clients = {
             "direct": (gwkit.Client(served.base_url, account.username, account.password), None),
             "proxy": (gwkit.Client(journalled.base_url, "app@merchant.example", "its-own"), journalled),
             "proxy_without_journal": (gwkit.Client(bare.base_url, "app@merchant.example", "its-own"), bare),
+            "proxy_over_http": (gwkit.Client(hop.base_url, account.username, account.password), hop),
         }
         try:
             results: dict[str, list[tuple[float, float]]] = {name: [] for name in clients}
@@ -91,6 +94,7 @@ def main() -> None:
         ("direct", "direct to the sandbox"),
         ("proxy", "through the proxy"),
         ("proxy_without_journal", "  the same, no journal"),
+        ("proxy_over_http", "  to the sandbox's server"),
     ):
         print(f"{label:<26} {wall[name]:.3f} ms/AUTH wall, {cpu[name]:.3f} ms/AUTH CPU")
     print(f"proxy's own CPU:           {cpu['proxy'] - cpu['direct']:.3f} ms/AUTH more")
@@ -98,6 +102,7 @@ def main() -> None:
     print(f"through the proxy vs direct: {ratio:.2f}x ({verdict} the target of at most {TARGET_RATIO}x)")
     print(f"ratio proxy_vs_direct {ratio:.3f}")
     print(f"ratio proxy_without_journal_vs_direct {wall['proxy_without_journal'] / wall['direct']:.3f}")
+    print(f"ratio proxy_over_http_vs_direct {wall['proxy_over_http'] / wall['direct']:.3f}")
     print(f"ratio proxy_cpu_vs_direct_cpu {cpu['proxy'] / cpu['direct']:.3f}")
 
 
