@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cassette import Cassette, Recording
-from ..exchange import Exchange
+from ..exchange import Exchange, error_text
 from ..interface.codes import message_of
+from ..interface.masking import mask_text
 from ..interface.requests import SINGLE_TYPES
 from ..interface.validation import Problem, errordata, normalised, validate_request
 from ..interface.wire import FAULT_HEADER
@@ -182,8 +183,11 @@ class Proxy:
             exchange = self._written.get()
             try:
                 self._record(exchange)
-            except Exception:  # a full disk, a listener's bug: the proxy goes on answering, and says so
-                log.exception("exchange #%d could not be recorded", exchange.number)
+            # A full disk, a listener's bug: the proxy goes on answering, and says so.
+            except Exception as exc:  # noqa: BLE001
+                log.error(
+                    "exchange #%d could not be recorded: %s", exchange.number, mask_text(error_text(exc))
+                )
             finally:
                 self._written.task_done()
 

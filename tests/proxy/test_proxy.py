@@ -566,3 +566,22 @@ def test_strict_answers_exactly_as_the_sandbox_answers_the_same_invalid_request(
         assert records[0] == records[1], body
         assert records[0][0][1] != "0"
     assert all(e.answered_by == PROXY for e in strict.exchanges) and len(strict.exchanges) == len(BAD_BODIES)
+
+
+def test_a_fault_for_one_site_picks_only_that_sites_requests_and_a_broken_listener_stops_nothing(
+    box, run_proxy, caplog
+):
+    faults = ProxyFaults(
+        [{"kind": "gateway_error", "code": 99999, "sitereference": "other_site", "count": 1}]
+    )
+    handle, _ = run_proxy(SandboxUpstream(box), faults=faults)
+    handle.proxy.on_exchange(lambda exchange: 1 / 0)
+    api = official(handle.base_url)
+    ok(api.process({"requesttypedescriptions": ["AUTH"], **card()}))  # merchant_site_1: not faulted
+    (record,) = api.process({"requesttypedescriptions": ["AUTH"], **card(sitereference="other_site")})[
+        "responses"
+    ]
+    assert record["errorcode"] == "99999"
+    handle.flush()
+    assert [e.fault for e in handle.exchanges] == [None, "gateway_error"]
+    assert "exchange #1 could not be recorded: ZeroDivisionError" in caplog.text
