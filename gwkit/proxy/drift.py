@@ -56,7 +56,9 @@ class Shadow:
 
     def _mapped_envelope(self, sent: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         unknown: list[str] = []
-        objects = sent.get("request") if isinstance(sent.get("request"), list) else []
+        objects = sent.get("request")
+        if not isinstance(objects, list):
+            objects = []
         mapped = [self._mapped_object(o, unknown) if isinstance(o, dict) else o for o in objects]
         return {**sent, "request": mapped}, unknown
 

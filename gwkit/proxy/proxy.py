@@ -117,7 +117,8 @@ class Proxy:
         for problem in problems:
             self._say(problem_line(number, types, problem))
         reference = answer_reference(headers.get("requestreference"), _objects(sent))
-        fault, drift = None, ()
+        fault = None
+        drift: tuple[str, ...] = ()
         if problems and self.strict:
             answer, answered_by, error = _refused(sent, problems, reference), PROXY, None
         else:
@@ -269,7 +270,7 @@ def _refused(sent: Any, problems: list[Problem], reference: str | None) -> Answe
         if not types or not all(isinstance(t, str) and t in SINGLE_TYPES for t in listed):
             records.append(error_record("ERROR", Fault(60018, [str(t)[:40] for t in listed[:5]])))
         elif found := validate_request(obj):
-            records += [error_record(t, Fault(30000, errordata(found))) for t in listed]
+            records += [error_record(str(t), Fault(30000, errordata(found))) for t in listed]
     return Answer(200, dict(JSON_TYPE), _json(envelope(records, reference)))
 
 

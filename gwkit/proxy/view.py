@@ -15,6 +15,7 @@ import pandas as pd
 from ..codegen import STYLES, as_code
 from ..widgets.guard import guarded
 from ..widgets.style import table_html
+from .app import ProxyHandle
 from .exchanges import PROXY, ProxyExchange
 from .proxy import Proxy
 
@@ -31,9 +32,12 @@ SHOWN_ROWS = 200  # the most recent rows of the filtered table
 
 
 class ProxyView(widgets.VBox):
-    """The live view of a `Proxy` (or of a handle's: `ProxyView(handle.proxy)`)."""
+    """The live view of a proxy: `ProxyView(handle)` (code is then written against the proxy's base
+    URL), or `ProxyView(proxy, base_url=...)`."""
 
-    def __init__(self, proxy: Proxy, *, base_url: str | None = None):
+    def __init__(self, proxy: Proxy | ProxyHandle, *, base_url: str | None = None):
+        if isinstance(proxy, ProxyHandle):
+            base_url, proxy = base_url or proxy.base_url, proxy.proxy
         self.proxy = proxy
         self.base_url = base_url or proxy.upstream.url
         self.shown = widgets.Dropdown(options=list(FILTERS), value="all", description="Show")

@@ -33,7 +33,7 @@ def proxied(tmp_path):
 
 def test_the_view_follows_the_proxy_filters_and_copies_a_row_as_code(proxied):
     handle, api = proxied
-    view = ProxyView(handle.proxy, base_url=handle.base_url)
+    view = ProxyView(handle)  # code written against the proxy's base URL
     assert "No exchanges yet" in view.table.value and view.code.value == ""
 
     api.process(auth(orderreference="ok-1"))
