@@ -22,13 +22,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..interface.wire import GATEWAY_PATH
-from ..sandbox.web.server import bind  # TCP_NODELAY on every connection: no delayed-ACK waits
+from ..sandbox.web.server import ServerLimits, bind, uvicorn_config  # bind: TCP_NODELAY, no delayed-ACK waits
 from .proxy import Answer, Proxy
 
 MAX_BODY_BYTES = 1_048_576  # as the sandbox: far more than any envelope needs
 BODY_READ_SECONDS = 30.0
 TIMEOUT_HOLD_SECONDS = 300.0  # a "timeout" fault holds the answer until the client leaves, or this long
-MAX_CONNECTIONS = 200
 
 
 def create_app(proxy: Proxy) -> Starlette:
@@ -142,15 +141,11 @@ def _transport_of(send: Any, depth: int = 0) -> asyncio.BaseTransport | None:
 
 
 def server_for(proxy: Proxy, log_level: str = "warning") -> uvicorn.Server:
-    config = uvicorn.Config(
-        create_app(proxy),
-        log_level=log_level,
-        access_log=False,  # the proxy's own summary line is the log; it never holds credentials
-        limit_concurrency=MAX_CONNECTIONS,
-        timeout_keep_alive=15,
-        lifespan="on",
-        h11_max_incomplete_event_size=16_384,
-    )
+    """uvicorn with the sandbox's bounds (`ServerLimits`: connections served at once, a request head
+    within 10 s, idle keep-alive, an answer the client stops reading); no access log (the proxy's
+    own line is its log, and holds no credentials)."""
+    config = uvicorn_config(create_app(proxy), log_level, ServerLimits())
+    config.lifespan = "on"  # the app's lifespan closes the upstream's connections
     return uvicorn.Server(config)
 
 
