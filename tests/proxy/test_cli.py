@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.upstream import RecordingGateway, self_signed, tls_context
 
 GWKIT = Path(sys.executable).with_name("gwkit")
 STARTUP_TIMEOUT = 60  # seconds: an upper bound for a slow machine, not a wait
@@ -128,3 +129,23 @@ def test_a_busy_port_is_a_clear_error(tmp_path):
         )
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+def test_an_https_upstream_with_ca_and_drift_against_the_shadow_sandbox(tmp_path):
+    cert, key = self_signed(tmp_path)
+    gateway = RecordingGateway(tls=tls_context(cert, key))  # answers every request with one bare record
+    running = Running(
+        "--port", "0", "--upstream", gateway.base_url, "--ca", str(cert), "--journal", "j.db", cwd=tmp_path
+    )
+    try:
+        url = running.until(r"listening on (http://\S+)").group(1)
+        running.until(r"drift: +each answer compared with a shadow sandbox's")
+        assert post(url).json()["response"][0]["errorcode"] == "0"
+        (received,) = gateway.received
+        assert httpx.BasicAuth("shop", PASSWORD)._auth_header == received.headers["authorization"]
+        line = running.until(r"#1 AUTH -> 200 0 .*\[drift: ").string
+        assert "only in the shadow sandbox" in line  # the stand-in's record lacks what a payment has
+    finally:
+        code, output = running.stop()
+        gateway.stop()
+    assert code == 0 and PASSWORD not in output and PAN not in output
