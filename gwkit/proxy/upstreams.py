@@ -15,6 +15,7 @@ import json
 import os
 import ssl
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,9 @@ from ..sandbox.gateway.accounts import Account
 # request reference and version info as headers); nothing else is forwarded.
 FORWARDED_HEADERS = ("authorization", "content-type", "accept", "requestreference", "versioninfo", "origin")
 UPSTREAM_TIMEOUT = httpx.Timeout(90.0, connect=10.0)  # the real gateway may take a minute to answer
+# Requests waiting on the upstream at once (each in a thread, created as needed); beyond, they queue.
+# More than asyncio's default executor (CPUs + 4): a real gateway's answers take seconds.
+UPSTREAM_THREADS = 64
 
 
 @dataclass(frozen=True)
@@ -44,27 +48,39 @@ class UpstreamError(Exception):
 
 
 class Upstream:
-    """Posts a request body to the gateway path of one upstream."""
+    """Posts a request body to the gateway path of one upstream.
+
+    A synchronous httpx client, called in worker threads: the proxy's event loop never waits on it,
+    and it costs about 1 ms less CPU per request here than an `httpx.AsyncClient` on the loop."""
 
     name = "upstream"
 
-    def __init__(self, url: str, transport: httpx.AsyncBaseTransport | None = None, **options: Any):
+    def __init__(self, url: str, transport: httpx.BaseTransport | None = None, **options: Any):
         self.url = gateway_url(url)
-        self._client = httpx.AsyncClient(transport=transport, timeout=UPSTREAM_TIMEOUT, **options)
+        self._client = httpx.Client(transport=transport, timeout=UPSTREAM_TIMEOUT, **options)
+        self._threads = _threads()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
 
     async def send(self, headers: Mapping[str, str], body: bytes) -> UpstreamAnswer:
         forwarded = {name: headers[name] for name in FORWARDED_HEADERS if name in headers}
+        return await asyncio.get_running_loop().run_in_executor(self._threads, self._post, forwarded, body)
+
+    def _post(self, headers: dict[str, str], body: bytes) -> UpstreamAnswer:
         try:
-            answer = await self._client.post(self.url, content=body, headers=forwarded)
+            answer = self._client.post(self.url, content=body, headers=headers)
         except (httpx.HTTPError, CassetteMiss) as exc:
             raise UpstreamError(f"{type(exc).__name__}: {exc}") from None
         return UpstreamAnswer(answer.status_code, dict(answer.headers), answer.content)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        self._threads.shutdown(wait=False)
+        self._client.close()
+
+
+def _threads() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(UPSTREAM_THREADS, thread_name_prefix="gwkit-proxy-upstream")
 
 
 def gateway_url(url: str) -> str:
@@ -111,6 +127,7 @@ class SandboxUpstream(Upstream):
         token = f"{self.account.username}:{self.account.password}".encode()
         self._authorization = "Basic " + base64.b64encode(token).decode("ascii")
         self.url = SANDBOX_URL
+        self._threads = _threads()
 
     def __repr__(self) -> str:
         return f"SandboxUpstream({self.account.username!r}, sitereference={self.sitereference!r})"
@@ -140,7 +157,9 @@ class SandboxUpstream(Upstream):
             body,
             base_url=SANDBOX_URL,
         )
-        outcome = await asyncio.to_thread(self.sandbox.answer, request)
+        outcome = await asyncio.get_running_loop().run_in_executor(
+            self._threads, self.sandbox.answer, request
+        )
         if outcome.delay:
             await asyncio.sleep(outcome.delay)
         if outcome.response is None:  # the sandbox's own fault injection: no answer
@@ -148,7 +167,7 @@ class SandboxUpstream(Upstream):
         return UpstreamAnswer(outcome.response.status, outcome.response.headers, outcome.response.body)
 
     async def aclose(self) -> None:
-        pass
+        self._threads.shutdown(wait=False)
 
 
 SANDBOX_URL = "http://sandbox.invalid"
