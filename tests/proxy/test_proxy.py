@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import httpx
@@ -585,3 +586,29 @@ def test_a_fault_for_one_site_picks_only_that_sites_requests_and_a_broken_listen
     handle.flush()
     assert [e.fault for e in handle.exchanges] == [None, "gateway_error"]
     assert "exchange #1 could not be recorded: ZeroDivisionError" in caplog.text
+
+
+def test_concurrent_applications_each_get_their_own_answer_and_every_exchange_is_kept(tmp_path, run_proxy):
+    upstream = gwkit.sandbox.start(tmp_path / "served.db", clock_start=CLOCK)
+    try:
+        handle, _ = run_proxy(GatewayUpstream(upstream.base_url), cassette=Cassette(tmp_path / "many.jsonl"))
+        site = upstream.sitereference
+
+        def pay(number: int) -> tuple[str, str]:
+            api = official(handle.base_url, upstream.username, upstream.password)
+            request = {
+                "requesttypedescriptions": ["AUTH"],
+                **card(sitereference=site, orderreference=f"c-{number}"),
+            }
+            return f"c-{number}", ok(api.process(request))["orderreference"]
+
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(pay, range(48)))
+        assert all(sent == answered for sent, answered in answers)  # nobody got another's answer
+        handle.flush()
+        assert sorted(e.request["request"][0]["orderreference"] for e in handle.exchanges) == sorted(
+            order for order, _ in answers
+        )
+        assert len(Cassette(tmp_path / "many.jsonl")) == 48
+    finally:
+        upstream.stop()
