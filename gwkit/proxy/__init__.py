@@ -11,11 +11,12 @@ It forwards the gateway's JSON endpoint (`POST /json/`) only. `gwkit proxy` runs
 command line (docs/proxy.md).
 """
 
+from .answers import Answer
 from .app import MAX_BODY_BYTES, ProxyHandle, create_app, start
 from .drift import Shadow
 from .exchanges import PROXY, UPSTREAM, ProxyExchange
 from .faults import FaultsError, ProxyFaults
-from .proxy import Answer, Proxy
+from .proxy import Proxy
 from .upstreams import CassetteUpstream, GatewayUpstream, SandboxUpstream, Upstream, UpstreamError
 
 __all__ = [

@@ -23,7 +23,8 @@ from starlette.routing import Route
 
 from ..interface.wire import GATEWAY_PATH
 from ..sandbox.web.server import ServerLimits, bind, uvicorn_config  # bind: TCP_NODELAY, no delayed-ACK waits
-from .proxy import Answer, Proxy
+from .answers import Answer
+from .proxy import Proxy
 
 MAX_BODY_BYTES = 1_048_576  # as the sandbox: far more than any envelope needs
 BODY_READ_SECONDS = 30.0
