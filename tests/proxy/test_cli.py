@@ -59,6 +59,12 @@ class Running:
         return code, "\n".join(self.output)
 
 
+def running_url(running: Running) -> str:
+    url = running.until(r"listening on (http://\S+)").group(1)
+    running.until("Press Ctrl-C to stop")
+    return url
+
+
 def post(url: str, **fields: str) -> httpx.Response:
     request = {
         "requesttypedescriptions": ["AUTH"],
@@ -89,7 +95,8 @@ def test_the_proxy_command_validates_faults_records_and_stops_cleanly(tmp_path):
         url = running.until(r"listening on (http://\S+) \(it forwards POST /json/ only\)").group(1)
         running.until("Press Ctrl-C to stop")
 
-        assert post(url).json()["response"][0]["errorcode"] == "0"
+        first = post(url).json()["response"]
+        assert first[0]["errorcode"] == "0"
         running.until(r"#1 AUTH -> 200 0 in [\d.]+ ms$")
         refused = post(url, expirydate="13/2030").json()["response"][0]
         assert (refused["errorcode"], refused["errordata"]) == ("30000", ["expirydate"])
@@ -106,7 +113,16 @@ def test_the_proxy_command_validates_faults_records_and_stops_cleanly(tmp_path):
 
     recorded = (tmp_path / "session.jsonl").read_text()
     assert len(recorded.splitlines()) == 3 and PAN not in recorded and PASSWORD not in recorded
-    journal = sqlite3.connect(tmp_path / "journal.db")
+    replaying = Running(
+        "--port", "0", "--upstream", "cassette:session.jsonl", "--journal", "replay.db", cwd=tmp_path
+    )
+    try:
+        url = running_url(replaying)
+        assert post(url).json()["response"] == first  # the sandbox is gone: the cassette answers
+        replaying.until(r"#1 AUTH -> 200 0 ")
+    finally:
+        replaying.stop()
+        journal = sqlite3.connect(tmp_path / "journal.db")
     assert journal.execute("SELECT kind, errorcode FROM exchanges ORDER BY id").fetchall() == [
         ("proxy", "0"),
         ("proxy", "30000"),
