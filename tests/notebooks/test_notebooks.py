@@ -29,7 +29,9 @@ def no_gateway_configured(monkeypatch) -> None:
 
 
 def test_there_are_notebooks():
-    assert {"01_quickstart.ipynb", "02_request_explorer.ipynb", "07_reporting.ipynb"} <= {p.name for p in NOTEBOOKS}
+    assert {"01_quickstart.ipynb", "02_request_explorer.ipynb", "07_reporting.ipynb", "10_validating_proxy.ipynb"} <= {
+        p.name for p in NOTEBOOKS
+    }
 
 
 @pytest.mark.notebook
