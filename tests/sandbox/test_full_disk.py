@@ -23,6 +23,8 @@ import pytest
 from support.databases import Database
 from support.sandbox import DEFAULT_PASSWORD, DEFAULT_USERNAME, card_auth
 
+import gwkit.sandbox
+
 ROUNDS, TOGETHER = 60, 16  # at most 60 rounds of 16 concurrent AUTHs to fill 64 KiB
 HEADROOM = 64 * 1024
 
@@ -75,7 +77,7 @@ async def round_of_auths(url: str, name: str) -> list[tuple[str, httpx.Response]
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE and prlimit as on Linux")
 def test_a_full_disk_answers_99999_in_a_200_logs_the_cause_and_loses_nothing(tmp_path):
     db = tmp_path / "sandbox.db"
-    LimitedSandbox(db, limit=2**40).stop()  # the first start makes the schema, unhindered
+    gwkit.sandbox.Sandbox(db).close()  # the schema and the card key, made unhindered
     sandbox = LimitedSandbox(db, limit=db.stat().st_size + HEADROOM)
     answered: dict[str, dict] = {}
     try:
