@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from gwkit.sandbox.gateway.pgstore import PgStore, is_postgres_url
-from gwkit.sandbox.gateway.store import Store
+from gwkit.sandbox.gateway import store
+from gwkit.sandbox.gateway.sql import Sql
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE_KINDS = ("sqlite", "postgresql")
@@ -73,9 +73,15 @@ def drop_schema(server: str, name: str) -> None:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
+# A payment's subscription number, read from its record (for tests reading through a store's connection).
+SUBSCRIPTION_NUMBER = Sql(
+    sqlite="record ->> '$.subscriptionnumber'", postgresql="record::json ->> 'subscriptionnumber'"
+)
+
+
 def open_store(db: str | Path) -> Any:
-    """The sandbox's own store of `db`, of its core tables only: a SQLite `Store` or a `PgStore`."""
-    return PgStore(db) if is_postgres_url(db) else Store(db)
+    """The sandbox's own store of `db`, of its core tables only (store.open_store)."""
+    return store.open_store(db)
 
 
 class Database:

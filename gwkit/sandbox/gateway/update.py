@@ -14,7 +14,6 @@ the record does not take is 30000 naming it. All named records change, or none.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any, Mapping
 
 from ...interface.codes import CANCELLED
@@ -22,6 +21,7 @@ from ...interface.requests import AUTH_UPDATABLE
 from .context import Context
 from .fault import Fault, invalid_field
 from .query import filter_values, requested_sites
+from .store import Row
 
 NOT_UPDATABLE = Fault(60017)
 
@@ -56,7 +56,7 @@ def handle_update(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]
     ]
 
 
-def update_auth(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
+def update_auth(ctx: Context, row: Row, updates: Mapping[str, str]) -> dict[str, str]:
     """Settlement instructions for an AUTH that has not settled and was not cancelled."""
     if row["errorcode"] != "0" or row["settlestatus"] not in PENDING:
         raise NOT_UPDATABLE
