@@ -112,3 +112,14 @@ def test_the_web_layer_holds_no_sql():
         if statement.search(line)
     ]
     assert found == []
+
+
+def test_a_missing_postgresql_skips_its_half_unless_it_is_required(monkeypatch):
+    from support.databases import REQUIRE_POSTGRES, without_postgres
+
+    monkeypatch.delenv(REQUIRE_POSTGRES, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no server here"):
+        without_postgres("no server here")
+    monkeypatch.setenv(REQUIRE_POSTGRES, "1")
+    with pytest.raises(pytest.fail.Exception, match=r"PostgreSQL is required here .*: no server here"):
+        without_postgres("no server here")
