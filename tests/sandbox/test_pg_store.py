@@ -11,7 +11,7 @@ import threading
 
 import httpx
 import pytest
-from support.databases import Database
+from support.databases import JSON_SET_FUNCTIONS, Database
 from support.sandbox import CLOCK, SITE, Gateway, card_auth
 
 import gwkit
@@ -110,7 +110,12 @@ def test_a_database_made_with_the_json_set_emulation_loses_it_and_keeps_its_data
     database.execute("DELETE FROM gwkit_schema_version WHERE version > 4")
     store = PgStore(pg_url)
     try:
-        assert database.value("SELECT count(*) FROM pg_proc WHERE proname = 'json_set'") == 0
+        assert (
+            database.value(
+                "SELECT count(*) FROM pg_proc WHERE proname = 'json_set' AND pronamespace = current_schema()::regnamespace"
+            )
+            == 0
+        )
         assert database.value("SELECT max(version) FROM gwkit_schema_version") == SCHEMA_VERSION
         with store.write() as conn:
             store.update_transaction(conn, "1-9-1", {"settlestatus": "100", "new": "last"})

@@ -92,6 +92,10 @@ SUBSCRIPTION_NUMBER = Sql(
 )
 
 
+# The json_set functions of the current schema: what gwkit before issue 31 made, and migration 5 drops.
+JSON_SET_FUNCTIONS = "SELECT count(*) FROM pg_proc WHERE proname = 'json_set' AND pronamespace = current_schema()::regnamespace"
+
+
 def open_store(db: str | Path) -> Any:
     """The sandbox's own store of `db`, of its core tables only (store.open_store)."""
     return store.open_store(db)
