@@ -81,6 +81,23 @@ def test_the_schema_version_is_recorded_once_and_a_newer_one_is_refused(pg_url):
         PgStore(pg_url)
 
 
+def test_a_postgresql_store_has_the_indexes_of_a_sqlite_one(pg_url):
+    gwkit.sandbox.Sandbox(pg_url).close()
+    names = {
+        r[0]
+        for r in Database(pg_url).rows("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
+    }
+    assert {
+        "transactions_site_started",
+        "transactions_of_parent",
+        "transactions_order",
+        "transactions_settle",
+        "cards_index",
+        "subscriptions_due",
+        "cachetokens_unpurged",
+    } <= names
+
+
 def test_a_database_of_the_previous_schema_is_migrated_at_start(pg_url):
     """Version 1 (before snapshots, faults and clock moves lived in the database) gets their tables, once each."""
     PgStore(pg_url).close()

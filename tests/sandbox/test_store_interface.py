@@ -123,3 +123,23 @@ def test_a_missing_postgresql_skips_its_half_unless_it_is_required(monkeypatch):
     monkeypatch.setenv(REQUIRE_POSTGRES, "1")
     with pytest.raises(pytest.fail.Exception, match=r"PostgreSQL is required here .*: no server here"):
         without_postgres("no server here")
+
+
+CORE_INDEXES = {
+    "transactions_site_started",
+    "transactions_of_parent",
+    "transactions_order",
+    "transactions_settle",
+    "cards_index",
+}
+
+
+def test_a_sqlite_store_has_its_indexes(tmp_path):
+    opened = store.SqliteStore(tmp_path / "s.db")
+    try:
+        names = {
+            r[0] for r in opened.connection().execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        }
+    finally:
+        opened.close()
+    assert CORE_INDEXES <= names

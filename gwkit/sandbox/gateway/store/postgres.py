@@ -46,6 +46,7 @@ from ..moves import STALE_SECONDS, Move
 from ..sitedata import Catalog
 from ..vault import Vault
 from .common import (
+    CARDS_INDEX,
     CORE_SCHEMA,
     FaultRow,
     MissingDriver,
@@ -475,6 +476,7 @@ class PostgresStore(Records):
                 raw.execute(text_for(script, "postgresql"))  # without parameters: the statements at once
             for table, column, declaration in self._added_columns:  # a table an earlier gwkit made
                 raw.execute(f'ALTER TABLE "{table}" ADD COLUMN IF NOT EXISTS "{column}" {declaration}')
+            raw.execute(CARDS_INDEX)
 
     def schema_version(self) -> int:
         return self.connection().execute("SELECT max(version) FROM gwkit_schema_version").fetchone()[0]

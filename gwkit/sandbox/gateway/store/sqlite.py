@@ -26,6 +26,7 @@ from ..references import ReferenceNumbers
 from ..sitedata import Catalog
 from ..vault import Vault
 from .common import (
+    CARDS_INDEX,
     CORE_SCHEMA,
     MemoryFaultRows,
     Records,
@@ -370,6 +371,7 @@ class SqliteStore(Records):
                 conn.execute(
                     f'ALTER TABLE "{table}" ADD COLUMN "{column}" {declaration}'
                 )  # an earlier gwkit's
+        conn.execute(CARDS_INDEX)
 
     def close(self) -> None:
         self.checkpointer.stop()
