@@ -26,7 +26,7 @@ from .store import Connection, Store
 # the engine's time; a writer of the process waiting there is let in at the next batch anyway.
 DAYS_PER_COMMIT = 31  # idle days still read and write a little: a long quiet move commits now and then
 # Rows written between the WAL checkpoints a shared write makes itself (SQLite). Left to SQLite's
-# automatic checkpoint (each 64 MB of WAL, store.py) a 12-month run of 10,000 subscriptions made
+# automatic checkpoint (each 64 MB of WAL, store/sqlite.py) a 12-month run of 10,000 subscriptions made
 # seven, each some 0.4 s inside a COMMIT, so with the write lock held; each copies the index and
 # subscription pages every commit since the last rewrote. Made here, after a commit, the lock is
 # free meanwhile, and a checkpoint per 60,000 rows (a WAL of some 130 MB) copies those pages fewer

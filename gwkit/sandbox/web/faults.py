@@ -1,7 +1,8 @@
 """Payment-aware fault injection (`/_sandbox/faults`): what each kind takes, and which request gets one.
 
-Faults are kept per site reference, in memory (they last as long as the sandbox runs; the team
-sandbox keeps them in PostgreSQL, shared by its workers: stored_faults.py). A fault
+Faults are kept per site reference where the store keeps them (`Store.fault_rows()`): in memory
+for a SQLite sandbox (they last as long as it runs), in PostgreSQL for the team sandbox, shared by
+its workers. A fault
 has a `kind` with its parameters and a selector: `count` (the next N matching requests, default 1)
 or `fraction` (that share of matching requests), optionally with a `seed` for the random draws
 (which requests a fraction picks, where in a latency range a delay falls), and optionally
