@@ -45,7 +45,7 @@ from .accounts import account_for_site
 from .context import Context, DailyJob, JobContext
 from .payments import Card, kept_details, payment_record, settle_due_date
 from .sql import OF_SITES, Sql
-from .store import Connection, transaction_row
+from .store import Connection, Store, transaction_row
 from .subscriptions import SETTLED, Plan
 
 BATCH_SIZE = 500  # subscriptions per write transaction
@@ -95,7 +95,7 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
     sites = job.sites_json
     # Asked without taking the write lock (unless the shared write is already open): idle days write nothing.
     if _settled_parents(job.store.connection(), sites):
-        report.started = start_settled(job.writes.conn, sites)
+        report.started = start_settled(job.store, job.writes.conn, sites)
     if not _any_due(job.store.connection(), today, sites):
         return report.as_dict()
     total, done = None, 0
@@ -150,7 +150,7 @@ def _due_count(conn: Connection, today: str, sites: str) -> int:
     ).fetchone()[0]
 
 
-def start_settled(conn: Connection, sites: str) -> list[str]:
+def start_settled(store: Store, conn: Connection, sites: str) -> list[str]:
     """Mark subscriptions of `sites` (JSON list) whose AUTH has settled; pending ones get their next due date."""
     rows = conn.execute(_SETTLED_PARENTS.map(lambda rows: f"SELECT s.* {rows}"), (sites,)).fetchall()
     updates, started = [], []
@@ -159,7 +159,7 @@ def start_settled(conn: Connection, sites: str) -> list[str]:
         updates.append((SETTLED, due, row["id"]))
         if due is not None and row["next_due_date"] is None:
             started.append(row["transactionreference"])
-    conn.executemany("UPDATE subscriptions SET parent = ?, next_due_date = ? WHERE id = ?", updates)
+    store.each_row(conn, _SET_PARENT, updates)
     return started
 
 
@@ -189,14 +189,30 @@ def pay_batch(job: JobContext, conn: Connection, rows: list[Due], day: date, rep
         claims.append((number, row.id, when, today, reference, errorcode, row.baseamount))
         report.payment(reference, errorcode, caught_up=when < today)
     payer.write()
-    conn.executemany(
-        "INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
-        "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        claims,
-    )
+    job.store.each_row(conn, _CLAIM, claims)
     # The SUBSCRIPTION record's `subscriptionnumber` is read from `nextnumber` (subscriptions.RECORD_VIEWS).
-    conn.executemany("UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?", moves)
+    job.store.each_row(conn, _MOVE, moves)
     return len(to_pay)
+
+
+# A batch's writes, each one statement per row on SQLite (executemany), one over arrays on PostgreSQL.
+_SET_PARENT = Sql(
+    sqlite="UPDATE subscriptions SET parent = ?, next_due_date = ? WHERE id = ?",
+    postgresql="UPDATE subscriptions s SET parent = v.parent, next_due_date = v.due "
+    "FROM unnest(?::text[], ?::text[], ?::bigint[]) AS v(parent, due, id) WHERE s.id = v.id",
+)
+_CLAIM = Sql(
+    sqlite="INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
+    "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    postgresql="INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
+    "transactionreference, errorcode, baseamount) "
+    "SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])",
+)
+_MOVE = Sql(
+    sqlite="UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?",
+    postgresql="UPDATE subscriptions s SET nextnumber = v.number, next_due_date = v.due "
+    "FROM unnest(?::bigint[], ?::text[], ?::bigint[]) AS v(number, due, id) WHERE s.id = v.id",
+)
 
 
 @lru_cache(maxsize=16384)  # a day's subscriptions share few schedules; each is asked for every payment

@@ -52,6 +52,7 @@ from .common import (
     MissingDriver,
     Records,
     SchemaTooNew,
+    Sql,
     Statement,
     StoreError,
     changed_columns,
@@ -158,9 +159,11 @@ def _row_factory(cursor: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=1024)
-def _psycopg_text(sql: Statement) -> str:
-    """The PostgreSQL text of a statement, with psycopg's placeholders: the one mechanical change."""
-    return text_for(sql, "postgresql").replace("%", "%%").replace("?", "%s")
+def _psycopg_text(sql: Statement, placeholder: str = "%s") -> str:
+    """The PostgreSQL text of a statement, with psycopg's placeholders: the one mechanical change.
+    (`%b`: the parameters sent in binary, as the arrays of `each_row` are: psycopg writes a text
+    array by escaping each element, which cost more than the statement.)"""
+    return text_for(sql, "postgresql").replace("%", "%%").replace("?", placeholder)
 
 
 class Connection:
@@ -522,6 +525,20 @@ class PostgresStore(Records):
                 numbers.append(self._numbers.popleft())
         return numbers
 
+    def each_row(self, conn: Connection, statement: Sql, rows: Sequence[Sequence[Any]]) -> None:
+        """Run `statement` for all of `rows` at once: its PostgreSQL text takes one array per column
+        (`unnest`), so a day's payments are a few statements, not a few per payment."""
+        if rows:
+            conn.raw.execute(_psycopg_text(statement, "%b"), [list(column) for column in zip(*rows)])
+
+    def add_transaction_rows(self, conn: Any, columns: tuple[str, ...], rows: list[list[Any]]) -> None:
+        """Keep records already laid out (common.transaction_row): all of them in one statement."""
+        if rows:
+            conn.raw.execute(
+                _psycopg_text(_insert_transactions_sql(columns), "%b"),
+                [list(column) for column in zip(*rows)],
+            )
+
     def update_transactions(self, conn: Any, references: Sequence[str], changes: Mapping[str, str]) -> None:
         """Change fields of kept records: their columns and their JSON alike. The JSON is read, changed
         and written back (its keys keep their order, a new one goes last), under the rows' locks."""
@@ -534,10 +551,24 @@ class PostgresStore(Records):
             (list(references),),
         ).fetchall()
         changed = [(ref, json.dumps({**json.loads(record), **changes})) for ref, record in records]
-        conn.executemany(
-            f"UPDATE transactions SET {', '.join([*assignments, 'record = ?'])} WHERE transactionreference = ?",
-            [[*params, record, ref] for ref, record in changed],
+        if not changed:
+            return
+        references, texts = zip(*changed)
+        conn.raw.execute(
+            _psycopg_text(
+                f"UPDATE transactions t SET {', '.join([*assignments, 'record = v.record'])} "
+                "FROM unnest(?::text[], ?::text[]) AS v(reference, record) "
+                "WHERE t.transactionreference = v.reference",
+                "%b",
+            ),
+            [*params, list(references), list(texts)],
         )
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_transactions_sql(columns: tuple[str, ...]) -> str:
+    arrays = ", ".join(["?::text[]"] * len(columns) + ["?::bigint[]", "?::text[]", "?::text[]"])
+    return f"INSERT INTO transactions ({', '.join(columns)}, card_id, record, details) SELECT * FROM unnest({arrays})"
 
 
 class StoredMoves:

@@ -30,6 +30,7 @@ from .common import (
     CORE_SCHEMA,
     MemoryFaultRows,
     Records,
+    Sql,
     Statement,
     StoreError,
     changed_columns,
@@ -402,6 +403,10 @@ class SqliteStore(Records):
     def checkpoint(self) -> None:
         """Copy the WAL into the database and empty it, so deleted data lives on in neither file."""
         self.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def each_row(self, conn: sqlite3.Connection, statement: Sql, rows: Sequence[Sequence[Any]]) -> None:
+        """Run `statement` for each of `rows` (its SQLite text: one row's parameters, executemany)."""
+        conn.executemany(statement.sqlite, rows)
 
     def faults_present(self) -> bool:
         """Faults live in memory here (fault_rows): the web layer asks its fault book instead."""
