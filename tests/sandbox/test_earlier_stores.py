@@ -98,12 +98,7 @@ def test_an_earlier_store_answers_pays_and_restores_as_before(earlier_store, sto
         handle.stop()
     if store_kind == "postgresql":
         database = Database(earlier_store)
-        assert (
-            database.value(
-                "SELECT count(*) FROM pg_proc WHERE proname = 'json_set' AND pronamespace = current_schema()::regnamespace"
-            )
-            == 0
-        )
+        assert database.value(JSON_SET_FUNCTIONS) == 0
 
 
 def _refund(record: dict) -> dict:

@@ -26,32 +26,6 @@ from gwkit.threeds import TermUrlReceiver, ThreeDSecureFlow
 
 VISA = "4111111111111111"
 
-# What gwkit before issue 31 created in every PostgreSQL database (migration 1): SQLite's json_set
-# emulated in PL/pgSQL. The current kit writes its SQL for PostgreSQL and drops it (migration 5).
-OLD_JSON_SET_FUNCTION = r"""
-CREATE OR REPLACE FUNCTION json_set(doc text, VARIADIC pairs text[]) RETURNS text
-LANGUAGE plpgsql IMMUTABLE AS $fn$
-DECLARE
-    obj json := doc::json;
-    name text;
-    i integer;
-BEGIN
-    FOR i IN 1 .. coalesce(array_length(pairs, 1), 0) BY 2 LOOP
-        name := btrim(regexp_replace(pairs[i], '^\$\.', ''), '"');
-        SELECT json_object_agg(k, v ORDER BY ord) INTO obj FROM (
-            SELECT e.key AS k, CASE WHEN e.key = name THEN to_json(pairs[i + 1]) ELSE e.value END AS v, e.ord
-            FROM json_each(obj) WITH ORDINALITY AS e(key, value, ord)
-            UNION ALL
-            SELECT name, to_json(pairs[i + 1]), 9223372036854775807
-            WHERE NOT EXISTS (SELECT 1 FROM json_each(obj) AS x WHERE x.key = name)
-        ) AS kept;
-    END LOOP;
-    RETURN obj::text;
-END
-$fn$
-"""
-
-
 # -- on a server -------------------------------------------------------------------------------
 
 
@@ -113,26 +87,15 @@ def test_a_database_of_the_previous_schema_is_migrated_at_start(pg_url):
     )
 
 
-def test_a_database_made_with_the_json_set_emulation_loses_it_and_keeps_its_data(pg_url):
-    """A schema of the kit before issue 31 (at version 4, with its PL/pgSQL json_set) is migrated in
-    place: the function is dropped, the rows stay, and records are updated without it."""
+def test_a_record_is_updated_in_place_keeping_the_order_of_its_fields(pg_url):
+    """No function of the database's own edits the JSON (a gwkit before issue 31 made a PL/pgSQL
+    json_set: test_earlier_stores.py migrates one); the record's keys keep their order, a new one last."""
     store = PgStore(pg_url)
+    database = Database(pg_url)
     try:
         with store.write() as conn:
             store.add_transaction(conn, {**_record("1-9-1"), "z": "1"})
-    finally:
-        store.close()
-    database = Database(pg_url)
-    database.execute(OLD_JSON_SET_FUNCTION)
-    database.execute("DELETE FROM gwkit_schema_version WHERE version > 4")
-    store = PgStore(pg_url)
-    try:
-        assert (
-            database.value(
-                "SELECT count(*) FROM pg_proc WHERE proname = 'json_set' AND pronamespace = current_schema()::regnamespace"
-            )
-            == 0
-        )
+        assert database.value(JSON_SET_FUNCTIONS) == 0
         assert database.value("SELECT max(version) FROM gwkit_schema_version") == SCHEMA_VERSION
         with store.write() as conn:
             store.update_transaction(conn, "1-9-1", {"settlestatus": "100", "new": "last"})
