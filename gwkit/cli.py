@@ -252,7 +252,7 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"gwkit sandbox: {exc}", file=sys.stderr)
         return 2
     db = sb.web.server.db_location(args.db) if args.db else sb.default_db_path()
-    if args.workers > 1 and not sb.gateway.pgstore.is_postgres_url(db):
+    if args.workers > 1 and not sb.gateway.store.serves_workers(db):
         print(
             "gwkit sandbox: --workers needs a postgresql:// --db (SQLite has one writer: serve it from one "
             "process)",
@@ -269,10 +269,9 @@ def run_sandbox(args: argparse.Namespace) -> int:
     _log_to_stderr()  # from here: opening runs the days a stopped clock move left undone, and says so
     try:
         sandbox = sb.Sandbox(db, accounts=accounts)
-    except (OSError, sqlite3.Error, sb.gateway.pgstore.StoreError) as exc:
+    except (OSError, sqlite3.Error, sb.gateway.store.StoreError) as exc:
         sock.close()
-        shown = sb.gateway.pgstore.redacted(db) if sb.gateway.pgstore.is_postgres_url(db) else db
-        print(f"gwkit sandbox: cannot open the database {shown}: {exc}", file=sys.stderr)
+        print(f"gwkit sandbox: cannot open the database {sb.gateway.store.shown(db)}: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C while catching up: the days run so far are kept
         sock.close()

@@ -54,10 +54,9 @@ from .envelopes import (
 )
 from .fault import Fault, unknown_error
 from .jobwrites import SharedWrite
-from .moves import Move, Moves, StoredMoves
-from .pgstore import PgStore, is_postgres_url
-from .sitedata import SiteTables, delete_sites
-from .store import Store
+from .moves import Move
+from .sitedata import Expression, SiteTables, delete_sites
+from .store import open_store
 
 # Every part of the gateway, each listing what it serves in plain constants (see context.Tables).
 HANDLER_MODULES: tuple[ModuleType, ...] = (
@@ -93,12 +92,11 @@ class Gateway:
         clock_start: datetime | None = None,
         modules: Iterable[ModuleType] = HANDLER_MODULES,
         schemas: Iterable[str] = (),
-        site_expressions: Mapping[str, str] | None = None,
+        site_expressions: Mapping[str, Expression] | None = None,
     ):
         self.tables = Tables.of(modules)
         self.daily_jobs = list(self.tables.daily_jobs)
-        store_class = PgStore if is_postgres_url(db_path) else Store  # a postgresql:// URL: the team sandbox
-        self.store = store_class(
+        self.store = open_store(  # a postgresql:// URL: the team sandbox
             db_path,
             schemas=(clock.SCHEMA, *self.tables.schemas, *schemas),
             added_columns=self.tables.added_columns,
@@ -109,7 +107,7 @@ class Gateway:
         self.advance_lock = threading.Lock()  # held by advance and by snapshot restores
         self._stopping = threading.Event()  # set by stop_work: long runs end at their next day
         # running advances, for GET /_sandbox/clock/progress: a team sandbox's in its database
-        self.moves = StoredMoves(self.store) if self.store.dialect == "postgresql" else Moves()
+        self.moves = self.store.moves()
         for job in self.daily_jobs:  # where a site without marks of its own stands
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.start().date().isoformat())
         self.run_due_jobs()  # catch up work a killed run left undone
@@ -353,7 +351,7 @@ class Gateway:
         with self.store.write() as conn:
             for site in sites:
                 settled += settlement.settle_due(
-                    conn, date.max if all_pending else clocks[site].date(), [site]
+                    self.store, conn, date.max if all_pending else clocks[site].date(), [site]
                 )
         return {"settlement": {"settled": settled}}
 
@@ -362,7 +360,7 @@ class Gateway:
         sites = self._scope(sites)
         whole_sandbox = set(self.every_site) <= set(sites)
         with self.store.write() as conn:
-            tables = SiteTables.of(conn, site_expressions=self.site_expressions)
+            tables = SiteTables.of(self.store.catalog(conn), site_expressions=self.site_expressions)
             # Rows of no site (a demo receipt without an AUTH) are nobody's: only a reset of every site takes them.
             delete_sites(conn, tables, [*sites, ""] if whole_sandbox else sites, keep=CLOCK_TABLES)
             if whole_sandbox:

@@ -7,10 +7,10 @@ that would cancel it (60017) or lower its settle amount below it (20007).
 
 from __future__ import annotations
 
-import sqlite3
+from .store import Connection
 
 
-def refunded_so_far(conn: sqlite3.Connection, parent_reference: str) -> int:
+def refunded_so_far(conn: Connection, parent_reference: str) -> int:
     """What the successful refunds of one AUTH add up to (each for its settle amount where one was set)."""
     (total,) = conn.execute(
         "SELECT COALESCE(SUM(CAST(COALESCE(settlebaseamount, baseamount) AS INTEGER)), 0) FROM transactions "

@@ -17,7 +17,6 @@ the record does not take is 30000 naming it. All named records change, or none.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any, Mapping
 
 from ...interface.codes import CANCELLED
@@ -26,6 +25,7 @@ from .context import Context
 from .fault import Fault, invalid_field
 from .query import filter_values, requested_sites
 from .refunded import refunded_so_far
+from .store import Row
 
 NOT_UPDATABLE = Fault(60017)
 
@@ -60,7 +60,7 @@ def handle_update(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]
     ]
 
 
-def update_auth(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
+def update_auth(ctx: Context, row: Row, updates: Mapping[str, str]) -> dict[str, str]:
     """Settlement instructions for an AUTH that has not settled and was not cancelled."""
     if row["errorcode"] != "0" or row["settlestatus"] not in PENDING:
         raise NOT_UPDATABLE
@@ -77,7 +77,7 @@ def update_auth(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> d
     return dict(updates)
 
 
-def _keeps_refunds_covered(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> None:
+def _keeps_refunds_covered(ctx: Context, row: Row, updates: Mapping[str, str]) -> None:
     """An AUTH refunded from must still settle what was refunded (else money never taken goes back)."""
     if "settlebaseamount" not in updates and updates.get("settlestatus") != CANCELLED:
         return

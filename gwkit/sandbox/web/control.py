@@ -34,7 +34,7 @@ from typing import Any
 
 from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.clock import ISO, ClockError
-from ..gateway.snapshots import SnapshotNotFound
+from ..gateway.store.snapshots import SnapshotNotFound
 from ..http import BodyError, SandboxRequest, SandboxResponse
 from .auth import authenticate, unauthorised
 from .fault_controls import FaultControls

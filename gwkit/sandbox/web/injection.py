@@ -14,10 +14,10 @@ from typing import Any, Callable
 from ...interface.codes import message_of
 from ...interface.validation import normalised
 from ...interface.wire import FAULT_HEADER
+from ..gateway import faultlog
 from ..gateway.clock import ISO
 from ..gateway.envelopes import answer_reference, envelope
 from ..http import JSON_HEADERS, BodyError, SandboxRequest, SandboxResponse, read_json
-from . import faultlog
 from .auth import authenticate
 from .endpoint import anonymous_account
 from .faults import GATEWAY_PATHS, ActiveFault

@@ -29,7 +29,8 @@ from ...interface.cards import luhn_ok
 from ...interface.fields import BILLING_FIELDS
 from ...interface.masking import REDACTED, mask_data, mask_pan, mask_text
 from ...interface.wire import PAN_PATTERN, VERSION
-from ..gateway.cachetokens import token_hash
+from ..gateway import receipts
+from ..gateway.cachetokens import site_of_token
 from ..gateway.core import Gateway
 from ..http import BodyError, SandboxRequest, SandboxResponse, read_json
 from .pages import LOOPBACK_FRAMERS, render
@@ -38,20 +39,6 @@ from .served import Served
 CARD_FIELD_NAMES = frozenset({"pan", "expirymonth", "expiryyear", "securitycode", "expirydate"})
 ORDER_FIELDS = ("baseamount", "currencyiso3a", "orderreference") + BILLING_FIELDS
 MAX_FORM_FIELDS = 64
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS demo_merchant_receipts (
-    id INTEGER PRIMARY KEY,
-    received TEXT NOT NULL,        -- sandbox clock
-    content_type TEXT NOT NULL,
-    body TEXT NOT NULL,            -- the body as received; masked when card data arrived
-    fields TEXT NOT NULL,          -- JSON [[name, value], ...] in the order received (masked likewise)
-    card_data TEXT NOT NULL,       -- JSON list of the card data found, [] when none arrived
-    auth TEXT                      -- JSON AUTH record when the merchant completed the payment
-);
-"""
-# The site of a receipt, for snapshots: the site of the AUTH the merchant made (none: no site).
-SITE_EXPRESSIONS = {"demo_merchant_receipts": "json_extract(auth, '$.sitereference')"}
 
 
 def card_data_in(pairs: list[tuple[str, str]], body: str) -> list[str]:
@@ -246,12 +233,8 @@ def _foreign_site(gateway: Gateway, fields: dict[str, str]) -> str | None:
         return f"The demo merchant pays only on its own site {site}, not on {named!r}."
     token = fields.get("cachetoken")
     if token:
-        row = (
-            gateway.store.connection()
-            .execute("SELECT sitereference FROM cachetokens WHERE token_hash = ?", (token_hash(token),))
-            .fetchone()
-        )
-        if row is not None and row["sitereference"] != site:
+        made_for = site_of_token(gateway.store.connection(), token)
+        if made_for is not None and made_for != site:
             return (
                 f"This cachetoken was made for another site; the demo merchant pays only on its own "
                 f"site {site}."
@@ -278,45 +261,12 @@ def complete_payment(gateway: Gateway, fields: dict[str, str], base_url: str) ->
 
 def receipts_of(gateway: Gateway) -> list[dict[str, Any]]:
     """What the merchant received: its own receipts only (no AUTH yet, or an AUTH on its own site)."""
-    rows = (
-        gateway.store.connection()
-        .execute(
-            "SELECT * FROM demo_merchant_receipts WHERE auth IS NULL OR json_extract(auth, '$.sitereference') = ? "
-            "ORDER BY id",
-            (merchant_site(gateway),),
-        )
-        .fetchall()
-    )
-    return [
-        {
-            "id": r["id"],
-            "received": r["received"],
-            "content_type": r["content_type"],
-            "body": r["body"],
-            "fields": dict(json.loads(r["fields"])),
-            "field_names": [n for n, _ in json.loads(r["fields"])],
-            "card_data": json.loads(r["card_data"]),
-            "auth": json.loads(r["auth"]) if r["auth"] else None,
-        }
-        for r in rows
-    ]
+    return receipts.of_site(gateway.store.connection(), merchant_site(gateway))
 
 
 def _keep(gateway: Gateway, receipt: dict[str, Any], auth: dict[str, Any] | None) -> int:
     with gateway.store.write() as conn:
-        (receipt_id,) = conn.execute(
-            "INSERT INTO demo_merchant_receipts (received, content_type, body, fields, card_data, auth) "
-            "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            (
-                gateway.clock.timestamp(),
-                receipt["content_type"],
-                receipt["body"],
-                json.dumps(receipt["fields"]),
-                json.dumps(receipt["card_data"]),
-                json.dumps(auth) if auth is not None else None,
-            ),
-        ).fetchone()
-        return int(receipt_id)
+        return receipts.keep(conn, gateway.clock.timestamp(), receipt, auth)
 
 
 # HTML ------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from ..gateway.accounts import Account
 from ..gateway.core import Gateway
-from ..gateway.snapshots import Snapshots
+from ..gateway.store.snapshots import Snapshots
 from ..http import SandboxRequest, SandboxResponse
 from .faults import FaultBook
 from .latency import LatencyBudget

@@ -26,8 +26,8 @@ from uvicorn.protocols.http.h11_impl import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE, H
 
 from ..gateway.accounts import Account
 from ..gateway.cachetokens import token_rows
-from ..gateway.pgstore import is_postgres_url
-from ..gateway.snapshots import Snapshots
+from ..gateway.store import store_target
+from ..gateway.store.snapshots import Snapshots
 from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
 from .fault_controls import FaultControls
 from .framing import FramingCheckedConnection
@@ -46,7 +46,7 @@ def default_db_path() -> Path | str:
 
 def db_location(text: str | Path) -> Path | str:
     """A database given by the user: a postgresql:// URL as it is, else a file path."""
-    return text if is_postgres_url(text) else Path(text)
+    return store_target(text)
 
 
 def bind(host: str, port: int, *, shared: bool = False, listen: bool = True) -> socket.socket:

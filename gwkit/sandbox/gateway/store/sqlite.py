@@ -1,4 +1,4 @@
-"""The sandbox's persistence: one SQLite file in WAL mode.
+"""The sandbox's store in one SQLite file, in WAL mode (a notebook's, a single server's).
 
 Every record the gateway answers is kept in `transactions`, its columns named after the wire
 fields (values kept as the strings that went over the wire) and the whole record as JSON, so a
@@ -6,87 +6,46 @@ TRANSACTIONQUERY answers exactly what was answered before, with later updates ap
 numbers live in `cards`, encrypted by the vault; a security code is never stored.
 
 Other parts of the sandbox (3-D Secure sessions, subscriptions, tokens, the demo merchant) bring
-their own tables as SQL (`schemas`), applied, idempotently, whenever a store opens.
+their own tables as SQL (`schemas`), applied, idempotently, whenever a store opens; a table an
+earlier gwkit made gets the columns added since (`added_columns`).
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import os
-import secrets
 import sqlite3
 import tempfile
 import threading
 from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from ...interface.masking import mask_pan
-from .references import ReferenceNumbers
-from .vault import Vault
-
-# Columns of `transactions` that mirror wire fields of the record, for filters and updates.
-TRANSACTION_COLUMNS = (
-    "transactionreference",
-    "sitereference",
-    "requesttypedescription",
-    "accounttypedescription",
-    "parenttransactionreference",
-    "orderreference",
-    "currencyiso3a",
-    "baseamount",
-    "settlestatus",
-    "settlebaseamount",
-    "settleduedate",
-    "errorcode",
-    "transactionactive",
-    "paymenttypedescription",
-    "transactionstartedtimestamp",
+from ..moves import Moves
+from ..references import ReferenceNumbers
+from ..sitedata import Catalog
+from ..vault import Vault
+from .common import (
+    CARDS_INDEX,
+    CORE_SCHEMA,
+    MemoryFaultRows,
+    Records,
+    Sql,
+    Statement,
+    StoreError,
+    changed_columns,
+    create_private,
+    savepoint,
+    text_for,
 )
+from .snapshots import FileSnapshots
 
-CORE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS cards (
-    id INTEGER PRIMARY KEY,
-    pan_encrypted BLOB NOT NULL,
-    maskedpan TEXT NOT NULL,
-    expirydate TEXT NOT NULL,
-    paymenttypedescription TEXT,
-    card_index BLOB  -- vault.index(pan, expirydate) of reusable rows (see Store.card_for); else NULL
-);
-CREATE TABLE IF NOT EXISTS transactions (
-    id INTEGER PRIMARY KEY,
-    transactionreference TEXT NOT NULL UNIQUE,
-    sitereference TEXT NOT NULL,
-    requesttypedescription TEXT NOT NULL,
-    accounttypedescription TEXT,
-    parenttransactionreference TEXT,
-    orderreference TEXT,
-    currencyiso3a TEXT,
-    baseamount TEXT,
-    settlestatus TEXT,
-    settlebaseamount TEXT,
-    settleduedate TEXT,
-    errorcode TEXT NOT NULL,
-    transactionactive TEXT,
-    paymenttypedescription TEXT,
-    transactionstartedtimestamp TEXT NOT NULL,
-    card_id INTEGER REFERENCES cards(id),
-    record TEXT NOT NULL,
-    details TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX IF NOT EXISTS transactions_site_started ON transactions (sitereference, transactionstartedtimestamp);
--- Only children are indexed by parent: a payment without one writes a page less (an earlier gwkit's
--- index had every row)
-DROP INDEX IF EXISTS transactions_parent;
-CREATE INDEX IF NOT EXISTS transactions_of_parent ON transactions (parenttransactionreference)
-    WHERE parenttransactionreference IS NOT NULL;
-CREATE INDEX IF NOT EXISTS transactions_order ON transactions (orderreference);
-CREATE INDEX IF NOT EXISTS transactions_settle ON transactions (settlestatus, settleduedate);
-"""
-
+# SQLite 3.35 brought RETURNING and 3.38 the ->> operator, which the modules' SQL uses.
+MINIMUM_SQLITE = (3, 38, 0)
+# The page cache of a connection in a long run of writes (KiB). SQLite's default, 2 MB, is far less
+# than the pages such a transaction dirties (its new rows, and the index and subscription pages it
+# revisits): SQLite would spill them to the WAL during the transaction and write many twice.
+LONG_WRITE_CACHE_KIB = 65536
 CHECKPOINT_EVERY = 500  # commits between checkpoints (Checkpointer): a WAL of some 13 MB of payments
 
 
@@ -216,23 +175,41 @@ def checkpoint_beside_writers(conn: sqlite3.Connection) -> None:
         pass
 
 
-class Store:
-    """A SQLite database shared by threads (one connection each) and by processes (WAL).
+class SqliteConnection(sqlite3.Connection):
+    """A SQLite connection that runs the SQLite text of an `Sql` (common.py) given to it."""
 
-    The team sandbox's PostgreSQL store (pgstore.PgStore) has the same interface.
+    def execute(self, sql: Statement, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().execute(sql if sql.__class__ is str else sql.sqlite, parameters)  # type: ignore[union-attr]
+
+    def executemany(self, sql: Statement, parameters: Any, /) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().executemany(sql if sql.__class__ is str else sql.sqlite, parameters)  # type: ignore[union-attr]
+
+
+def check_sqlite_version(version: tuple[int, ...] = sqlite3.sqlite_version_info) -> None:
+    if version < MINIMUM_SQLITE:
+        raise StoreError(
+            f"the sandbox needs SQLite {'.'.join(map(str, MINIMUM_SQLITE))} or later; this Python has "
+            f"{'.'.join(map(str, version))} (use a Python built with a newer SQLite)"
+        )
+
+
+class SqliteStore(Records):
+    """A SQLite database shared by threads (one connection each) and by processes (WAL).
 
     Writes take turns (`WriteTurns`); reads run in their own transactions beside them (WAL)."""
 
-    dialect = "sqlite"
-    batch_alone = False  # whether a request alone in the queue is answered in `batch()` too (PgStore)
+    batch_alone = False  # whether a request alone in the queue is answered in `batch()` too
+    rows_per_commit = 4000  # of a long run of writes (jobwrites.SharedWrite): see there
+    shared_by_workers = False  # one process writes it: --workers needs a PostgreSQL store
 
     def __init__(
         self,
         path: str | Path | None = None,
         *,
-        schemas: Iterable[str] = (),
+        schemas: Iterable[Statement] = (),
         added_columns: Iterable[tuple[str, str, str]] = (),
     ):
+        check_sqlite_version()
         if path is None:
             self._tempdir = tempfile.TemporaryDirectory(prefix="gwkit-sandbox-")
             path = Path(self._tempdir.name) / "sandbox.db"
@@ -252,14 +229,66 @@ class Store:
         self.apply_schemas()
 
     def __repr__(self) -> str:
-        return f"Store({str(self.path)!r})"
+        return f"SqliteStore({str(self.path)!r})"
+
+    # what the store makes for the rest of the sandbox
+
+    def moves(self) -> Moves:
+        """The clock moves under way: one process moves this store's clocks, so in memory."""
+        return Moves()
+
+    def fault_rows(self) -> MemoryFaultRows:
+        """Where injected faults are kept: one process serves this store, so in memory."""
+        return MemoryFaultRows()
+
+    def snapshots(self, gateway: Any, account: Any, site_expressions: Any, sites: Iterable[str]) -> Any:
+        """An account's scenario snapshots: SQLite files beside the database (snapshots.py)."""
+        return FileSnapshots(gateway, account, site_expressions, sites=sites)
+
+    def catalog(self, conn: Any, schema: str = "main") -> Catalog:
+        """The tables in creation order, their columns, their foreign keys (parent, column, parent column)."""
+        tables = [
+            r[0]
+            for r in conn.execute(
+                f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+            )
+        ]
+        columns = {t: [c[1] for c in conn.execute(f'PRAGMA {schema}.table_info("{t}")')] for t in tables}
+        keys = {
+            t: [(k[2], k[3], k[4]) for k in conn.execute(f'PRAGMA {schema}.foreign_key_list("{t}")')]
+            for t in tables
+        }
+        return tables, columns, keys
+
+    def long_write(self, conn: sqlite3.Connection) -> Callable[[], None]:
+        """Set a connection up for a long run of writes (a bigger page cache, no automatic checkpoint:
+        jobwrites.SharedWrite checkpoints between its commits); what puts it back as it was."""
+        cache_size = _set_pragma(conn, "cache_size", -LONG_WRITE_CACHE_KIB)
+        autocheckpoint = _set_pragma(conn, "wal_autocheckpoint", 0)
+
+        def put_back() -> None:
+            _set_pragma(conn, "cache_size", cache_size)
+            _set_pragma(conn, "wal_autocheckpoint", autocheckpoint)
+
+        return put_back
+
+    def checkpoint_beside_writers(self) -> None:
+        """Copy the WAL into the database, holding up no writer or reader."""
+        checkpoint_beside_writers(self.connection())
 
     # connections and transactions
 
     def connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            conn = sqlite3.connect(
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=30,
+                factory=SqliteConnection,
+            )
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -314,22 +343,6 @@ class Store:
         finally:
             self._turns.release()
 
-    @contextmanager
-    def batch(self) -> Iterator[None]:
-        """One write transaction for several requests in a row, on this thread (group commit).
-
-        Each `write()` (and `read()`) inside it is a savepoint of this transaction, kept or rolled
-        back on its own as if it were a transaction of its own; all of them commit together when the
-        batch ends, and none is answered before that (the caller's part: web.app.WorkerThread). It
-        saves a COMMIT per request, and the rewrite of the same index pages by each one.
-        If the batch fails as a whole (its COMMIT), nothing of it is kept."""
-        with self.write() as conn:
-            self._local.batch = conn
-            try:
-                yield
-            finally:
-                self._local.batch = None
-
     @property
     def writing(self) -> bool:
         """Whether a thread of this process holds a write transaction or waits for one."""
@@ -358,16 +371,14 @@ class Store:
 
     def apply_schemas(self) -> None:
         conn = self.connection()
-        for sql in (CORE_SCHEMA, *self._schemas):
-            conn.executescript(sql)
+        for script in (CORE_SCHEMA, *self._schemas):
+            conn.executescript(text_for(script, "sqlite"))
         for table, column, declaration in (("cards", "card_index", "BLOB"), *self._added_columns):
             if column not in {row["name"] for row in conn.execute(f'PRAGMA table_info("{table}")')}:
                 conn.execute(
                     f'ALTER TABLE "{table}" ADD COLUMN "{column}" {declaration}'
-                )  # an earlier gwkit's database
-        conn.execute(
-            "CREATE INDEX IF NOT EXISTS cards_index ON cards (card_index) WHERE card_index IS NOT NULL"
-        )
+                )  # an earlier gwkit's
+        conn.execute(CARDS_INDEX)
 
     def close(self) -> None:
         self.checkpointer.stop()
@@ -399,199 +410,37 @@ class Store:
         """Copy the WAL into the database and empty it, so deleted data lives on in neither file."""
         self.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    # meta
+    def each_row(self, conn: sqlite3.Connection, statement: Sql, rows: Sequence[Sequence[Any]]) -> None:
+        """Run `statement` for each of `rows` (its SQLite text: one row's parameters, executemany)."""
+        conn.executemany(statement.sqlite, rows)
 
-    def meta_get(self, key: str, conn: sqlite3.Connection | None = None) -> str | None:
-        row = (conn or self.connection()).execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
-    def meta_set_default(self, key: str, value: str) -> None:
-        self.connection().execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
-
-    def meta_set(self, conn: sqlite3.Connection, key: str, value: str) -> None:
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
-
-    # cards
-
-    def add_card(self, conn: sqlite3.Connection, pan: str, expirydate: str, paymenttype: str | None) -> int:
-        (card_id,) = conn.execute(
-            "INSERT INTO cards (pan_encrypted, maskedpan, expirydate, paymenttypedescription) VALUES (?, ?, ?, ?) "
-            "RETURNING id",
-            (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype),
-        ).fetchone()
-        return int(card_id)
-
-    def card_for(self, conn: sqlite3.Connection, pan: str, expirydate: str, paymenttype: str | None) -> int:
-        """The row of a card paid with card fields: the same one each time the card comes back.
-
-        Only rows made here are reused, so the rows of tokens and 3-D Secure sessions, which their
-        owners may delete, are never shared. Saves an encryption and a row per repeated card.
-        """
-        index = self.vault.index(pan, expirydate)
-        row = conn.execute("SELECT id FROM cards WHERE card_index = ?", (index,)).fetchone()
-        if row is not None:
-            return int(row[0])
-        (card_id,) = conn.execute(
-            "INSERT INTO cards (pan_encrypted, maskedpan, expirydate, paymenttypedescription, card_index) "
-            "VALUES (?, ?, ?, ?, ?) RETURNING id",
-            (self.vault.encrypt(pan), mask_pan(pan), expirydate, paymenttype, index),
-        ).fetchone()
-        return int(card_id)
-
-    def card(self, conn: sqlite3.Connection, card_id: int) -> dict[str, str]:
-        """The card in clear, for the gateway's own use only: never log or answer it."""
-        row = conn.execute("SELECT * FROM cards WHERE id = ?", (card_id,)).fetchone()
-        return {
-            "pan": self.vault.decrypt(row["pan_encrypted"]),
-            "expirydate": row["expirydate"],
-            "maskedpan": row["maskedpan"],
-            "paymenttypedescription": row["paymenttypedescription"],
-        }
+    def faults_present(self) -> bool:
+        """Faults live in memory here (fault_rows): the web layer asks its fault book instead."""
+        return False
 
     # transactions
 
-    def next_reference(self, conn: sqlite3.Connection) -> str:
-        """`N-9-M`: a per-database prefix and a counter that never repeats, even after a reset.
+    def _numbers_for(self, conn: sqlite3.Connection, count: int) -> Iterable[int]:
+        return self._numbers.take(conn, count)
 
-        Call inside a write transaction, which serialises it across threads and processes.
-        """
-        return self.reserve_references(conn, 1)[0]
-
-    def reserve_references(self, conn: sqlite3.Connection, count: int) -> list[str]:
-        """`count` new references at once, for a batch of records; inside a write transaction, like
-        `next_reference` (references.py: the counter's numbers, taken a block ahead)."""
-        if count <= 0:
-            return []
-        prefix = self._reference_prefix(conn)
-        return [f"{prefix}-9-{number}" for number in self._numbers.take(conn, count)]
-
-    def _reference_prefix(self, conn: sqlite3.Connection) -> str:
-        prefix = self._prefix
-        if prefix is None:
-            prefix = self.meta_get("reference_prefix", conn)
-            if prefix is None:
-                prefix = str(10 + secrets.randbelow(90))
-                self.meta_set(conn, "reference_prefix", prefix)
-                return prefix  # cached only once committed: see the next call
-            self._prefix = prefix
-        return prefix
-
-    def add_transaction(
-        self,
-        conn: sqlite3.Connection,
-        record: Mapping[str, Any],
-        *,
-        card_id: int | None = None,
-        details: Mapping[str, Any] | None = None,
+    def update_transactions(
+        self, conn: sqlite3.Connection, references: Sequence[str], changes: Mapping[str, str]
     ) -> None:
-        """Keep an answered record. `record` must carry its `transactionreference`."""
-        self.add_transactions(conn, [(record, card_id, details)])
-
-    def add_transactions(
-        self,
-        conn: sqlite3.Connection,
-        kept: Iterable[tuple[Mapping[str, Any], int | None, Mapping[str, Any] | None]],
-    ) -> None:
-        """Keep many answered records (record, card_id, details): one statement per shape of record."""
-        by_columns: dict[tuple[str, ...], list[list[Any]]] = {}
-        for record, card_id, details in kept:
-            columns, row = transaction_row(record, card_id, details)
-            by_columns.setdefault(columns, []).append(row)
-        for columns, rows in by_columns.items():
-            self.add_transaction_rows(conn, columns, rows)
-
-    def add_transaction_rows(
-        self, conn: sqlite3.Connection, columns: tuple[str, ...], rows: list[list[Any]]
-    ) -> None:
-        """Keep records already laid out: each row the values of `columns`, card_id, the record's JSON, the details'."""
-        conn.executemany(_insert_transaction_sql(columns), rows)
-
-    def transaction(
-        self, conn: sqlite3.Connection, reference: str, sites: Iterable[str] | None = None
-    ) -> sqlite3.Row | None:
-        """The row of a transaction, or None; with `sites`, other sites' rows do not exist."""
-        row = conn.execute(
-            "SELECT * FROM transactions WHERE transactionreference = ?", (reference,)
-        ).fetchone()
-        if row is None or (sites is not None and row["sitereference"] not in set(sites)):
-            return None
-        return row
-
-    def update_transaction(
-        self, conn: sqlite3.Connection, reference: str, changes: Mapping[str, str]
-    ) -> None:
-        """Change fields of a kept record: its columns and its JSON alike."""
-        columns = [c for c in changes if c in TRANSACTION_COLUMNS]
-        assignments = [f"{c} = ?" for c in columns]
-        params: list[Any] = [changes[c] for c in columns]
-        json_paths = ", ".join("?, ?" for _ in changes)
-        assignments.append(f"record = json_set(record, {json_paths})")
+        """Change fields of kept records: their columns and their JSON alike (json_set, in place)."""
+        assignments, params = changed_columns(changes)
+        assignments.append(f"record = json_set(record, {', '.join('?, ?' for _ in changes)})")
         for name, value in changes.items():
             params.extend([f'$."{name}"', value])
-        conn.execute(
+        conn.executemany(
             f"UPDATE transactions SET {', '.join(assignments)} WHERE transactionreference = ?",
-            [*params, reference],
-        )
-
-    def update_details(self, conn: sqlite3.Connection, reference: str, details: Mapping[str, Any]) -> None:
-        """Replace the details (billing, names) a kept record holds and lends to its children."""
-        conn.execute(
-            "UPDATE transactions SET details = ? WHERE transactionreference = ?",
-            (json.dumps(dict(details)), reference),
+            [[*params, reference] for reference in references],
         )
 
 
-def transaction_row(
-    record: Mapping[str, Any], card_id: int | None, details: Mapping[str, Any] | None
-) -> tuple[tuple[str, ...], list[Any]]:
-    """A record laid out as a row of `transactions`: the columns it fills, and the row (their values,
-    card_id, the record's JSON, the details' JSON) that `add_transaction_rows` keeps."""
-    columns = tuple(c for c in TRANSACTION_COLUMNS if record.get(c) is not None)
-    return columns, [
-        *(record[c] for c in columns),
-        card_id,
-        json.dumps(record),
-        json.dumps(details) if details else "{}",
-    ]
-
-
-@functools.lru_cache(maxsize=64)
-def _insert_transaction_sql(columns: tuple[str, ...]) -> str:
-    return (
-        f"INSERT INTO transactions ({', '.join(columns)}, card_id, record, details) "
-        f"VALUES ({', '.join('?' * len(columns))}, ?, ?, ?)"
-    )
-
-
-@contextmanager
-def savepoint(conn: Any, name: str = "batched_write") -> Iterator[None]:
-    """Part of a transaction that is kept, or rolled back alone if its block raises."""
-    conn.execute(f"SAVEPOINT {name}")
-    try:
-        yield
-    except BaseException:
-        conn.execute(f"ROLLBACK TO {name}")
-        conn.execute(f"RELEASE {name}")
-        raise
-    conn.execute(f"RELEASE {name}")
-
-
-def create_private(path: Path) -> None:
-    """Create the database file readable by its owner only (SQLite gives its -wal and -shm files
-    the same mode); an existing file keeps its mode."""
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        pass
-
-
-def record_of(row: sqlite3.Row) -> dict[str, Any]:
-    return json.loads(row["record"])
-
-
-def details_of(row: sqlite3.Row) -> dict[str, Any]:
-    return json.loads(row["details"])
+def _set_pragma(conn: sqlite3.Connection, name: str, setting: int | None) -> int | None:
+    """Set a connection's `PRAGMA name`; what it was."""
+    if setting is None:
+        return None
+    (before,) = conn.execute(f"PRAGMA {name}").fetchone()
+    conn.execute(f"PRAGMA {name} = {int(setting)}")
+    return before
