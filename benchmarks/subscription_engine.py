@@ -31,7 +31,7 @@ from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway import jobwrites
 from gwkit.sandbox.gateway.context import DailyJob
 from gwkit.sandbox.gateway.engine import JOB_NAME
-from gwkit.sandbox.gateway.store import Store
+from gwkit.sandbox.gateway.store import SqliteStore as Store
 
 ENVELOPE_SIZE = 100  # request objects per envelope while creating the subscriptions
 

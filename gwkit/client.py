@@ -38,7 +38,7 @@ from .errors import (
     ValidationError,
 )
 from .exchange import Exchange, ExchangeHook, error_text
-from .pooling import AsyncPoolTransport, default_ssl_context, plain_http_ssl_context
+from .pooling import default_ssl_context, plain_http_ssl_context
 from .response import Response, excerpt
 from .sending import CLOSED, asend, basic_authorization, send, transport_for
 from .interface.masking import REDACTED, mask_data

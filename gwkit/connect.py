@@ -339,7 +339,7 @@ def sandbox_handle(
     from . import sandbox as sandbox_module  # the sandbox needs the [sandbox] extra
 
     chosen = db_path or sandbox_module.default_db_path()
-    if str(chosen).startswith(("postgresql://", "postgres://")):
+    if sandbox_module.gateway.store.serves_workers(chosen):
         raise ConfigError(
             "the sandbox database is a PostgreSQL URL: that is for `gwkit sandbox` (the team "
             "sandbox); a notebook reaches it with GWKIT_BASE_URL, GWKIT_USERNAME, GWKIT_PASSWORD "

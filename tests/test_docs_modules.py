@@ -13,7 +13,8 @@ NAME = re.compile(r"`([\w/]+\.py)`")
 
 
 def modules_of_the_tree() -> set[str]:
-    """Every module under gwkit/, by its path there; of the packages' `__init__.py`, the root's alone."""
+    """Every module under gwkit/, by its path there; of the packages' `__init__.py`, the root's alone
+    (a package's may be listed, when it holds more than its re-exports)."""
     return {
         str(path.relative_to(ROOT / "gwkit"))
         for path in (ROOT / "gwkit").rglob("*.py")
@@ -48,7 +49,8 @@ def test_the_architecture_module_table_lists_every_module_and_only_those():
     table = listed(section((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"), "## Modules"))
     tree = modules_of_the_tree()
     assert sorted(tree - table) == [], "modules missing from docs/architecture.md's table"
-    assert sorted(table - tree) == [], "modules in docs/architecture.md's table that do not exist"
+    packages = {str(path.relative_to(ROOT / "gwkit")) for path in (ROOT / "gwkit").rglob("__init__.py")}
+    assert sorted(table - tree - packages) == [], "modules in docs/architecture.md's table that do not exist"
 
 
 def gwkit_lines(layout: str) -> str:

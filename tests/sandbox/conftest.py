@@ -3,7 +3,7 @@ a raw-JSON caller for it (`support.sandbox.Gateway`).
 
 A test module marked `both_stores` runs each test on SQLite and on PostgreSQL (`store_kind`); the
 PostgreSQL half is skipped, saying how to enable it, where no server can be started
-(support.databases). Other modules run on SQLite only. The store is a module-scoped parameter, so a
+(support.databases), and fails where PostgreSQL is required (CI as root: .ci/run). Other modules run on SQLite only. The store is a module-scoped parameter, so a
 module's fixtures of module scope (`module_db_path`) run on each store too, one store after the other.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import gwkit.sandbox
-from support.databases import STORE_KINDS, drop_schema, new_schema, postgres_server
+from support.databases import STORE_KINDS, drop_schema, new_schema, postgres_server, without_postgres
 from support.sandbox import CLOCK, Gateway
 
 
@@ -32,7 +32,7 @@ def store_kind(request) -> str:
 def postgres_url() -> str:
     url, why_not = postgres_server()
     if url is None:
-        pytest.skip(why_not)
+        without_postgres(why_not)
     return url
 
 

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import gwkit.sandbox
-from gwkit.sandbox.gateway import store
+from gwkit.sandbox.gateway.store import sqlite as store
 from support.sandbox import CLOCK, Gateway, card_auth
 
 
@@ -42,7 +42,7 @@ def test_payments_reach_the_database_file_through_the_checkpoint_thread(tmp_path
 
 
 def test_a_store_that_never_reaches_the_count_starts_no_thread_and_closes(tmp_path):
-    kept = store.Store(tmp_path / "quiet.db")
+    kept = store.SqliteStore(tmp_path / "quiet.db")
     with kept.write() as conn:
         kept.meta_set(conn, "quiet", "1")
     assert kept.checkpointer.wait(timeout=0)  # nothing asked for

@@ -8,10 +8,11 @@ from typing import Any
 
 import httpx
 import pytest
+from support.databases import Database
 
 from gwkit.sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport, load_accounts, start
-from gwkit.sandbox.gateway import pgsnapshots, snapshots
-from support.databases import Database
+from gwkit.sandbox.gateway.sitedata import SiteTables
+from gwkit.sandbox.gateway.store import postgres_snapshots, snapshots
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -186,7 +187,9 @@ def test_a_failed_restore_leaves_everything_as_it_was(sandbox, db, store_kind, m
     sandbox.advance(by="P2M")
     before = every_row(db)
     copied = []
-    module, copier = (pgsnapshots, "_copy_back") if store_kind == "postgresql" else (snapshots, "copy_rows")
+    module, copier = (
+        (postgres_snapshots, "_copy_back") if store_kind == "postgresql" else (snapshots, "copy_rows")
+    )
     real_copy = getattr(module, copier)
 
     def failing_copy(*args, **kwargs):
@@ -312,8 +315,9 @@ def test_a_restore_of_many_rows_is_one_transaction(sandbox, store_kind, monkeypa
 def test_snapshots_cover_every_per_site_table_of_the_store(db_path):  # a reset's tables, on either store
     sandbox = Sandbox(db_path)
     try:
-        tables = snapshots.SiteTables.of(
-            sandbox.store.connection(), site_expressions=sandbox.snapshots.site_expressions
+        tables = SiteTables.of(
+            sandbox.store.catalog(sandbox.store.connection()),
+            site_expressions=sandbox.snapshots.site_expressions,
         )
         assert set(tables.roots) == {
             "transactions",

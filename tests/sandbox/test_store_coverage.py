@@ -9,7 +9,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ONE_STORE = {
     "test_fault_codes.py": "reads the sandbox's sources and starts no sandbox",
-    "test_pg_store.py": "PostgreSQL's own store: its dialect, schema versions and workers",
+    "test_pg_store.py": "PostgreSQL's own store: its schema versions, migrations and workers",
+    "test_store_interface.py": "the store interface without a server, and the rules its sources keep",
     "test_team_workers.py": "worker processes, which only a PostgreSQL sandbox has",
     "test_store_coverage.py": "this check",
     "test_checkpoint.py": "SQLite's WAL checkpoints: PostgreSQL's store has no WAL of its own to copy",

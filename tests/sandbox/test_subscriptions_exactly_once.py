@@ -18,15 +18,16 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-
-from gwkit.sandbox import Sandbox
-from gwkit.sandbox.gateway import engine, jobwrites
 from support.engine_runs import (
     assert_each_payment_made_once,
     assert_whole_days_committed,
     committed_payments,
     populated,
 )
+
+from gwkit.sandbox import Sandbox
+from gwkit.sandbox.gateway import engine, jobwrites
+from gwkit.sandbox.gateway.store import PostgresStore, SqliteStore
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -95,7 +96,8 @@ def test_two_threads_reaching_the_same_due_batch_at_once(db_path, tmp_path, monk
     db = db_path
     subscriptions = populated(db, 120, settled=True)  # so the first engine write of each run pays
     monkeypatch.setattr(engine, "BATCH_SIZE", 3)
-    monkeypatch.setattr(jobwrites, "ROWS_PER_COMMIT", dict.fromkeys(jobwrites.ROWS_PER_COMMIT, 1))
+    for kind in (SqliteStore, PostgresStore):
+        monkeypatch.setattr(kind, "rows_per_commit", 1)
     monkeypatch.setattr(jobwrites, "DAYS_PER_COMMIT", 1)
     sandboxes = [Sandbox(db), Sandbox(db)]
     rendezvous = threading.Barrier(2, timeout=60)
@@ -164,9 +166,10 @@ KILLED_RUN = """
     from pathlib import Path
     from gwkit.sandbox import Sandbox
     from gwkit.sandbox.gateway import engine, jobwrites
+    from gwkit.sandbox.gateway.store import PostgresStore, SqliteStore
     db, target, batch, rows_per_commit, kill_after, mode, marker = sys.argv[1:8]
     engine.BATCH_SIZE = int(batch)
-    jobwrites.ROWS_PER_COMMIT = dict.fromkeys(jobwrites.ROWS_PER_COMMIT, int(rows_per_commit))
+    SqliteStore.rows_per_commit = PostgresStore.rows_per_commit = int(rows_per_commit)
     kill_after = int(kill_after)
     sandbox = Sandbox(db)
     made = 0
@@ -242,7 +245,8 @@ def test_a_clock_move_commits_days_together_and_never_more_than_its_bound_at_onc
     """Each commit is watched from outside the sandbox: how many payments it put on disk."""
     subscriptions = populated(db_path, 60)
     monkeypatch.setattr(engine, "BATCH_SIZE", 7)
-    monkeypatch.setattr(jobwrites, "ROWS_PER_COMMIT", dict.fromkeys(jobwrites.ROWS_PER_COMMIT, 50))
+    for kind in (SqliteStore, PostgresStore):
+        monkeypatch.setattr(kind, "rows_per_commit", 50)
     on_disk: list[int] = []
     real_commit = jobwrites.SharedWrite.commit
 

@@ -9,10 +9,11 @@ from datetime import date, datetime, timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.databases import SUBSCRIPTION_NUMBER
 
+from gwkit.interface.schedule import due_date, payment_dates
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway.subscriptions import Plan
-from gwkit.interface.schedule import due_date, payment_dates
 
 pytestmark = pytest.mark.both_stores  # each test of the engine on SQLite and on PostgreSQL
 
@@ -136,8 +137,12 @@ def create(sandbox: Sandbox, requests: list[dict[str, str]]) -> list[str]:
 
 def made_payments(sandbox: Sandbox, reference: str) -> list[tuple[int, date]]:
     rows = sandbox.store.connection().execute(
-        "SELECT json_extract(record, '$.subscriptionnumber'), transactionstartedtimestamp FROM transactions "
-        "WHERE parenttransactionreference = ? AND requesttypedescription = 'AUTH' ORDER BY id",
+        SUBSCRIPTION_NUMBER.map(
+            lambda number: (
+                f"SELECT {number}, transactionstartedtimestamp FROM transactions "
+                "WHERE parenttransactionreference = ? AND requesttypedescription = 'AUTH' ORDER BY id"
+            )
+        ),
         (reference,),
     )
     return [(int(n), date.fromisoformat(ts[:10])) for n, ts in rows]

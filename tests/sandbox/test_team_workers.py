@@ -20,13 +20,10 @@ import httpx
 import pytest
 
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
-from support.databases import POSTGRES_HOWTO
 from support.engine_runs import assert_each_payment_made_once, populated
 
 SUBSCRIPTIONS = 2000
 TARGET, UNTIL = "2027-01-01T08:00:00", date(2027, 1, 1)
-
-psycopg = pytest.importorskip("psycopg", reason=POSTGRES_HOWTO)
 
 
 @pytest.fixture
@@ -78,6 +75,8 @@ def pinned_clients(base_url: str, count: int, attempts: int = 200) -> dict[int, 
 
 
 def test_two_workers_two_clock_moves_one_killed_every_payment_exactly_once(populated_two_workers, db_path):
+    import psycopg  # a PostgreSQL server was found, so its driver is installed
+
     subscriptions, server, base_url = populated_two_workers
     (victim, victim_client), (survivor, survivor_client) = pinned_clients(base_url, 2).items()
     answers: dict[int, object] = {}

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 import gwkit.sandbox
-from gwkit.sandbox.gateway.pgstore import redacted
+from gwkit.sandbox.gateway.store import redacted
 from gwkit.sandbox.web.pages import origin_of
 from support.databases import Database
 from support.sandbox import CLOCK, SITE, VISA, Gateway, all_rows, card_auth, rows

@@ -2,7 +2,8 @@
 
 PostgreSQL is the one `scripts/pg-up` starts (as root it also installs Debian's package when
 missing), or the server GWKIT_TEST_PG_URL names. Where neither can be had, the PostgreSQL half of
-the tests is skipped with `POSTGRES_HOWTO` as its reason.
+the tests is skipped with `POSTGRES_HOWTO` as its reason; but where PostgreSQL is required
+(GWKIT_TEST_REQUIRE_POSTGRES=1, which `.ci/run` sets in CI as root), it fails instead.
 
 `Database` reads a store's tables directly, whichever it is, for tests that check what was kept;
 `open_store` opens the sandbox's own store of either kind, for tests of the store itself.
@@ -16,11 +17,13 @@ import secrets
 import sqlite3
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import quote
 
-from gwkit.sandbox.gateway.pgstore import PgStore, is_postgres_url
-from gwkit.sandbox.gateway.store import Store
+import pytest
+
+from gwkit.sandbox.gateway import store
+from gwkit.sandbox.gateway.sql import Sql
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE_KINDS = ("sqlite", "postgresql")
@@ -28,6 +31,16 @@ POSTGRES_HOWTO = (
     "no PostgreSQL server: run `scripts/pg-up --install` as root (Debian's postgresql), "
     "or set GWKIT_TEST_PG_URL=postgresql://user:password@127.0.0.1/db"
 )
+
+
+REQUIRE_POSTGRES = "GWKIT_TEST_REQUIRE_POSTGRES"
+
+
+def without_postgres(why_not: str) -> NoReturn:
+    """Skip the PostgreSQL half of a test, saying why; fail it where PostgreSQL is required (CI)."""
+    if os.environ.get(REQUIRE_POSTGRES) == "1":
+        pytest.fail(f"PostgreSQL is required here ({REQUIRE_POSTGRES}=1) but: {why_not}", pytrace=False)
+    pytest.skip(why_not)
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,9 +86,19 @@ def drop_schema(server: str, name: str) -> None:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
+# A payment's subscription number, read from its record (for tests reading through a store's connection).
+SUBSCRIPTION_NUMBER = Sql(
+    sqlite="record ->> '$.subscriptionnumber'", postgresql="record::json ->> 'subscriptionnumber'"
+)
+
+
+# The json_set functions of the current schema: what gwkit before issue 31 made, and migration 5 drops.
+JSON_SET_FUNCTIONS = "SELECT count(*) FROM pg_proc WHERE proname = 'json_set' AND pronamespace = current_schema()::regnamespace"
+
+
 def open_store(db: str | Path) -> Any:
-    """The sandbox's own store of `db`, of its core tables only: a SQLite `Store` or a `PgStore`."""
-    return PgStore(db) if is_postgres_url(db) else Store(db)
+    """The sandbox's own store of `db`, of its core tables only (store.open_store)."""
+    return store.open_store(db)
 
 
 class Database:

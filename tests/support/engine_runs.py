@@ -11,7 +11,7 @@ from typing import Any
 from gwkit.interface.schedule import payment_dates
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway.envelopes import MAX_REQUEST_OBJECTS
-from support.databases import Database
+from support.databases import SUBSCRIPTION_NUMBER, Database
 
 SITE = "test_gwkit12345"
 CLOCK = datetime(2026, 1, 1, 8, 0)
@@ -64,9 +64,13 @@ def assert_each_payment_made_once(db: Path | str, subscriptions: list[tuple[str,
     sandbox = Sandbox(db)
     conn = sandbox.store.connection()
     rows = conn.execute(
-        "SELECT parenttransactionreference, json_extract(record, '$.subscriptionnumber'), "
-        "substr(transactionstartedtimestamp, 1, 10) FROM transactions WHERE accounttypedescription = 'RECUR' "
-        "AND requesttypedescription = 'AUTH'"
+        SUBSCRIPTION_NUMBER.map(
+            lambda number: (
+                f"SELECT parenttransactionreference, {number}, "
+                "substr(transactionstartedtimestamp, 1, 10) FROM transactions WHERE accounttypedescription = 'RECUR' "
+                "AND requesttypedescription = 'AUTH'"
+            )
+        )
     ).fetchall()
     claims = conn.execute("SELECT COUNT(*) FROM subscription_payments").fetchone()[0]
     sandbox.close()

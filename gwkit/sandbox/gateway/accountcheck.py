@@ -15,14 +15,13 @@ the real service does. The sandbox:
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any, Mapping
 
 from ...interface.requests import ACCOUNTCHECK
 from .context import Context
 from .fault import invalid_field
 from .payments import INHERITABLE, Card, authorise, load_card, resolve_card
-from .store import details_of, record_of
+from .store import Row, details_of, record_of
 
 
 def handle_accountcheck(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -30,7 +29,7 @@ def handle_accountcheck(ctx: Context, request: dict[str, Any]) -> list[dict[str,
     return [authorise(ctx, request, card, requesttype="ACCOUNTCHECK", takes_money=False)]
 
 
-def checked_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
+def checked_card(ctx: Context, row: Row, request: Mapping[str, Any]) -> Card:
     """A successful account check lends its card and what it was made with to a child AUTH."""
     kept = record_of(row)
     if kept.get("errorcode") != "0" or row["card_id"] is None:

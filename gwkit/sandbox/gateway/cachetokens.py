@@ -33,11 +33,13 @@ from .clock import Clock
 from .context import Context, DailyJob, JobContext
 from .fault import invalid_field
 from .payments import Card, load_card
-from .store import Store
+from .sql import Sql
+from .store import Connection, Store
 
 TOKEN_LIFETIME = timedelta(minutes=15)
 
-SCHEMA = """
+SCHEMA = Sql(
+    sqlite="""
 CREATE TABLE IF NOT EXISTS cachetokens (
     token_hash TEXT PRIMARY KEY,             -- SHA-256 of the token; the token itself is never kept
     sitereference TEXT NOT NULL,
@@ -53,11 +55,35 @@ CREATE TABLE IF NOT EXISTS cachetokens (
 DROP INDEX IF EXISTS cachetokens_expires;
 CREATE INDEX IF NOT EXISTS cachetokens_unpurged ON cachetokens (expires)
     WHERE used IS NULL AND card_id IS NOT NULL;
-"""
+""",
+    postgresql="""
+CREATE TABLE IF NOT EXISTS cachetokens (
+    token_hash TEXT COLLATE "C" PRIMARY KEY,
+    sitereference TEXT COLLATE "C" NOT NULL,
+    card_id BIGINT REFERENCES cards(id) DEFERRABLE,
+    maskedpan TEXT COLLATE "C" NOT NULL,
+    paymenttypedescription TEXT COLLATE "C",
+    created TEXT COLLATE "C" NOT NULL,
+    expires TEXT COLLATE "C" NOT NULL,
+    used TEXT COLLATE "C"
+);
+DROP INDEX IF EXISTS cachetokens_expires;
+CREATE INDEX IF NOT EXISTS cachetokens_unpurged ON cachetokens (expires)
+    WHERE used IS NULL AND card_id IS NOT NULL;
+""",
+)
 
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def site_of_token(conn: Connection, token: str) -> str | None:
+    """The site a cachetoken was made for, or None if there is no such token."""
+    row = conn.execute(
+        "SELECT sitereference FROM cachetokens WHERE token_hash = ?", (token_hash(token),)
+    ).fetchone()
+    return None if row is None else row[0]
 
 
 # CACHETOKENISE ---------------------------------------------------------------------------------

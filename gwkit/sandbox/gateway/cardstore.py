@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any, Mapping
 
 from ...interface.cards import scheme_of
@@ -28,7 +27,7 @@ from . import acquirer
 from .context import Context
 from .fault import invalid_field
 from .payments import MERCHANT, Card, billing_details, expired, inherit_card
-from .store import details_of
+from .store import Row, details_of
 
 
 def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -65,14 +64,14 @@ def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     return [record]
 
 
-def stored_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
+def stored_card(ctx: Context, row: Row, request: Mapping[str, Any]) -> Card:
     """A stored card lends its card and billing details while it is enabled."""
     if row["transactionactive"] != "1":
         raise invalid_field("parenttransactionreference")
     return inherit_card(ctx, row, request)
 
 
-def update_stored_card(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> dict[str, str]:
+def update_stored_card(ctx: Context, row: Row, updates: Mapping[str, str]) -> dict[str, str]:
     """`transactionactive` goes to the record; billing details to the details the card lends."""
     refused = [name for name in updates if name not in STORE_UPDATABLE]
     if refused:

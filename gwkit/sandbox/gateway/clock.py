@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Iterable
 
 from ...interface.schedule import add_months
 from ...interface.wire import TIMESTAMP
-from .store import Store
+from .sql import OF_SITES, Sql
+from .store import Connection, Store
 
 ISO = "%Y-%m-%dT%H:%M:%S"  # how the control API and advance reports write an instant
 MAX_MOVE_MONTHS = 120  # one call moves a clock at most 10 years ...
@@ -31,7 +31,8 @@ _DURATION = re.compile(
     r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+)S)?)?"
 )
 
-SCHEMA = """
+SCHEMA = Sql(
+    sqlite="""
 CREATE TABLE IF NOT EXISTS site_clocks (sitereference TEXT PRIMARY KEY, now TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS site_jobs (
     sitereference TEXT NOT NULL,
@@ -39,8 +40,31 @@ CREATE TABLE IF NOT EXISTS site_jobs (
     through TEXT NOT NULL,  -- the last day the job finished for the site
     PRIMARY KEY (sitereference, job)
 );
-"""
+""",
+    postgresql="""
+CREATE TABLE IF NOT EXISTS site_clocks (sitereference TEXT COLLATE "C" PRIMARY KEY, now TEXT COLLATE "C" NOT NULL);
+CREATE TABLE IF NOT EXISTS site_jobs (
+    sitereference TEXT COLLATE "C" NOT NULL,
+    job TEXT COLLATE "C" NOT NULL,
+    through TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (sitereference, job)
+);
+""",
+)
 CLOCK_TABLES = ("site_clocks", "site_jobs")
+# Never backwards: the later of the two (SQLite's two-argument max, PostgreSQL's GREATEST).
+_SET_CLOCK = Sql(
+    sqlite="INSERT INTO site_clocks (sitereference, now) VALUES (?, ?) ON CONFLICT (sitereference) "
+    "DO UPDATE SET now = max(now, excluded.now)",
+    postgresql="INSERT INTO site_clocks (sitereference, now) VALUES (?, ?) ON CONFLICT (sitereference) "
+    "DO UPDATE SET now = GREATEST(site_clocks.now, excluded.now)",
+)
+_SET_MARK = Sql(
+    sqlite="INSERT INTO site_jobs (sitereference, job, through) VALUES (?, ?, ?) "
+    "ON CONFLICT (sitereference, job) DO UPDATE SET through = max(through, excluded.through)",
+    postgresql="INSERT INTO site_jobs (sitereference, job, through) VALUES (?, ?, ?) "
+    "ON CONFLICT (sitereference, job) DO UPDATE SET through = GREATEST(site_jobs.through, excluded.through)",
+)
 
 
 class ClockError(ValueError):
@@ -150,7 +174,9 @@ class Clock:
             found = (
                 dict(
                     conn.execute(
-                        "SELECT sitereference, now FROM site_clocks WHERE sitereference IN (SELECT value FROM json_each(?))",
+                        OF_SITES.map(
+                            lambda sites: f"SELECT sitereference, now FROM site_clocks WHERE {sites}"
+                        ),
                         (json.dumps(wanted),),
                     ).fetchall()
                 )
@@ -187,14 +213,11 @@ class Clock:
         check_move(now, target)
         return target
 
-    def set(
-        self, conn: sqlite3.Connection, moment: datetime, sites: str | Iterable[str] | None = None
-    ) -> None:
+    def set(self, conn: Connection, moment: datetime, sites: str | Iterable[str] | None = None) -> None:
         """Move the sites' clocks to `moment` inside the caller's write transaction; never backwards."""
         value = moment.strftime(TIMESTAMP)
         conn.executemany(
-            "INSERT INTO site_clocks (sitereference, now) VALUES (?, ?) ON CONFLICT (sitereference) "
-            "DO UPDATE SET now = max(now, excluded.now)",
+            _SET_CLOCK,
             [(site, value) for site in _site_list(self.default_sites if sites is None else sites)],
         )
 
@@ -206,17 +229,17 @@ class Clock:
         conn = self._store.connection()
         found = dict(
             conn.execute(
-                "SELECT sitereference, through FROM site_jobs WHERE job = ? AND sitereference IN "
-                "(SELECT value FROM json_each(?))",
+                OF_SITES.map(
+                    lambda sites: f"SELECT sitereference, through FROM site_jobs WHERE job = ? AND {sites}"
+                ),
                 (job, json.dumps(wanted)),
             ).fetchall()
         )
         default = self._store.meta_get(f"job:{job}:through") or self.start().date().isoformat()
         return {site: date.fromisoformat(found.get(site, default)) for site in wanted}
 
-    def set_marks(self, conn: sqlite3.Connection, job: str, sites: Iterable[str], day: date) -> None:
+    def set_marks(self, conn: Connection, job: str, sites: Iterable[str], day: date) -> None:
         conn.executemany(
-            "INSERT INTO site_jobs (sitereference, job, through) VALUES (?, ?, ?) "
-            "ON CONFLICT (sitereference, job) DO UPDATE SET through = max(through, excluded.through)",
+            _SET_MARK,
             [(site, job, day.isoformat()) for site in sites],
         )

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import difflib
 import json
-import sqlite3
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import date, datetime
+from functools import lru_cache
 from types import ModuleType
 from typing import Any, Callable, Iterable, Mapping
 
@@ -16,7 +15,7 @@ from .accounts import Account
 from .clock import Clock
 from .fault import Fault
 from .jobwrites import SharedWrite
-from .store import Store
+from .store import Connection, Row, Store
 
 Record = dict[str, Any]
 
@@ -126,7 +125,7 @@ class Context:
 
     store: Store
     tables: Tables
-    conn: sqlite3.Connection
+    conn: Connection
     account: Account
     now: datetime
     origin: str | None = None
@@ -149,7 +148,7 @@ class Context:
         """Store an answered record (the subscription engine's context keeps a batch's for one write)."""
         self.store.add_transaction(self.conn, record, card_id=card_id, details=details)
 
-    def find(self, reference: str | None, field_name: str = "parenttransactionreference") -> sqlite3.Row:
+    def find(self, reference: str | None, field_name: str = "parenttransactionreference") -> Row:
         """A transaction of this account's sites, or a 30000 naming `field_name`."""
         row = self.store.transaction(self.conn, reference, self.sites) if reference else None
         if row is None:
@@ -185,5 +184,5 @@ class JobContext:
 
     @property
     def sites_json(self) -> str:
-        """`sites` for SQL: `sitereference IN (SELECT value FROM json_each(?))`."""
+        """`sites` for SQL: the parameter of sql.OF_SITES."""
         return json.dumps(list(self.sites))

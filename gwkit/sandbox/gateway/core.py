@@ -54,10 +54,9 @@ from .envelopes import (
 )
 from .fault import Fault, unknown_error
 from .jobwrites import SharedWrite
-from .moves import Move, Moves, StoredMoves
-from .pgstore import PgStore, is_postgres_url
-from .sitedata import SiteTables, delete_sites
-from .store import Store
+from .moves import Move
+from .sitedata import Expression, SiteTables, delete_sites
+from .store import open_store
 
 # Every part of the gateway, each listing what it serves in plain constants (see context.Tables).
 HANDLER_MODULES: tuple[ModuleType, ...] = (
@@ -93,12 +92,11 @@ class Gateway:
         clock_start: datetime | None = None,
         modules: Iterable[ModuleType] = HANDLER_MODULES,
         schemas: Iterable[str] = (),
-        site_expressions: Mapping[str, str] | None = None,
+        site_expressions: Mapping[str, Expression] | None = None,
     ):
         self.tables = Tables.of(modules)
         self.daily_jobs = list(self.tables.daily_jobs)
-        store_class = PgStore if is_postgres_url(db_path) else Store  # a postgresql:// URL: the team sandbox
-        self.store = store_class(
+        self.store = open_store(  # a postgresql:// URL: the team sandbox
             db_path,
             schemas=(clock.SCHEMA, *self.tables.schemas, *schemas),
             added_columns=self.tables.added_columns,
@@ -109,7 +107,7 @@ class Gateway:
         self.advance_lock = threading.Lock()  # held by advance and by snapshot restores
         self._stopping = threading.Event()  # set by stop_work: long runs end at their next day
         # running advances, for GET /_sandbox/clock/progress: a team sandbox's in its database
-        self.moves = StoredMoves(self.store) if self.store.dialect == "postgresql" else Moves()
+        self.moves = self.store.moves()
         for job in self.daily_jobs:  # where a site without marks of its own stands
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.start().date().isoformat())
         self.run_due_jobs()  # catch up work a killed run left undone
@@ -289,8 +287,14 @@ class Gateway:
         return {"from": start.strftime(ISO), "to": target.strftime(ISO), "days": days, **report}
 
     def advances_of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
-        """The running advances that move any of `sites`: how far each is (day n of N, the job's step)."""
-        return self.moves.of(sites)
+        """The running advances that move any of `sites`: how far each is (day n of N, the job's step).
+        Each lists only those of its sites that are among `sites`: a move an operator makes of every
+        site shows a user its own sites, never the other tenants'."""
+        wanted = set(sites)
+        return [
+            {**move, "sites": [site for site in move["sites"] if site in wanted]}
+            for move in self.moves.of(wanted)
+        ]
 
     def run_due_jobs(
         self,
@@ -347,7 +351,7 @@ class Gateway:
         with self.store.write() as conn:
             for site in sites:
                 settled += settlement.settle_due(
-                    conn, date.max if all_pending else clocks[site].date(), [site]
+                    self.store, conn, date.max if all_pending else clocks[site].date(), [site]
                 )
         return {"settlement": {"settled": settled}}
 
@@ -356,18 +360,31 @@ class Gateway:
         sites = self._scope(sites)
         whole_sandbox = set(self.every_site) <= set(sites)
         with self.store.write() as conn:
-            tables = SiteTables.of(conn, site_expressions=self.site_expressions)
+            tables = SiteTables.of(self.store.catalog(conn), site_expressions=self.site_expressions)
             # Rows of no site (a demo receipt without an AUTH) are nobody's: only a reset of every site takes them.
             delete_sites(conn, tables, [*sites, ""] if whole_sandbox else sites, keep=CLOCK_TABLES)
             if whole_sandbox:
                 conn.execute(f"DELETE FROM cards WHERE id NOT IN ({tables.cards_used()})")
         self.store.checkpoint()  # what was deleted (demo receipts, masked cards) lives on in the WAL no more
 
-    def health(self) -> dict[str, Any]:
-        (count,) = self.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
+    def health(self, sites: Iterable[str] | None = None) -> dict[str, Any]:
+        """Up, with the clock and transaction count of `sites` (default: the whole sandbox's count
+        and the first account's clock)."""
+        if sites is None:
+            (count,) = self.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
+            now = self.clock.now()
+        else:
+            sites = tuple(sites)
+            marks = ", ".join("?" * len(sites))
+            (count,) = (
+                self.store.connection()
+                .execute(f"SELECT COUNT(*) FROM transactions WHERE sitereference IN ({marks})", sites)
+                .fetchone()
+            )
+            now = self.clock.now(sites)
         return {
             "status": "ok",
-            "now": self.clock.now().strftime(ISO),
+            "now": now.strftime(ISO),
             "transactions": count,
             "database": str(self.store.path),
             "process": os.getpid(),

@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import sqlite3
 from datetime import date, datetime, time
 from functools import lru_cache
 from itertools import repeat
@@ -45,13 +44,12 @@ from . import acquirer
 from .accounts import account_for_site
 from .context import Context, DailyJob, JobContext
 from .payments import Card, kept_details, payment_record, settle_due_date
-from .store import transaction_row
+from .sql import OF_SITES, Sql
+from .store import Connection, Store, transaction_row
 from .subscriptions import SETTLED, Plan
 
 BATCH_SIZE = 500  # subscriptions per write transaction
 JOB_NAME = "subscriptions"
-
-_OF_SITES = "sitereference IN (SELECT value FROM json_each(?))"
 
 
 class Due(NamedTuple):
@@ -83,9 +81,11 @@ def _due_rows(rows: list[Any]) -> list[Due]:
 
 _SCHEDULE = slice(3, 8)
 _PAID_WITH = slice(8, 15)
-_DUE = (
-    f"SELECT {', '.join(Due._fields)} FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES} "
-    "ORDER BY next_due_date, id LIMIT ?"
+_DUE = OF_SITES.map(
+    lambda sites: (
+        f"SELECT {', '.join(Due._fields)} FROM subscriptions WHERE next_due_date <= ? AND {sites} "
+        "ORDER BY next_due_date, id LIMIT ?"
+    )
 )
 
 
@@ -95,7 +95,7 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
     sites = job.sites_json
     # Asked without taking the write lock (unless the shared write is already open): idle days write nothing.
     if _settled_parents(job.store.connection(), sites):
-        report.started = start_settled(job.writes.conn, sites)
+        report.started = start_settled(job.store, job.writes.conn, sites)
     if not _any_due(job.store.connection(), today, sites):
         return report.as_dict()
     total, done = None, 0
@@ -114,50 +114,56 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
     return report.as_dict()
 
 
-# Subscriptions first, then their AUTH by its unique reference (CROSS JOIN fixes that order);
-# the literal 'authorised' lets SQLite use the partial index.
-_SETTLED_PARENTS = (
-    "FROM subscriptions s CROSS JOIN transactions t ON t.transactionreference = s.authreference "
-    "WHERE s.parent = 'authorised' AND t.settlestatus = '100' AND s." + _OF_SITES
+# Subscriptions first, then their AUTH by its unique reference (SQLite's CROSS JOIN fixes that order;
+# PostgreSQL's planner chooses its own); the literal 'authorised' lets both use the partial index.
+_SETTLED_PARENTS = Sql(
+    sqlite="FROM subscriptions s CROSS JOIN transactions t ON t.transactionreference = s.authreference "
+    "WHERE s.parent = 'authorised' AND t.settlestatus = '100' AND s." + OF_SITES.sqlite,
+    postgresql="FROM subscriptions s JOIN transactions t ON t.transactionreference = s.authreference "
+    "WHERE s.parent = 'authorised' AND t.settlestatus = '100' AND s." + OF_SITES.postgresql,
 )
 
 
-def _settled_parents(conn: sqlite3.Connection, sites: str) -> bool:
-    return conn.execute(f"SELECT EXISTS (SELECT 1 {_SETTLED_PARENTS})", (sites,)).fetchone()[0] == 1
-
-
-def _any_due(conn: sqlite3.Connection, today: str, sites: str) -> bool:
-    return (
+def _settled_parents(conn: Connection, sites: str) -> bool:
+    return bool(
         conn.execute(
-            f"SELECT EXISTS (SELECT 1 FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES})",
-            (today, sites),
+            _SETTLED_PARENTS.map(lambda rows: f"SELECT EXISTS (SELECT 1 {rows})"), (sites,)
         ).fetchone()[0]
-        == 1
     )
 
 
-def _due_count(conn: sqlite3.Connection, today: str, sites: str) -> int:
+def _any_due(conn: Connection, today: str, sites: str) -> bool:
+    return bool(
+        conn.execute(
+            OF_SITES.map(
+                lambda of: f"SELECT EXISTS (SELECT 1 FROM subscriptions WHERE next_due_date <= ? AND {of})"
+            ),
+            (today, sites),
+        ).fetchone()[0]
+    )
+
+
+def _due_count(conn: Connection, today: str, sites: str) -> int:
     return conn.execute(
-        f"SELECT COUNT(*) FROM subscriptions WHERE next_due_date <= ? AND {_OF_SITES}", (today, sites)
+        OF_SITES.map(lambda of: f"SELECT COUNT(*) FROM subscriptions WHERE next_due_date <= ? AND {of}"),
+        (today, sites),
     ).fetchone()[0]
 
 
-def start_settled(conn: sqlite3.Connection, sites: str) -> list[str]:
+def start_settled(store: Store, conn: Connection, sites: str) -> list[str]:
     """Mark subscriptions of `sites` (JSON list) whose AUTH has settled; pending ones get their next due date."""
-    rows = conn.execute(f"SELECT s.* {_SETTLED_PARENTS}", (sites,)).fetchall()
+    rows = conn.execute(_SETTLED_PARENTS.map(lambda rows: f"SELECT s.* {rows}"), (sites,)).fetchall()
     updates, started = [], []
     for row in rows:
         due = Plan.of(row, parent=SETTLED).next_due()
         updates.append((SETTLED, due, row["id"]))
         if due is not None and row["next_due_date"] is None:
             started.append(row["transactionreference"])
-    conn.executemany("UPDATE subscriptions SET parent = ?, next_due_date = ? WHERE id = ?", updates)
+    store.each_row(conn, _SET_PARENT, updates)
     return started
 
 
-def pay_batch(
-    job: JobContext, conn: sqlite3.Connection, rows: list[Due], day: date, report: "EngineReport"
-) -> int:
+def pay_batch(job: JobContext, conn: Connection, rows: list[Due], day: date, report: "EngineReport") -> int:
     """Make every payment of `rows` due by `day`, inside the caller's write transaction; how many."""
     today = day.isoformat()
     due: list[tuple[Due, int, str]] = []  # (subscription, number, due date), oldest first
@@ -183,14 +189,30 @@ def pay_batch(
         claims.append((number, row.id, when, today, reference, errorcode, row.baseamount))
         report.payment(reference, errorcode, caught_up=when < today)
     payer.write()
-    conn.executemany(
-        "INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
-        "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        claims,
-    )
+    job.store.each_row(conn, _CLAIM, claims)
     # The SUBSCRIPTION record's `subscriptionnumber` is read from `nextnumber` (subscriptions.RECORD_VIEWS).
-    conn.executemany("UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?", moves)
+    job.store.each_row(conn, _MOVE, moves)
     return len(to_pay)
+
+
+# A batch's writes, each one statement per row on SQLite (executemany), one over arrays on PostgreSQL.
+_SET_PARENT = Sql(
+    sqlite="UPDATE subscriptions SET parent = ?, next_due_date = ? WHERE id = ?",
+    postgresql="UPDATE subscriptions s SET parent = v.parent, next_due_date = v.due "
+    "FROM unnest(?::text[], ?::text[], ?::bigint[]) AS v(parent, due, id) WHERE s.id = v.id",
+)
+_CLAIM = Sql(
+    sqlite="INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
+    "transactionreference, errorcode, baseamount) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    postgresql="INSERT INTO subscription_payments (number, subscription_id, duedate, madedate, "
+    "transactionreference, errorcode, baseamount) "
+    "SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])",
+)
+_MOVE = Sql(
+    sqlite="UPDATE subscriptions SET nextnumber = ?, next_due_date = ? WHERE id = ?",
+    postgresql="UPDATE subscriptions s SET nextnumber = v.number, next_due_date = v.due "
+    "FROM unnest(?::bigint[], ?::text[], ?::bigint[]) AS v(number, due, id) WHERE s.id = v.id",
+)
 
 
 @lru_cache(maxsize=16384)  # a day's subscriptions share few schedules; each is asked for every payment
@@ -204,7 +226,7 @@ def _due_of(
     return plan.due_of(number)
 
 
-def _already_made(conn: sqlite3.Connection, wanted: list[tuple[int, int]]) -> set[tuple[int, int]]:
+def _already_made(conn: Connection, wanted: list[tuple[int, int]]) -> set[tuple[int, int]]:
     """Which (number, subscription id) of `wanted` already have a payment (none, unless a bug).
 
     Asked as `number IN (...) AND subscription_id IN (...)`, which the primary key answers by lookups
@@ -239,7 +261,7 @@ class Payer:
     """Makes the payments of one batch, made on `day` at 00:00:00: their rows wait in `rows`
     until `write` keeps them in the batch's transaction."""
 
-    def __init__(self, job: JobContext, conn: sqlite3.Connection, day: date, references: list[str]):
+    def __init__(self, job: JobContext, conn: Connection, day: date, references: list[str]):
         self.job, self.conn, self.now = job, conn, datetime.combine(day, time())
         self.cards: dict[int, tuple[str, str]] = job.cache.setdefault(
             "subscription_cards", {}

@@ -15,25 +15,18 @@ the run commit at its next such point and let it in.
 
 from __future__ import annotations
 
-import sqlite3
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Callable
 
-from .store import checkpoint_beside_writers
+from .store import Connection, Store
 
-# Payments (each a record, a claim and a counter) per commit. Measured on the 2-core machine, 12
-# months of 10,000 subscriptions: on SQLite 4,000 held the lock at most 0.5 to 0.9 s, as 2,000 did
-# when each payment still rewrote its SUBSCRIPTION record, and save a tenth of the engine's time; a
-# writer of the process waiting there is let in at the next batch anyway. On PostgreSQL, whose other
-# workers' writers are not known, 4,000 held it 2.4 s (2,000 subscriptions; 2,000 rows: 0.75 s).
-ROWS_PER_COMMIT = {"sqlite": 4000, "postgresql": 2000}
+# Payments (each a record, a claim and a counter) per commit: the store's `rows_per_commit`. Measured
+# on the 2-core machine, 12 months of 10,000 subscriptions: on SQLite 4,000 held the lock at most 0.5
+# to 0.9 s, as 2,000 did when each payment still rewrote its SUBSCRIPTION record, and save a tenth of
+# the engine's time; a writer of the process waiting there is let in at the next batch anyway.
 DAYS_PER_COMMIT = 31  # idle days still read and write a little: a long quiet move commits now and then
-# SQLite's page cache while the shared write is open (KiB). Its default, 2 MB, is far less than the
-# pages such a transaction dirties (its new rows, and the index and subscription pages it revisits):
-# SQLite would spill them to the WAL during the transaction and write many twice.
-CACHE_KIB = 65536
 # Rows written between the WAL checkpoints a shared write makes itself (SQLite). Left to SQLite's
-# automatic checkpoint (each 64 MB of WAL, store.py) a 12-month run of 10,000 subscriptions made
+# automatic checkpoint (each 64 MB of WAL, store/sqlite.py) a 12-month run of 10,000 subscriptions made
 # seven, each some 0.4 s inside a COMMIT, so with the write lock held; each copies the index and
 # subscription pages every commit since the last rewrote. Made here, after a commit, the lock is
 # free meanwhile, and a checkpoint per 60,000 rows (a WAL of some 130 MB) copies those pages fewer
@@ -45,26 +38,23 @@ class SharedWrite:
     """A write transaction opened on first use and committed at the bounds; as a context manager,
     what is left commits on leaving, and an exception rolls back what was not committed."""
 
-    def __init__(self, store: Any):
+    def __init__(self, store: Store):
         self._store = store
         self._opened: AbstractContextManager | None = None
-        self._conn: sqlite3.Connection | None = None
-        self._cache_size: int | None = None  # the connection's own page cache, put back at commit
-        self._autocheckpoint: int | None = None  # and its automatic checkpoint, off while open
+        self._conn: Connection | None = None
+        self._put_back: Callable[[], None] = lambda: None  # the connection's settings (Store.long_write)
         self._unchecked = 0  # rows committed since the last checkpoint
-        self._dialect = store.dialect
         self.rows = 0  # written since the last commit
         self.days = 0  # finished since the last commit
 
     @property
-    def conn(self) -> sqlite3.Connection:
+    def conn(self) -> Connection:
         """The open transaction's connection, opening it (taking the write lock) if none is."""
         if self._conn is None:
             opened = self._store.write()
             self._conn = opened.__enter__()
             self._opened = opened
-            self._cache_size = _set_pragma(self._store, self._conn, "cache_size", -CACHE_KIB)
-            self._autocheckpoint = _set_pragma(self._store, self._conn, "wal_autocheckpoint", 0)
+            self._put_back = self._store.long_write(self._conn)
         return self._conn
 
     @property
@@ -88,7 +78,7 @@ class SharedWrite:
             self.commit()
 
     def _full(self) -> bool:
-        return self.rows >= ROWS_PER_COMMIT[self._dialect]
+        return self.rows >= self._store.rows_per_commit
 
     def _let_in(self) -> bool:
         return self.is_open and self._store.writer_waiting
@@ -103,8 +93,7 @@ class SharedWrite:
     def checkpoint(self) -> None:
         """Copy the WAL into the database (SQLite; readers and writers are not held up)."""
         self._unchecked = 0
-        if self._dialect == "sqlite":
-            checkpoint_beside_writers(self._store.connection())
+        self._store.checkpoint_beside_writers()
 
     def __enter__(self) -> "SharedWrite":
         return self
@@ -120,20 +109,8 @@ class SharedWrite:
     def _close(self, kind: Any, error: Any, trace: Any) -> None:
         if self._opened is None:
             return
-        opened, conn, self._opened, self._conn = self._opened, self._conn, None, None
+        opened, self._opened, self._conn = self._opened, None, None
         try:
             opened.__exit__(kind, error, trace)
         finally:
-            # the connection serves small requests again
-            _set_pragma(self._store, conn, "cache_size", self._cache_size)
-            _set_pragma(self._store, conn, "wal_autocheckpoint", self._autocheckpoint)
-
-
-def _set_pragma(store: Any, conn: sqlite3.Connection, name: str, setting: int | None) -> int | None:
-    """Set a SQLite connection's `PRAGMA name` (cache_size, wal_autocheckpoint); what it was
-    (PostgreSQL: nothing to do)."""
-    if store.dialect != "sqlite" or setting is None:
-        return None
-    (before,) = conn.execute(f"PRAGMA {name}").fetchone()
-    conn.execute(f"PRAGMA {name} = {int(setting)}")
-    return before
+            self._put_back()  # the connection serves small requests again

@@ -7,10 +7,9 @@ payments all come here: find the card (from the request, a parent record, a cach
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
 from datetime import datetime, timedelta
+from functools import cached_property, lru_cache
 from typing import Any, Callable, Mapping
 
 from ...interface.cards import expired, scheme_of
@@ -19,7 +18,7 @@ from ...interface.masking import mask_pan
 from . import acquirer
 from .context import Context
 from .fault import Fault, invalid_field
-from .store import details_of
+from .store import Row, details_of
 
 MERCHANT = {
     "merchantname": "gwkit sandbox merchant",
@@ -86,13 +85,13 @@ def card_from_parent(ctx: Context, request: Mapping[str, Any]) -> Card:
     return lent_card(ctx, ctx.find(request.get("parenttransactionreference")), request)
 
 
-def lent_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
+def lent_card(ctx: Context, row: Row, request: Mapping[str, Any]) -> Card:
     """The card a parent record lends, by the parent rule of its request type."""
     rule = ctx.tables.parent_rules.get(row["requesttypedescription"], inherit_card)
     return rule(ctx, row, request)
 
 
-def inherit_card(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
+def inherit_card(ctx: Context, row: Row, request: Mapping[str, Any]) -> Card:
     """The default parent rule: a successful record that holds a card lends it."""
     if row["card_id"] is None or row["errorcode"] != "0":
         raise invalid_field("parenttransactionreference")

@@ -10,7 +10,7 @@ until the transaction that took them commits, and are given out before that only
 counter, read back, still ends where they end (a savepoint rolled back since would have lowered
 it). A rolled-back transaction's pending numbers are dropped, and so are a forked parent's. A
 number a process never gives out is never used: references have gaps, as the real gateway's have.
-PostgreSQL takes its numbers from a sequence instead (pgstore.PgStore.next_reference).
+PostgreSQL takes its numbers from a sequence instead (store/postgres.py).
 """
 
 from __future__ import annotations

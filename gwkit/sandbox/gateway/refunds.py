@@ -17,7 +17,6 @@ The test acquirer always accepts a refund (gwkit's choice: see docs/sandbox.md, 
 from __future__ import annotations
 
 import secrets
-import sqlite3
 from typing import Any, Mapping
 
 from ...interface.cards import expired, scheme_of
@@ -27,7 +26,8 @@ from . import acquirer
 from .context import Context
 from .fault import Fault, invalid_field
 from .payments import MERCHANT, billing_details, settle_due_date
-from .store import details_of, record_of
+from .refunded import refunded_so_far
+from .store import Row, details_of, record_of
 from .update import update_auth
 
 SETTLED = "100"
@@ -59,7 +59,7 @@ def handle_refund(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]
     return [record]
 
 
-def refundable_parent(ctx: Context, request: Mapping[str, Any]) -> sqlite3.Row:
+def refundable_parent(ctx: Context, request: Mapping[str, Any]) -> Row:
     """The AUTH a refund names, checked against the rules in the order the codes are listed."""
     parent = ctx.store.transaction(
         ctx.conn, request["parenttransactionreference"], [request["sitereference"]]
@@ -76,18 +76,7 @@ def refundable_parent(ctx: Context, request: Mapping[str, Any]) -> sqlite3.Row:
     return parent
 
 
-def refunded_so_far(conn: sqlite3.Connection, parent_reference: str) -> int:
-    """What the successful refunds of one AUTH add up to (each for its settle amount where one was set)."""
-    (total,) = conn.execute(
-        "SELECT COALESCE(SUM(CAST(COALESCE(settlebaseamount, baseamount) AS INTEGER)), 0) FROM transactions "
-        "WHERE parenttransactionreference = ? AND requesttypedescription = 'REFUND' AND errorcode = '0' "
-        "AND settlestatus != '3'",
-        (parent_reference,),
-    ).fetchone()
-    return int(total)
-
-
-def refund_amount(ctx: Context, parent: sqlite3.Row, asked: str | None) -> int:
+def refund_amount(ctx: Context, parent: Row, asked: str | None) -> int:
     """The amount to refund: as asked, or all that is left; 20007 past what the AUTH settles for."""
     settles_for = int(parent["settlebaseamount"] or parent["baseamount"])
     left = settles_for - refunded_so_far(ctx.conn, parent["transactionreference"])

@@ -13,37 +13,33 @@ from datetime import date
 from typing import Any, Iterable
 
 from .context import DailyJob, JobContext
+from .sql import OF_SITES
+from .store import Connection, Store
 
-
-_DUE = (
-    "FROM transactions WHERE settlestatus IN ('0', '1') AND settleduedate <= ? "
-    "AND sitereference IN (SELECT value FROM json_each(?))"
+_DUE = OF_SITES.map(
+    lambda sites: "FROM transactions WHERE settlestatus IN ('0', '1') AND settleduedate <= ? AND " + sites
 )
 
 
-def settle_due(conn, day: date, sites: Iterable[str]) -> list[str]:
+def settle_due(store: Store, conn: Connection, day: date, sites: Iterable[str]) -> list[str]:
     """Settle the AUTHs of `sites` due on or before `day`; their references."""
     rows = conn.execute(
-        f"SELECT transactionreference {_DUE} ORDER BY id", (day.isoformat(), json.dumps(list(sites)))
+        _DUE.map(lambda due: f"SELECT transactionreference {due} ORDER BY id"),
+        (day.isoformat(), json.dumps(list(sites))),
     ).fetchall()
     references = [r[0] for r in rows]
-    if references:
-        conn.executemany(
-            "UPDATE transactions SET settlestatus = '100', record = json_set(record, '$.settlestatus', '100') "
-            "WHERE transactionreference = ?",
-            [(r,) for r in references],
-        )
+    store.update_transactions(conn, references, {"settlestatus": "100"})
     return references
 
 
 def settlement_run(job: JobContext, day: date) -> dict[str, Any]:
     # Asked first without taking the write lock: a day with nothing to settle writes nothing.
     due = job.store.connection().execute(
-        f"SELECT EXISTS (SELECT 1 {_DUE})", (day.isoformat(), job.sites_json)
+        _DUE.map(lambda due: f"SELECT EXISTS (SELECT 1 {due})"), (day.isoformat(), job.sites_json)
     )
     if not due.fetchone()[0]:
         return {"settled": []}
-    settled = settle_due(job.writes.conn, day, job.sites)
+    settled = settle_due(job.store, job.writes.conn, day, job.sites)
     job.writes.wrote(len(settled))
     return {"settled": settled}
 

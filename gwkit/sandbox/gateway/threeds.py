@@ -27,7 +27,6 @@ import hashlib
 import hmac
 import json
 import secrets
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Mapping
@@ -50,7 +49,8 @@ from .payments import (
     lent_card,
     load_card,
 )
-from .store import Store, details_of, record_of
+from .sql import Sql
+from .store import Connection, Row, Store, details_of, record_of
 
 THREEDVERSION = "1.0.2"
 SESSION_LIFETIME = timedelta(hours=2)  # interface 4.4: wait no more than two hours
@@ -64,7 +64,10 @@ UNAUTHENTICATED = {"errorcode": "60022", "errormessage": message_of(60022), "set
 _ECI = {"Y": ("05", "02"), "A": ("06", "01"), "U": ("07", "00")}
 _MASTERCARD_FAMILY = frozenset({"MASTERCARD", "MASTERCARDDEBIT", "MAESTRO"})
 
-SCHEMA = f"""
+# The ACS signing key: made once per database, from the database's own random source (PostgreSQL's
+# core has no random bytes without pgcrypto: two random UUIDs, 244 random bits).
+SCHEMA = Sql(
+    sqlite=f"""
 CREATE TABLE IF NOT EXISTS threeds_sessions (
     transactionreference TEXT PRIMARY KEY,  -- the THREEDQUERY
     md_hash TEXT UNIQUE,                    -- SHA-256 of md; NULL when the card is not enrolled
@@ -82,8 +85,29 @@ CREATE TABLE IF NOT EXISTS threeds_sessions (
     answered TEXT,
     used TEXT
 );
-INSERT OR IGNORE INTO meta (key, value) VALUES ('{KEY_NAME}', lower(hex(randomblob(32))));
-"""
+INSERT INTO meta (key, value) VALUES ('{KEY_NAME}', lower(hex(randomblob(32)))) ON CONFLICT (key) DO NOTHING;
+""",
+    postgresql=f"""
+CREATE TABLE IF NOT EXISTS threeds_sessions (
+    transactionreference TEXT COLLATE "C" PRIMARY KEY,
+    md_hash TEXT COLLATE "C" UNIQUE,
+    sitereference TEXT COLLATE "C" NOT NULL,
+    card_id BIGINT NOT NULL REFERENCES cards(id) DEFERRABLE,
+    enrolled TEXT COLLATE "C" NOT NULL,
+    xid TEXT COLLATE "C" NOT NULL,
+    baseamount TEXT COLLATE "C" NOT NULL,
+    currencyiso3a TEXT COLLATE "C" NOT NULL,
+    termurl TEXT COLLATE "C" NOT NULL,
+    created TEXT COLLATE "C" NOT NULL,
+    state TEXT COLLATE "C" NOT NULL,
+    status TEXT COLLATE "C",
+    pares_hash TEXT COLLATE "C",
+    answered TEXT COLLATE "C",
+    used TEXT COLLATE "C"
+);
+INSERT INTO meta (key, value) VALUES ('{KEY_NAME}', replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')) ON CONFLICT (key) DO NOTHING;
+""",
+)
 
 
 @dataclass(frozen=True)
@@ -105,7 +129,7 @@ class Session:
         return now - self.created > SESSION_LIFETIME
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> "Session":
+    def from_row(cls, row: Row) -> "Session":
         return cls(
             row["transactionreference"],
             row["sitereference"],
@@ -171,7 +195,7 @@ def verify(key: str, purpose: str, token: str) -> dict[str, str]:
     return data
 
 
-def signing_key(store: Store, conn: sqlite3.Connection | None = None) -> str:
+def signing_key(store: Store, conn: Connection | None = None) -> str:
     return store.meta_get(KEY_NAME, conn)
 
 
@@ -207,21 +231,21 @@ def issue_pares(key: str, session: Session, status: str, paymenttype: str | None
 # -- sessions ----------------------------------------------------------------------------------
 
 
-def session_by_md(conn: sqlite3.Connection, md: str | None) -> Session | None:
+def session_by_md(conn: Connection, md: str | None) -> Session | None:
     if not md:
         return None
     row = conn.execute("SELECT * FROM threeds_sessions WHERE md_hash = ?", (digest(md),)).fetchone()
     return Session.from_row(row) if row else None
 
 
-def session_by_reference(conn: sqlite3.Connection, reference: str) -> Session | None:
+def session_by_reference(conn: Connection, reference: str) -> Session | None:
     row = conn.execute(
         "SELECT * FROM threeds_sessions WHERE transactionreference = ?", (reference,)
     ).fetchone()
     return Session.from_row(row) if row else None
 
 
-def mark_answered(conn: sqlite3.Connection, session: Session, status: str, pares: str, now: datetime) -> None:
+def mark_answered(conn: Connection, session: Session, status: str, pares: str, now: datetime) -> None:
     conn.execute(
         "UPDATE threeds_sessions SET state = ?, status = ?, pares_hash = ?, answered = ? "
         "WHERE transactionreference = ?",
@@ -336,7 +360,7 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
 # -- the AUTH after 3-D Secure -----------------------------------------------------------------
 
 
-def _inherited(row: sqlite3.Row) -> dict[str, str]:
+def _inherited(row: Row) -> dict[str, str]:
     kept = record_of(row)
     return {name: kept[name] for name in INHERITABLE if kept.get(name)}
 
@@ -401,7 +425,7 @@ def card_from_threeds(ctx: Context, request: Mapping[str, Any]) -> Card:
     return card
 
 
-def card_from_threedquery(ctx: Context, row: sqlite3.Row, request: Mapping[str, Any]) -> Card:
+def card_from_threedquery(ctx: Context, row: Row, request: Mapping[str, Any]) -> Card:
     """Not enrolled or unknown: the AUTH names the THREEDQUERY, once. Enrolled cards need md/pares."""
     session = session_by_reference(ctx.conn, row["transactionreference"])
     if session is None or session.enrolled == "Y" or session.state == USED:

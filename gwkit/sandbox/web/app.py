@@ -1,8 +1,8 @@
 """The ASGI app: reads each request (its body bounded in size and time), hands it to the Sandbox
 through the worker threads (`workers.Workers`), and acts on its fault injection (injection.py):
-waits a latency out (asyncio.sleep: the event loop keeps serving), holds a timed-out request until
-the client gives up, and closes the connection of a dropped answer, the one thing only a real
-server can do.
+waits a latency out (the event loop keeps serving; the wait ends when the client disconnects, and
+gives back its site's slot, latency.py), holds a timed-out request until the client gives up, and
+closes the connection of a dropped answer, the one thing only a real server can do.
 """
 
 from __future__ import annotations
@@ -92,10 +92,20 @@ def create_app(
                     base_url=f"{url.scheme}://{url.netloc}",
                 ),
             )
-        if outcome.delay:
-            await asyncio.sleep(outcome.delay)
+        if outcome.delay:  # ends early when the client leaves: nobody is waiting for the answer
+            try:
+                left = await _until_disconnected(request.receive, outcome.delay)
+            finally:
+                if outcome.slot is not None:
+                    outcome.slot.release()
+            if left:
+                return NoAnswer()
         if outcome.silence == "timeout":
-            await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
+            try:
+                await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
+            finally:
+                if outcome.slot is not None:
+                    outcome.slot.release()
         if outcome.response is None:
             return DroppedConnection()
         answer = outcome.response
@@ -144,7 +154,9 @@ def _body_too_slow(seconds: float) -> JSONResponse:
     )
 
 
-async def _until_disconnected(receive: Receive, cap_seconds: float) -> None:
+async def _until_disconnected(receive: Receive, cap_seconds: float) -> bool:
+    """Wait until the client disconnects (True) or `cap_seconds` pass (False)."""
+
     async def disconnected() -> None:
         while (await receive())["type"] != "http.disconnect":
             pass
@@ -152,7 +164,8 @@ async def _until_disconnected(receive: Receive, cap_seconds: float) -> None:
     try:
         await asyncio.wait_for(disconnected(), cap_seconds)
     except asyncio.TimeoutError:
-        pass
+        return False
+    return True
 
 
 async def _read_limited(request: Request, limit: int) -> bytes:

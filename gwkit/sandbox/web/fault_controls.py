@@ -10,8 +10,8 @@ from __future__ import annotations
 import warnings
 from typing import Any, Iterable
 
+from ..gateway import faultlog
 from ..gateway.core import Gateway
-from . import faultlog
 from .faults import FaultBook
 
 

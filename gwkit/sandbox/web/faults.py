@@ -1,7 +1,8 @@
 """Payment-aware fault injection (`/_sandbox/faults`): what each kind takes, and which request gets one.
 
-Faults are kept per site reference, in memory (they last as long as the sandbox runs; the team
-sandbox keeps them in PostgreSQL, shared by its workers: stored_faults.py). A fault
+Faults are kept per site reference where the store keeps them (`Store.fault_rows()`): in memory
+for a SQLite sandbox (they last as long as it runs), in PostgreSQL for the team sandbox, shared by
+its workers. A fault
 has a `kind` with its parameters and a selector: `count` (the next N matching requests, default 1)
 or `fraction` (that share of matching requests), optionally with a `seed` for the random draws
 (which requests a fraction picks, where in a latency range a delay falls), and optionally
@@ -11,9 +12,7 @@ narrowed by `requesttypes` and `amounts` (a list of baseamounts or {"min": .., "
 
 from __future__ import annotations
 
-import itertools
 import random
-import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
@@ -26,6 +25,7 @@ from ...interface.faults import (
     SOFT_DECLINE,
 )
 from ...interface.wire import GATEWAY_PATH
+from ..gateway.store import FaultRow, FaultRows, MemoryFaultRows
 
 GATEWAY_PATHS = (GATEWAY_PATH.rstrip("/"), GATEWAY_PATH)  # the gateway endpoint, with or without its slash
 
@@ -217,49 +217,60 @@ def _amounts(amounts: Any) -> list[int] | dict[str, int]:
 
 
 class FaultBook:
-    """The active faults of every site; thread-safe."""
+    """The active faults of every site, kept where the store keeps them (`Store.fault_rows()`: in
+    memory for one process, in the database for a team sandbox's workers); thread-safe."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._faults: list[ActiveFault] = []
-        self._ids = itertools.count(1)
+    def __init__(self, rows: FaultRows | None = None) -> None:
+        self._rows: FaultRows = MemoryFaultRows() if rows is None else rows
 
     def __bool__(self) -> bool:
-        return bool(
-            self._faults
-        )  # read without the lock: a fault added meanwhile applies to the next request
+        return bool(self._rows)
 
     def add(self, payload: dict[str, Any], sitereference: str) -> ActiveFault:
-        with self._lock:
-            fault = parse_fault(payload, next(self._ids), sitereference)
-            self._faults.append(fault)
+        fault = parse_fault(payload, 0, sitereference)  # refused here, with the field and the rule, if wrong
+        fault.id = self._rows.add(sitereference, payload, fault.count, _state(fault))
         return fault
 
     def active(self, sites: Iterable[str]) -> list[ActiveFault]:
-        wanted = set(sites)
-        with self._lock:
-            return [f for f in self._faults if f.sitereference in wanted]
+        return [_fault(row) for row in self._rows.of_sites(sites)]
 
     def clear(self, sites: Iterable[str], kind: str | None = None) -> int:
-        wanted = set(sites)
-        with self._lock:
-            kept = [f for f in self._faults if f.sitereference not in wanted or kind not in (None, f.kind)]
-            cleared, self._faults = len(self._faults) - len(kept), kept
-        return cleared
+        return self._rows.clear(sites, kind)
 
     def pick(
         self, sitereference: str, requesttypes: Iterable[str], amounts: Iterable[int | None]
     ) -> ActiveFault | None:
         """The fault this request gets, if any: the first of its site's that matches and fires."""
         requesttypes, amounts = list(requesttypes), list(amounts)
-        with self._lock:
-            for fault in self._faults:
-                if (
-                    fault.sitereference == sitereference
-                    and fault.matches(requesttypes, amounts)
-                    and fault.fires()
-                ):
-                    if fault.used_up:
-                        self._faults.remove(fault)
-                    return fault.picked()
+        with self._rows.picking(sitereference) as picking:
+            for row in picking.rows:
+                fault = _fault(row)
+                if not fault.matches(requesttypes, amounts):
+                    continue
+                fired = fault.fires()
+                picked = fault.picked() if fired else None  # the delay is drawn before the state is kept
+                if fault.used_up:
+                    picking.drop(row)
+                else:
+                    row.count_left, row.random_state = fault.count, _state(fault)
+                    picking.keep(row)
+                if picked is not None:
+                    return picked
         return None
+
+
+def _fault(row: FaultRow) -> ActiveFault:
+    fault = parse_fault(row.payload, row.id, row.sitereference)
+    fault.count = row.count_left
+    if row.random_state is not None:
+        version, internal, gauss = row.random_state
+        fault._random.setstate((version, tuple(internal), gauss))
+    return fault
+
+
+def _state(fault: ActiveFault) -> list[Any] | None:
+    """A seeded fault's random source, to go on from where it was; an unseeded one starts afresh."""
+    if fault.seed is None:
+        return None
+    version, internal, gauss = fault._random.getstate()
+    return [version, list(internal), gauss]

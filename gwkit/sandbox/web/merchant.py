@@ -29,29 +29,16 @@ from ...interface.cards import luhn_ok
 from ...interface.fields import BILLING_FIELDS
 from ...interface.masking import REDACTED, mask_data, mask_pan, mask_text
 from ...interface.wire import PAN_PATTERN, VERSION
-from ..gateway.cachetokens import token_hash
+from ..gateway import receipts
+from ..gateway.cachetokens import site_of_token
 from ..gateway.core import Gateway
-from ..http import SandboxRequest, SandboxResponse
+from ..http import BodyError, SandboxRequest, SandboxResponse, read_json
 from .pages import LOOPBACK_FRAMERS, render
 from .served import Served
 
 CARD_FIELD_NAMES = frozenset({"pan", "expirymonth", "expiryyear", "securitycode", "expirydate"})
 ORDER_FIELDS = ("baseamount", "currencyiso3a", "orderreference") + BILLING_FIELDS
 MAX_FORM_FIELDS = 64
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS demo_merchant_receipts (
-    id INTEGER PRIMARY KEY,
-    received TEXT NOT NULL,        -- sandbox clock
-    content_type TEXT NOT NULL,
-    body TEXT NOT NULL,            -- the body as received; masked when card data arrived
-    fields TEXT NOT NULL,          -- JSON [[name, value], ...] in the order received (masked likewise)
-    card_data TEXT NOT NULL,       -- JSON list of the card data found, [] when none arrived
-    auth TEXT                      -- JSON AUTH record when the merchant completed the payment
-);
-"""
-# The site of a receipt, for snapshots: the site of the AUTH the merchant made (none: no site).
-SITE_EXPRESSIONS = {"demo_merchant_receipts": "json_extract(auth, '$.sitereference')"}
 
 
 def card_data_in(pairs: list[tuple[str, str]], body: str) -> list[str]:
@@ -72,9 +59,8 @@ def card_data_in(pairs: list[tuple[str, str]], body: str) -> list[str]:
 
 def _json_leaves(body: str) -> list[tuple[str, str]]:
     """(name, value) of every scalar inside a JSON body, named by its nearest key; [] for other bodies."""
-    try:
-        data = json.loads(body)
-    except ValueError:
+    data = _json_of(body)
+    if data is _NOT_JSON:
         return []
     leaves: list[tuple[str, str]] = []
 
@@ -104,7 +90,22 @@ def received_pairs(content_type: str, raw: bytes) -> tuple[str, list[tuple[str, 
         return body, parse_qsl(body, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
     if "multipart/form-data" in content_type:
         return body, _multipart_pairs(content_type, raw)
+    _json_of(body)  # a JSON body past a limit (nested too deep, a huge number) is refused here
     return body, []
+
+
+_NOT_JSON = object()
+
+
+def _json_of(body: str) -> Any:
+    """The body parsed as JSON within the sandbox's limits, or _NOT_JSON for other text; a ValueError
+    naming the limit for JSON past one (the recorder walks what it parses)."""
+    try:
+        return read_json(body.encode("utf-8"))
+    except BodyError as error:
+        if error.limit is None:
+            return _NOT_JSON
+        raise ValueError(f"its JSON breaks a limit ({error.limit}): {error.detail}") from None
 
 
 def _multipart_pairs(content_type: str, raw: bytes) -> list[tuple[str, str]]:
@@ -144,9 +145,8 @@ def receipt_of(content_type: str, body: str, pairs: list[tuple[str, str]]) -> di
 def _masked_body(body: str) -> str:
     """A body that is not a form: card numbers masked and, in JSON, security codes and other
     secrets redacted (a `securitycode` may come without a card number)."""
-    try:
-        data = json.loads(body)
-    except ValueError:
+    data = _json_of(body)
+    if data is _NOT_JSON:
         return mask_text(body)
     masked = mask_data(data)
     return body if masked == data else json.dumps(masked)
@@ -233,12 +233,8 @@ def _foreign_site(gateway: Gateway, fields: dict[str, str]) -> str | None:
         return f"The demo merchant pays only on its own site {site}, not on {named!r}."
     token = fields.get("cachetoken")
     if token:
-        row = (
-            gateway.store.connection()
-            .execute("SELECT sitereference FROM cachetokens WHERE token_hash = ?", (token_hash(token),))
-            .fetchone()
-        )
-        if row is not None and row["sitereference"] != site:
+        made_for = site_of_token(gateway.store.connection(), token)
+        if made_for is not None and made_for != site:
             return (
                 f"This cachetoken was made for another site; the demo merchant pays only on its own "
                 f"site {site}."
@@ -265,45 +261,12 @@ def complete_payment(gateway: Gateway, fields: dict[str, str], base_url: str) ->
 
 def receipts_of(gateway: Gateway) -> list[dict[str, Any]]:
     """What the merchant received: its own receipts only (no AUTH yet, or an AUTH on its own site)."""
-    rows = (
-        gateway.store.connection()
-        .execute(
-            "SELECT * FROM demo_merchant_receipts WHERE auth IS NULL OR json_extract(auth, '$.sitereference') = ? "
-            "ORDER BY id",
-            (merchant_site(gateway),),
-        )
-        .fetchall()
-    )
-    return [
-        {
-            "id": r["id"],
-            "received": r["received"],
-            "content_type": r["content_type"],
-            "body": r["body"],
-            "fields": dict(json.loads(r["fields"])),
-            "field_names": [n for n, _ in json.loads(r["fields"])],
-            "card_data": json.loads(r["card_data"]),
-            "auth": json.loads(r["auth"]) if r["auth"] else None,
-        }
-        for r in rows
-    ]
+    return receipts.of_site(gateway.store.connection(), merchant_site(gateway))
 
 
 def _keep(gateway: Gateway, receipt: dict[str, Any], auth: dict[str, Any] | None) -> int:
     with gateway.store.write() as conn:
-        (receipt_id,) = conn.execute(
-            "INSERT INTO demo_merchant_receipts (received, content_type, body, fields, card_data, auth) "
-            "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            (
-                gateway.clock.timestamp(),
-                receipt["content_type"],
-                receipt["body"],
-                json.dumps(receipt["fields"]),
-                json.dumps(receipt["card_data"]),
-                json.dumps(auth) if auth is not None else None,
-            ),
-        ).fetchone()
-        return int(receipt_id)
+        return receipts.keep(conn, gateway.clock.timestamp(), receipt, auth)
 
 
 # HTML ------------------------------------------------------------------------------------------

@@ -11,19 +11,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ..gateway import faultlog, receipts
 from ..gateway.accounts import Account
 from ..gateway.clock import Clock
 from ..gateway.core import Gateway
 from ..gateway.fault import log_internal_error
-from ..gateway.pgsnapshots import PgSnapshots
-from ..gateway.snapshots import Snapshots
 from ..gateway.store import Store
+from ..gateway.store.snapshots import Snapshots
 from ..http import BodyError, SandboxRequest, SandboxResponse
-from . import faultlog, merchant
 from .fault_controls import FaultControls
 from .faults import FaultBook
-from .stored_faults import StoredFaultBook
 from .injection import Outcome, serve
+from .latency import LatencyBudget
 from .pages import secured
 from .routes import find_route, unsupported_body
 
@@ -45,12 +44,13 @@ class Sandbox:
             db_path,
             accounts=accounts,
             clock_start=clock_start,
-            schemas=(merchant.SCHEMA, faultlog.SCHEMA),
-            site_expressions=merchant.SITE_EXPRESSIONS,
+            schemas=(receipts.SCHEMA, faultlog.SCHEMA),
+            site_expressions=receipts.SITE_EXPRESSIONS,
         )
         self.max_body_bytes = max_body_bytes
         # faults shared by a team sandbox's workers; in memory for one process
-        self.fault_book = StoredFaultBook(self.store) if self.store.dialect == "postgresql" else FaultBook()
+        self.fault_book = FaultBook(self.store.fault_rows())
+        self.latency = LatencyBudget()  # each site's requests waiting out an injected latency
         self.faults = FaultControls(
             self.fault_book,
             self.gateway,
@@ -96,8 +96,9 @@ class Sandbox:
     def snapshots_of(self, account: Account) -> Snapshots:
         """The snapshots an account saved, covering its sites (an operator's: every site;
         `Sandbox.snapshots`: the first account's)."""
-        kind = PgSnapshots if self.store.dialect == "postgresql" else Snapshots
-        return kind(self.gateway, account, merchant.SITE_EXPRESSIONS, sites=self.gateway.sites_of(account))
+        return self.store.snapshots(
+            self.gateway, account, receipts.SITE_EXPRESSIONS, sites=self.gateway.sites_of(account)
+        )
 
     def answer(self, request: SandboxRequest) -> Outcome:
         """`handle` with fault injection: the answer, or none, and how long to wait (injection.py)."""

@@ -4,7 +4,8 @@ foreground (`gwkit sandbox`).
 A shared server must not be held by its clients: an idle keep-alive connection is closed after
 `keep_alive_seconds`, a request whose head has not fully arrived `header_read_seconds` after it
 started (or after the connection opened) is closed, a body has `body_read_seconds`, and beyond
-`max_connections` open connections a request gets 503 (`ServerLimits`).
+`max_connections` open connections a request gets 503 (`ServerLimits`); requests waiting out an
+injected latency are not counted, they hold their own site's budget (`delayed_per_site`, latency.py).
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ import uvicorn
 
 from ..gateway.accounts import Account
 from ..gateway.cachetokens import token_rows
-from ..gateway.pgstore import is_postgres_url
-from ..gateway.snapshots import Snapshots
+from ..gateway.store import store_target
+from ..gateway.store.snapshots import Snapshots
 from .app import BODY_READ_SECONDS, create_app
 from .workers import WORKER_THREADS, Workers
 from .fault_controls import FaultControls
+from .headercase import canonical_header_case
+from .latency import DELAYED_PER_SITE, LatencyBudget
 from .sandbox import Sandbox
 from .transport import SandboxTransport
 from .uvicorn_adapter import GuardedH11Protocol, PromptServer, SandboxConfig
@@ -41,7 +44,7 @@ def default_db_path() -> Path | str:
 
 def db_location(text: str | Path) -> Path | str:
     """A database given by the user: a postgresql:// URL as it is, else a file path."""
-    return text if is_postgres_url(text) else Path(text)
+    return store_target(text)
 
 
 def bind(host: str, port: int, *, shared: bool = False, listen: bool = True) -> socket.socket:
@@ -73,6 +76,8 @@ class ServerLimits:
     write_stall_seconds: float = 30.0  # an answer the client stops reading: closed after this long
     body_read_seconds: float = BODY_READ_SECONDS
     max_connections: int = 200  # beyond this, 503; well under the usual 1024 file descriptors
+    # requests of one site waiting out an injected latency; beyond, 429 (not counted in max_connections)
+    delayed_per_site: int = DELAYED_PER_SITE
     threads: int = WORKER_THREADS  # for queries and large bodies (payments have their own thread)
 
 
@@ -82,13 +87,18 @@ def server_for(
     """The uvicorn server of `sandbox`: at stop, a long clock move ends at its next day, and the
     worker threads are waited for, so what was committed stays and nothing keeps the process alive."""
     limits = limits or ServerLimits()
+    sandbox.latency = LatencyBudget(limits.delayed_per_site)
     workers = Workers(limits.threads)
-    app = create_app(sandbox, workers=workers, body_read_seconds=limits.body_read_seconds)
+    app = canonical_header_case(
+        create_app(sandbox, workers=workers, body_read_seconds=limits.body_read_seconds)
+    )
 
     def stopping() -> None:  # the gateway's at stop time (a test may have replaced it)
         sandbox.gateway.stop_work()
 
-    return PromptServer(uvicorn_config(app, log_level, limits), stopping=stopping, stopped=workers.shutdown)
+    config = uvicorn_config(app, log_level, limits)
+    config.latency = sandbox.latency  # type: ignore[attr-defined]  # GuardedH11Protocol's allowance
+    return PromptServer(config, stopping=stopping, stopped=workers.shutdown)
 
 
 def uvicorn_config(

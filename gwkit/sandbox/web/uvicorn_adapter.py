@@ -22,9 +22,12 @@ from typing import Any, Callable
 
 import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.h11_impl import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE, H11Protocol
 
 from .app import CLOSE_CONNECTION
+from .framing import FramingCheckedConnection
+from .headercase import canonical
+from .latency import LatencyBudget
 
 __all__ = ["GuardedH11Protocol", "PromptServer", "SandboxConfig"]
 
@@ -40,8 +43,9 @@ class SandboxConfig(uvicorn.Config):
 
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol, closing a connection whose request head is too slow to arrive,
-    or whose client stops reading its answer; and offering the app, in each request's scope, a way
-    to close the connection without an answer (`scope["extensions"][CLOSE_CONNECTION]()`).
+    or whose client stops reading its answer, and refusing ambiguous framing (framing.py); and
+    offering the app, in each request's scope, a way to close the connection without an answer
+    (`scope["extensions"][CLOSE_CONNECTION]()`).
 
     uvicorn times out only idle keep-alive connections, and any byte received resets that; a client
     that connects and sends nothing, or sends a header a byte at a time, would hold it forever. One
@@ -50,9 +54,29 @@ class GuardedH11Protocol(H11Protocol):
     _head_timer: asyncio.TimerHandle | None = None
     _stall_timer: asyncio.TimerHandle | None = None
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    _max_connections: int | None = None
+
+    def __init__(self, config: Any, server_state: Any, app_state: Any, _loop: Any = None) -> None:
+        self._latency: LatencyBudget | None = getattr(config, "latency", None)
+        super().__init__(config, server_state, app_state, _loop)
+        size = config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
+        self.conn = FramingCheckedConnection(h11.SERVER, size)  # ambiguous framing: 400 and close
         self.app = self._offering_close(self.app)
+
+    @property
+    def limit_concurrency(self) -> int | None:  # type: ignore[override]
+        """uvicorn's bound on connections and tasks (beyond it, 503), not counting the requests that
+        wait out an injected latency: those hold only their own site's budget (latency.py)."""
+        if self._max_connections is None or self._latency is None:
+            return self._max_connections
+        return self._max_connections + self._latency.delayed
+
+    @limit_concurrency.setter
+    def limit_concurrency(self, value: int | None) -> None:  # set by uvicorn's __init__
+        self._max_connections = value
+
+    def send_400_response(self, msg: str) -> None:
+        super().send_400_response(getattr(self.conn, "refusal", None) or msg)
 
     def _offering_close(self, app: Any) -> Any:
         async def with_close(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -154,6 +178,13 @@ class PromptServer(uvicorn.Server):
                 await asyncio.wait_for(self._wake.wait(), self.TICK_SECONDS)
             except asyncio.TimeoutError:
                 pass
+
+    async def on_tick(self, counter: int) -> bool:
+        """uvicorn's tick, its own headers (Date, Server) put in canonical case as the app's are."""
+        should_exit = await super().on_tick(counter)
+        state = self.server_state
+        state.default_headers = [(canonical(name), value) for name, value in state.default_headers]
+        return should_exit
 
     def request_exit(self) -> None:
         """Ask the server to stop (any thread): it stops taking connections and ends what is under way."""

@@ -31,8 +31,10 @@ class WorkerThread:
 
     Jobs submitted with a store (`together`) that are waiting at the same time are answered in one
     write transaction of that store (`Store.batch`, group commit): each one's writes are kept or
-    rolled back on their own, and all are answered once the batch has committed. A job that is
-    alone in the queue runs on its own, as without a store."""
+    rolled back on their own, and all are answered once the batch has committed. If the commit
+    fails (a full disk), nothing of the batch was kept, and each job is run again on its own: the
+    gateway answers each (99999 if the store still fails), never an HTTP 500 for the whole round.
+    A job that is alone in the queue runs on its own, as without a store."""
 
     def __init__(self, name: str, most_together: int = MOST_TOGETHER):
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
@@ -78,8 +80,8 @@ class WorkerThread:
             try:
                 with together.batch():
                     answers = [_run(job) for job in jobs]
-            except BaseException as exc:  # the batch itself failed: nothing of it was kept
-                answers = [(None, exc)] * len(jobs)
+            except Exception:  # the batch's commit failed (a full disk): nothing of it was kept
+                answers = [_run(job) for job in jobs]  # so each is answered on its own, once
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, Any, BaseException | None]]] = {}
         for job, (result, error) in zip(jobs, answers):
             by_loop.setdefault(job.loop, []).append((job.future, result, error))

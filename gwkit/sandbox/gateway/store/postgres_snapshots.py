@@ -9,7 +9,7 @@ A restore works as on SQLite (snapshots.py): inside one write transaction it del
 rows and puts the saved ones back, ids moved past the store's own (and the foreign keys to them),
 then moves each identity column's sequence past the ids it put in. The clocks and job marks come
 back with the rest; the reference sequence is never restored, so references stay unique.
-Both tables are created by migration 2 (pgstore.MIGRATIONS) and survive a reset of every site.
+Both tables are created by migration 2 (postgres.MIGRATIONS) and survive a reset of every site.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .clock import ISO
-from .sitedata import SiteTables, delete_sites
-from .snapshots import SnapshotNotFound, Snapshots, check_name, moved_columns
+from ..sitedata import SiteTables, delete_sites
+from .snapshots import ISO, SnapshotNotFound, Snapshots, check_name, moved_columns
 
 SNAPSHOT_TABLES = ("gwkit_snapshots", "gwkit_snapshot_rows")
 MIGRATION = (
@@ -32,12 +31,12 @@ MIGRATION = (
 )
 
 
-class PgSnapshots(Snapshots):
+class RowSnapshots(Snapshots):
     """One account's snapshots in the team sandbox's database."""
 
     @property
     def _owner(self) -> str:
-        return self.directory.name  # the hash of the user name: snapshots.Snapshots
+        return self.owner  # the hash of the user name: snapshots.Snapshots
 
     def save(self, name: str) -> dict[str, Any]:
         """Save this account's sites as `name` (an existing snapshot of that name is replaced)."""
@@ -45,10 +44,10 @@ class PgSnapshots(Snapshots):
         sites = list(self.sites)
         store = self.gateway.store
         with self.gateway.advance_lock, store.write() as conn:
-            tables = SiteTables.of(conn, site_expressions=self.site_expressions)
+            tables = SiteTables.of(store.catalog(conn), site_expressions=self.site_expressions)
             conn.execute("DELETE FROM gwkit_snapshots WHERE owner = ? AND name = ?", (self._owner, name))
             (count,) = conn.execute(
-                f"SELECT count(*) FROM transactions WHERE {tables.site_filter('transactions', sites)}"
+                f"SELECT count(*) FROM transactions WHERE {tables.site_filter('transactions', sites).postgresql}"
             ).fetchone()
             saved = self.gateway.clock.now(sites).strftime(ISO)
             (snapshot,) = conn.execute(
@@ -64,7 +63,7 @@ class PgSnapshots(Snapshots):
             for table in [*tables.roots, *tables.children]:
                 conn.execute(
                     "INSERT INTO gwkit_snapshot_rows (snapshot_id, table_name, row) "
-                    f'SELECT ?, ?, to_jsonb(t) FROM "{table}" t WHERE {tables.site_filter(table, sites)}',
+                    f'SELECT ?, ?, to_jsonb(t) FROM "{table}" t WHERE {tables.site_filter(table, sites).postgresql}',
                     (snapshot, table),
                 )
         return {"name": name, "saved": saved, "sites": sites, "transactions": count}
@@ -92,7 +91,7 @@ class PgSnapshots(Snapshots):
         with self.gateway.advance_lock, store.write() as conn:
             snapshot, info = self._existing(conn, name)
             sites = [s for s in info["sites"] if s in self.sites]
-            tables = SiteTables.of(conn, site_expressions=self.site_expressions)
+            tables = SiteTables.of(store.catalog(conn), site_expressions=self.site_expressions)
             delete_sites(conn, tables, sites)
             offsets = {table: _offset(conn, snapshot, table) for table in tables.id_offsets_from}
             _copy_back(conn, snapshot, "cards", tables, offsets)

@@ -21,13 +21,13 @@ import re
 import secrets
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Protocol
 
-from .accounts import Account
-from .clock import ISO
-from .core import Gateway
-from .sitedata import SiteTables, delete_sites
-from .store import create_private
+from ..accounts import Account
+from ..sitedata import SiteTables, delete_sites
+from .common import create_private
+
+ISO = "%Y-%m-%dT%H:%M:%S"  # how snapshots write when they were saved (clock.ISO)
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 INFO_TABLE = "snapshot_info"
@@ -47,8 +47,17 @@ def check_name(name: Any) -> str:
     return name
 
 
+class Gateway(Protocol):
+    """What snapshots use of the gateway: its store, its clock, and the lock that advances take."""
+
+    store: Any
+    clock: Any
+    advance_lock: Any
+
+
 class Snapshots:
-    """One account's snapshots: `save`, `list`, `restore`, `delete`."""
+    """One account's snapshots: `save`, `list`, `restore`, `delete` (the store makes them:
+    `FileSnapshots` for SQLite, postgres_snapshots.RowSnapshots for PostgreSQL)."""
 
     def __init__(
         self,
@@ -60,11 +69,30 @@ class Snapshots:
         self.gateway, self.account = gateway, account
         self.sites = tuple(account.sitereferences if sites is None else sites)  # an operator's: every site
         self.site_expressions = dict(site_expressions or {})
-        owner = hashlib.sha256(account.username.encode("utf-8")).hexdigest()[:16]
-        self.directory = Path(f"{gateway.store.path}.snapshots") / owner
+        self.owner = hashlib.sha256(account.username.encode("utf-8")).hexdigest()[:16]
 
     def __repr__(self) -> str:
-        return f"Snapshots({self.account.username!r}, {len(self.list())} saved)"
+        return f"{type(self).__name__}({self.account.username!r}, {len(self.list())} saved)"
+
+    def save(self, name: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def list(self) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def delete(self, name: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def restore(self, name: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class FileSnapshots(Snapshots):
+    """An account's snapshots as SQLite files beside the database (`<db>.snapshots/<owner>/<name>.db`)."""
+
+    @property
+    def directory(self) -> Path:
+        return Path(f"{self.gateway.store.path}.snapshots") / self.owner
 
     def _path(self, name: str) -> Path:
         return self.directory / f"{check_name(name)}.db"
@@ -79,7 +107,8 @@ class Snapshots:
         try:
             self.gateway.store.connection().backup(target)
             sites = list(self.sites)
-            _keep_only(target, SiteTables.of(target, site_expressions=self.site_expressions), sites)
+            catalog = self.gateway.store.catalog(target)
+            _keep_only(target, SiteTables.of(catalog, site_expressions=self.site_expressions), sites)
             saved = self.gateway.clock.now(sites).strftime(ISO)
             target.execute(f"CREATE TABLE {INFO_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             target.executemany(
@@ -115,7 +144,7 @@ class Snapshots:
         with self.gateway.advance_lock:
             conn.execute("ATTACH DATABASE ? AS snap", (str(path),))
             try:
-                tables = SiteTables.of(conn, site_expressions=self.site_expressions)
+                tables = SiteTables.of(store.catalog(conn), site_expressions=self.site_expressions)
                 with store.write():
                     replace_sites(conn, tables, sites)
             finally:
@@ -160,7 +189,7 @@ def _keep_only(conn: sqlite3.Connection, tables: SiteTables, sites: list[str]) -
     ]
     conn.execute("BEGIN")
     for table in [*tables.children, *tables.roots]:
-        conn.execute(f'DELETE FROM "{table}" WHERE NOT ({tables.site_filter(table, sites)})')
+        conn.execute(f'DELETE FROM "{table}" WHERE NOT ({tables.site_filter(table, sites).sqlite})')
     for table in every:
         if table not in known:
             conn.execute(f'DELETE FROM "{table}"')
@@ -190,7 +219,7 @@ def copy_rows(
         return  # a snapshot made before the table existed
     conn.execute(
         f'INSERT INTO main."{table}" {_moved_select(conn, table, tables, offsets)} '
-        f"WHERE {tables.site_filter(table, sites, schema='snap')}"
+        f"WHERE {tables.site_filter(table, sites, schema='snap').sqlite}"
     )
 
 
