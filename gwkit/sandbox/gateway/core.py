@@ -33,6 +33,7 @@ from . import (
     chains,
     clock,
     engine,
+    notifications,
     payments,
     query,
     refunds,
@@ -44,6 +45,7 @@ from . import (
 from .accounts import DEFAULT_ACCOUNT, Account, account_for_site, control_sites
 from .clock import CLOCK_TABLES, ISO, Clock
 from .context import Context, JobContext, Tables
+from .delivery import Notifier
 from .envelopes import (
     answer_reference,
     envelope,
@@ -83,7 +85,9 @@ class Gateway:
 
     `schemas` adds the tables of parts outside the gateway (the demo merchant's receipts), and
     `site_expressions` says whose site a row of such a table is when it has no `sitereference`.
-    The clock, advance, settle and reset act on `sites` (default: the first account's)."""
+    The clock, advance, settle and reset act on `sites` (default: the first account's).
+    `notification_hosts`: where URL notifications may go (None: anywhere, the embedded sandbox;
+    a team sandbox: the hosts its operator allows)."""
 
     def __init__(
         self,
@@ -94,13 +98,14 @@ class Gateway:
         modules: Iterable[ModuleType] = HANDLER_MODULES,
         schemas: Iterable[str] = (),
         site_expressions: Mapping[str, str] | None = None,
+        notification_hosts: Iterable[str] | None = None,
     ):
         self.tables = Tables.of(modules)
         self.daily_jobs = list(self.tables.daily_jobs)
         store_class = PgStore if is_postgres_url(db_path) else Store  # a postgresql:// URL: the team sandbox
         self.store = store_class(
             db_path,
-            schemas=(clock.SCHEMA, *self.tables.schemas, *schemas),
+            schemas=(clock.SCHEMA, notifications.SCHEMA, *self.tables.schemas, *schemas),
             added_columns=self.tables.added_columns,
         )
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
@@ -112,7 +117,9 @@ class Gateway:
         self.moves = StoredMoves(self.store) if self.store.dialect == "postgresql" else Moves()
         for job in self.daily_jobs:  # where a site without marks of its own stands
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.start().date().isoformat())
+        self.notifier = Notifier(self.store, self.clock.clocks, self.accounts, notification_hosts)
         self.run_due_jobs()  # catch up work a killed run left undone
+        self.notifier.wake()  # deliveries a stopped sandbox left open go on
 
     def __repr__(self) -> str:
         return f"Gateway({str(self.store.path)!r}, accounts={sorted(self.accounts)!r})"
@@ -245,7 +252,15 @@ class Gateway:
                     records.extend(answered)
         except _FirstRefused as refused:  # no savepoint around the first: two statements fewer per payment
             return [error_record(t, refused.fault) for t in request_types[0].types]
+        if not reads_only:  # committed: its URL notifications (online ones before the answer goes out)
+            self._notify(self.notifier.after_request, records)
         return records
+
+    def _notify(self, step: Callable[..., None], *args: Any) -> None:
+        try:
+            step(*args)
+        except Exception:  # a notification never changes an answer or a move: logged, the sandbox goes on
+            log.exception("URL notifications failed")
 
     # the clocks and the daily jobs
 
@@ -260,6 +275,7 @@ class Gateway:
         on each site; report what ran. A refused move (ClockError) changes nothing."""
         sites = self._scope(sites)
         with self.advance_lock:
+            mark = self.notifier.mark()
             start = self.clock.now(sites)
             target = self.clock.target(by=by, to=to, sites=sites)
             with self.store.write() as conn:
@@ -286,6 +302,7 @@ class Gateway:
                 )
             finally:
                 running.finish()
+        self._notify(self.notifier.after_move, sites, mark, report.get("settlement", {}).get("settled", []))
         return {"from": start.strftime(ISO), "to": target.strftime(ISO), "days": days, **report}
 
     def advances_of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
@@ -344,11 +361,13 @@ class Gateway:
         sites = self._scope(sites)
         clocks = self.clock.clocks(sites)
         settled: list[str] = []
+        mark = self.notifier.mark()
         with self.store.write() as conn:
             for site in sites:
                 settled += settlement.settle_due(
                     conn, date.max if all_pending else clocks[site].date(), [site]
                 )
+        self._notify(self.notifier.after_move, sites, mark, settled)
         return {"settlement": {"settled": settled}}
 
     def reset(self, sites: str | Iterable[str] | None = None) -> None:
@@ -379,6 +398,7 @@ class Gateway:
 
     def close(self) -> None:
         self.stop_work()
+        self.notifier.close()
         self.store.close()
 
 

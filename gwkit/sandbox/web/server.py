@@ -29,6 +29,7 @@ from ..gateway.pgstore import is_postgres_url
 from ..gateway.snapshots import Snapshots
 from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
 from .fault_controls import FaultControls
+from .notification_controls import NotificationControls
 from .sandbox import Sandbox
 from .transport import SandboxTransport
 
@@ -345,6 +346,12 @@ class SandboxHandle:
     def faults(self) -> FaultControls:
         """Fault injection, in-process: `add(kind, **params)`, `active()`, `clear()`, `log()` (faults.py)."""
         return self.sandbox.faults
+
+    @property
+    def notifications(self) -> NotificationControls:
+        """URL notifications of this handle's account: `add_rule`, `rules`, `deliveries`, `resend`,
+        `wait_for` (docs/notifications.md)."""
+        return NotificationControls(self.sandbox.gateway, self.account)
 
     @property
     def snapshots(self) -> Snapshots:
