@@ -72,6 +72,7 @@ class NotificationListener:
         self._seen: set[str] = set()
         self._faults: list[int | None] = []  # per next arrival: a status to answer, or None: hold it
         self._release = threading.Event()
+        self.holding = 0  # notifications held without an answer now (hold_next)
         self._callbacks: list[Callable[[Notification], Any]] = []
         self._changed = threading.Condition()
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
@@ -102,7 +103,16 @@ class NotificationListener:
             self._faults.extend([None] * count)
 
     def release(self) -> None:
+        """Answer the held notifications (503: too late for the gateway, which stopped waiting)."""
         self._release.set()
+
+    def wait_holding(self, count: int = 1, *, timeout: float = 10.0) -> None:
+        """Wait until `count` notifications are held without an answer (NotificationMismatch at timeout)."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.holding >= count, timeout):
+                raise NotificationMismatch(
+                    f"{self.holding} notification(s) held within {timeout:g} s, expected {count}"
+                )
 
     # what arrived
 
@@ -176,7 +186,12 @@ class NotificationListener:
         with self._changed:
             fault = self._faults.pop(0) if self._faults else 200
         if fault is None:
+            with self._changed:
+                self.holding += 1
+                self._changed.notify_all()
             self._release.wait()
+            with self._changed:
+                self.holding -= 1
             fault = 503
         verified = None if self.password is None else signature_ok(fields, self.password)
         with self._changed:

@@ -47,6 +47,7 @@ CORE = {
     "gwkit.shop",
     "gwkit.types",
     "gwkit.config",
+    "gwkit.notifications",
 }
 ALLOWED = {
     "interface": {"interface"},

@@ -144,6 +144,7 @@ class Notifier:
         to the senders: the move never waits for a listener."""
         rules = self._rules(list(sites))
         if not rules:
+            self._wake(sites, start=False)  # retries of a deleted rule's deliveries may be due
             return
         conn = self.store.connection()
         events: list[tuple[dict[str, Any], str]] = []
@@ -165,8 +166,8 @@ class Notifier:
                 events += [
                     (_record(row[0]), f"settlestatus:{_record(row[0]).get('settlestatus')}") for row in rows
                 ]
-        online, offline = self._make(rules, events)
-        self._wake(site for _, site in (*online, *offline))
+        self._make(rules, events)
+        self._wake(sites)  # the new deliveries, and retries the move made due
 
     def _make(
         self, rules: list[n.Rule], events: Sequence[tuple[Mapping[str, Any], str]]
@@ -216,9 +217,12 @@ class Notifier:
         """Have the senders look for due deliveries (after a clock move; at start: any left open)."""
         self._wake(n.open_sites(self.store.connection()) if sites is None else sites)
 
-    def _wake(self, sites: Iterable[str]) -> None:
+    def _wake(self, sites: Iterable[str], start: bool = True) -> None:
+        """Wake the senders of these sites' tenants (`start`: starting those not running yet)."""
         for username in {self._owner(site) for site in sites} - {None}:
-            self._sender(username).event.set()
+            sender = self._sender(username) if start else self._senders.get(username)
+            if sender is not None:
+                sender.event.set()
 
     def _owner(self, site: str) -> str | None:
         account = account_for_site(self._accounts.values(), site)

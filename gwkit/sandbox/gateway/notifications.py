@@ -30,7 +30,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS notification_rules (
     rule_id TEXT PRIMARY KEY,
     sitereference TEXT NOT NULL,
-    created TEXT NOT NULL,            -- sandbox clock; rules are matched in this order, then rule_id
+    position INTEGER NOT NULL,        -- 1, 2, ... per site: rules are matched in this order
+    created TEXT NOT NULL,            -- sandbox clock
     flow TEXT NOT NULL,               -- online, offline, failover
     url TEXT NOT NULL,
     requesttypes TEXT NOT NULL,       -- JSON list; empty: any
@@ -238,10 +239,13 @@ def add_rule(conn: Any, rule: Rule) -> None:
     if count >= MAX_RULES_PER_SITE:
         raise NotificationError(f"a site has at most {MAX_RULES_PER_SITE} notification rules")
     conn.execute(
-        "INSERT INTO notification_rules (rule_id, sitereference, created, flow, url, requesttypes, "
-        "errorcodes, settlestatuses, fields, password, timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO notification_rules (rule_id, sitereference, position, created, flow, url, requesttypes, "
+        "errorcodes, settlestatuses, fields, password, timeout) VALUES (?, ?, "
+        "(SELECT COALESCE(MAX(position), 0) + 1 FROM notification_rules WHERE sitereference = ?), "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             rule.rule_id,
+            rule.sitereference,
             rule.sitereference,
             rule.created,
             rule.flow,
@@ -263,7 +267,7 @@ def rules_of(conn: Any, sites: Sequence[str]) -> list[Rule]:
     rows = conn.execute(
         "SELECT rule_id, sitereference, created, flow, url, requesttypes, errorcodes, settlestatuses, "
         f"fields, password, timeout FROM notification_rules WHERE sitereference IN ({_marks(sites)}) "
-        "ORDER BY created, rule_id",
+        "ORDER BY sitereference, position",
         tuple(sites),
     ).fetchall()
     return [

@@ -167,14 +167,14 @@ class NotificationControls:
         timeout: float = 10.0,
     ) -> list[dict[str, Any]]:
         """Wait until `count` deliveries (of one transaction, or any) are in `state` (and, with
-        `attempts`, were tried at least that often); them. TimeoutError names what was seen."""
+        `attempts`, had at least that many attempts answered or given up); them. TimeoutError names what was seen."""
         states = (state,) if isinstance(state, str) else tuple(state)
 
         def ready() -> list[dict[str, Any]]:
             found = [
                 d
                 for d in self.deliveries(transactionreference)
-                if d["state"] in states and (attempts is None or len(d["attempts"]) >= attempts)
+                if d["state"] in states and (attempts is None or _finished(d) >= attempts)
             ]
             return found if len(found) >= count else []
 
@@ -187,3 +187,8 @@ class NotificationControls:
                 + f"; seen (id, state, attempts): {seen}"
             )
         return found
+
+
+def _finished(delivery: dict[str, Any]) -> int:
+    """Attempts made to the end (an attempt is recorded before it is sent: its latency comes after)."""
+    return sum(1 for attempt in delivery["attempts"] if attempt["latency_ms"] is not None)
