@@ -390,14 +390,14 @@ class Claimed:
 def claim(
     conn: Any, reference: str, worker: str, wall_now: float, lease: float, now: datetime
 ) -> Claimed | None:
-    """Take an open delivery for one attempt and record the attempt (before it is sent); None when
-    another worker has it or it is not open."""
+    """Take an open delivery due at `now` (its site's clock) for one attempt and record the attempt
+    (before it is sent); None when another worker has it, or had it and it is not due any more."""
     row = conn.execute(
         "UPDATE notification_deliveries SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 "
-        "WHERE notificationreference = ? AND state IN ('pending', 'retrying') "
+        "WHERE notificationreference = ? AND state IN ('pending', 'retrying') AND next_at <= ? "
         "AND (claimed_until IS NULL OR claimed_until < ?) "
         "RETURNING sitereference, url, form, timeout, flow, created, attempts",
-        (worker, wall_now + lease, reference, wall_now),
+        (worker, wall_now + lease, reference, now.strftime(ISO), wall_now),
     ).fetchone()
     if row is None:
         return None
