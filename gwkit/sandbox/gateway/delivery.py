@@ -61,8 +61,6 @@ class Notifier:
         self._senders: dict[str, _Sender] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        # One process owns a SQLite file's rules: they are read once and kept until changed here.
-        self._cache: dict[str, list[n.Rule]] | None = {} if store.dialect == "sqlite" else None
 
     # rules
 
@@ -70,7 +68,6 @@ class Notifier:
         rule = n.rule_from(payload, sitereference, self._now(sitereference), self.allowed_hosts)
         with self.store.write() as conn:
             n.add_rule(conn, rule)
-        self._forget_rules()
         return rule.shown()
 
     def rules(self, sites: Sequence[str]) -> list[dict[str, Any]]:
@@ -79,21 +76,10 @@ class Notifier:
     def delete_rule(self, sites: Sequence[str], rule_id: str) -> None:
         with self.store.write() as conn:
             n.delete_rule(conn, sites, rule_id)
-        self._forget_rules()
 
     def _rules(self, sites: Sequence[str]) -> list[n.Rule]:
-        if self._cache is None:
-            return n.rules_of(self.store.connection(), sites)
-        missing = [site for site in sites if site not in self._cache]
-        if missing:
-            found = n.rules_of(self.store.connection(), missing)
-            for site in missing:
-                self._cache[site] = [rule for rule in found if rule.sitereference == site]
-        return [rule for site in sites for rule in self._cache[site]]
-
-    def _forget_rules(self) -> None:
-        if self._cache is not None:
-            self._cache.clear()
+        # Read for each request, not cached: another worker, a reset or a snapshot restore changes them.
+        return n.rules_of(self.store.connection(), sites)
 
     # deliveries
 
