@@ -253,7 +253,7 @@ class Gateway:
         except _FirstRefused as refused:  # no savepoint around the first: two statements fewer per payment
             return [error_record(t, refused.fault) for t in request_types[0].types]
         if not reads_only:  # committed: its URL notifications (online ones before the answer goes out)
-            self._notify(self.notifier.after_request, records)
+            self._notify(self.notifier.after_request, records, site or account.sitereferences[0])
         return records
 
     def _notify(self, step: Callable[..., None], *args: Any) -> None:

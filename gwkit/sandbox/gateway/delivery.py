@@ -106,13 +106,13 @@ class Notifier:
 
     # what the gateway calls
 
-    def after_request(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """The deliveries of the transactions a request made: online ones sent now (the answer waits
-        at most their timeouts), offline ones handed to the sender."""
-        kept = [r for r in records if r.get("transactionreference") and r.get("sitereference")]
+    def after_request(self, records: Sequence[Mapping[str, Any]], site: str) -> None:
+        """The deliveries of the transactions a request object made on `site`: online ones sent now
+        (the answer waits at most their timeouts), offline ones handed to the sender."""
+        kept = [{**r, "sitereference": site} for r in records if r.get("transactionreference")]
         if not kept:
             return
-        rules = self._rules(list(dict.fromkeys(str(r["sitereference"]) for r in kept)))
+        rules = self._rules([site])
         if not rules:
             return
         online, offline = self._make(rules, [(record, "made") for record in kept])
@@ -136,22 +136,22 @@ class Notifier:
         events: list[tuple[dict[str, Any], str]] = []
         if any(not rule.settlestatuses for rule in rules):
             rows = conn.execute(
-                "SELECT record FROM transactions "
+                "SELECT sitereference, record FROM transactions "
                 f"WHERE id > ? AND sitereference IN ({_marks(sites)}) ORDER BY id",
                 (mark, *sites),
             ).fetchall()
-            events += [(_record(row[0]), "made") for row in rows]
+            events += [(_record(row), "made") for row in rows]
         if settled and any(rule.settlestatuses for rule in rules):
             for start in range(0, len(settled), 500):
                 chunk = list(settled[start : start + 500])
                 rows = conn.execute(
-                    "SELECT record FROM transactions "
+                    "SELECT sitereference, record FROM transactions "
                     f"WHERE transactionreference IN ({_marks(chunk)}) ORDER BY id",
                     tuple(chunk),
                 ).fetchall()
-                events += [
-                    (_record(row[0]), f"settlestatus:{_record(row[0]).get('settlestatus')}") for row in rows
-                ]
+                for row in rows:
+                    record = _record(row)
+                    events.append((record, f"settlestatus:{record.get('settlestatus')}"))
         self._make(rules, events)
         self._wake(sites)  # the new deliveries, and retries the move made due
 
@@ -303,5 +303,6 @@ def _marks(values: Sequence[Any]) -> str:
     return ", ".join("?" for _ in values)
 
 
-def _record(text: str) -> dict[str, Any]:
-    return json.loads(text)
+def _record(row: Any) -> dict[str, Any]:
+    """A kept record with its site (records need not carry `sitereference`; the row does)."""
+    return {**json.loads(row[1]), "sitereference": row[0]}
