@@ -86,7 +86,8 @@ class Notifier:
     def deliveries(
         self, sites: Sequence[str], transactionreference: str | None = None
     ) -> list[dict[str, Any]]:
-        return n.deliveries_of(self.store.connection(), sites, transactionreference=transactionreference)
+        with self.store.read() as conn:  # deliveries and their attempts from one consistent view
+            return n.deliveries_of(conn, sites, transactionreference=transactionreference)
 
     def resend(self, sites: Sequence[str], reference: str) -> dict[str, Any]:
         """Send a delivery again now (same notificationreference), from its tenant's sender."""
@@ -102,7 +103,8 @@ class Notifier:
         return self.delivery(reference, row[0])
 
     def delivery(self, reference: str, site: str) -> dict[str, Any]:
-        return n.delivery_of(self.store.connection(), site, reference)
+        with self.store.read() as conn:
+            return n.delivery_of(conn, site, reference)
 
     # what the gateway calls
 
