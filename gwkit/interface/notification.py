@@ -3,10 +3,15 @@
 The gateway POSTs a form (`application/x-www-form-urlencoded; charset=UTF-8`) to the merchant's URL.
 With a notification password, `responsesitesecurity` is the SHA-256 (hex) of the values of the
 fields sent, taken in the order of their names (ASCII), leaving out `notificationreference` and
-`responsesitesecurity`, followed by the password. Worked example (docs/notifications.md):
+`responsesitesecurity`, followed by the password. The worked example of docs/notifications.md:
 
-    >>> signature({"errorcode": "0", "baseamount": "1050", "notificationreference": "n1"}, "pw")
-    ... # sha256("1050" + "0" + "pw")
+    >>> fields = {"notificationreference": "nt4f1c2d", "transactionreference": "75-9-1",
+    ...           "errorcode": "0", "baseamount": "1050", "currencyiso3a": "GBP",
+    ...           "parenttransactionreference": ""}
+    >>> signed_text(fields, "mypassword")
+    '1050GBP075-9-1mypassword'
+    >>> signature(fields, "mypassword")
+    'b4be00e37ea1e7aa76bcfe475abe28067485a4cce4b12802f63d12fb3399b0f9'
 """
 
 from __future__ import annotations
