@@ -127,7 +127,8 @@ class NotificationListener:
             return [n for n in self.received if all(n.fields.get(k) == v for k, v in match.items())]
 
     def wait_for(self, count: int = 1, *, timeout: float = 10.0, **match: str) -> list[Notification]:
-        """Wait until `count` notifications matching `match` arrived; them (NotificationMismatch at timeout)."""
+        """Wait until `count` notifications matching `match` arrived; them (NotificationMismatch at
+        the timeout)."""
         deadline = time.monotonic() + timeout
         with self._changed:
             while len(found := self.notifications(**match)) < count:
@@ -148,7 +149,8 @@ class NotificationListener:
         references = {n.notificationreference for n in found}
         if len(references) != 1:
             raise NotificationMismatch(
-                f"transaction {transactionreference} was notified {len(references)} times: {sorted(references)}"
+                f"transaction {transactionreference} was notified {len(references)} times: "
+                f"{sorted(references)}"
             )
         last = found[-1]
         if self.password is None:

@@ -11,11 +11,11 @@ from datetime import datetime, timedelta
 
 import httpx
 import pytest
+from support.sandbox import CLOCK, Gateway, card_auth
 
 import gwkit.sandbox
 from gwkit.interface.notification import DEFAULT_FIELDS, signature
 from gwkit.notifications import NotificationListener
-from support.sandbox import CLOCK, Gateway, card_auth
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 

@@ -14,12 +14,12 @@ import sys
 from collections import Counter
 
 import pytest
-
-from gwkit.notifications import NotificationListener
-from gwkit.sandbox.gateway.accounts import DEFAULT_USERNAME
 from support.databases import POSTGRES_HOWTO
 from support.sandbox import card_auth
 from support.workers import pinned_clients
+
+from gwkit.notifications import NotificationListener
+from gwkit.sandbox.gateway.accounts import DEFAULT_USERNAME
 
 psycopg = pytest.importorskip("psycopg", reason=POSTGRES_HOWTO)
 PAYMENTS = 24
