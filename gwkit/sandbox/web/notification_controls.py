@@ -167,7 +167,8 @@ class NotificationControls:
         timeout: float = 10.0,
     ) -> list[dict[str, Any]]:
         """Wait until `count` deliveries (of one transaction, or any) are in `state` (and, with
-        `attempts`, had at least that many attempts answered or given up); them. TimeoutError names what was seen."""
+        `attempts`, had at least that many attempts answered or given up); them. TimeoutError names
+        what was seen."""
         states = (state,) if isinstance(state, str) else tuple(state)
 
         def ready() -> list[dict[str, Any]]:
