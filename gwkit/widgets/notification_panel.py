@@ -9,13 +9,15 @@
     panel.resend_button.click()          # sent again, same notificationreference
 
 The panel holds no notification logic: it calls `gw.sandbox.notifications` (docs/notifications.md)
-and redraws when the listener receives one, when the clock moves and on Refresh. Against a real
+and redraws when an attempt is recorded, when the listener receives one, when the clock moves and
+on Refresh. Against a real
 gateway (`gw.sandbox is None`) it is one line saying notifications need the sandbox.
 """
 
 from __future__ import annotations
 
 import html
+import threading
 from typing import Any
 
 import ipywidgets as widgets
@@ -42,6 +44,9 @@ class NotificationPanel(widgets.VBox):
     def __init__(self, gw: Any, listener: NotificationListener | None = None):
         super().__init__()
         self.gw, self.listener = gw, listener
+        # redraws come from the sender's and the listener's threads too: one at a time, each reading
+        # and drawing the state as it is then, so the last one drawn is never older than another
+        self._drawing = threading.Lock()
         sandbox = getattr(gw, "sandbox", None)
         self.notifications = sandbox.notifications if sandbox is not None else None
         self.status = widgets.HTML()
@@ -87,6 +92,7 @@ class NotificationPanel(widgets.VBox):
             self.status,
         )
         redraw = guarded(lambda *_: self.refresh(), self.status, context="redrawing the notifications")
+        self.notifications.on_attempt(redraw)  # each attempt's answer, as it is recorded
         if listener is not None:
             listener.on_notification(redraw)
         if hasattr(gw, "on_change"):
@@ -114,9 +120,10 @@ class NotificationPanel(widgets.VBox):
     def _delete(self) -> None:
         if not self.rule.value:
             raise ValueError("pick a rule to delete")
-        self.notifications.delete_rule(self.rule.value)
+        chosen = self.rule.value
+        self.notifications.delete_rule(chosen)
         self.refresh()
-        self.status.value = f"Rule {html.escape(self.rule.label or '')} deleted"
+        self.status.value = f"Rule {html.escape(chosen)} deleted"
 
     def _resend(self) -> None:
         if not self.delivery.value:
@@ -133,6 +140,10 @@ class NotificationPanel(widgets.VBox):
         return deliveries_frame(self.notifications.deliveries())
 
     def refresh(self) -> None:
+        with self._drawing:
+            self._draw()
+
+    def _draw(self) -> None:
         rules = self.notifications.rules()
         self.rules_table.value = table_html(rules_frame(rules), "No rules yet: add one above.")
         self.rule.options = [(f"{r['id']} ({r['flow']}, {r['url']})", r["id"]) for r in rules]

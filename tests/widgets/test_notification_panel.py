@@ -4,6 +4,8 @@ resend sends the same notificationreference again."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from gwkit.config import Target
@@ -87,3 +89,15 @@ def test_against_a_real_gateway_the_panel_says_so():
     with Connection(target, "pw") as gw:
         panel = NotificationPanel(gw)
     assert "need the embedded sandbox" in panel.status.value and panel.children == (panel.status,)
+
+
+def test_the_log_redraws_by_itself_when_an_attempt_is_recorded(gw, listener):
+    panel = NotificationPanel(gw, listener)
+    panel.flow.value = "offline"
+    panel.add_button.click()
+    recorded = threading.Event()
+    gw.sandbox.notifications.on_attempt(lambda reference: recorded.set())  # runs after the panel's
+    record = gw.auth(baseamount=1050, orderreference="panel-3", **CARD).record
+    assert recorded.wait(10)
+    assert record["transactionreference"] in panel.deliveries_table.value
+    assert "delivered" in panel.deliveries_table.value and "verified" in panel.received_table.value

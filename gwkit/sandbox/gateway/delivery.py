@@ -59,6 +59,7 @@ class Notifier:
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.changed = threading.Condition()  # notified after every attempt this process makes
         self._senders: dict[str, _Sender] = {}
+        self._watchers: list[Callable[[str], Any]] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
 
@@ -187,7 +188,17 @@ class Notifier:
             state = n.finish(conn, claimed, self._now(site), status, latency_ms, error, self.worker)
         with self.changed:
             self.changed.notify_all()
+        for watcher in tuple(self._watchers):
+            try:
+                watcher(reference)
+            except Exception:  # a watcher (a panel) never stops a delivery: logged
+                log.exception("a URL notification watcher failed")
         return state
+
+    def on_attempt(self, watcher: Callable[[str], Any]) -> Callable[[str], Any]:
+        """Call `watcher(notificationreference)` after each attempt this process made was recorded."""
+        self._watchers.append(watcher)
+        return watcher
 
     def wait_for(self, predicate: Callable[[], Any], timeout: float) -> Any:
         """Wait until `predicate()` is true, looking again after each attempt this process makes (and

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping, Sequence
@@ -54,6 +55,7 @@ CREATE TABLE IF NOT EXISTS notification_deliveries (
     form TEXT NOT NULL,               -- JSON list of [name, value] as sent (signed; no PAN, no code)
     state TEXT NOT NULL,              -- pending, retrying, delivered, failed
     created TEXT NOT NULL,            -- sandbox clock
+    made DOUBLE PRECISION NOT NULL,   -- wall clock (epoch seconds): orders those of one sandbox time
     next_at TEXT NOT NULL,            -- sandbox clock: when the next attempt is due
     attempts INTEGER NOT NULL,
     claimed_by TEXT,                  -- the worker sending it now
@@ -350,8 +352,8 @@ def add_delivery(conn: Any, rule: Rule, record: Mapping[str, Any], event: str, n
     stamp = now.strftime(ISO)
     made = conn.execute(
         "INSERT INTO notification_deliveries (notificationreference, sitereference, rule_id, event, "
-        "transactionreference, flow, url, timeout, form, state, created, next_at, attempts) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, 0) "
+        "transactionreference, flow, url, timeout, form, state, created, made, next_at, attempts) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, 0) "
         "ON CONFLICT (rule_id, transactionreference, event) DO NOTHING RETURNING notificationreference",
         (
             reference,
@@ -364,6 +366,7 @@ def add_delivery(conn: Any, rule: Rule, record: Mapping[str, Any], event: str, n
             rule.timeout,
             json.dumps(form),
             stamp,
+            time.time(),
             stamp,
         ),
     ).fetchall()
@@ -514,7 +517,7 @@ def deliveries_of(
     rows = conn.execute(
         "SELECT notificationreference, sitereference, rule_id, event, transactionreference, flow, url, form, "
         f"state, created, next_at, attempts FROM notification_deliveries WHERE {where} "
-        "ORDER BY created DESC, notificationreference LIMIT ?",
+        "ORDER BY created DESC, made DESC LIMIT ?",
         (*params, limit),
     ).fetchall()
     references = [row[0] for row in rows]

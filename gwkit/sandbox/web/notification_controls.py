@@ -157,6 +157,11 @@ class NotificationControls:
         """Send a delivery again (the same notificationreference)."""
         return self._gateway.notifier.resend(self.sites, delivery_id)
 
+    def on_attempt(self, watcher: Callable[[str], Any]) -> Callable[[str], Any]:
+        """Call `watcher(notificationreference)` after each attempt is recorded (from the sender's
+        thread, or the request's for an online one): a panel redraws on it."""
+        return self._gateway.notifier.on_attempt(watcher)
+
     def wait_for(
         self,
         transactionreference: str | None = None,
