@@ -224,9 +224,11 @@ class Gateway:
         chained = chained_entries(request["requesttypedescriptions"])
         # A query changes nothing: it reads one consistent view while payments go on being written.
         reads_only = all(t.key in self.tables.read_only for t in request_types)
+        home = site if isinstance(site, str) and site else account.sitereferences[0]
+        rules: list[Any] = []
         try:
             with self.store.read() if reads_only else self.store.write() as conn:
-                now = self.clock.now(site if isinstance(site, str) and site else account.sitereferences[0])
+                now = self.clock.now(home)
                 ctx = Context(self.store, self.tables, conn, account, now, origin, base_url)
                 for at, (request_type, takes_parent) in enumerate(zip(request_types, chained)):
                     handler = self.tables.request_handlers.get(request_type.key)
@@ -250,10 +252,12 @@ class Gateway:
                         break  # later request types of the object depend on this one: they are not run
                     conn.execute("RELEASE request_type")
                     records.extend(answered)
+                if not reads_only:  # read on the writer's connection: a reader's would reload its cache
+                    rules = self.notifier.rules_in(conn, home)
         except _FirstRefused as refused:  # no savepoint around the first: two statements fewer per payment
             return [error_record(t, refused.fault) for t in request_types[0].types]
-        if not reads_only:  # committed: its URL notifications (online ones before the answer goes out)
-            self._notify(self.notifier.after_request, records, site or account.sitereferences[0])
+        if rules:  # committed: its URL notifications (online ones before the answer goes out)
+            self._notify(self.notifier.after_request, records, home, rules)
         return records
 
     def _notify(self, step: Callable[..., None], *args: Any) -> None:

@@ -109,14 +109,16 @@ class Notifier:
 
     # what the gateway calls
 
-    def after_request(self, records: Sequence[Mapping[str, Any]], site: str) -> None:
-        """The deliveries of the transactions a request object made on `site`: online ones sent now
-        (the answer waits at most their timeouts), offline ones handed to the sender."""
+    def rules_in(self, conn: Any, site: str) -> list[n.Rule]:
+        """The rules of `site`, read in the caller's transaction (the request's own)."""
+        return n.rules_of(conn, [site])
+
+    def after_request(self, records: Sequence[Mapping[str, Any]], site: str, rules: list[n.Rule]) -> None:
+        """The deliveries of the transactions a request object made on `site` (its `rules` read in
+        its transaction): online ones sent now (the answer waits at most their timeouts), offline
+        ones handed to the sender."""
         kept = [{**r, "sitereference": site} for r in records if r.get("transactionreference")]
         if not kept:
-            return
-        rules = self._rules([site])
-        if not rules:
             return
         online, offline = self._make(rules, [(record, "made") for record in kept])
         for reference, site in online:
