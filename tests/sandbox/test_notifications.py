@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 import httpx
 import pytest
-from support.sandbox import CLOCK, Gateway, card_auth
+from support.sandbox import CLOCK, Gateway, card_auth, update_request
 
 import gwkit.sandbox
 from gwkit.interface.notification import DEFAULT_FIELDS, signature
@@ -180,6 +180,19 @@ def test_a_settlement_made_by_a_clock_move_notifies_offline(sandbox, gateway, li
     assert arrived["settlestatus"] == "100"
     (delivery,) = deliveries(gateway)
     assert delivery["event"] == "settlestatus:100"
+
+
+def test_a_cancellation_by_transactionupdate_notifies_the_settlestatus_change(sandbox, gateway, listener):
+    add_rule(gateway, listener.url, flow="online", settlestatuses=["3"])
+    reference = gateway.one(card_auth())["transactionreference"]
+    updated = gateway.one(update_request(reference, settlestatus="3"))
+    assert updated["errorcode"] == "0"
+    arrived = listener.assert_notified_once(reference)
+    assert arrived["settlestatus"] == "3" and arrived["requesttypedescription"] == "AUTH"
+    (delivery,) = deliveries(gateway)
+    assert delivery["event"] == "settlestatus:3"
+    advance_to(gateway, (CLOCK + timedelta(days=2)).strftime(ISO))  # a cancelled AUTH never settles
+    assert len(deliveries(gateway)) == 1
 
 
 def test_a_clock_move_is_not_held_by_a_listener_that_never_answers(sandbox, gateway, listener):

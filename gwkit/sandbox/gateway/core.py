@@ -257,7 +257,7 @@ class Gateway:
         except _FirstRefused as refused:  # no savepoint around the first: two statements fewer per payment
             return [error_record(t, refused.fault) for t in request_types[0].types]
         if rules:  # committed: its URL notifications (online ones before the answer goes out)
-            self._notify(self.notifier.after_request, records, home, rules)
+            self._notify(self.notifier.after_request, records, home, rules, request)
         return records
 
     def _notify(self, step: Callable[..., None], *args: Any) -> None:

@@ -29,6 +29,7 @@ from urllib.parse import urlencode, urlsplit
 from ...interface.notification import CONTENT_TYPE
 from . import notifications as n
 from .accounts import Account, account_for_site
+from .query import filter_values
 
 POLL_SECONDS = 1.0
 LEASE_SECONDS = 30.0  # an attempt's claim: longer than any attempt (8 s); then another worker may retry it
@@ -113,17 +114,51 @@ class Notifier:
         """The rules of `site`, read in the caller's transaction (the request's own)."""
         return n.rules_of(conn, [site])
 
-    def after_request(self, records: Sequence[Mapping[str, Any]], site: str, rules: list[n.Rule]) -> None:
+    def after_request(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        site: str,
+        rules: list[n.Rule],
+        request: Mapping[str, Any] | None = None,
+    ) -> None:
         """The deliveries of the transactions a request object made on `site` (its `rules` read in
-        its transaction): online ones sent now (the answer waits at most their timeouts), offline
-        ones handed to the sender."""
-        kept = [{**r, "sitereference": site} for r in records if r.get("transactionreference")]
-        if not kept:
+        its transaction), and of those whose `settlestatus` it changed (TRANSACTIONUPDATE): online
+        ones sent now (the answer waits at most their timeouts), offline ones handed to the sender."""
+        events = [({**r, "sitereference": site}, "made") for r in records if r.get("transactionreference")]
+        if request is not None and any(rule.settlestatuses for rule in rules):
+            events += self._updated(request, records)
+        if not events:
             return
-        online, offline = self._make(rules, [(record, "made") for record in kept])
+        online, offline = self._make(rules, events)
         for reference, site in online:
             self.attempt(reference, site)
         self._wake(site for _, site in offline)
+
+    def _updated(
+        self, request: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[dict[str, Any], str]]:
+        """The transactions a successful TRANSACTIONUPDATE set a `settlestatus` on, as they are now."""
+        updates = request.get("updates")
+        if not isinstance(updates, Mapping) or not updates.get("settlestatus"):
+            return []
+        if not any(
+            r.get("requesttypedescription") == "TRANSACTIONUPDATE" and r.get("errorcode") == "0"
+            for r in records
+        ):
+            return []
+        references = filter_values(request.get("filter")).get("transactionreference") or []
+        if not references:
+            return []
+        rows = (
+            self.store.connection()
+            .execute(
+                "SELECT sitereference, record FROM transactions "
+                f"WHERE transactionreference IN ({_marks(references)}) ORDER BY id",
+                tuple(references),
+            )
+            .fetchall()
+        )
+        return [(record, f"settlestatus:{record.get('settlestatus')}") for record in map(_record, rows)]
 
     def mark(self) -> int:
         """Where the transactions stand before a clock move (after_move notifies what came after)."""
