@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Self
 from urllib.parse import parse_qsl
 
 from .errors import GwkitError
@@ -46,7 +47,7 @@ class Notification:
     duplicate: bool
     answered: int
     content_type: str
-    received: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    received: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     @property
     def notificationreference(self) -> str:
@@ -78,7 +79,8 @@ class NotificationListener:
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
         bound_host, bound_port = self._server.server_address[:2]
-        self.url = f"http://{bound_host}:{bound_port}{self.path}"
+        shown = bound_host.decode() if isinstance(bound_host, bytes) else bound_host
+        self.url = f"http://{shown}:{bound_port}{self.path}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="gwkit-notify", daemon=True)
         self._thread.start()
 
@@ -176,10 +178,10 @@ class NotificationListener:
         self._server.server_close()
         self._thread.join(timeout=10)
 
-    def __enter__(self) -> NotificationListener:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # serving
@@ -214,7 +216,7 @@ def _count(count: int) -> None:
 
 def _handler_for(listener: NotificationListener) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+        def do_POST(self) -> None:
             if self.path.split("?")[0] != listener.path:
                 return self._answer(404)
             length = int(self.headers.get("Content-Length") or 0)

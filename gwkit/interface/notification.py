@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Mapping
+from collections.abc import Mapping
 
 CONTENT_TYPE = "application/x-www-form-urlencoded; charset=UTF-8"
 SIGNATURE_FIELD = "responsesitesecurity"

@@ -48,7 +48,7 @@ class NotificationPanel(widgets.VBox):
         # and drawing the state as it is then, so the last one drawn is never older than another
         self._drawing = threading.Lock()
         sandbox = getattr(gw, "sandbox", None)
-        self.notifications = sandbox.notifications if sandbox is not None else None
+        self.notifications: Any = sandbox.notifications if sandbox is not None else None
         self.status = widgets.HTML()
         if self.notifications is None:
             self.status.value = NO_SANDBOX
@@ -78,7 +78,7 @@ class NotificationPanel(widgets.VBox):
         self.rules_table = widgets.HTML()
         self.deliveries_table = widgets.HTML()
         self.received_table = widgets.HTML()
-        self.children = (
+        self.children = (  # type: ignore[assignment]
             widgets.HTML("<b>Rules</b>"),
             widgets.HBox([self.url, self.flow]),
             widgets.HBox([self.requesttypes, self.password, self.add_button]),

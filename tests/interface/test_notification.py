@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import hashlib
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gwkit.interface.notification import signature, signature_ok, signed_text
 

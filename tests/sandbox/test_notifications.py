@@ -298,7 +298,7 @@ def test_another_tenant_sees_nothing_of_your_rules_or_deliveries(tenants, listen
 
 
 def test_one_tenants_listener_that_never_answers_does_not_delay_another(tenants):
-    handle, clients = tenants
+    _, clients = tenants
     with NotificationListener() as alices, NotificationListener() as bobs:
         add_rule(clients["alice"], alices.url)
         add_rule(clients["bob"], bobs.url)

@@ -22,8 +22,9 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from ...interface.notification import CONTENT_TYPE
@@ -130,9 +131,9 @@ class Notifier:
         if not events:
             return
         online, offline = self._make(rules, events)
-        for reference, site in online:
-            self.attempt(reference, site)
-        self._wake(site for _, site in offline)
+        for reference, owner in online:
+            self.attempt(reference, owner)
+        self._wake(owner for _, owner in offline)
 
     def _updated(
         self, request: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
@@ -255,7 +256,8 @@ class Notifier:
 
     def _wake(self, sites: Iterable[str], start: bool = True) -> None:
         """Wake the senders of these sites' tenants (`start`: starting those not running yet)."""
-        for username in {self._owner(site) for site in sites} - {None}:
+        owners = {self._owner(site) for site in sites}
+        for username in (owner for owner in owners if owner is not None):
             sender = self._sender(username) if start else self._senders.get(username)
             if sender is not None:
                 sender.event.set()
@@ -323,7 +325,7 @@ def post(
         connection_class = (
             http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         )
-        connection = connection_class(parts.hostname, parts.port, timeout=timeout)
+        connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
         try:
             path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             connection.request(

@@ -17,9 +17,10 @@ import ipaddress
 import json
 import secrets
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from ...interface.fields import FIELDS, SENSITIVE_FIELDS
@@ -274,14 +275,17 @@ def rules_of(conn: Any, sites: Sequence[str]) -> list[Rule]:
     ).fetchall()
     return [
         Rule(
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            row[4],
-            *(tuple(json.loads(row[i])) for i in (5, 6, 7, 8)),
-            row[9],
-            float(row[10]),
+            rule_id=row[0],
+            sitereference=row[1],
+            created=row[2],
+            flow=row[3],
+            url=row[4],
+            requesttypes=tuple(json.loads(row[5])),
+            errorcodes=tuple(json.loads(row[6])),
+            settlestatuses=tuple(json.loads(row[7])),
+            fields=tuple(json.loads(row[8])),
+            password=row[9],
+            timeout=float(row[10]),
         )
         for row in rows
     ]

@@ -15,7 +15,8 @@ the field and the rule; a site that is not the caller's a 403.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.notifications import NotFound, NotificationError
