@@ -216,6 +216,11 @@ def test_bad_rules_are_refused_naming_the_field(gateway, listener):
         ({"url": listener.url, "fields": ["nosuchfield"]}, "fields"),
         ({"url": listener.url, "colour": "red"}, "colour"),
         ({"url": "http://user:pw@127.0.0.1/"}, "url"),
+        ({"url": "http://127.0.0.1/a\r\nX-Injected: 1"}, "url"),
+        ({"url": "http://127.0.0.1:notaport/"}, "url"),
+        ({"url": "http://127.0.0.1/" + "a" * 2100}, "url"),
+        ({"url": listener.url, "requesttypes": "AUTH"}, "requesttypes"),
+        ({"url": listener.url, "password": ""}, "password"),
     ]
     for body, field in cases:
         response = gateway.http.post(RULES, json=body)

@@ -203,7 +203,13 @@ def checked_url(url: Any, allowed_hosts: frozenset[str] | None) -> str:
     (`allowed_hosts` set) only to the hosts its operator allows."""
     if not isinstance(url, str) or not url or len(url) > MAX_URL_LENGTH:
         raise NotificationError(f"url must be a string of 1 to {MAX_URL_LENGTH} characters")
-    parts = urlsplit(url)
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        raise NotificationError("url must not hold spaces or control characters")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError as exc:
+        raise NotificationError(f"url is not a URL: {exc}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise NotificationError(f"url must be an http:// or https:// URL with a host, got {url!r}")
     if parts.username or parts.password:
