@@ -7,7 +7,7 @@ on one sandbox:
   cost is one read of the site's rules on the request's own write connection;
 - `check_skipped`: the same, with that read replaced by nothing (the baseline);
 - `offline_rule`: the site has an offline rule to a listener on loopback: each payment also keeps
-  a delivery row and wakes the tenant's sender (the POST itself is made by the sender's thread,
+  a delivery row (in its own transaction, under a savepoint) and wakes the tenant's sender (the POST itself is made by the sender's thread,
   alongside: on 2 cores it competes for them; the round ends when every delivery was made).
 
     python benchmarks/notifications.py [--requests 300] [--rounds 9]

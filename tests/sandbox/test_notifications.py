@@ -16,6 +16,7 @@ from support.sandbox import CLOCK, Gateway, card_auth, update_request
 import gwkit.sandbox
 from gwkit.interface.notification import DEFAULT_FIELDS, signature
 from gwkit.notifications import NotificationListener
+from gwkit.sandbox.gateway import notifications
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -356,3 +357,21 @@ def test_a_team_sandbox_delivers_only_to_hosts_its_operator_allows(db_path):
     finally:
         client.close()
         handle.stop()
+
+
+def test_a_delivery_is_kept_with_its_payment_and_a_failure_to_keep_it_never_costs_the_payment(
+    sandbox, gateway, listener, monkeypatch
+):
+    add_rule(gateway, listener.url, flow="offline", requesttypes=["AUTH"], errorcodes=["0"])
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the notification store is broken")
+
+    monkeypatch.setattr(notifications, "add_delivery", broken)
+    record = gateway.one(card_auth())
+    assert record["errorcode"] == "0"
+    assert gateway.query(transactionreference=record["transactionreference"])  # the payment was kept
+    assert deliveries(gateway) == []
+    monkeypatch.undo()
+    reference = gateway.one(card_auth())["transactionreference"]
+    listener.assert_notified_once(reference)

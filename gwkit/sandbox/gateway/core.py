@@ -225,7 +225,7 @@ class Gateway:
         # A query changes nothing: it reads one consistent view while payments go on being written.
         reads_only = all(t.key in self.tables.read_only for t in request_types)
         home = site if isinstance(site, str) and site else account.sitereferences[0]
-        rules: list[Any] = []
+        made: Any = None
         try:
             with self.store.read() if reads_only else self.store.write() as conn:
                 now = self.clock.now(home)
@@ -252,13 +252,33 @@ class Gateway:
                         break  # later request types of the object depend on this one: they are not run
                     conn.execute("RELEASE request_type")
                     records.extend(answered)
-                if not reads_only:  # read on the writer's connection: a reader's would reload its cache
-                    rules = self.notifier.rules_in(conn, home)
+                if not reads_only:  # its URL notifications, kept with what it wrote
+                    made = self._keep_notifications(conn, records, home, request, now)
         except _FirstRefused as refused:  # no savepoint around the first: two statements fewer per payment
             return [error_record(t, refused.fault) for t in request_types[0].types]
-        if rules:  # committed: its URL notifications (online ones before the answer goes out)
-            self._notify(self.notifier.after_request, records, home, rules, request)
+        if made:  # committed: online notifications go out before the answer, offline ones after
+            self._notify(self.notifier.send, made)
         return records
+
+    def _keep_notifications(
+        self, conn: Any, records: list[dict[str, Any]], site: str, request: dict[str, Any], now: datetime
+    ) -> Any:
+        """The request's deliveries, in its transaction (read on the writer's connection: a reader's
+        would reload its page cache after every commit). A failure here is logged and rolled back to
+        a savepoint: it never costs the payment."""
+        rules = self.notifier.rules_in(conn, site)
+        if not rules:
+            return None
+        conn.execute("SAVEPOINT notifications")
+        try:
+            made = self.notifier.keep(conn, records, site, rules, request, now)
+        except Exception:
+            conn.execute("ROLLBACK TO notifications")
+            conn.execute("RELEASE notifications")
+            log.exception("URL notifications of a request could not be kept")
+            return None
+        conn.execute("RELEASE notifications")
+        return made if any(made) else None
 
     def _notify(self, step: Callable[..., None], *args: Any) -> None:
         try:

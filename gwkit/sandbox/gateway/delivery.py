@@ -39,6 +39,7 @@ USER_AGENT = "gwkit-sandbox-notifications"
 log = logging.getLogger("gwkit.sandbox")
 
 Clocks = Callable[[Sequence[str]], Mapping[str, datetime]]
+Made = tuple[list[tuple[str, str]], list[tuple[str, str]]]  # (online, offline) (reference, site) kept
 
 
 class Notifier:
@@ -115,28 +116,33 @@ class Notifier:
         """The rules of `site`, read in the caller's transaction (the request's own)."""
         return n.rules_of(conn, [site])
 
-    def after_request(
+    def keep(
         self,
+        conn: Any,
         records: Sequence[Mapping[str, Any]],
         site: str,
         rules: list[n.Rule],
-        request: Mapping[str, Any] | None = None,
-    ) -> None:
-        """The deliveries of the transactions a request object made on `site` (its `rules` read in
-        its transaction), and of those whose `settlestatus` it changed (TRANSACTIONUPDATE): online
-        ones sent now (the answer waits at most their timeouts), offline ones handed to the sender."""
+        request: Mapping[str, Any],
+        now: datetime,
+    ) -> Made:
+        """The deliveries of the transactions a request object made on `site`, and of those whose
+        `settlestatus` it changed (TRANSACTIONUPDATE), kept in the request's own transaction: they
+        commit with the payment or not at all (at least once). `send` them after the commit."""
         events = [({**r, "sitereference": site}, "made") for r in records if r.get("transactionreference")]
-        if request is not None and any(rule.settlestatuses for rule in rules):
-            events += self._updated(request, records)
-        if not events:
-            return
-        online, offline = self._make(rules, events)
+        if any(rule.settlestatuses for rule in rules):
+            events += self._updated(conn, request, records)
+        return self._keep(conn, rules, events, lambda _site: now)
+
+    def send(self, made: Made) -> None:
+        """After the commit: online deliveries now (the answer waits at most their timeouts),
+        offline ones handed to the tenant's sender."""
+        online, offline = made
         for reference, owner in online:
             self.attempt(reference, owner)
         self._wake(owner for _, owner in offline)
 
     def _updated(
-        self, request: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+        self, conn: Any, request: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
     ) -> list[tuple[dict[str, Any], str]]:
         """The transactions a successful TRANSACTIONUPDATE set a `settlestatus` on, as they are now."""
         updates = request.get("updates")
@@ -150,15 +156,11 @@ class Notifier:
         references = filter_values(request.get("filter")).get("transactionreference") or []
         if not references:
             return []
-        rows = (
-            self.store.connection()
-            .execute(
-                "SELECT sitereference, record FROM transactions "
-                f"WHERE transactionreference IN ({_marks(references)}) ORDER BY id",
-                tuple(references),
-            )
-            .fetchall()
-        )
+        rows = conn.execute(
+            "SELECT sitereference, record FROM transactions "
+            f"WHERE transactionreference IN ({_marks(references)}) ORDER BY id",
+            tuple(references),
+        ).fetchall()
         return [(record, f"settlestatus:{record.get('settlestatus')}") for record in map(_record, rows)]
 
     def mark(self) -> int:
@@ -196,21 +198,28 @@ class Notifier:
         self._make(rules, events)
         self._wake(sites)  # the new deliveries, and retries the move made due
 
-    def _make(
-        self, rules: list[n.Rule], events: Sequence[tuple[Mapping[str, Any], str]]
-    ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-        online: list[tuple[str, str]] = []
-        offline: list[tuple[str, str]] = []
+    def _make(self, rules: list[n.Rule], events: Sequence[tuple[Mapping[str, Any], str]]) -> Made:
         if not events:
-            return online, offline
+            return [], []
         clocks = self._clocks(list(dict.fromkeys(str(record["sitereference"]) for record, _ in events)))
         with self.store.write() as conn:
-            for record, event in events:
-                site = str(record["sitereference"])
-                for rule in n.firing(rules, record, event):
-                    reference = n.add_delivery(conn, rule, record, event, clocks[site])
-                    if reference is not None:
-                        (online if rule.flow in n.ONLINE_FLOWS else offline).append((reference, site))
+            return self._keep(conn, rules, events, clocks.__getitem__)
+
+    def _keep(
+        self,
+        conn: Any,
+        rules: list[n.Rule],
+        events: Sequence[tuple[Mapping[str, Any], str]],
+        now_of: Callable[[str], datetime],
+    ) -> Made:
+        online: list[tuple[str, str]] = []
+        offline: list[tuple[str, str]] = []
+        for record, event in events:
+            site = str(record["sitereference"])
+            for rule in n.firing(rules, record, event):
+                reference = n.add_delivery(conn, rule, record, event, now_of(site))
+                if reference is not None:
+                    (online if rule.flow in n.ONLINE_FLOWS else offline).append((reference, site))
         return online, offline
 
     def attempt(self, reference: str, site: str) -> str | None:
