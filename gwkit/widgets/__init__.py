@@ -13,6 +13,7 @@ from .faults_panel import FaultsPanel
 from .form import RequestForm
 from .guard import guarded, show_error
 from .inputs import FieldInput
+from .notification_panel import NotificationPanel
 from .progress import ProgressBar
 from .response_view import ResponseView
 from .subscription_panel import SubscriptionPanel
@@ -24,6 +25,7 @@ __all__ = [
     "ConnectionView",
     "FaultsPanel",
     "FieldInput",
+    "NotificationPanel",
     "ProgressBar",
     "RequestExplorer",
     "RequestForm",

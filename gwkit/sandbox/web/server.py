@@ -33,6 +33,7 @@ from .fault_controls import FaultControls
 from .framing import FramingCheckedConnection
 from .headercase import canonical, canonical_header_case
 from .latency import DELAYED_PER_SITE, LatencyBudget
+from .notification_controls import NotificationControls
 from .sandbox import Sandbox
 from .transport import SandboxTransport
 
@@ -386,6 +387,12 @@ class SandboxHandle:
     def faults(self) -> FaultControls:
         """Fault injection, in-process: `add(kind, **params)`, `active()`, `clear()`, `log()` (faults.py)."""
         return self.sandbox.faults
+
+    @property
+    def notifications(self) -> NotificationControls:
+        """URL notifications of this handle's account: `add_rule`, `rules`, `deliveries`, `resend`,
+        `wait_for` (docs/notifications.md)."""
+        return NotificationControls(self.sandbox.gateway, self.account)
 
     @property
     def snapshots(self) -> Snapshots:
