@@ -28,6 +28,9 @@ class Variant:
     help: str = ""
     # A field whose rule differs for this request type (an ACCOUNTCHECK's amount may be 0).
     fields: Mapping[str, Field] = field(default_factory=dict)
+    # Required fields the real service does not enforce: it answers the request without them. The
+    # kit's client keeps the interface's rule (strict validation); the sandbox answers as the service.
+    not_enforced: tuple[str, ...] = ()
 
     @property
     def allowed(self) -> tuple[str, ...]:
@@ -162,6 +165,8 @@ _SUBSCRIPTION_REQUIRED = (
     + ("credentialsonfile",)
 )
 _SUBSCRIPTION_CHOICES = {"accounttypedescription": ("ECOM", "MOTO")}
+# Captured answers: ACCOUNTCHECK+AUTH+SUBSCRIPTION without an orderreference is answered 0 on all three.
+_SUBSCRIPTION_NOT_ENFORCED = ("orderreference",)
 _SUBSCRIPTION_OPTIONAL = ("transactionactive",) + COMMON + BILLING
 
 AUTH_SUBSCRIPTION = RequestType(
@@ -181,6 +186,7 @@ AUTH_SUBSCRIPTION = RequestType(
             },
             choices=_SUBSCRIPTION_CHOICES,
             selected_by=_THREEDS_SELECTOR,
+            not_enforced=_SUBSCRIPTION_NOT_ENFORCED,
         ),
         Variant(
             "parent",
@@ -196,6 +202,7 @@ AUTH_SUBSCRIPTION = RequestType(
             },
             choices=_SUBSCRIPTION_CHOICES,
             selected_by=_PARENT_SELECTOR,
+            not_enforced=_SUBSCRIPTION_NOT_ENFORCED,
         ),
         Variant(
             "card",
@@ -208,6 +215,7 @@ AUTH_SUBSCRIPTION = RequestType(
                 "cachetoken": "not accepted for subscriptions",
             },
             choices=_SUBSCRIPTION_CHOICES,
+            not_enforced=_SUBSCRIPTION_NOT_ENFORCED,
         ),
     ),
 )
@@ -426,6 +434,7 @@ CHAINS = frozenset(
     {
         ("THREEDQUERY", "AUTH"),
         ("ACCOUNTCHECK", "AUTH"),
+        ("ACCOUNTCHECK", "THREEDQUERY"),
         ("ACCOUNTCHECK", "SUBSCRIPTION"),
         ("AUTH", "SUBSCRIPTION"),
     }
