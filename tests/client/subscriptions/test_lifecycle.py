@@ -166,9 +166,9 @@ def test_missing_credentialsonfile_is_refused_by_the_sandbox(gw):
         "subscriptionbegindate": "2026-02-01",
     }
     records = gw.send(request, validate=False).records
+    # one ERROR record for the refused object, as the real gateway answers a field error
     assert [(r["requesttypedescription"], r["errorcode"], r["errordata"]) for r in records] == [
-        ("AUTH", "30000", ["credentialsonfile"]),
-        ("SUBSCRIPTION", "30000", ["credentialsonfile"]),
+        ("ERROR", "30000", ["credentialsonfile"])
     ]
 
 
