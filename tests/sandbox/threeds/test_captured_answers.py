@@ -107,6 +107,15 @@ def test_threedquery_echoes_no_amount_and_names_the_accountcheck_before_it_as_pa
     assert "baseamount" not in query and "currencyiso3a" not in query
     (kept,) = raw.query(transactionreference=query["transactionreference"])
     assert "baseamount" not in kept and "currencyiso3a" not in kept
+    # a card not enrolled goes on to the AUTH, which inherits the amount the THREEDQUERY kept
+    check, query, auth = raw.records(threedquery("ACCOUNTCHECK", "THREEDQUERY", "AUTH", pan=NOT_ENROLLED))
+    assert query["parenttransactionreference"] == check["transactionreference"]
+    assert (query["enrolled"], auth["errorcode"]) == ("N", "0")
+    assert (auth["parenttransactionreference"], auth["baseamount"], auth["currencyiso3a"]) == (
+        query["transactionreference"],
+        "1000",
+        "GBP",
+    )
 
 
 def test_no_record_carries_sitereference(raw):
