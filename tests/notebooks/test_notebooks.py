@@ -23,13 +23,24 @@ CELL_TIMEOUT = 300
 
 def no_gateway_configured(monkeypatch) -> None:
     """A fresh machine: no gateway settings, so the notebooks use the embedded sandbox."""
-    for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
-                 "GWKIT_CONFIG"):
+    for name in (
+        "GWKIT_BASE_URL",
+        "GWKIT_USERNAME",
+        "GWKIT_PASSWORD",
+        "GWKIT_SITEREFERENCE",
+        "GWKIT_TARGET",
+        "GWKIT_CONFIG",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
 def test_there_are_notebooks():
-    assert {"01_quickstart.ipynb", "02_request_explorer.ipynb", "07_reporting.ipynb"} <= {p.name for p in NOTEBOOKS}
+    assert {
+        "01_quickstart.ipynb",
+        "02_request_explorer.ipynb",
+        "07_reporting.ipynb",
+        "10_validating_proxy.ipynb",
+    } <= {p.name for p in NOTEBOOKS}
 
 
 @pytest.mark.notebook
@@ -40,15 +51,20 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
     monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
     monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
     workdir = tmp_path / "notebooks"
-    shutil.copytree(ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
+    shutil.copytree(
+        ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit")
+    )
     notebook = nbformat.read(workdir / path.name, as_version=4)
-    client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(workdir)}})
+    client = NotebookClient(
+        notebook, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
+    )
     try:
         client.execute()
     except CellExecutionError as error:
         pytest.fail(f"{path.name} failed:\n{error}")
-    errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    errors = [
+        o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    ]
     assert errors == []
     assert all(c.execution_count for c in notebook.cells if c.cell_type == "code" and c.source.strip())
     assert (tmp_path / "journal.db").exists(), "the notebook's exchanges went to the journal under test"
@@ -72,14 +88,20 @@ def test_notebook_is_stripped_in_the_working_tree_and_in_git(path):
 
 def test_strip_notebooks_removes_outputs_and_counts(tmp_path):
     notebook = nbformat.v4.new_notebook(metadata={"widgets": {"state": {}}})
-    cell = nbformat.v4.new_code_cell("1 + 1", execution_count=3, metadata={"execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}})
+    cell = nbformat.v4.new_code_cell(
+        "1 + 1", execution_count=3, metadata={"execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}}
+    )
     cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=3)]
     notebook.cells = [nbformat.v4.new_markdown_cell("# Title"), cell]
     path = tmp_path / "n.ipynb"
     nbformat.write(notebook, path)
 
-    check = subprocess.run([sys.executable, "-m", "gwkit.devtools.strip_notebooks", "--check", str(path)],
-                           capture_output=True, text=True, cwd=ROOT)
+    check = subprocess.run(
+        [sys.executable, "-m", "gwkit.devtools.strip_notebooks", "--check", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert check.returncode == 1 and "has outputs" in check.stdout
     assert strip_notebooks.main([str(path)]) == 0
     stripped = json.loads(path.read_text())
@@ -106,13 +128,21 @@ def test_notebook_reruns_on_the_same_sandbox(path, tmp_path, monkeypatch):
     texts = []
     for _ in range(2):
         notebook = nbformat.read(path, as_version=4)
-        NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
-                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+        NotebookClient(
+            notebook,
+            timeout=CELL_TIMEOUT,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(tmp_path)}},
+        ).execute()
         outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
         assert [o for o in outputs if o.output_type == "error"] == []
-        texts.append(["".join(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for o in outputs])
+        texts.append(
+            ["".join(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for o in outputs]
+        )
     # what differs between runs by design: the run's tag, references, the port, timestamps, table padding
-    varying = re.compile(r"\d{4}-\d\d-\d\dT?[ \d:]*|[0-9a-f]{6}\b|\bA[0-9a-z]{8}\b|\d+-\d+-\d+|127\.0\.0\.1:\d+|\s+")
+    varying = re.compile(
+        r"\d{4}-\d\d-\d\dT?[ \d:]*|[0-9a-f]{6}\b|\bA[0-9a-z]{8}\b|\d+-\d+-\d+|127\.0\.0\.1:\d+|\s+"
+    )
     assert [varying.sub("#", t) for t in texts[0]] == [varying.sub("#", t) for t in texts[1]]
 
 
@@ -125,13 +155,19 @@ def test_every_notebook_twice_then_all_in_reverse_in_one_shared_folder(tmp_path,
     for name in ("GWKIT_SANDBOX_DB", "GWKIT_JOURNAL", "GWKIT_CASSETTE"):  # the defaults, as a user has them
         monkeypatch.delenv(name, raising=False)
     workdir = tmp_path / "notebooks"
-    shutil.copytree(ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
+    shutil.copytree(
+        ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit")
+    )
     order = [p for p in NOTEBOOKS for _ in range(2)] + list(reversed(NOTEBOOKS))
     failures = []
     for path in order:
         notebook = nbformat.read(workdir / path.name, as_version=4)
-        client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
-                                resources={"metadata": {"path": str(workdir)}})
+        client = NotebookClient(
+            notebook,
+            timeout=CELL_TIMEOUT,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(workdir)}},
+        )
         try:
             client.execute()
         except CellExecutionError as error:
