@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ...interface.masking import mask_data, mask_pan
 from ...interface.requests import SINGLE_TYPES
 from ...interface.validation import chained_entries, errordata, normalised, request_types_of, validate_request
-from ...interface.wire import PAN_PATTERN, VERSION
+from ...interface.wire import PAN_PATTERN, TIMESTAMP, VERSION
 from . import (
     accountcheck,
     auth,
@@ -48,6 +48,7 @@ from .context import Context, JobContext, Tables
 from .delivery import Notifier
 from .envelopes import (
     answer_reference,
+    answered_record,
     envelope,
     error_record,
     request_error,
@@ -159,25 +160,29 @@ class Gateway:
         `requestreference` is the HTTP header of that name. The official clients send it, and for an
         envelope of several request objects it is the only reference they check the answer against.
         """
+
+        def refused(fault: Fault, reference: str | None) -> dict[str, Any]:
+            return request_error(fault, reference, self.clock.timestamp(account.sitereferences[0]))
+
         if not isinstance(body, dict):
-            return request_error(Fault(30000, ["request"]), usable_reference(requestreference))
+            return refused(Fault(30000, ["request"]), usable_reference(requestreference))
         objects = body.get("request")
         reference = answer_reference(requestreference, objects)
         if body.get("alias") not in (None, account.username):
-            return request_error(Fault(30000, ["alias"]), reference)
+            return refused(Fault(30000, ["alias"]), reference)
         if body.get("version", VERSION) != VERSION:
-            return request_error(Fault(30000, ["version"]), reference)
+            return refused(Fault(30000, ["version"]), reference)
         if not isinstance(objects, list) or not objects:
-            return request_error(Fault(30000, ["request"]), reference)
+            return refused(Fault(30000, ["request"]), reference)
         if too_many := too_many_objects(objects):
-            return request_error(too_many, reference)
+            return refused(too_many, reference)
         records: list[dict[str, Any]] = []
         answered: list[dict[str, Any]] = []  # the previous object's records: the last may be a parent
         for request in objects:
             answered = self._answer_object(
                 request, account, origin, base_url, answered[-1] if answered else None
             )
-            records.extend(answered)
+            records.extend(answered_record(r) for r in answered)
         return envelope(records, reference)
 
     def _answer_object(
@@ -188,8 +193,15 @@ class Gateway:
         base_url: str,
         previous: Mapping[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
+        site = request.get("sitereference") if isinstance(request, dict) else None
+
+        def refused(fault: Fault) -> list[dict[str, Any]]:
+            """One ERROR record for the object, timed on its site's clock (or the account's first)."""
+            clock_of = site if site in account.sitereferences else account.sitereferences[0]
+            return [error_record("ERROR", fault, self.clock.timestamp(clock_of))]
+
         if not isinstance(request, dict):
-            return [error_record("ERROR", Fault(30000, ["request"]))]
+            return refused(Fault(30000, ["request"]))
         request = chains.with_envelope_parent(normalised(request)[0], previous)
         types = request.get("requesttypedescriptions")
         if (
@@ -198,15 +210,12 @@ class Gateway:
             or not all(isinstance(t, str) for t in types)
             or any(t not in SINGLE_TYPES for t in types)
         ):
-            return [error_record("ERROR", Fault(60018, _as_sent(types)))]
+            return refused(Fault(60018, _as_sent(types)))
         problems = validate_request(request, strict=False)
         if problems:
-            fault = Fault(30000, errordata(problems))
-            return [error_record(t, fault) for t in types]
-        site = request.get("sitereference")
+            return refused(Fault(30000, errordata(problems)))
         if site is not None and site not in account.sitereferences:
-            fault = Fault(30000, ["sitereference"])
-            return [error_record(t, fault) for t in types]
+            return refused(Fault(30000, ["sitereference"]))
         try:
             return self._run_handlers(request, account, origin, base_url)
         except Exception as exc:  # a sandbox bug: nothing of the request object was kept (rolled back)
@@ -246,14 +255,14 @@ class Gateway:
                     except Fault as fault:
                         conn.execute("ROLLBACK TO request_type")
                         conn.execute("RELEASE request_type")
-                        records.extend(error_record(t, fault) for t in request_type.types)
+                        records.extend(_refusal(request_type.types, fault, ctx.timestamp))
                         break  # later request types of the object depend on this one: they are not run
                     conn.execute("RELEASE request_type")
                     records.extend(answered)
                 if not reads_only:  # its URL notifications, kept with what it wrote
                     made = self._keep_notifications(conn, records, home, request, now)
         except _FirstRefused as refused:  # no savepoint around the first: two statements fewer per payment
-            return [error_record(t, refused.fault) for t in request_types[0].types]
+            return _refusal(request_types[0].types, refused.fault, now.strftime(TIMESTAMP))
         if made:  # committed: online notifications go out before the answer, offline ones after
             self._notify(self.notifier.send, made)
         return records
@@ -469,6 +478,14 @@ def _tracked(running: dict[str, Any], progress: Progress | None) -> Progress:
             progress(step, done, total)
 
     return report
+
+
+def _refusal(types: Iterable[str], fault: Fault, timestamp: str) -> list[dict[str, Any]]:
+    """The records of a refused request type: an invalid field (30000) is one ERROR record with its
+    timestamp, as the real service answers; another code is answered by each request type."""
+    if fault.errorcode == 30000:
+        return [error_record("ERROR", fault, timestamp)]
+    return [error_record(t, fault) for t in types]
 
 
 def _as_sent(types: Any) -> list[str]:

@@ -256,7 +256,9 @@ def complete_payment(gateway: Gateway, fields: dict[str, str], base_url: str) ->
     answer = gateway.process(
         {"alias": account.username, "version": VERSION, "request": [auth]}, account, base_url=base_url
     )
-    return mask_data(answer["response"][0])
+    # The gateway's record names no site (as the real one's): the merchant notes the site it paid on,
+    # which says whose receipt it is (SITE_EXPRESSIONS, receipts_of).
+    return {**mask_data(answer["response"][0]), "sitereference": site}
 
 
 def receipts_of(gateway: Gateway) -> list[dict[str, Any]]:
