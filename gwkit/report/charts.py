@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..interface.codes import explain, settle_status_label
+from ..interface.codes import explain
+from ..interface.vocabulary import settle_status_label
 
 DAY_COLUMN = "transactionstartedtimestamp"
 # Settled money green, pending blue, cancelled red, the rest grey: the colours a reader expects.

@@ -227,8 +227,8 @@ def test_amounts_by_day_chart_has_labelled_axes_and_the_table_totals(activity):
     frame = report.query_frame(gw.transaction_query(orderreference=orders))
     table = report.amounts_by_day_table(frame)
     assert len(table) == 3
-    assert set(table.columns) == {"100 settled", "3 cancelled"}
-    assert table["100 settled"].tolist() == pytest.approx([30.5, 30.5, 30.5])
+    assert set(table.columns) == {"100 · settled", "3 · cancelled"}
+    assert table["100 · settled"].tolist() == pytest.approx([30.5, 30.5, 30.5])
     ax = report.amounts_by_day(frame)
     assert ax.get_xlabel() == "Day the transaction started"
     assert ax.get_ylabel() == "Amount (GBP, major units)"
@@ -335,6 +335,6 @@ def test_to_major_is_exact():
 def test_code_and_status_labels():
     assert report.explain("70000").message == "Decline"
     assert report.explain("abc").code == -1
-    assert report.settle_status_label("100") == "100 settled"
+    assert report.settle_status_label("100") == "100 · settled"
     assert report.settle_status_label(None) == "unknown"
-    assert report.settle_status_label("7") == "7 (not documented)"
+    assert report.settle_status_label("7") == "7 · not documented"

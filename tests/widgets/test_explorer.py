@@ -38,7 +38,7 @@ def test_sending_from_the_form_shows_the_response_and_a_history_entry(explorer):
     explorer.form.fields["baseamount"].value = "70000"
     explorer.form.send_button.click()
     [view] = explorer.response_box.children
-    assert isinstance(view, ResponseView) and "70000 Decline" in view.table.value
+    assert isinstance(view, ResponseView) and "70000 · Decline" in view.table.value
     assert explorer.form.response_box.children == ()  # shown once, in the panel
     label, index = explorer.history.options[0]
     assert index == len(explorer.exchanges) - 1
