@@ -184,7 +184,7 @@ class ThreeDSecureStepper(widgets.VBox):
             str(baseamount), description="Amount", placeholder="base units, e.g. 1050"
         )
         self.currency = widgets.Text(getattr(client, "currencyiso3a", None) or "GBP", description="Currency")
-        self.query_button = button(description="Send THREEDQUERY", button_style="primary")
+        self.query_button = button(description="Send THREEDQUERY", kind="primary")
         self.requery_button = button(description="Resend THREEDQUERY")
         self.outcome = widgets.Dropdown(options=OUTCOME_CHOICES, value="Y", description="ACS outcome")
         self.complete_button = button(
@@ -194,7 +194,7 @@ class ThreeDSecureStepper(widgets.VBox):
         self.auto_auth = widgets.Checkbox(
             True, description="Send the AUTH as soon as the customer returns", indent=False
         )
-        self.auth_button = button(description="Send AUTH", button_style="primary")
+        self.auth_button = button(description="Send AUTH", kind="primary")
         self.restart_button = button(description="Start again")
         self.message = widgets.HTML()
         self.outcome_banner = widgets.HTML()
