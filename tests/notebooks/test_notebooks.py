@@ -14,7 +14,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from gwkit.devtools import strip_notebooks
+from gwkit.devtools import output_scan, strip_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -23,13 +23,21 @@ CELL_TIMEOUT = 300
 
 def no_gateway_configured(monkeypatch) -> None:
     """A fresh machine: no gateway settings, so the notebooks use the embedded sandbox."""
-    for name in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
-                 "GWKIT_CONFIG"):
+    for name in (
+        "GWKIT_BASE_URL",
+        "GWKIT_USERNAME",
+        "GWKIT_PASSWORD",
+        "GWKIT_SITEREFERENCE",
+        "GWKIT_TARGET",
+        "GWKIT_CONFIG",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
 def test_there_are_notebooks():
-    assert {"01_quickstart.ipynb", "02_request_explorer.ipynb", "07_reporting.ipynb"} <= {p.name for p in NOTEBOOKS}
+    assert {"01_quickstart.ipynb", "02_request_explorer.ipynb", "07_reporting.ipynb"} <= {
+        p.name for p in NOTEBOOKS
+    }
 
 
 @pytest.mark.notebook
@@ -40,17 +48,28 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
     monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
     monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
     workdir = tmp_path / "notebooks"
-    shutil.copytree(ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
+    shutil.copytree(
+        ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit")
+    )
     notebook = nbformat.read(workdir / path.name, as_version=4)
-    client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(workdir)}})
+    client = NotebookClient(
+        notebook, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
+    )
     try:
         client.execute()
     except CellExecutionError as error:
         pytest.fail(f"{path.name} failed:\n{error}")
-    errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    errors = [
+        o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    ]
     assert errors == []
     assert all(c.execution_count for c in notebook.cells if c.cell_type == "code" and c.source.strip())
+    # nothing raw: every output (and every saved widget) reads as a person reads, no repr, no HTML as
+    # text, no traceback or warning
+    assert [str(finding) for finding in output_scan.scan(notebook)] == []
+    # the time its first screen promises is what reading all of it takes (outputs and widgets too)
+    stated = int(STATED_TIME.search("\n".join(c.source for c in notebook.cells[:2])).group(1))
+    assert output_scan.reading_minutes(notebook) - 1 <= stated <= output_scan.reading_minutes(notebook) + 1
     assert (tmp_path / "journal.db").exists(), "the notebook's exchanges went to the journal under test"
     assert not (workdir / ".gwkit").exists(), "nothing written beside the notebooks under test"
 
@@ -72,14 +91,20 @@ def test_notebook_is_stripped_in_the_working_tree_and_in_git(path):
 
 def test_strip_notebooks_removes_outputs_and_counts(tmp_path):
     notebook = nbformat.v4.new_notebook(metadata={"widgets": {"state": {}}})
-    cell = nbformat.v4.new_code_cell("1 + 1", execution_count=3, metadata={"execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}})
+    cell = nbformat.v4.new_code_cell(
+        "1 + 1", execution_count=3, metadata={"execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}}
+    )
     cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=3)]
     notebook.cells = [nbformat.v4.new_markdown_cell("# Title"), cell]
     path = tmp_path / "n.ipynb"
     nbformat.write(notebook, path)
 
-    check = subprocess.run([sys.executable, "-m", "gwkit.devtools.strip_notebooks", "--check", str(path)],
-                           capture_output=True, text=True, cwd=ROOT)
+    check = subprocess.run(
+        [sys.executable, "-m", "gwkit.devtools.strip_notebooks", "--check", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert check.returncode == 1 and "has outputs" in check.stdout
     assert strip_notebooks.main([str(path)]) == 0
     stripped = json.loads(path.read_text())
@@ -106,13 +131,21 @@ def test_notebook_reruns_on_the_same_sandbox(path, tmp_path, monkeypatch):
     texts = []
     for _ in range(2):
         notebook = nbformat.read(path, as_version=4)
-        NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
-                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+        NotebookClient(
+            notebook,
+            timeout=CELL_TIMEOUT,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(tmp_path)}},
+        ).execute()
         outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
         assert [o for o in outputs if o.output_type == "error"] == []
-        texts.append(["".join(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for o in outputs])
+        texts.append(
+            ["".join(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for o in outputs]
+        )
     # what differs between runs by design: the run's tag, references, the port, timestamps, table padding
-    varying = re.compile(r"\d{4}-\d\d-\d\dT?[ \d:]*|[0-9a-f]{6}\b|\bA[0-9a-z]{8}\b|\d+-\d+-\d+|127\.0\.0\.1:\d+|\s+")
+    varying = re.compile(
+        r"\d{4}-\d\d-\d\dT?[ \d:]*|[0-9a-f]{6}\b|\bA[0-9a-z]{8}\b|\d+-\d+-\d+|127\.0\.0\.1:\d+|\s+"
+    )
     assert [varying.sub("#", t) for t in texts[0]] == [varying.sub("#", t) for t in texts[1]]
 
 
@@ -125,13 +158,19 @@ def test_every_notebook_twice_then_all_in_reverse_in_one_shared_folder(tmp_path,
     for name in ("GWKIT_SANDBOX_DB", "GWKIT_JOURNAL", "GWKIT_CASSETTE"):  # the defaults, as a user has them
         monkeypatch.delenv(name, raising=False)
     workdir = tmp_path / "notebooks"
-    shutil.copytree(ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit"))
+    shutil.copytree(
+        ROOT / "notebooks", workdir, ignore=shutil.ignore_patterns(".ipynb_checkpoints", ".gwkit")
+    )
     order = [p for p in NOTEBOOKS for _ in range(2)] + list(reversed(NOTEBOOKS))
     failures = []
     for path in order:
         notebook = nbformat.read(workdir / path.name, as_version=4)
-        client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
-                                resources={"metadata": {"path": str(workdir)}})
+        client = NotebookClient(
+            notebook,
+            timeout=CELL_TIMEOUT,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(workdir)}},
+        )
         try:
             client.execute()
         except CellExecutionError as error:
@@ -140,3 +179,115 @@ def test_every_notebook_twice_then_all_in_reverse_in_one_shared_folder(tmp_path,
     data = workdir / ".gwkit"
     assert (data / "journal.db").exists(), "the default journal is shared by all notebooks"
     assert {p.name for p in data.glob("sandbox-*.db")} == {f"sandbox-{p.stem}.db" for p in NOTEBOOKS}
+
+
+STATED_TIME = re.compile(r"\*\*Time:\*\* about (\d+) minutes")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_each_notebook_opens_with_its_purpose_an_honest_time_and_the_glossary(path):
+    """The first screen: what it is for, what you learn, the time it takes (checked against a run in
+    test_notebook_runs_top_to_bottom: every word of it and its outputs at 200 words a minute), the
+    glossary, the sandbox in one line with a link."""
+    notebook = nbformat.read(path, as_version=4)
+    first_screen = "\n".join(c.source for c in notebook.cells[:2])
+    assert first_screen.startswith("# ")
+    assert "(../docs/glossary.md)" in first_screen and "(../docs/notebooks.md#" in first_screen
+    stated = STATED_TIME.search(first_screen)
+    assert stated, f"{path.name}: no **Time:** about N minutes on its first screen"
+    assert "Your own sandbox" not in first_screen  # one line with a link, not a paragraph
+
+
+def test_the_glossary_explains_every_term_the_notebooks_lean_on():
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    terms = re.findall(r"^### (.+)$", glossary, flags=re.M)
+    for term in (
+        "AUTH",
+        "Base units",
+        "ACS",
+        "MD and PaRes",
+        "ECI",
+        "CAVV",
+        "cachetoken",
+        "Settlement",
+        "settlestatus",
+        "transactionactive",
+        "Term URL",
+        "THREEDQUERY",
+        "Journal",
+        "Sandbox",
+    ):
+        assert term in terms, f"the glossary has no entry for {term}"
+
+
+@pytest.mark.parametrize(
+    "output, kind",
+    [
+        ({"output_type": "execute_result", "data": {"text/plain": "'redirect'"}}, "a quoted string"),
+        ({"output_type": "execute_result", "data": {"text/plain": "(True, 'returned')"}}, "a tuple"),
+        ({"output_type": "execute_result", "data": {"text/plain": "[]"}}, "an empty list or dict"),
+        ({"output_type": "stream", "name": "stdout", "text": "found: ['pan', 'x']"}, "a list"),
+        ({"output_type": "stream", "name": "stdout", "text": "{'a': 1}"}, "a dict"),
+        (
+            {"output_type": "execute_result", "data": {"text/plain": "<gwkit.x.Y object at 0x7f00>"}},
+            "an object's repr",
+        ),
+        (
+            {"output_type": "stream", "name": "stdout", "text": "<span class='gwkit-error'>no</span>"},
+            "HTML as text",
+        ),
+        (
+            {"output_type": "display_data", "data": {"text/html": "<p>&lt;div&gt;x&lt;/div&gt;</p>"}},
+            "HTML as text",
+        ),
+        ({"output_type": "stream", "name": "stderr", "text": "careful"}, "text on stderr"),
+        (
+            {"output_type": "stream", "name": "stdout", "text": "DeprecationWarning: old"},
+            "a traceback or warning",
+        ),
+        ({"output_type": "error", "ename": "KeyError", "evalue": "x", "traceback": []}, "an error"),
+    ],
+)
+def test_the_output_scan_finds_what_a_person_should_never_see(output, kind):
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.from_dict(output)]
+    notebook.cells = [cell]
+    assert kind in [finding.kind for finding in output_scan.scan(notebook)]
+
+
+def test_the_output_scan_passes_sentences_tables_code_and_widgets_that_read_well():
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [
+        nbformat.from_dict(o)
+        for o in (
+            {
+                "output_type": "stream",
+                "name": "stdout",
+                "text": "The customer's payment 1-2-3 settled: £10.50.\n",
+            },
+            {
+                "output_type": "display_data",
+                "data": {
+                    "text/html": "<table><tr><td>0 · Ok</td></tr></table>",
+                    "text/plain": "<IPython.core.display.HTML object>",
+                },
+            },
+            {"output_type": "display_data", "data": {"text/html": "<pre>&lt;form id='x'&gt;</pre>"}},
+            {
+                "output_type": "display_data",
+                "data": {"image/png": "iVBOR", "text/plain": "<Figure size 800x400>"},
+            },
+        )
+    ]
+    notebook.cells = [cell]
+    notebook.metadata["widgets"] = {
+        "application/vnd.jupyter.widget-state+json": {
+            "state": {
+                "a": {"model_name": "HTMLModel", "state": {"value": "<b>Authorised</b>: £10.50"}},
+                "b": {"model_name": "HTMLModel", "state": {"value": "<i>['raw']</i>"}},
+            }
+        }
+    }
+    assert [(f.cell, f.kind) for f in output_scan.scan(notebook)] == [(-1, "a quoted string"), (-1, "a list")]
