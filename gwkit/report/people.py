@@ -168,6 +168,8 @@ def numeric_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:
         source = frame.get(name)
         if not isinstance(source, pd.Series) or CODE_NAME.search(str(name)) or name in WORDED_FIELDS:
             return False
+        if report_kind(str(name)) == AMOUNT or name in frame.attrs.get(MONEY_COLUMNS, ()):
+            return True  # money, even as wire strings ("1050")
         return bool(pd.api.types.is_numeric_dtype(source) and not pd.api.types.is_bool_dtype(source))
 
     return [position for position in range(shown.shape[1]) if numeric(position)]

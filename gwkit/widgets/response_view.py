@@ -15,6 +15,7 @@ import json
 from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as widgets
+import pandas as pd
 
 from ..errors import GwkitError
 from ..interface.codes import record_ok
@@ -26,6 +27,7 @@ from ..response import KEY_FIELDS, value_text
 from ..types import GatewayClient
 from .actions import QUERY, Action, follow_ups
 from .guard import error_html, guarded
+from .style import table_html
 
 # Fields shown first, in this order (those that apply to the record); every field is one click away.
 FIRST_FIELDS = KEY_FIELDS
@@ -267,17 +269,12 @@ def _cell(name: str, record: Mapping[str, Any]) -> str:
 
 
 def _query_table(record: Mapping[str, Any]) -> str:
+    """The records a query found, in the one table style (money as £10.50, codes in words)."""
     found = [r for r in record["records"] if isinstance(r, dict)]
     if not found:
         return "<p class='gwkit-query-records'><i>The query found no records.</i></p>"
     columns = [c for c in QUERY_COLUMNS if any(c in r for r in found)]
-    head = "".join(f"<th style='text-align:left;padding-right:1em'>{html.escape(c)}</th>" for c in columns)
-    rows = "".join(
-        "<tr>"
-        + "".join(f"<td style='text-align:left;padding-right:1em'>{_cell(c, r)}</td>" for c in columns)
-        + "</tr>"
-        for r in found[:MAX_QUERY_ROWS]
-    )
+    frame = pd.DataFrame([{c: r.get(c) for c in columns} for r in found[:MAX_QUERY_ROWS]], columns=columns)
     more = (
         f"<p><i>{len(found) - MAX_QUERY_ROWS} more record(s) not shown; use gwkit.report for all.</i></p>"
         if len(found) > MAX_QUERY_ROWS
@@ -285,7 +282,7 @@ def _query_table(record: Mapping[str, Any]) -> str:
     )
     return (
         f"<p><b>{len(found)} transaction record(s) found</b></p>"
-        f"<table class='gwkit-query-records' style='border-collapse:collapse'><tr>{head}</tr>{rows}</table>{more}"
+        f"{table_html(frame, '', css_class='gwkit-query-records')}{more}"
     )
 
 
