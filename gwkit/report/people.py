@@ -148,14 +148,15 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
         options: dict[str, Any] = {"paging": not small, "scrollX": True}
         if small:
             options["layout"] = {"topStart": None, "topEnd": None, "bottomStart": None, "bottomEnd": None}
-        return itables.to_html_datatable(
+        table = itables.to_html_datatable(
             shown.head(MAX_ROWS),
             caption=caption,
             showIndex=False,
-            classes="display compact",
+            classes="display compact gwkit-datatable",
             columnDefs=column_defs,
             **options,
         )
+        return DATATABLE_STYLE + table
     return plain_table_html(shown, right, caption=caption)
 
 
@@ -195,12 +196,19 @@ def plain_table_html(shown: pd.DataFrame, right: list[int], *, caption: str | No
     )
 
 
+# JupyterLab right-aligns every table cell (.jp-RenderedHTMLCommon td, th): the one style wins here,
+# headers included, so a column's title sits over its values.
+DATATABLE_STYLE = """<style>
+table.gwkit-datatable th.dt-left, table.gwkit-datatable td.dt-left { text-align: left !important; }
+table.gwkit-datatable th.dt-right, table.gwkit-datatable td.dt-right { text-align: right !important; }
+</style>"""
+
 STYLESHEET = """<style>
 .gwkit-scroll { max-width: 100%; overflow-x: auto; }
 .gwkit-table { border-collapse: collapse; margin: 4px 0 8px; font-size: 92%; }
-.gwkit-table th { text-align: left; background: #eef1f5; border-bottom: 2px solid #c5ccd6; padding: 4px 12px; }
-.gwkit-table td { text-align: left; border-bottom: 1px solid #e3e7ed; padding: 4px 12px; white-space: nowrap; }
-.gwkit-table .gwkit-num { text-align: right; font-variant-numeric: tabular-nums; }
+.gwkit-table th { text-align: left !important; background: #eef1f5; border-bottom: 2px solid #c5ccd6; padding: 4px 12px; }
+.gwkit-table td { text-align: left !important; border-bottom: 1px solid #e3e7ed; padding: 4px 12px; white-space: nowrap; }
+.gwkit-table .gwkit-num { text-align: right !important; font-variant-numeric: tabular-nums; }
 .gwkit-table tr:nth-child(even) td { background: #f8f9fb; }
 </style>"""
 

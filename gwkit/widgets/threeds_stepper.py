@@ -184,7 +184,8 @@ def sequence_svg(states: Mapping[str, str]) -> str:
         middle = (centre[source] + centre[target]) // 2
         weight = " font-weight='bold'" if current else ""
         parts.append(
-            f"<text x='{middle}' y='{y - 5}' text-anchor='middle' fill='{colour}'{weight}>{html.escape(what)}</text>"
+            f"<text x='{middle}' y='{y - 5}' text-anchor='middle' fill='{colour}'{weight} "
+            f"style='paint-order:stroke;stroke:#ffffff;stroke-width:4px'>{html.escape(what)}</text>"
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -195,7 +196,17 @@ def _shown(value: Any) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 
-KEY_STEP_FIELDS = (*FIELD_MEANINGS, "errorcode", "errormessage", "errordata", "baseamount", "maskedpan")
+KEY_STEP_FIELDS = (
+    *FIELD_MEANINGS,
+    "errorcode",
+    "errormessage",
+    "errordata",
+    "baseamount",
+    "currencyiso3a",
+    "maskedpan",
+    "pan",
+    "termurl",
+)
 
 
 def _table(title: str, data: Mapping[str, Any]) -> str:
@@ -279,7 +290,10 @@ class ThreeDSecureStepper(widgets.VBox):
             tooltip=("Play the customer at the sandbox ACS without a browser"),
         )
         self.auto_auth = widgets.Checkbox(
-            True, description="Send the AUTH as soon as the customer returns", indent=False
+            True,
+            description="Send the AUTH as soon as the customer returns",
+            indent=False,
+            layout=widgets.Layout(width="auto"),
         )
         self.auth_button = button(description="Send AUTH", kind="primary")
         self.restart_button = button(description="Start again")

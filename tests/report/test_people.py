@@ -205,3 +205,11 @@ def test_the_plain_table_has_the_same_style(frame, monkeypatch):
     plain = people.to_html(frame)
     assert "<td class='gwkit-num'>£1,500.00</td>" in plain and "<td>1-9-1</td>" in plain
     assert "<td>0 · pending settlement</td>" in plain and "gwkit-scroll" in plain
+
+
+def test_money_keeps_its_currency_sign_when_the_currency_column_is_left_out(frame):
+    one_currency = records_frame(
+        [{"baseamount": "1050", "currencyiso3a": "GBP", "transactionreference": "1-9-1"}]
+    )
+    assert list(for_people(one_currency[["transactionreference", "baseamount"]])["baseamount"]) == ["£10.50"]
+    assert "currency" not in frame.attrs  # several currencies: each row's own, from the column

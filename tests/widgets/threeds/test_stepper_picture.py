@@ -9,7 +9,7 @@ from gwkit.widgets.threeds_stepper import MESSAGES, ThreeDSecureStepper, card_ch
 
 
 def highlighted(svg: str) -> list[str]:
-    return re.findall(r"font-weight='bold'>([^<]+)</text>", svg.split("</text>", 4)[-1])
+    return re.findall(r"font-weight='bold' style='[^']*'>([^<]+)</text>", svg.split("</text>", 4)[-1])
 
 
 def test_the_picture_highlights_the_messages_of_the_current_step_only():
@@ -36,3 +36,4 @@ def test_the_stepper_moves_its_highlight_as_the_payment_moves(client, receiver):
     stepper.send_query()
     assert "PaReq, TermUrl, MD" in highlighted(stepper.diagram.value)
     assert stepper.securitycode.style.description_width == "initial"  # "Security code", not "Security c..."
+    assert stepper.auto_auth.layout.width == "auto"  # the whole label, not "as soon as the customer..."
