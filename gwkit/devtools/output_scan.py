@@ -31,10 +31,10 @@ RAW_PATTERNS = {
     "an object's repr": re.compile(r"<[\w.]+ (object )?at 0x[0-9a-f]+>|\b[A-Z]\w+\((\w+=|['\"{\[])"),
 }
 HTML_AS_TEXT = re.compile(
-    r"<(/?)(div|span|table|tr|td|p|b|i|form|input|details|style|script|br)\b[^>]*>", re.I
+    r"<(/?)(div|span|table|tr|td|p|b|i|form|input|details|style|script|br)\b[^>]*>", re.IGNORECASE
 )
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|\b\w*(Warning|Error):\s")
-CODE_BLOCKS = re.compile(r"<(pre|code|script|style)\b.*?</\1>", re.S | re.I)
+CODE_BLOCKS = re.compile(r"<(pre|code|script|style)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
 TAGS = re.compile(r"<[^>]+>")
 
 
