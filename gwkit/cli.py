@@ -1,4 +1,5 @@
-"""The `gwkit` command: `gwkit sandbox` runs the embedded gateway in the foreground."""
+"""The `gwkit` command: `gwkit sandbox` runs the embedded gateway in the foreground; `gwkit proxy`
+runs the validating proxy (docs/proxy.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+from .cassette import Cassette
+from .journal import Journal
 
 SANDBOX_HELP = """Run the sandbox gateway on a loopback port until Ctrl-C.
 
@@ -91,14 +96,147 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="threads for queries and large requests (default 4)",
     )
+    _add_proxy_command(commands)
     args = parser.parse_args(argv)
     if args.command == "sandbox":
         return run_sandbox(args)
+    if args.command == "proxy":
+        return run_proxy(args)
     return 2  # pragma: no cover - argparse requires a command
 
 
+PROXY_HELP = """Run the validating proxy on a loopback port until Ctrl-C: point an application's gateway base
+URL at it. It forwards POST /json/ only, checks every request against the interface (each problem
+shown as it is met, naming the field and the rule), records every exchange masked to the journal
+(and --cassette), and injects --faults. The default upstream is the embedded sandbox: the
+application's credentials and site reference are mapped to a sandbox account and site. With an
+https:// upstream (a real test site) credentials pass through. Credentials are never logged or
+recorded."""
+
+
+def _add_proxy_command(commands) -> None:
+    proxy = commands.add_parser("proxy", help="run the validating proxy", description=PROXY_HELP)
+    proxy.add_argument(
+        "--upstream",
+        default="sandbox",
+        metavar="URL|sandbox|cassette:FILE",
+        help="where to forward: a gateway base URL, the embedded sandbox (default), or a cassette to replay",
+    )
+    proxy.add_argument(
+        "--port", type=int, default=8766, help="loopback port (default 8766; 0 picks a free one)"
+    )
+    proxy.add_argument(
+        "--cassette", type=Path, default=None, metavar="FILE", help="also record to this cassette"
+    )
+    proxy.add_argument(
+        "--strict",
+        action="store_true",
+        help="answer an invalid request here (30000, errordata naming the fields) and never forward it",
+    )
+    proxy.add_argument(
+        "--faults", type=Path, default=None, metavar="FILE", help="faults to inject: the sandbox's fault JSON"
+    )
+    proxy.add_argument(
+        "--ca", type=Path, default=None, metavar="FILE", help="PEM certificates to trust upstream"
+    )
+    proxy.add_argument(
+        "--db", default=None, help="the sandbox's database (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db)"
+    )
+    proxy.add_argument(
+        "--no-drift",
+        action="store_true",
+        help="with an http(s) upstream, do not also play the session against a shadow sandbox",
+    )
+    proxy.add_argument(
+        "--journal",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="journal (default $GWKIT_JOURNAL or .gwkit/journal.db)",
+    )
+
+
+def run_proxy(args: argparse.Namespace) -> int:
+    sb, px = _server_modules()
+
+    box = None
+    try:
+        faults = px.ProxyFaults.from_file(args.faults) if args.faults else px.ProxyFaults()
+        if args.upstream == "sandbox":
+            box = sb.Sandbox(sb.web.server.db_location(args.db) if args.db else sb.default_db_path())
+            upstream: px.Upstream = px.SandboxUpstream(box)
+        elif args.upstream.startswith("cassette:"):
+            upstream = px.CassetteUpstream(args.upstream.removeprefix("cassette:"))
+        else:
+            upstream = px.GatewayUpstream(args.upstream, ca=args.ca)
+    except (px.FaultsError, ValueError, OSError, sqlite3.Error) as exc:
+        print(f"gwkit proxy: {exc}", file=sys.stderr)
+        return 2
+    shadow = None
+    if isinstance(upstream, px.GatewayUpstream) and not args.no_drift:  # the shadow lives for this run only
+        shadow_box = sb.Sandbox(Path(tempfile.mkdtemp(prefix="gwkit-shadow-")) / "shadow.db")
+        shadow = px.Shadow(px.SandboxUpstream(shadow_box))
+    journal = Journal(args.journal) if args.journal else Journal()
+    cassette = Cassette(args.cassette) if args.cassette else None
+    proxy = px.Proxy(
+        upstream,
+        strict=args.strict,
+        faults=faults,
+        journal=journal,
+        cassette=cassette,
+        echo=_say,
+        shadow=shadow,
+    )
+    try:
+        sock = px.app.bind("127.0.0.1", args.port)
+    except OSError as exc:
+        print(f"gwkit proxy: cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
+        return 1
+    host, port = sock.getsockname()[:2]
+    print(f"gwkit proxy listening on http://{host}:{port} (it forwards POST /json/ only)")
+    print(f"  upstream:  {upstream.name} {'' if box else upstream.url}".rstrip())
+    if box is not None:
+        print(f"  sandbox:   {box.store.path} (any credentials and site reference are mapped to it)")
+    print(f"  journal:   {journal.path}")
+    if cassette is not None:
+        print(f"  cassette:  {cassette.path}")
+    print(f"  strict:    {'yes: invalid requests are answered here' if args.strict else 'no'}")
+    print(f"  faults:    {len(faults.active())}")
+    if shadow is not None:
+        print(
+            f"  drift:     each answer compared with a shadow sandbox's ({shadow.sandbox.sandbox.store.path})"
+        )
+    print("Press Ctrl-C to stop.", flush=True)
+    server = px.app.server_for(proxy)
+    previous_sigterm = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    try:
+        server.run(sockets=[sock])
+    except (KeyboardInterrupt, _Stopped):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
+        sock.close()
+        proxy.flush()  # every exchange answered is journalled and recorded before the process ends
+        for opened in (box, shadow.sandbox.sandbox if shadow else None):
+            if opened is not None:
+                opened.close()
+    print("gwkit proxy stopped.", flush=True)
+    return 0
+
+
+def _server_modules():
+    """The sandbox and the proxy, which need the [sandbox] extra: imported only to run them."""
+    from . import proxy, sandbox
+
+    return sandbox, proxy
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
 def run_sandbox(args: argparse.Namespace) -> int:
-    from . import sandbox as sb  # the sandbox needs the [sandbox] extra: imported only to run it
+    sb, _ = _server_modules()
 
     try:
         accounts = sb.load_accounts(args.accounts) if args.accounts else None

@@ -10,6 +10,7 @@ described in docs/architecture.md:
     core        client, responses, journal, flows      interface
     report      frames, charts, export                 interface, core
     widgets     ipywidgets views                       interface, core, report
+    proxy       the validating proxy (a server)        interface, sandbox, core, report, widgets
     roots       gwkit/__init__, cli, connect, ...      anything
 """
 
@@ -54,8 +55,9 @@ ALLOWED = {
     "core": {"interface", "core"},
     "report": {"interface", "core", "report"},
     "widgets": {"interface", "core", "report", "widgets"},
+    "proxy": {"interface", "sandbox", "core", "report", "widgets", "proxy"},
     "devtools": {"devtools"},
-    "roots": {"interface", "sandbox", "core", "report", "widgets", "roots", "devtools"},
+    "roots": {"interface", "sandbox", "core", "report", "widgets", "proxy", "roots", "devtools"},
 }
 MAX_FUNCTION_LEVEL_IMPORTS = 3
 
@@ -68,6 +70,7 @@ def layer_of(module: str) -> str:
         ("gwkit.sandbox", "sandbox"),
         ("gwkit.report", "report"),
         ("gwkit.widgets", "widgets"),
+        ("gwkit.proxy", "proxy"),
         ("gwkit.devtools", "devtools"),
     ):
         if module == prefix or module.startswith(prefix + "."):

@@ -20,20 +20,36 @@ ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "notebooks" / "01_quickstart.ipynb"
 CELL_TIMEOUT = 300
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-CARD = {"accounttypedescription": "ECOM", "pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
+CARD = {
+    "accounttypedescription": "ECOM",
+    "pan": "4111111111111111",
+    "expirydate": "12/2030",
+    "securitycode": "123",
+}
 
 
 def run_quickstart(tmp_path: Path, monkeypatch, cassette: Path, name: str) -> tuple[list, dict]:
     """Runs 01_quickstart with `cassette` on a fresh sandbox database; (code cell outputs, widget state)."""
-    for variable in ("GWKIT_BASE_URL", "GWKIT_USERNAME", "GWKIT_PASSWORD", "GWKIT_SITEREFERENCE", "GWKIT_TARGET",
-                     "GWKIT_CONFIG"):
+    for variable in (
+        "GWKIT_BASE_URL",
+        "GWKIT_USERNAME",
+        "GWKIT_PASSWORD",
+        "GWKIT_SITEREFERENCE",
+        "GWKIT_TARGET",
+        "GWKIT_CONFIG",
+    ):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("GWKIT_CASSETTE", str(cassette))
     monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / f"sandbox-{name}.db"))
     monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / f"journal-{name}.db"))
     notebook = nbformat.read(QUICKSTART, as_version=4)
-    NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
     outputs = [c.outputs for c in notebook.cells if c.cell_type == "code"]
     state = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     return outputs, state
@@ -70,10 +86,14 @@ def normalised(outputs: list, state: dict, tmp_path: Path, name: str) -> str:
     text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", text)
     text = re.sub(r"(Sandbox clock</th><td style='text-align:left'>)[\d: -]+", r"\1<clock>", text)
     text = re.sub(r"('from': '|'to': ')[\dT:-]+'", r"\1<clock>'", text)
-    text = re.sub(r"moved from [\dT:-]+ to [\dT:-]+; settlement settled \d+", "moved <clock>; settled <n>", text)
+    text = re.sub(
+        r"moved from [\dT:-]+ to [\dT:-]+; settlement settled \d+", "moved <clock>; settled <n>", text
+    )
     text = re.sub(r"( in |, )\d+( ms)", r"\1<elapsed>\2", text)
     text = re.sub(r"itables_[0-9a-f_]{36}", "itables_<table id>", text)
-    text = text.replace(f"journal-{name}.db", "journal-<run>.db").replace(f"sandbox-{name}-", "sandbox-<run>-")
+    text = text.replace(f"journal-{name}.db", "journal-<run>.db").replace(
+        f"sandbox-{name}-", "sandbox-<run>-"
+    )
     return re.sub(r"recording to |replaying ", "<mode> ", text)
 
 
@@ -103,8 +123,9 @@ def test_quickstart_records_then_replays_with_the_same_answers(tmp_path, monkeyp
     assert "settlement settled 1 payment(s)" in settled[0] and "settlement settled 0 payment(s)" in settled[1]
     assert reference in settled[1]
 
-    assert (normalised(replayed, replayed_state, tmp_path, "replay")
-            == normalised(recorded, recorded_state, tmp_path, "record"))
+    assert normalised(replayed, replayed_state, tmp_path, "replay") == normalised(
+        recorded, recorded_state, tmp_path, "record"
+    )
 
 
 @pytest.mark.notebook
@@ -113,7 +134,9 @@ def test_a_replay_past_the_end_of_the_cassette_is_a_cassette_miss(tmp_path, monk
     recorded, _ = run_quickstart(tmp_path, monkeypatch, cassette, "record")
     assert errors(recorded) == []
     short = tmp_path / "short.jsonl"
-    short.write_text("".join(cassette.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+    short.write_text(
+        "".join(cassette.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8"
+    )
     replayed, _ = run_quickstart(tmp_path, monkeypatch, short, "short")
     failed = errors(replayed)
     assert [o.ename for o in failed] == ["CassetteMiss"]
@@ -132,7 +155,11 @@ def test_connect_records_a_new_cassette_and_replays_an_existing_one(tmp_path, mo
 
     monkeypatch.setenv("GWKIT_CASSETTE", str(path))  # the environment variable chooses the same cassette
     gw = gwkit.connect(journal=False, sandbox_db=tmp_path / "b.db")
-    assert gw.cassette_mode == "replaying" and f"replaying {path}" in repr(gw) and "replaying" in gw._repr_html_()
+    assert (
+        gw.cassette_mode == "replaying"
+        and f"replaying {path}" in repr(gw)
+        and "replaying" in gw._repr_html_()
+    )
     assert gw.auth(baseamount=1050, orderreference="replay-1", **CARD).record["transactionreference"] == first
     with pytest.raises(CassetteMiss, match="orderreference='replay-2'"):
         gw.auth(baseamount=1050, orderreference="replay-2", **CARD)

@@ -1,0 +1,196 @@
+"""The proxy over HTTP: a Starlette app on loopback serving `POST /json/` only, and its server.
+
+Only the gateway's JSON endpoint is proxied: any other path (the payment pages, st.js, a
+sandbox's control API) is answered 404 saying so. Every request is bounded: its body
+(MAX_BODY_BYTES, read within BODY_READ_SECONDS) and the connections served at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..interface.wire import GATEWAY_PATH
+from ..sandbox.web.server import ServerLimits, bind, uvicorn_config  # bind: TCP_NODELAY, no delayed-ACK waits
+from .answers import Answer
+from .proxy import Proxy
+
+MAX_BODY_BYTES = 1_048_576  # as the sandbox: far more than any envelope needs
+BODY_READ_SECONDS = 30.0
+TIMEOUT_HOLD_SECONDS = 300.0  # a "timeout" fault holds the answer until the client leaves, or this long
+
+
+def create_app(proxy: Proxy) -> Starlette:
+    async def gateway(request: Request) -> Response:
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            return _too_large()
+        try:
+            async with asyncio.timeout(BODY_READ_SECONDS):
+                body = await _read_limited(request)
+        except TimeoutError:
+            return JSONResponse(
+                {
+                    "error": "request timeout",
+                    "detail": f"the body must arrive within {BODY_READ_SECONDS:g} s",
+                },
+                status_code=408,
+            )
+        except ClientDisconnect:
+            return Response(status_code=400)
+        if body is None:
+            return _too_large()
+        answer = await proxy.answer({k.lower(): v for k, v in request.headers.items()}, body)
+        if answer.silence is not None:
+            return _Silence(answer)
+        return Response(answer.body, status_code=answer.status, headers=answer.headers)
+
+    async def elsewhere(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "error": f"not proxied: {request.method} {request.url.path}",
+                "detail": f"gwkit proxy forwards the gateway's JSON endpoint only: POST {GATEWAY_PATH}",
+            },
+            status_code=404 if request.url.path not in (GATEWAY_PATH, GATEWAY_PATH.rstrip("/")) else 405,
+            headers={"allow": "POST"} if request.url.path.startswith(GATEWAY_PATH.rstrip("/")) else None,
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await proxy.upstream.aclose()  # its connections, on the loop that opened them
+
+    routes = [Route(path, gateway, methods=["POST"]) for path in (GATEWAY_PATH, GATEWAY_PATH.rstrip("/"))]
+    app = Starlette(routes=routes + [Route("/{path:path}", elsewhere, methods=_METHODS)], lifespan=lifespan)
+    app.router.redirect_slashes = False
+    return app
+
+
+_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+async def _read_limited(request: Request) -> bytes | None:
+    """The body, or None once it grows past MAX_BODY_BYTES."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large() -> Response:
+    return JSONResponse(
+        {"error": "request too large", "detail": f"the body must be at most {MAX_BODY_BYTES} bytes"},
+        status_code=413,
+    )
+
+
+class _Silence(Response):
+    """No answer: "drop" closes the connection at once; "timeout" waits until the client leaves."""
+
+    def __init__(self, answer: Answer):
+        super().__init__(status_code=200)
+        self.silence = answer.silence
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.silence == "timeout":
+            try:
+                async with asyncio.timeout(TIMEOUT_HOLD_SECONDS):
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+            except TimeoutError:
+                pass
+        transport = _transport_of(send)
+        if transport is not None:
+            transport.close()
+            await asyncio.sleep(0)  # let the server see the connection closed before the app returns
+            return
+        # another ASGI server: the nearest thing to no answer is a broken one
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"1")]})
+        raise ConnectionAbortedError("fault injection: answer dropped")
+
+
+def _transport_of(send: Any, depth: int = 0) -> asyncio.BaseTransport | None:
+    """uvicorn's transport of this connection: ASGI cannot close a connection without answering,
+    so it is found through `send` (a method of uvicorn's request cycle, perhaps wrapped)."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if isinstance(transport, asyncio.BaseTransport):
+        return transport
+    for cell in (getattr(send, "__closure__", None) or ()) if depth < 4 else ():
+        try:
+            inner = cell.cell_contents
+        except ValueError:
+            continue
+        if callable(inner):
+            found = _transport_of(inner, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def server_for(proxy: Proxy, log_level: str = "warning") -> uvicorn.Server:
+    """uvicorn with the sandbox's bounds (`ServerLimits`: connections served at once, a request head
+    within 10 s, idle keep-alive, an answer the client stops reading); no access log (the proxy's
+    own line is its log, and holds no credentials)."""
+    config = uvicorn_config(create_app(proxy), log_level, ServerLimits())
+    config.lifespan = "on"  # the app's lifespan closes the upstream's connections
+    return uvicorn.Server(config)
+
+
+@dataclass
+class ProxyHandle:
+    """A proxy serving on loopback in a background thread: point an application at `base_url`."""
+
+    proxy: Proxy
+    base_url: str
+    _server: uvicorn.Server = field(repr=False)
+    _thread: threading.Thread = field(repr=False)
+    _sock: socket.socket = field(repr=False)
+
+    @property
+    def exchanges(self) -> list[Any]:
+        return self.proxy.exchanges
+
+    @property
+    def faults(self) -> Any:
+        return self.proxy.faults
+
+    def flush(self) -> None:
+        """Wait until every exchange so far is journalled, recorded and shown (`Proxy.flush`)."""
+        self.proxy.flush()
+
+    def stop(self) -> None:
+        self.proxy.flush()
+        self._server.should_exit = True
+        self._thread.join(timeout=30)
+        self._sock.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start(proxy: Proxy, *, host: str = "127.0.0.1", port: int = 0) -> ProxyHandle:
+    """Serve `proxy` on `host`:`port` (0: a free port) in a background thread; serving on return."""
+    sock = bind(host, port)
+    server = server_for(proxy)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="gwkit-proxy", daemon=True)
+    thread.start()
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    return ProxyHandle(proxy, f"http://{shown}:{bound_port}", server, thread, sock)
