@@ -42,6 +42,7 @@ CONTENT = {
     "06_tokenisation": ("Browser tokenisation", "Card data found in what the shop received", "table"),
     "07_reporting": ("Reporting", "query_all found 510", "img"),
     "08_faults_and_reconciliation": ("Faults and reconciliation", "authorised, waiting to settle", "table"),
+    "10_validating_proxy": ("A validating proxy", "Bank System Error", "table"),
 }
 
 
