@@ -113,8 +113,8 @@ def _text(value: Any) -> str:
 
 
 def _money(value: Any, currency: Any, *, major: bool) -> str:
-    if value is None or pd.isna(value):
-        return ""
+    if value is None or (isinstance(value, str) and not value.strip()) or pd.isna(value):
+        return ""  # missing, or a blank left by fillna("")
     code = currency if isinstance(currency, str) else None
     if major:  # a float in major units: back to base units, then written exactly
         return format_money(round(float(value) * 10 ** exponent(code)), code)

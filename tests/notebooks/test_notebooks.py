@@ -22,11 +22,7 @@ CELL_TIMEOUT = 300
 
 
 # Notebooks whose outputs still show raw reprs, each with why; the scan holds every other notebook.
-RAW_OUTPUT_PENDING = {
-    "10_validating_proxy": "merged as issue 29's phase 1 ended: the proxy's problem lines and its view "
-    "show values as Python reprs (got '10.50'), a cell shows a tuple, the curl command and cassette lines "
-    "print as text rather than as code",
-}
+RAW_OUTPUT_PENDING: dict[str, str] = {}
 
 
 def no_gateway_configured(monkeypatch) -> None:

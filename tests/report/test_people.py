@@ -213,3 +213,8 @@ def test_money_keeps_its_currency_sign_when_the_currency_column_is_left_out(fram
     )
     assert list(for_people(one_currency[["transactionreference", "baseamount"]])["baseamount"]) == ["£10.50"]
     assert "currency" not in frame.attrs  # several currencies: each row's own, from the column
+
+
+def test_a_blank_amount_is_shown_blank_not_an_error():
+    shown = for_people(pd.DataFrame({"baseamount": ["1050", ""], "currencyiso3a": ["GBP", "GBP"]}))
+    assert list(shown["baseamount"]) == ["£10.50", ""]
