@@ -7,13 +7,19 @@ TRANSACTIONUPDATE of its own AUTHs, 3-D Secure (THREEDQUERY, the ACS page and it
 AUTH with md and pares) and 10% malformed bodies. Twice during the run the server is SIGKILLed and
 started again on the same port and database; clients wait while it is down.
 
+Throughout, a third tenant, `slow`, holds its maximum of delayed requests (a latency fault of an
+hour on its site, `--delayed` AUTHs open at once, the sandbox's per-site cap): each gives up after a
+few seconds (its connection closes, which must end its delay and give its slot back) and is sent
+again at once. The other tenants' AUTH p50/p99 are compared with an idle phase of the same clients
+before it (`--idle-seconds`, no slow tenant, no kills): the goal is within 2x.
+
 Afterwards every AUTH a client was told was authorised is looked up by TRANSACTIONQUERY: missing
 ones are lost; an orderreference with more than one AUTH is a duplicate (clients never resend).
 Requests in flight at a kill have an unknown outcome: they are counted apart, not as dropped.
 
-    python benchmarks/soak.py [--seconds 60] [--clients 50] [--kills 2] [--seed 1]
+    python benchmarks/soak.py [--seconds 60] [--clients 50] [--kills 2] [--seed 1] [--idle-seconds 20]
 
-Goal: 0 5xx, 0 dropped connections, 0 lost, 0 duplicated.
+Goal: 0 5xx, 0 dropped connections, 0 lost, 0 duplicated; others' AUTH p99 within 2x of idle.
 """
 
 from __future__ import annotations
@@ -39,10 +45,13 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 SOAK = ("soak", "soak-password", "test_soak1")
 CLOCK = ("clock", "clock-password", "test_clock1")
+SLOW = ("slow", "slow-password", "test_slow1")  # holds its maximum of delayed requests
 ACCOUNTS = "".join(
     f'[[account]]\nusername = "{u}"\npassword = "{p}"\nsitereferences = ["{s}"]\n'
-    for u, p, s in (SOAK, CLOCK)
+    for u, p, s in (SOAK, CLOCK, SLOW)
 )
+DELAYED_PER_SITE = 20  # the sandbox's default cap (gwkit/sandbox/web/latency.py)
+LATENCY_FAULT = {"kind": "latency", "seconds": 3600, "count": 1_000_000, "requesttypes": ["AUTH"]}
 CARD = {"pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
 ENROLLED_CARD = {"pan": "4111110000000211", "expirydate": "12/2030", "securitycode": "123"}
 JSON = {"content-type": "application/json", "accept": "application/json"}
@@ -76,6 +85,9 @@ class Tally:
     authorised: dict[str, str] = field(default_factory=dict)  # transactionreference -> orderreference
     orders: list[str] = field(default_factory=list)  # every AUTH orderreference sent
     unknown_orders: list[str] = field(default_factory=list)  # AUTHs in flight at a kill
+    delayed_sent: int = 0  # the slow tenant's AUTHs, each held until it gave up
+    delayed_refused: int = 0  # of them, 429: sent again before the server saw the previous one close
+    delayed_other: int = 0  # of them, answered otherwise (should be 0: the delay is an hour)
 
 
 class Server:
@@ -146,8 +158,10 @@ def envelope(*objects: dict[str, Any]) -> bytes:
 class Client:
     """One simulated merchant: a loop of mixed requests, each counted in the tally."""
 
-    def __init__(self, number: int, server: Server, tally: Tally, seed: int, malformed: float):
-        self.number, self.server, self.tally = number, server, tally
+    def __init__(
+        self, number: int, server: Server, tally: Tally, seed: int, malformed: float, prefix: str = "soak"
+    ):
+        self.number, self.server, self.tally, self.prefix = number, server, tally, prefix
         self.random = random.Random(seed * 1000 + number)
         self.malformed = malformed
         self.made: list[str] = []  # this client's authorised AUTHs
@@ -155,7 +169,7 @@ class Client:
 
     def new_order(self) -> str:
         self.count += 1
-        return f"soak-{self.number}-{self.count}"
+        return f"{self.prefix}-{self.number}-{self.count}"
 
     async def run(self, until: float) -> None:
         generation, http = -1, None
@@ -222,7 +236,7 @@ class Client:
                         **(
                             {"transactionreference": [{"value": r} for r in orders]}
                             if orders
-                            else {"orderreference": [{"value": f"soak-{self.number}-{self.count}"}]}
+                            else {"orderreference": [{"value": f"{self.prefix}-{self.number}-{self.count}"}]}
                         ),
                     },
                 },
@@ -343,6 +357,71 @@ async def move_clock(server: Server, until: float, tally: Tally) -> None:
         await asyncio.sleep(1)
 
 
+async def hold_delayed(server: Server, until: float, tally: Tally, holders: int, seed: int) -> None:
+    """The slow tenant: its latency fault armed (again after each restart: faults live in memory),
+    and `holders` AUTHs open at all times, each closing after 2-6 s and sent again at once."""
+    armed = -1
+
+    async def arm() -> None:
+        nonlocal armed
+        while armed != server.generation:
+            await server.up.wait()
+            generation = server.generation
+            try:
+                async with httpx.AsyncClient(base_url=server.base_url, auth=SLOW[:2], timeout=60) as http:
+                    response = await http.post("/_sandbox/faults", json=LATENCY_FAULT)
+                if response.status_code == 200:
+                    armed = generation
+            except httpx.TransportError:
+                pass  # killed meanwhile: arm the next server
+
+    async def holder(number: int) -> None:
+        chance = random.Random(seed * 7919 + number)
+        body = json.dumps(
+            {
+                "alias": SLOW[0],
+                "version": "1.00",
+                "request": [
+                    {
+                        **CARD,
+                        "requesttypedescriptions": ["AUTH"],
+                        "sitereference": SLOW[2],
+                        "accounttypedescription": "ECOM",
+                        "currencyiso3a": "GBP",
+                        "baseamount": "100",
+                    }
+                ],
+            }
+        ).encode()
+        # One client per holder (per server): making an httpx client costs an SSL context, which
+        # would load this process, not the server. A request that gives up closes its connection.
+        http, generation = None, -1
+        try:
+            while time.monotonic() < until:
+                await arm()
+                if generation != server.generation:
+                    if http is not None:
+                        await http.aclose()
+                    generation = server.generation
+                    http = httpx.AsyncClient(base_url=server.base_url, auth=SLOW[:2], headers=JSON)
+                try:
+                    tally.delayed_sent += 1
+                    response = await http.post("/json/", content=body, timeout=chance.uniform(2.0, 6.0))
+                    if response.status_code == 429:
+                        tally.delayed_refused += 1
+                    else:
+                        tally.delayed_other += 1
+                except httpx.TimeoutException:
+                    pass  # gave up: the connection is closed, the server ends the delay
+                except httpx.TransportError:
+                    pass  # a kill
+        finally:
+            if http is not None:
+                await http.aclose()
+
+    await asyncio.gather(*(holder(n) for n in range(holders)))
+
+
 async def kill_twice(server: Server, seconds: float, kills: int) -> None:
     for number in range(1, kills + 1):
         await asyncio.sleep(seconds / (kills + 1))
@@ -383,6 +462,15 @@ def check(server: Server, tally: Tally) -> dict[str, int]:
     }
 
 
+async def idle(args: argparse.Namespace, server: Server) -> Tally:
+    """The same clients, without the slow tenant and without kills: the baseline of AUTH latency."""
+    tally = Tally()
+    until = time.monotonic() + args.idle_seconds
+    clients = [Client(n, server, tally, args.seed + 1, 0.0, prefix="idle") for n in range(args.clients)]
+    await asyncio.gather(*(client.run(until) for client in clients))
+    return tally
+
+
 async def soak(args: argparse.Namespace, server: Server) -> Tally:
     tally = Tally()
     until = time.monotonic() + args.seconds
@@ -390,9 +478,16 @@ async def soak(args: argparse.Namespace, server: Server) -> Tally:
     await asyncio.gather(
         kill_twice(server, args.seconds, args.kills),
         move_clock(server, until, tally),
+        hold_delayed(server, until, tally, args.delayed, args.seed),
         *(client.run(until) for client in clients),
     )
     return tally
+
+
+def percentiles(values: list[float]) -> tuple[float, float]:
+    """p50 and p99, in milliseconds."""
+    ordered = sorted(values)
+    return statistics.median(ordered) * 1000, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
 
 
 def main() -> int:
@@ -402,12 +497,15 @@ def main() -> int:
     parser.add_argument("--kills", type=int, default=2)
     parser.add_argument("--malformed", type=float, default=0.10, help="share of malformed bodies")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--idle-seconds", type=float, default=20.0, help="the baseline phase, before")
+    parser.add_argument("--delayed", type=int, default=DELAYED_PER_SITE, help="the slow tenant's open AUTHs")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gwkit-soak-") as tmp:
         server = Server(Path(tmp))
         server.start()
         server.up.set()
         try:
+            baseline = asyncio.run(idle(args, server))
             started = time.monotonic()
             tally = asyncio.run(soak(args, server))
             elapsed = time.monotonic() - started
@@ -437,7 +535,20 @@ def main() -> int:
     print(f"  lost                   {result['lost']}")
     print(f"  duplicated             {result['duplicated']}")
     print(f"  latency p50 / p99      {p50:.1f} ms / {p99:.1f} ms")
+    idle_p50, idle_p99 = percentiles(baseline.by_kind_latency.get("auth", [0.0]))
+    held_p50, held_p99 = percentiles(tally.by_kind_latency.get("auth", [0.0]))
+    print(
+        f"  slow tenant            {args.delayed} delayed AUTHs open throughout: {tally.delayed_sent} sent, "
+        f"{tally.delayed_refused} refused 429, {tally.delayed_other} answered otherwise"
+    )
+    print(
+        f"  others' AUTH idle      p50 {idle_p50:.1f} ms, p99 {idle_p99:.1f} ms ({len(baseline.by_kind_latency.get('auth', []))} AUTHs, {args.idle_seconds:.0f} s, no kills)"
+    )
+    print(f"  others' AUTH with it   p50 {held_p50:.1f} ms, p99 {held_p99:.1f} ms (kills included)")
+    print(f"ratio others_auth_p50_with_slow_tenant_vs_idle {held_p50 / idle_p50:.2f}")
+    print(f"ratio others_auth_p99_with_slow_tenant_vs_idle {held_p99 / idle_p99:.2f}")
     failures = tally.server_errors + tally.dropped + tally.bad_answers + result["lost"] + result["duplicated"]
+    failures += baseline.server_errors + baseline.dropped + baseline.bad_answers + tally.delayed_other
     print(f"ratio soak_failures_per_request {failures / max(tally.served, 1):.6f}")
     print(f"ratio soak_p99_over_p50 {p99 / p50:.2f}")
     print("meets the goal of 0 / 0 / 0 / 0" if not failures else "MISSES the goal of 0 / 0 / 0 / 0")

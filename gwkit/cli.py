@@ -19,7 +19,8 @@ from .journal import Journal
 
 SANDBOX_HELP = """Run the sandbox gateway on a loopback port until Ctrl-C.
 
-It prints the base URL, the user name, password and site reference to use. Data is kept in
+It prints the base URL, the user name, password and site reference to use (with --accounts, the
+user names and sites only: a password from the file is never printed). Data is kept in
 --db (SQLite, WAL) with the card encryption key beside it, and survives restarts. With a
 postgresql:// URL as --db (the team sandbox, docs/team-sandbox.md) it is kept in PostgreSQL,
 and --workers N serves the one port from N processes."""
@@ -88,6 +89,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="SECONDS",
         help="a request head must arrive within this, or the connection is closed (default 10)",
+    )
+    limits.add_argument(
+        "--delayed-per-site",
+        type=_positive(int),
+        default=None,
+        metavar="N",
+        help="requests of one site waiting out an injected latency at once; beyond, 429 (default 20)",
     )
     limits.add_argument(
         "--threads",
@@ -271,7 +279,7 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print("gwkit sandbox stopped before serving.", flush=True)
         return 130
     if not args.worker:
-        _print_banner(sandbox, sock, args.workers)
+        _print_banner(sandbox, sock, args.workers, args.accounts)
     if args.workers > 1:
         sandbox.close()  # the workers open their own; this process only watches them
         try:
@@ -284,7 +292,9 @@ def run_sandbox(args: argparse.Namespace) -> int:
     return _serve(sb, sandbox, sock, args)
 
 
-def _print_banner(sandbox, sock: socket.socket, workers: int) -> None:
+def _print_banner(sandbox, sock: socket.socket, workers: int, accounts_file: str | None) -> None:
+    """What to connect with. A password from an accounts file is never shown (the output may go to a
+    system journal); only the generated default account's, which docs/sandbox.md publishes anyway."""
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"gwkit sandbox listening on http://{shown}:{port}")
@@ -294,7 +304,8 @@ def _print_banner(sandbox, sock: socket.socket, workers: int) -> None:
     print(f"  clock:            {sandbox.clock.now():%Y-%m-%dT%H:%M:%S}")
     for account in sandbox.accounts.values():
         print(f"  user name:        {account.username}")
-        print(f"  password:         {account.password}")
+        shown = f"(as in {accounts_file})" if accounts_file else account.password
+        print(f"  password:         {shown}")
         print(f"  site references:  {', '.join(account.sitereferences)}")
     if workers > 1:
         print(f"  workers:          {workers} processes on this port, one database")
@@ -327,6 +338,7 @@ def _worker_command(args: argparse.Namespace, sock: socket.socket) -> list[str]:
         ("--keep-alive", args.keep_alive),
         ("--header-timeout", args.header_timeout),
         ("--threads", args.threads),
+        ("--delayed-per-site", args.delayed_per_site),
     ):
         if value is not None:
             command += [flag, str(value)]
@@ -395,6 +407,7 @@ def _limits(limits_class, args: argparse.Namespace):
         "keep_alive_seconds": args.keep_alive,
         "header_read_seconds": args.header_timeout,
         "threads": args.threads,
+        "delayed_per_site": args.delayed_per_site,
     }
     return limits_class(**{name: value for name, value in given.items() if value is not None})
 

@@ -282,6 +282,7 @@ def _merged(variants: list[tuple[RequestType, Variant]], chained: tuple[bool, ..
     if merged is None:
         allowed: set[str] = {"requesttypedescriptions"}
         forbidden: dict[str, tuple[str, str]] = {}
+        not_enforced: set[str] = set()
         choices: dict[str, tuple[str, ...]] = {}
         required: list[str] = []
         for at, (rt, variant) in enumerate(variants):
@@ -294,6 +295,7 @@ def _merged(variants: list[tuple[RequestType, Variant]], chained: tuple[bool, ..
             )
             for name, why in variant.forbidden.items():
                 forbidden.setdefault(name, (rt.key, why))
+            not_enforced.update(variant.not_enforced)
             for name, values in variant.choices.items():  # several types: a value any of them takes
                 choices[name] = tuple(dict.fromkeys(choices.get(name, ()) + values))
         # A field's own rule for a request type holds only when every type using the field agrees.
@@ -316,6 +318,7 @@ def _merged(variants: list[tuple[RequestType, Variant]], chained: tuple[bool, ..
             tuple(required),
             forbidden,
             checks,
+            frozenset(not_enforced),
         )
     return merged
 
@@ -332,7 +335,7 @@ def _check_variants(
     chained: tuple[bool, ...] = (),
 ) -> list[Problem]:
     problems: list[Problem] = []
-    _, allowed, required, forbidden, checks = _merged(variants, chained)
+    _, allowed, required, forbidden, checks, not_enforced = _merged(variants, chained)
     for name in required:
         value = request.get(name)
         if value is None or value == "":
@@ -349,6 +352,8 @@ def _check_variants(
         if name in IGNORED_FIELDS or name == "requesttypedescriptions":
             continue
         if name in forbidden and name not in allowed:
+            if not strict and name in not_enforced:
+                continue  # as the real service: accepted, ignored (and never kept)
             key, why = forbidden[name]
             problems.append(_problem(name, f"must not be sent in {key} requests: {why}", value))
             continue

@@ -160,8 +160,12 @@ class SandboxUpstream(Upstream):
         outcome = await asyncio.get_running_loop().run_in_executor(
             self._threads, self.sandbox.answer, request
         )
-        if outcome.delay:
-            await asyncio.sleep(outcome.delay)
+        try:
+            if outcome.delay:
+                await asyncio.sleep(outcome.delay)
+        finally:
+            if outcome.slot is not None:  # the site's budget of delayed requests (sandbox/web/latency.py)
+                outcome.slot.release()
         if outcome.response is None:  # the sandbox's own fault injection: no answer
             raise UpstreamError(f"the sandbox sent no answer (its fault: {outcome.silence})")
         return UpstreamAnswer(outcome.response.status, outcome.response.headers, outcome.response.body)

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 from urllib.parse import parse_qsl
 
-JSON_HEADERS = {"content-type": "application/json; charset=utf-8"}
+# As the real service: JSON is UTF-8 by definition (RFC 8259), and application/json has no charset.
+JSON_HEADERS = {"content-type": "application/json"}
 
 MAX_JSON_DEPTH = 32  # arrays and objects inside each other; an envelope needs 6
 MAX_NUMBER_CHARS = 100  # int() of a long number is slow, and past 4300 digits it raises

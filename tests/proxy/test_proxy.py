@@ -8,6 +8,7 @@ with a self-signed certificate, or a cassette.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import sqlite3
@@ -612,3 +613,32 @@ def test_concurrent_applications_each_get_their_own_answer_and_every_exchange_is
         assert len(Cassette(tmp_path / "many.jsonl")) == 48
     finally:
         upstream.stop()
+
+
+def test_the_sandbox_upstream_gives_back_each_delayed_requests_place(box):
+    """The sandbox's own latency fault, met through the proxy's upstream: each delayed request's place
+    in the site's budget (at most 20 at once) comes back when its answer is sent, so the 21st is
+    delayed and answered too, never refused 429."""
+    upstream = SandboxUpstream(box)
+    box.faults.add("latency", seconds=0.001, count=25, requesttypes=["AUTH"])
+    auth = {
+        "requesttypedescriptions": ["AUTH"],
+        "sitereference": upstream.sitereference,
+        "accounttypedescription": "ECOM",
+        "currencyiso3a": "GBP",
+        "baseamount": "100",
+        "pan": VISA,
+        "expirydate": "12/2030",
+    }
+    body = json.dumps({"alias": box.default_account.username, "version": "1.00", "request": [auth]}).encode()
+
+    async def send_all() -> list[int]:
+        try:
+            return [
+                (await upstream.send({"content-type": "application/json"}, body)).status for _ in range(25)
+            ]
+        finally:
+            await upstream.aclose()
+
+    assert asyncio.run(send_all()) == [200] * 25
+    assert box.latency.delayed == 0

@@ -341,3 +341,33 @@ def test_code_and_status_labels():
     assert report.settle_status_label("100") == "100 · settled"
     assert report.settle_status_label(None) == "unknown"
     assert report.settle_status_label("7") == "7 · not documented"
+
+
+FORMULAS = ['=HYPERLINK("http://x","y")', "+1+cmd|' /C calc'!A0", "@SUM(A1:A2)", "-2+3", "\tx=1", "\r=1"]
+
+
+def test_csv_export_neutralises_formulas_and_keeps_numbers(tmp_path):
+    frame = records_frame(
+        [{"orderreference": text, "baseamount": "1050", "currencyiso3a": "GBP"} for text in FORMULAS]
+        + [{"orderreference": "plain-1", "baseamount": "1050", "currencyiso3a": "GBP"}]
+    )
+    frame.loc[0, ["baseamount", "baseamount_major"]] = [-1050, -10.5]  # money out: still a number
+    files = report.export(frame, tmp_path, "tx")
+    back = pd.read_csv(files["csv"], keep_default_na=False)
+    assert list(back["orderreference"]) == ["'" + text for text in FORMULAS] + ["plain-1"]
+    assert back["baseamount"].iloc[0] == -1050 and back["baseamount_major"].iloc[0] == -10.5
+    parquet = pd.read_parquet(files["parquet"])
+    assert list(parquet["orderreference"]) == [*FORMULAS, "plain-1"]
+
+
+def test_csv_export_neutralising_can_be_turned_off(tmp_path):
+    frame = pd.DataFrame({"orderreference": pd.array(["=1+1", "@x"], dtype="string")})
+    path = report.to_csv(frame, tmp_path / "raw.csv", neutralise_formulas=False)
+    assert path.read_text().splitlines() == ["orderreference", "=1+1", "@x"]
+    assert report.to_csv(frame, tmp_path / "safe.csv").read_text().splitlines()[1:] == ["'=1+1", "'@x"]
+
+
+def test_csv_export_quotes_a_carriage_return_so_it_cannot_start_a_row(tmp_path):
+    frame = pd.DataFrame({"orderreference": pd.array(["a\r=1+1", "b"], dtype="string")})
+    path = report.to_csv(frame, tmp_path / "cr.csv")
+    assert path.read_bytes() == b'orderreference\r\n"a\r=1+1"\r\nb\r\n'

@@ -158,11 +158,16 @@ def test_store_with_every_billing_field(http):
     assert "pan" not in kept and MASTERCARD not in str(kept)
 
 
-def test_the_security_code_is_refused_and_nothing_is_kept(gateway, http):
+def test_a_security_code_is_accepted_as_the_real_service_does_and_never_kept(gateway, http):
+    """The real test site answers 0 (the official client's module test_store sends one) and keeps no
+    code; gwkit's own client still refuses to send it (tests/interface/test_requests.py)."""
     before = stored_count(gateway)
-    record = store(http, securitycode="123")
-    assert (record["errorcode"], record["errordata"]) == ("30000", ["securitycode"])
-    assert stored_count(gateway) == before
+    record = store(http, securitycode="739", orderreference="with-code")
+    assert record["errorcode"] == "0" and "securitycode" not in record
+    assert stored_count(gateway) == before + 1
+    rows = gateway.sandbox.store.connection().execute("SELECT * FROM transactions").fetchall()
+    assert all("739" not in str(value) for row in rows for value in tuple(row) if value is not None)
+    assert "securitycode" not in query(http, record["transactionreference"])
 
 
 def test_other_refusals(http):

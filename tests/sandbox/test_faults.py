@@ -371,14 +371,14 @@ def test_one_users_faults_never_touch_another_users_sites(two_users):
     assert len(alice.http.get("/_sandbox/faults").json()["faults"]) == 1
 
 
-def test_naming_another_users_site_is_a_400(two_users):
+def test_naming_another_users_site_is_a_403_as_on_every_control_endpoint(two_users):
     _, alice, bob = two_users
     for path, payload in [
         ("/_sandbox/faults", {"kind": "drop", "sitereference": "test_alice12345"}),
         ("/_sandbox/faults/clear", {"sitereference": "test_alice12345"}),
     ]:
         response = bob.http.post(path, json=payload)
-        assert response.status_code == 400 and "sitereference" in response.json()["detail"]
+        assert response.status_code == 403 and response.json()["field"] == "sitereference"
     assert bob.http.get("/_sandbox/faults").json()["faults"] == []
 
 

@@ -81,7 +81,8 @@ def test_fields_of_real_clients_are_accepted_and_ignored(gateway):
 def test_json_path_without_trailing_slash_and_utf8_json_answers(gateway):
     response = gateway.http.post("/json", json={"request": [card_auth()]})
     assert response.status_code == 200
-    assert response.headers["content-type"] == "application/json; charset=utf-8"
+    assert response.headers["content-type"] == "application/json"  # as the real service; JSON is UTF-8
+    assert response.content.decode("utf-8") == response.text
 
 
 def test_unknown_pages_are_404_json(gateway):
@@ -220,3 +221,11 @@ def test_read_json_limits_hold_for_the_longest_field_of_the_interface():
             ).encode()
         )
     assert caught.value.limit == "nesting depth" and "4111111111111111" not in caught.value.detail
+
+
+def test_answer_header_names_are_in_canonical_case_as_the_real_service_sends_them(gateway):
+    response = gateway.http.post("/json/", json={"request": [card_auth()]})
+    names = [name for name, _ in response.headers.raw]  # as they came over the wire
+    assert b"Content-Type" in names and b"Content-Length" in names
+    assert all(name == b"-".join(w.capitalize() for w in name.split(b"-")) for name in names), names
+    assert dict(response.headers.raw)[b"Content-Type"] == b"application/json"

@@ -181,3 +181,15 @@ def test_received_as_html_and_cleared_by_reset(http, gateway):
     assert http.get("/demo/merchant/received?format=html").headers["content-type"].startswith("text/html")
     gateway.reset()
     assert receipts(http) == []
+
+
+@pytest.mark.parametrize(
+    "body", ["[" * 100_000 + "]" * 100_000, '{"a":' * 50 + "1" + "}" * 50, "[" + "9" * 5000 + "]"]
+)
+def test_a_json_body_past_a_limit_is_refused_by_name_not_a_500(http, body):
+    response = http.post("/demo/merchant/pay", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert "breaks a limit" in response.text and (
+        "nesting depth" in response.text or "number length" in response.text
+    )
+    assert receipts(http) == []

@@ -296,3 +296,35 @@ def test_a_refund_whose_answer_is_unknown_may_exist_and_counts(sandbox, gateway,
     assert (kept["transactionreference"], kept["baseamount"]) == (answered["transactionreference"], "1000")
     again = gateway.one(refund(settled, baseamount="1000"))  # the blind retry is too great: it was made
     assert again["errorcode"] == "20007"
+
+
+def test_an_auth_refunded_from_cannot_be_cancelled_or_lowered_below_its_refunds(sandbox, gateway, db_path):
+    reference = authorised(gateway, orderreference="refunded-from")  # 1050
+    assert gateway.one(update_request(reference, settleduedate="2026-01-15"))["errorcode"] == "0"  # today
+    assert gateway.one(refund(reference, baseamount="1000"))["errorcode"] == "0"
+    before = all_rows(db_path)
+    for updates, code, field in [
+        ({"settlestatus": "3"}, 60017, "settlestatus"),
+        ({"settlebaseamount": "100"}, 20007, "settlebaseamount"),
+        ({"settlebaseamount": "999", "settleduedate": "2026-01-16"}, 20007, "settlebaseamount"),
+    ]:
+        record = gateway.one(update_request(reference, **updates))
+        assert (record["errorcode"], record["errormessage"], record["errordata"]) == (
+            str(code),
+            message_of(code),
+            [field],
+        ), updates
+    assert all_rows(db_path) == before
+    (parent,) = gateway.query(transactionreference=reference)
+    assert (parent["settlestatus"], parent.get("settlebaseamount")) == ("0", None)  # nothing changed
+    # Down to what was refunded is fine; two days later the money is consistent.
+    assert gateway.one(update_request(reference, settlebaseamount="1000"))["errorcode"] == "0"
+    sandbox.advance(by="P2D")
+    settled = {r["requesttypedescription"]: r for r in gateway.query(orderreference="refunded-from")}
+    assert settled["AUTH"]["settlestatus"] == settled["REFUND"]["settlestatus"] == "100"
+    assert int(settled["AUTH"]["settlebaseamount"]) >= int(settled["REFUND"]["baseamount"]) == 1000
+
+
+def test_an_auth_without_refunds_can_still_be_cancelled(gateway):
+    reference = authorised(gateway)
+    assert gateway.one(update_request(reference, settlestatus="3"))["errorcode"] == "0"

@@ -85,7 +85,7 @@ def test_every_scheme_of_the_card_store_list(gateway):
 @pytest.mark.parametrize(
     "fields, invalid",
     [
-        ({"securitycode": "123"}, ["securitycode"]),  # never sent in a STORE, never stored
+        # (a securitycode is accepted as the real service does and never kept: test_cardstore.py)
         ({"accounttypedescription": "ECOM"}, ["accounttypedescription"]),
         ({"expirydate": "11/2025"}, ["expirydate"]),
         ({"pan": "5100000000000009"}, ["pan"]),

@@ -331,3 +331,163 @@ def test_another_users_payment_cannot_be_refunded(two_accounts):
         record = caller.one({**refund, "sitereference": site})
         assert (record["errorcode"], record["errordata"]) == ("20004", ["parenttransactionreference"])
     assert alice.one({**refund, "sitereference": ALICE_1})["errorcode"] == "0"
+
+
+# every route of the routes table, walked by two tenants and an operator ------------------------------
+
+ALICE_MARKERS = (ALICE_1, ALICE_2, "alice-order", "alice-faulted", "alice-snap")
+
+
+def _alice_fingerprint(alice: Gateway) -> list:
+    """Everything of alice's that another caller could show or change."""
+    return [
+        alice.query(sitereference=[ALICE_1, ALICE_2]),
+        alice.http.get("/_sandbox/clock").json(),
+        alice.http.get("/_sandbox/faults").json(),
+        alice.http.get("/_sandbox/faults/log").json(),
+        alice.http.get("/_sandbox/snapshots").json()["snapshots"][0]["name"],
+    ]
+
+
+def _gateway_probe(method: str, path: str):
+    def probe(caller: Gateway, site: str) -> list[httpx.Response]:
+        if method == "OPTIONS":
+            return [caller.http.options(path, headers={"origin": "http://localhost:8888"})]
+        if method == "*":
+            return [caller.http.put(path, json={})]
+        body = {"alias": caller.username, "version": "1.00"}
+        refused = caller.http.post(path, json={**body, "request": [card_auth(sitereference=ALICE_1)]})
+        assert refused.json()["response"][0]["errordata"] == ["sitereference"]
+        return [
+            caller.http.post(
+                path, json={**body, "request": [query_request(sitereference=[ALICE_1, ALICE_2])]}
+            ),
+            caller.http.post(path, json={**body, "request": [query_request(orderreference="alice-order")]}),
+        ]
+
+    return probe
+
+
+def _control_probe(method: str, path: str, payload: dict | None = None):
+    """A GET as it is; a POST twice: naming one of alice's sites, and acting on the caller's own."""
+
+    def probe(caller: Gateway, site: str) -> list[httpx.Response]:
+        if method == "GET":
+            return [caller.http.get(path)]
+        body = payload or {}
+        if body.get("name") == "alice-snap":  # only alice's snapshots have it: a 404 echoing the name
+            assert caller.http.post(path, json=body).status_code == 404
+            return []
+        if "name" in body:
+            return [caller.http.post(path, json=body)]
+        naming_alices = caller.http.post(path, json={**body, "sitereference": ALICE_1})
+        assert naming_alices.status_code == 403 and naming_alices.json()["field"] == "sitereference"
+        return [caller.http.post(path, json={**body, "sitereference": site})]
+
+    return probe
+
+
+def _page_probe(method: str, path: str, **sent):
+    def probe(caller: Gateway, site: str) -> list[httpx.Response]:
+        return [caller.http.request(method, path, **sent)]
+
+    return probe
+
+
+def _route_probes() -> dict[tuple[str, str], object]:
+    from gwkit.sandbox.gateway.threeds import ACS_PATH
+    from gwkit.sandbox.web.acs import COMPLETE_PATH
+    from gwkit.sandbox.web.faults import GATEWAY_PATHS
+
+    form = {"headers": {"content-type": "application/x-www-form-urlencoded"}, "content": b"MD=x&PaReq=y"}
+    probes: dict[tuple[str, str], object] = {
+        **{(m, p): _gateway_probe(m, p) for p in GATEWAY_PATHS for m in ("POST", "OPTIONS", "*")},
+        **{("GET", p): _page_probe("GET", p) for p in ("/", "/_sandbox/", "/_sandbox")},
+        ("GET", ACS_PATH): _page_probe("GET", ACS_PATH),
+        ("POST", ACS_PATH): _page_probe("POST", ACS_PATH, **form),
+        ("POST", COMPLETE_PATH): _page_probe("POST", COMPLETE_PATH, **form),
+        ("GET", "/js/st.js"): _page_probe("GET", "/js/st.js"),
+        ("GET", "/demo/merchant"): _page_probe("GET", "/demo/merchant"),
+        ("POST", "/demo/merchant/pay"): _page_probe(
+            "POST", "/demo/merchant/pay", data={"sitereference": ALICE_1, "orderreference": "o"}
+        ),
+        ("GET", "/demo/merchant/received"): _page_probe("GET", "/demo/merchant/received"),
+        ("GET", "/_sandbox/health"): _control_probe("GET", "/_sandbox/health"),
+        ("GET", "/_sandbox/clock"): _control_probe("GET", "/_sandbox/clock"),
+        ("POST", "/_sandbox/clock/advance"): _control_probe("POST", "/_sandbox/clock/advance", {"by": "P1D"}),
+        ("POST", "/_sandbox/settle"): _control_probe("POST", "/_sandbox/settle", {"all": True}),
+        ("POST", "/_sandbox/reset"): _control_probe("POST", "/_sandbox/reset"),
+        ("GET", "/_sandbox/faults"): _control_probe("GET", "/_sandbox/faults"),
+        ("POST", "/_sandbox/faults"): _control_probe(
+            "POST", "/_sandbox/faults", {"kind": "gateway_error", "code": 60010, "count": 1}
+        ),
+        ("POST", "/_sandbox/faults/clear"): _control_probe("POST", "/_sandbox/faults/clear"),
+        ("GET", "/_sandbox/faults/log"): _control_probe("GET", "/_sandbox/faults/log"),
+        ("POST", "/_sandbox/snapshots"): _control_probe("POST", "/_sandbox/snapshots", {"name": "bob-snap"}),
+        ("GET", "/_sandbox/snapshots"): _control_probe("GET", "/_sandbox/snapshots"),
+        ("POST", "/_sandbox/snapshots/restore"): _control_probe(
+            "POST", "/_sandbox/snapshots/restore", {"name": "alice-snap"}
+        ),
+        ("POST", "/_sandbox/snapshots/delete"): _control_probe(
+            "POST", "/_sandbox/snapshots/delete", {"name": "alice-snap"}
+        ),
+        ("GET", "/_sandbox/clock/progress"): _control_probe("GET", "/_sandbox/clock/progress"),
+    }
+    return probes
+
+
+def _every_route(caller: Gateway) -> set[tuple[str, str]]:
+    """The routes table, with its `/_sandbox/*` entry spelled out as the control API lists itself."""
+    from gwkit.sandbox.web.routes import ROUTES
+
+    listed = caller.http.get("/_sandbox/no-such-endpoint").json()["endpoints"]
+    control = {tuple(endpoint.split(" ", 1)) for endpoint in listed}
+    return {key for key in ROUTES if key != ("*", "/_sandbox/*")} | control
+
+
+def test_every_route_shows_and_changes_only_the_callers_sites(two_accounts, operator):
+    handle, alice, bob = two_accounts
+    alice.one(card_auth(sitereference=ALICE_1, orderreference="alice-order"))
+    alice.records(subscription(ALICE_1, "alice-order-sub"))  # work for a clock move to report on
+    control(alice, "faults", kind="gateway_error", code=60010, count=1, sitereference=ALICE_2)
+    assert alice.one(card_auth(sitereference=ALICE_2, orderreference="alice-faulted"))["errorcode"] == "60010"
+    control(alice, "faults", kind="gateway_error", code=60010, sitereference=ALICE_2)  # stays active
+    assert control(alice, "snapshots", name="alice-snap").status_code == 200
+    bob.one(card_auth(sitereference=BOB, orderreference="bob-order"))
+    before = _alice_fingerprint(alice)
+
+    probes = _route_probes()
+    assert _every_route(bob) == set(probes), "a route without a tenancy probe: add it here"
+    progress = probes.pop(("GET", "/_sandbox/clock/progress"))
+    for route, probe in probes.items():
+        for response in probe(bob, BOB):
+            assert response.status_code < 500, (route, response.text)
+            public = route[1].startswith("/demo/merchant")  # the first account's public shop, on its site
+            leaked = [m for m in ALICE_MARKERS if m in response.text and not (public and m == ALICE_1)]
+            assert not leaked, (route, leaked, response.text[:500])
+    assert _alice_fingerprint(alice) == before  # bob changed nothing of alice's
+
+    # what an operator sees: every site's
+    health = operator.http.get("/_sandbox/health").json()
+    assert health["transactions"] == len(before[0]) + len(bob.query(sitereference=BOB))
+    assert {f["sitereference"] for f in health["faults"]["faults"]} >= {ALICE_2}
+    assert ALICE_2 in operator.http.get("/_sandbox/faults/log").text
+    # bob's health: bob's own count and faults only
+    bobs = bob.http.get("/_sandbox/health").json()
+    assert bobs["transactions"] == len(bob.query(sitereference=BOB))
+    assert all(f["sitereference"] == BOB for f in bobs["faults"]["faults"])
+
+    # an operator's move of every site, seen while it runs
+    seen: list[tuple[list, list]] = []
+
+    def watch(step: str, done: int, total: int) -> None:
+        if not seen:
+            seen.append(
+                (progress(bob, BOB)[0].json()["advances"], progress(operator, OPS)[0].json()["advances"])
+            )
+
+    gateway = handle.sandbox.gateway
+    gateway.advance(to="2026-03-20T00:00:00", progress=watch, sites=gateway.every_site)
+    bobs_view, operators_view = seen[0]
+    assert [move["sites"] for move in bobs_view] == [[BOB]]
+    assert [sorted(move["sites"]) for move in operators_view] == [sorted([ALICE_1, ALICE_2, BOB, OPS])]

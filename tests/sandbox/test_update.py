@@ -223,10 +223,12 @@ def test_settleduedate_today_is_taken_but_not_a_past_or_impossible_day(gateway):
     assert only(gateway, reference)["settleduedate"] == "2026-01-15"
 
 
-def test_settlebaseamount_can_only_be_lowered(gateway):
+def test_settlebaseamount_is_never_above_the_authorised_amount(gateway):
+    """As the official client's module tests expect of the real site: 35, then 50, of 100."""
     reference = gateway.one(card_auth(baseamount="5000"))["transactionreference"]
     assert gateway.one(update_request(reference, settlebaseamount="4000"))["errorcode"] == "0"
-    record = gateway.one(update_request(reference, settlebaseamount="4500"))  # back up: refused
+    assert gateway.one(update_request(reference, settlebaseamount="4500"))["errorcode"] == "0"  # back up
+    record = gateway.one(update_request(reference, settlebaseamount="5001"))  # above the AUTH: refused
     assert (record["errorcode"], record["errordata"]) == ("30000", ["settlebaseamount"])
     assert gateway.one(update_request(reference, settlebaseamount="3000"))["errorcode"] == "0"
     assert only(gateway, reference)["settlebaseamount"] == "3000"

@@ -289,8 +289,14 @@ class Gateway:
         return {"from": start.strftime(ISO), "to": target.strftime(ISO), "days": days, **report}
 
     def advances_of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
-        """The running advances that move any of `sites`: how far each is (day n of N, the job's step)."""
-        return self.moves.of(sites)
+        """The running advances that move any of `sites`: how far each is (day n of N, the job's step).
+        Each lists only those of its sites that are among `sites`: a move an operator makes of every
+        site shows a user its own sites, never the other tenants'."""
+        wanted = set(sites)
+        return [
+            {**move, "sites": [site for site in move["sites"] if site in wanted]}
+            for move in self.moves.of(wanted)
+        ]
 
     def run_due_jobs(
         self,
@@ -363,11 +369,24 @@ class Gateway:
                 conn.execute(f"DELETE FROM cards WHERE id NOT IN ({tables.cards_used()})")
         self.store.checkpoint()  # what was deleted (demo receipts, masked cards) lives on in the WAL no more
 
-    def health(self) -> dict[str, Any]:
-        (count,) = self.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
+    def health(self, sites: Iterable[str] | None = None) -> dict[str, Any]:
+        """Up, with the clock and transaction count of `sites` (default: the whole sandbox's count
+        and the first account's clock)."""
+        if sites is None:
+            (count,) = self.store.connection().execute("SELECT COUNT(*) FROM transactions").fetchone()
+            now = self.clock.now()
+        else:
+            sites = tuple(sites)
+            marks = ", ".join("?" * len(sites))
+            (count,) = (
+                self.store.connection()
+                .execute(f"SELECT COUNT(*) FROM transactions WHERE sitereference IN ({marks})", sites)
+                .fetchone()
+            )
+            now = self.clock.now(sites)
         return {
             "status": "ok",
-            "now": self.clock.now().strftime(ISO),
+            "now": now.strftime(ISO),
             "transactions": count,
             "database": str(self.store.path),
             "process": os.getpid(),

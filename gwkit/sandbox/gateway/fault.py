@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import traceback
 
 from ...interface.codes import message_of
+from ...interface.masking import mask_text
 
 
 class Fault(Exception):
@@ -34,17 +36,25 @@ def unknown_error(exc: BaseException) -> Fault:
 def log_internal_error(exc: BaseException, answered: str) -> str:
     """Log a sandbox bug under a new short reference (`E-` and 8 letters and digits) and return it.
 
-    The exception's message is neither logged nor shown: it may quote request values such as card
-    data. Its class and the frames say where to look."""
+    The exception's message is not shown, and logged only for a failure of the storage (a full
+    disk, an I/O error: the cause the operator must act on), card numbers in it masked: another
+    exception's message may quote request values such as card data. Its class and the frames say
+    where to look."""
     reference = "E-" + "".join(_REFERENCE_ALPHABET[byte % len(_REFERENCE_ALPHABET)] for byte in os.urandom(8))
     log.error(
         "internal error %s: %s (%s)\n%s",
         reference,
-        type(exc).__name__,
+        _cause(exc),
         answered,
         "".join(traceback.format_tb(exc.__traceback__)).rstrip(),
     )
     return reference
+
+
+def _cause(exc: BaseException) -> str:
+    """The exception's class, and for a storage failure its masked message ("database or disk is full")."""
+    storage = isinstance(exc, (sqlite3.Error, OSError)) or type(exc).__module__.startswith("psycopg")
+    return f"{type(exc).__name__}: {mask_text(str(exc))}" if storage else type(exc).__name__
 
 
 _REFERENCE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread

@@ -27,6 +27,7 @@ from . import acquirer
 from .context import Context
 from .fault import Fault, invalid_field
 from .payments import MERCHANT, billing_details, settle_due_date
+from .refunded import refunded_so_far
 from .store import details_of, record_of
 from .update import update_auth
 
@@ -74,17 +75,6 @@ def refundable_parent(ctx: Context, request: Mapping[str, Any]) -> sqlite3.Row:
     if parent["settlestatus"] != SETTLED and not due_today:
         raise Fault(20005, ["parenttransactionreference"])
     return parent
-
-
-def refunded_so_far(conn: sqlite3.Connection, parent_reference: str) -> int:
-    """What the successful refunds of one AUTH add up to (each for its settle amount where one was set)."""
-    (total,) = conn.execute(
-        "SELECT COALESCE(SUM(CAST(COALESCE(settlebaseamount, baseamount) AS INTEGER)), 0) FROM transactions "
-        "WHERE parenttransactionreference = ? AND requesttypedescription = 'REFUND' AND errorcode = '0' "
-        "AND settlestatus != '3'",
-        (parent_reference,),
-    ).fetchone()
-    return int(total)
 
 
 def refund_amount(ctx: Context, parent: sqlite3.Row, asked: str | None) -> int:

@@ -302,7 +302,13 @@ class Store:
                 self._numbers.rolled_back()
                 raise
             taken_ahead = self._numbers.before_commit(conn)
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error:  # a full disk, an I/O error: nothing of it is kept
+                if conn.in_transaction:  # SQLite may leave it open; the next BEGIN would fail
+                    conn.execute("ROLLBACK")
+                self._numbers.rolled_back()
+                raise
             self._numbers.committed(taken_ahead)
             self.checkpointer.committed()
         finally:

@@ -6,8 +6,11 @@ interval; an AUTH's settlement while it is pending or suspended (`settlestatus` 
 - `settlestatus` 0, 1, 2, or 3 to cancel it (the real service's way to cancel an AUTH; a
   cancelled AUTH never settles and is final, as a declined one);
 - `settleduedate` (YYYY-MM-DD), today or later on the site's clock: it settles on that day;
-- `settlebaseamount`, only lowered: at most what it would settle now (`settlebaseamount` if set,
-  else `baseamount`).
+- `settlebaseamount`, at most the authorised `baseamount`: lowered, and raised again up to it (the
+  official client's module tests, written against the real test site, lower an AUTH to 35 and then
+  set it to 50 of 100, and expect both accepted).
+Once an AUTH has been refunded from, it must settle at least what was refunded: cancelling it is
+60017 naming `settlestatus`, lowering `settlebaseamount` below the refunds is 20007 naming it.
 Settled (100) and cancelled (3) AUTHs, declines, and records of other types answer 60017; a field
 the record does not take is 30000 naming it. All named records change, or none.
 """
@@ -22,6 +25,7 @@ from ...interface.requests import AUTH_UPDATABLE
 from .context import Context
 from .fault import Fault, invalid_field
 from .query import filter_values, requested_sites
+from .refunded import refunded_so_far
 
 NOT_UPDATABLE = Fault(60017)
 
@@ -67,10 +71,23 @@ def update_auth(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> d
         raise invalid_field("settlestatus")
     if updates.get("settleduedate", ctx.now.date().isoformat()) < ctx.now.date().isoformat():
         raise invalid_field("settleduedate")
-    settling = row["settlebaseamount"] or row["baseamount"]
-    if "settlebaseamount" in updates and int(updates["settlebaseamount"]) > int(settling):
+    if "settlebaseamount" in updates and int(updates["settlebaseamount"]) > int(row["baseamount"]):
         raise invalid_field("settlebaseamount")
+    _keeps_refunds_covered(ctx, row, updates)
     return dict(updates)
+
+
+def _keeps_refunds_covered(ctx: Context, row: sqlite3.Row, updates: Mapping[str, str]) -> None:
+    """An AUTH refunded from must still settle what was refunded (else money never taken goes back)."""
+    if "settlebaseamount" not in updates and updates.get("settlestatus") != CANCELLED:
+        return
+    refunded = refunded_so_far(ctx.conn, row["transactionreference"])
+    if not refunded:
+        return
+    if updates.get("settlestatus") == CANCELLED:
+        raise Fault(60017, ["settlestatus"])
+    if int(updates["settlebaseamount"]) < refunded:
+        raise Fault(20007, ["settlebaseamount"])
 
 
 PENDING = ("0", "1", "2")

@@ -1,5 +1,6 @@
 """The Starlette app: hands every request to the Sandbox, in a worker thread, and acts on its fault
-injection (injection.py): waits a latency out (asyncio.sleep: the event loop keeps serving), holds a
+injection (injection.py): waits a latency out (the event loop keeps serving; the wait ends when the
+client disconnects, and gives back its site's slot, latency.py), holds a
 timed-out request until the client gives up, and closes the connection of a dropped answer, the one
 thing only a real server can do.
 
@@ -56,8 +57,10 @@ class WorkerThread:
 
     Jobs submitted with a store (`together`) that are waiting at the same time are answered in one
     write transaction of that store (`Store.batch`, group commit): each one's writes are kept or
-    rolled back on their own, and all are answered once the batch has committed. A job that is
-    alone in the queue runs on its own, as without a store."""
+    rolled back on their own, and all are answered once the batch has committed. If the commit
+    fails (a full disk), nothing of the batch was kept, and each job is run again on its own: the
+    gateway answers each (99999 if the store still fails), never an HTTP 500 for the whole round.
+    A job that is alone in the queue runs on its own, as without a store."""
 
     def __init__(self, name: str, most_together: int = MOST_TOGETHER):
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
@@ -103,8 +106,8 @@ class WorkerThread:
             try:
                 with together.batch():
                     answers = [_run(job) for job in jobs]
-            except BaseException as exc:  # the batch itself failed: nothing of it was kept
-                answers = [(None, exc)] * len(jobs)
+            except Exception:  # the batch's commit failed (a full disk): nothing of it was kept
+                answers = [_run(job) for job in jobs]  # so each is answered on its own, once
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, Any, BaseException | None]]] = {}
         for job, (result, error) in zip(jobs, answers):
             by_loop.setdefault(job.loop, []).append((job.future, result, error))
@@ -265,10 +268,20 @@ def create_app(
                     base_url=f"{url.scheme}://{url.netloc}",
                 ),
             )
-        if outcome.delay:
-            await asyncio.sleep(outcome.delay)
+        if outcome.delay:  # ends early when the client leaves: nobody is waiting for the answer
+            try:
+                left = await _until_disconnected(request.receive, outcome.delay)
+            finally:
+                if outcome.slot is not None:
+                    outcome.slot.release()
+            if left:
+                return NoAnswer()
         if outcome.silence == "timeout":
-            await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
+            try:
+                await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
+            finally:
+                if outcome.slot is not None:
+                    outcome.slot.release()
         if outcome.response is None:
             await _close_connection(request.scope[RAW_SEND])
             return NoAnswer()
@@ -335,7 +348,9 @@ def _body_too_slow(seconds: float) -> JSONResponse:
     )
 
 
-async def _until_disconnected(receive: Receive, cap_seconds: float) -> None:
+async def _until_disconnected(receive: Receive, cap_seconds: float) -> bool:
+    """Wait until the client disconnects (True) or `cap_seconds` pass (False)."""
+
     async def disconnected() -> None:
         while (await receive())["type"] != "http.disconnect":
             pass
@@ -343,7 +358,8 @@ async def _until_disconnected(receive: Receive, cap_seconds: float) -> None:
     try:
         await asyncio.wait_for(disconnected(), cap_seconds)
     except asyncio.TimeoutError:
-        pass
+        return False
+    return True
 
 
 async def _read_limited(request: Request, limit: int) -> bytes:

@@ -1,7 +1,8 @@
 """The control API under `/_sandbox/`, for tests, notebooks and scripts (same credentials).
 
     GET  /_sandbox/health           {"status": "ok"} without credentials; with them also "now",
-                                    "transactions", "database", "process" (the worker's) and "faults"
+                                    "transactions", "database", "process" (the worker's) and "faults",
+                                    of the caller's sites
     GET  /_sandbox/clock            {"now": latest of the caller's sites, "sites": {site: now, ...}}
     POST /_sandbox/clock/advance    {"by": "P1M"} or {"to": "2027-01-31T00:00:00"} -> what ran meanwhile
     GET  /_sandbox/clock/progress   {"advances": [...]} the running advances of the caller's sites (day n of N)
@@ -44,7 +45,7 @@ def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     route = (request.method, request.path.rstrip("/"))
     account = authenticate(sandbox.gateway.accounts, request.headers)
     if route == ("GET", "/_sandbox/health"):  # without credentials: only that it is up
-        return SandboxResponse.json(sandbox.health() if account is not None else {"status": "ok"})
+        return SandboxResponse.json(_health(sandbox, account) if account is not None else {"status": "ok"})
     if account is None:
         return unauthorised()
     handler = _ROUTES.get(route)
@@ -84,6 +85,12 @@ def _sites(sandbox: Served, account: Account, payload: dict[str, Any], *allowed:
     if "sitereference" in payload and not isinstance(site, str):
         raise ValueError("sitereference must be a string")
     return sandbox.gateway.sites_of(account, site)
+
+
+def _health(sandbox: Served, account: Account) -> dict[str, Any]:
+    """Up, with the caller's sites' clock, transactions and faults (an operator's: every site's)."""
+    sites = sandbox.gateway.sites_of(account)
+    return {**sandbox.gateway.health(sites), "faults": _controls(sandbox, account).state()}
 
 
 def _clock(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
@@ -137,6 +144,8 @@ def _add_fault(sandbox: Served, account: Account, payload: dict[str, Any]) -> di
     site = payload.get("sitereference")
     if site is not None and not isinstance(site, str):
         raise ValueError("sitereference must be a string")
+    if site is not None:
+        sandbox.gateway.sites_of(account, site)  # another tenant's site: 403, as on every endpoint
     params = {k: v for k, v in payload.items() if k not in ("kind", "sitereference")}
     return controls.add(payload["kind"], sitereference=site, **params)
 
@@ -148,6 +157,8 @@ def _clear_faults(sandbox: Served, account: Account, payload: dict[str, Any]) ->
     site = payload.get("sitereference")
     if "sitereference" in payload and not isinstance(site, str):
         raise ValueError("sitereference must be a string")
+    if site is not None:
+        sandbox.gateway.sites_of(account, site)
     return {"cleared": _controls(sandbox, account).clear(site)}
 
 

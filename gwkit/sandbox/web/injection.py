@@ -21,6 +21,7 @@ from . import faultlog
 from .auth import authenticate
 from .endpoint import anonymous_account
 from .faults import GATEWAY_PATHS, ActiveFault
+from .latency import Slot, over_cap
 from .served import Served
 
 GARBAGE = b"\x00\xff<html>upstream sent garbage\xfe\x1f"
@@ -39,6 +40,7 @@ class Outcome:
     silence: str | None = (
         None  # "drop": the connection closes; "timeout": no answer until the client gives up
     )
+    slot: Slot | None = None  # of a delayed answer: released when the delay ends (latency.py)
 
 
 @dataclass(frozen=True)
@@ -129,16 +131,42 @@ def _marked(response: SandboxResponse, fault: ActiveFault) -> SandboxResponse:
 
 
 def _latency(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+    """Processed now, answered `fault.delay` later, within the site's budget of delayed requests:
+    beyond it, a 429 and nothing processed."""
+    return _held(sandbox, fault, target, lambda: _latency_outcome(sandbox, request, fault, target))
+
+
+def _latency_outcome(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
     answer = sandbox.handle(request)
     _log(sandbox, fault, target, answer)
     return Outcome(_marked(answer, fault), delay=fault.delay)
 
 
+def _held(sandbox: Served, fault: ActiveFault, target: Target, outcome: Callable[[], Outcome]) -> Outcome:
+    """The outcome of a request the server will hold (a latency, a timeout), with a slot of its
+    site's budget; a 429 naming the cap, and nothing processed, when the site has none left."""
+    slot = sandbox.latency.take(target.sitereference)
+    if slot is None:
+        return Outcome(_marked(over_cap(target.sitereference, sandbox.latency.cap), fault))
+    try:
+        held = outcome()
+    except BaseException:
+        slot.release()
+        raise
+    held.slot = slot
+    return held
+
+
 def _silence(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
-    """drop and timeout: the request is processed first or not at all; no answer is sent."""
-    answer = _processed(sandbox, request, fault.params["process"])
-    _log(sandbox, fault, target, answer)
-    return Outcome(None, silence=fault.kind)
+    """drop and timeout: the request is processed first or not at all; no answer is sent (a timeout
+    holds the connection until the client gives up: within the site's budget, as a latency)."""
+
+    def silenced() -> Outcome:
+        answer = _processed(sandbox, request, fault.params["process"])
+        _log(sandbox, fault, target, answer)
+        return Outcome(None, silence=fault.kind)
+
+    return _held(sandbox, fault, target, silenced) if fault.kind == "timeout" else silenced()
 
 
 def _gateway_error(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:

@@ -31,7 +31,7 @@ from ...interface.masking import REDACTED, mask_data, mask_pan, mask_text
 from ...interface.wire import PAN_PATTERN, VERSION
 from ..gateway.cachetokens import token_hash
 from ..gateway.core import Gateway
-from ..http import SandboxRequest, SandboxResponse
+from ..http import BodyError, SandboxRequest, SandboxResponse, read_json
 from .pages import LOOPBACK_FRAMERS, render
 from .served import Served
 
@@ -72,9 +72,8 @@ def card_data_in(pairs: list[tuple[str, str]], body: str) -> list[str]:
 
 def _json_leaves(body: str) -> list[tuple[str, str]]:
     """(name, value) of every scalar inside a JSON body, named by its nearest key; [] for other bodies."""
-    try:
-        data = json.loads(body)
-    except ValueError:
+    data = _json_of(body)
+    if data is _NOT_JSON:
         return []
     leaves: list[tuple[str, str]] = []
 
@@ -104,7 +103,22 @@ def received_pairs(content_type: str, raw: bytes) -> tuple[str, list[tuple[str, 
         return body, parse_qsl(body, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
     if "multipart/form-data" in content_type:
         return body, _multipart_pairs(content_type, raw)
+    _json_of(body)  # a JSON body past a limit (nested too deep, a huge number) is refused here
     return body, []
+
+
+_NOT_JSON = object()
+
+
+def _json_of(body: str) -> Any:
+    """The body parsed as JSON within the sandbox's limits, or _NOT_JSON for other text; a ValueError
+    naming the limit for JSON past one (the recorder walks what it parses)."""
+    try:
+        return read_json(body.encode("utf-8"))
+    except BodyError as error:
+        if error.limit is None:
+            return _NOT_JSON
+        raise ValueError(f"its JSON breaks a limit ({error.limit}): {error.detail}") from None
 
 
 def _multipart_pairs(content_type: str, raw: bytes) -> list[tuple[str, str]]:
@@ -144,9 +158,8 @@ def receipt_of(content_type: str, body: str, pairs: list[tuple[str, str]]) -> di
 def _masked_body(body: str) -> str:
     """A body that is not a form: card numbers masked and, in JSON, security codes and other
     secrets redacted (a `securitycode` may come without a card number)."""
-    try:
-        data = json.loads(body)
-    except ValueError:
+    data = _json_of(body)
+    if data is _NOT_JSON:
         return mask_text(body)
     masked = mask_data(data)
     return body if masked == data else json.dumps(masked)

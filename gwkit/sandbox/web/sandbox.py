@@ -24,6 +24,7 @@ from .fault_controls import FaultControls
 from .faults import FaultBook
 from .stored_faults import StoredFaultBook
 from .injection import Outcome, serve
+from .latency import LatencyBudget
 from .pages import secured
 from .routes import find_route, unsupported_body
 
@@ -51,6 +52,7 @@ class Sandbox:
         self.max_body_bytes = max_body_bytes
         # faults shared by a team sandbox's workers; in memory for one process
         self.fault_book = StoredFaultBook(self.store) if self.store.dialect == "postgresql" else FaultBook()
+        self.latency = LatencyBudget()  # each site's requests waiting out an injected latency
         self.faults = FaultControls(
             self.fault_book,
             self.gateway,

@@ -9,11 +9,13 @@ from ..gateway.core import Gateway
 from ..gateway.snapshots import Snapshots
 from ..http import SandboxRequest, SandboxResponse
 from .faults import FaultBook
+from .latency import LatencyBudget
 
 
 class Served(Protocol):
     gateway: Gateway
     fault_book: FaultBook
+    latency: LatencyBudget
 
     def health(self) -> dict[str, Any]: ...
 

@@ -4,7 +4,8 @@ foreground (`gwkit sandbox`).
 A shared server must not be held by its clients: an idle keep-alive connection is closed after
 `keep_alive_seconds`, a request whose head has not fully arrived `header_read_seconds` after it
 started (or after the connection opened) is closed, a body has `body_read_seconds`, and beyond
-`max_connections` open connections a request gets 503 (`ServerLimits`).
+`max_connections` open connections a request gets 503 (`ServerLimits`); requests waiting out an
+injected latency are not counted, they hold their own site's budget (`delayed_per_site`, latency.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Callable, Iterable
 
 import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.h11_impl import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE, H11Protocol
 
 from ..gateway.accounts import Account
 from ..gateway.cachetokens import token_rows
@@ -29,6 +30,9 @@ from ..gateway.pgstore import is_postgres_url
 from ..gateway.snapshots import Snapshots
 from .app import BODY_READ_SECONDS, WORKER_THREADS, Workers, create_app
 from .fault_controls import FaultControls
+from .framing import FramingCheckedConnection
+from .headercase import canonical, canonical_header_case
+from .latency import DELAYED_PER_SITE, LatencyBudget
 from .sandbox import Sandbox
 from .transport import SandboxTransport
 
@@ -74,6 +78,8 @@ class ServerLimits:
     write_stall_seconds: float = 30.0  # an answer the client stops reading: closed after this long
     body_read_seconds: float = BODY_READ_SECONDS
     max_connections: int = 200  # beyond this, 503; well under the usual 1024 file descriptors
+    # requests of one site waiting out an injected latency; beyond, 429 (not counted in max_connections)
+    delayed_per_site: int = DELAYED_PER_SITE
     threads: int = WORKER_THREADS  # for queries and large bodies (payments have their own thread)
 
 
@@ -88,7 +94,7 @@ class SandboxConfig(uvicorn.Config):
 
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol, closing a connection whose request head is too slow to arrive,
-    or whose client stops reading its answer.
+    or whose client stops reading its answer, and refusing ambiguous framing (framing.py).
 
     uvicorn times out only idle keep-alive connections, and any byte received resets that; a client
     that connects and sends nothing, or sends a header a byte at a time, would hold it forever. One
@@ -96,6 +102,29 @@ class GuardedH11Protocol(H11Protocol):
 
     _head_timer: asyncio.TimerHandle | None = None
     _stall_timer: asyncio.TimerHandle | None = None
+
+    _max_connections: int | None = None
+
+    def __init__(self, config: Any, server_state: Any, app_state: Any, _loop: Any = None) -> None:
+        self._latency: LatencyBudget | None = getattr(config, "latency", None)
+        super().__init__(config, server_state, app_state, _loop)
+        size = config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
+        self.conn = FramingCheckedConnection(h11.SERVER, size)  # ambiguous framing: 400 and close
+
+    @property
+    def limit_concurrency(self) -> int | None:  # type: ignore[override]
+        """uvicorn's bound on connections and tasks (beyond it, 503), not counting the requests that
+        wait out an injected latency: those hold only their own site's budget (latency.py)."""
+        if self._max_connections is None or self._latency is None:
+            return self._max_connections
+        return self._max_connections + self._latency.delayed
+
+    @limit_concurrency.setter
+    def limit_concurrency(self, value: int | None) -> None:  # set by uvicorn's __init__
+        self._max_connections = value
+
+    def send_400_response(self, msg: str) -> None:
+        super().send_400_response(getattr(self.conn, "refusal", None) or msg)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -207,6 +236,13 @@ class SandboxServer(uvicorn.Server):
             except asyncio.TimeoutError:
                 pass
 
+    async def on_tick(self, counter: int) -> bool:
+        """uvicorn's tick, its own headers (Date, Server) put in canonical case as the app's are."""
+        should_exit = await super().on_tick(counter)
+        state = self.server_state
+        state.default_headers = [(canonical(name), value) for name, value in state.default_headers]
+        return should_exit
+
     def request_exit(self) -> None:
         """Ask the server to stop (any thread): it stops taking connections and ends what is under way."""
         self.should_exit = True
@@ -250,9 +286,14 @@ def server_for(
     sandbox: Sandbox, log_level: str = "warning", limits: ServerLimits | None = None
 ) -> SandboxServer:
     limits = limits or ServerLimits()
+    sandbox.latency = LatencyBudget(limits.delayed_per_site)
     workers = Workers(limits.threads)
-    app = create_app(sandbox, workers=workers, body_read_seconds=limits.body_read_seconds)
-    return SandboxServer(uvicorn_config(app, log_level, limits), sandbox, workers)
+    app = canonical_header_case(
+        create_app(sandbox, workers=workers, body_read_seconds=limits.body_read_seconds)
+    )
+    config = uvicorn_config(app, log_level, limits)
+    config.latency = sandbox.latency  # type: ignore[attr-defined]  # GuardedH11Protocol's allowance
+    return SandboxServer(config, sandbox, workers)
 
 
 @dataclass

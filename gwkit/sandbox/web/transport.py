@@ -60,8 +60,12 @@ class SandboxTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         outcome = self.sandbox.answer(_to_sandbox(request, request.read()))
-        if outcome.delay:
-            self.sleep(outcome.delay)
+        try:
+            if outcome.delay:
+                self.sleep(outcome.delay)
+        finally:
+            if outcome.slot is not None:
+                outcome.slot.release()
         return _answer(outcome, request)
 
 
@@ -71,6 +75,10 @@ class AsyncSandboxTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         outcome = self.sandbox.answer(_to_sandbox(request, await request.aread()))
-        if outcome.delay:
-            await self.sleep(outcome.delay)
+        try:
+            if outcome.delay:
+                await self.sleep(outcome.delay)
+        finally:
+            if outcome.slot is not None:
+                outcome.slot.release()
         return _answer(outcome, request)
