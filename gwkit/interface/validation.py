@@ -42,7 +42,7 @@ class Problem:
     value: Any = None  # already masked
 
     def __str__(self) -> str:
-        shown = "" if self.value is None else f" (got {self.value!r})"
+        shown = "" if self.value is None else " (sent empty)" if self.value == "" else f" (sent {self.value})"
         return f"{self.field}: {self.rule}{shown}"
 
     def as_dict(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from .inputs import FieldInput
 from .notification_panel import NotificationPanel
 from .progress import ProgressBar
 from .response_view import ResponseView
+from .style import button, table_html
 from .subscription_panel import SubscriptionPanel
 from .threeds_stepper import ThreeDSecureStepper
 
@@ -32,10 +33,12 @@ __all__ = [
     "ResponseView",
     "SubscriptionPanel",
     "ThreeDSecureStepper",
+    "button",
     "follow_ups",
     "guarded",
     "show_connections_as_widgets",
     "show_error",
+    "table_html",
 ]
 
 show_connections_as_widgets()  # in IPython, a Connection displays with its reset button

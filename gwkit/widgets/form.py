@@ -135,7 +135,7 @@ class RequestForm(widgets.VBox):
         self.status = widgets.HTML()
         self.send_button = button(
             description=f"Send {self.request_type.key}",
-            button_style="primary",
+            kind="primary",
             icon="paper-plane",
             disabled=True,
         )

@@ -238,8 +238,8 @@ def test_an_invalid_request_is_reported_naming_the_field_and_the_rule_and_forwar
         ("pan", "must pass the Luhn check"),
     ]
     assert lines[:2] == [
-        "#1 AUTH problem: baseamount: Numeric: digits 0-9 only (got '10.50')",
-        "#1 AUTH problem: pan: must pass the Luhn check (got '411111######1112')",
+        "#1 AUTH problem: baseamount: Numeric: digits 0-9 only (sent 10.50)",
+        "#1 AUTH problem: pan: must pass the Luhn check (sent 411111######1112)",
     ]
     assert lines[2].endswith("[2 problems]")
 

@@ -48,10 +48,10 @@ def card_data_in(pairs: list[tuple[str, str]], body: str) -> list[str]:
     number anywhere in the text."""
     if not pairs:
         pairs = _json_leaves(body)
-    found = [f"field {name!r}" for name, _ in pairs if name.lower() in CARD_FIELD_NAMES]
+    found = [f"field {name}" for name, _ in pairs if name.lower() in CARD_FIELD_NAMES]
     for name, value in pairs:
         if any(luhn_ok(run) for run in PAN_PATTERN.findall(value)):
-            found.append(f"a card number in {name!r}")
+            found.append(f"a card number in {name}")
     if not found and any(luhn_ok(run) for run in PAN_PATTERN.findall(body)):
         found.append("a card number in the body")
     return found
