@@ -8,7 +8,7 @@ SYNC_STAMP := .venv/.gwkit-synced
 # JupyterLab refuses to run as root unless told to (containers and CI machines run as root).
 LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test sandbox team-sandbox pg-up bench env bytecode clean strip-notebooks
+.PHONY: lab test sandbox team-sandbox pg-up bench env bytecode clean strip-notebooks docs
 
 lab: bytecode
 	$(UV) run --no-sync jupyter lab --notebook-dir=notebooks $(LAB_ROOT_FLAG)
@@ -54,6 +54,11 @@ $(CURDIR)/.tools/bin/uv:
 
 strip-notebooks:
 	$(UV) run --no-sync python -m gwkit.devtools.strip_notebooks notebooks/*.ipynb
+
+# A static site of docs/ and the executed notebooks (widgets as they were left) in site/: host it, or
+# open site/index.html. Every notebook runs on a fresh sandbox first (about a minute).
+docs: bytecode
+	$(UV) run --no-sync python -m gwkit.devtools.build_docs site
 
 clean:
 	rm -rf .venv .tools .pytest_cache

@@ -22,6 +22,7 @@ from .errors import (
 from .exchange import Exchange
 from .interface import mask_data, mask_pan, validate_request
 from .journal import Journal
+from .notifications import Notification, NotificationListener, NotificationMismatch
 from .response import Record, Response
 from .shop import DemoShop
 from .subscription import Subscription, SubscriptionError
@@ -43,6 +44,9 @@ __all__ = [
     "GwkitError",
     "HTTPStatusError",
     "Journal",
+    "Notification",
+    "NotificationListener",
+    "NotificationMismatch",
     "Record",
     "RequestTimeoutError",
     "Response",

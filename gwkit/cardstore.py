@@ -56,7 +56,9 @@ def stored_cards(client: GatewayClient, sitereference: str | None = None) -> lis
     records = answer.query_records
     _check_complete(answer, "stored cards")
     uses = usage_counts(client, [r["transactionreference"] for r in records], sitereference)
-    return [_row(record, uses.get(record["transactionreference"], 0)) for record in records]
+    # Records name no site (as the real gateway's): the site is the one the query was for.
+    site = sitereference or getattr(client, "sitereference", None)
+    return [_row(record, uses.get(record["transactionreference"], 0), site) for record in records]
 
 
 def usage_counts(
@@ -132,7 +134,7 @@ def subscribe_with(client: GatewayClient, reference: str, *, today: date | None 
 # helpers ---------------------------------------------------------------------------------------
 
 
-def _row(record: Any, uses: int) -> dict[str, Any]:
+def _row(record: Any, uses: int, site: str | None) -> dict[str, Any]:
     names = [
         record.get(k)
         for k in (
@@ -146,6 +148,7 @@ def _row(record: Any, uses: int) -> dict[str, Any]:
     row = {name: record.get(name) for name in COLUMNS}
     row["billingname"] = " ".join(n for n in names if n) or None
     row["uses"] = uses
+    row["sitereference"] = record.get("sitereference") or site
     return row
 
 

@@ -68,6 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="TOML file of web services users and their site references",
     )
+    sandbox.add_argument(
+        "--notify-host",
+        action="append",
+        default=None,
+        metavar="HOST",
+        help="a host or network (127.0.0.1, 10.0.0.0/8, hooks.example.test) URL notifications may go to; "
+        "repeat for more (default: none, so no rule can be added; docs/notifications.md)",
+    )
     limits = sandbox.add_argument_group("limits (see docs/sandbox.md)")
     limits.add_argument(
         "--max-connections",
@@ -268,7 +276,7 @@ def run_sandbox(args: argparse.Namespace) -> int:
         return 1
     _log_to_stderr()  # from here: opening runs the days a stopped clock move left undone, and says so
     try:
-        sandbox = sb.Sandbox(db, accounts=accounts)
+        sandbox = sb.Sandbox(db, accounts=accounts, notification_hosts=args.notify_host or ())
     except (OSError, sqlite3.Error, sb.gateway.store.StoreError) as exc:
         sock.close()
         print(f"gwkit sandbox: cannot open the database {sb.gateway.store.shown(db)}: {exc}", file=sys.stderr)
@@ -341,6 +349,8 @@ def _worker_command(args: argparse.Namespace, sock: socket.socket) -> list[str]:
     ):
         if value is not None:
             command += [flag, str(value)]
+    for host in args.notify_host or ():
+        command += ["--notify-host", host]
     return command
 
 

@@ -209,10 +209,15 @@ class Connection(Client):
             f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
             for k, v in rows
         )
+        where = t.sitereference + (
+            f", clock {self.sandbox.now():%Y-%m-%d}" if self.sandbox is not None else ""
+        )
+        # a small badge; the details one click away
         return (
-            f"<div class='gwkit-connection'><span style='background:{colour};color:white;"
-            f"padding:2px 8px;border-radius:4px;font-weight:bold'>{badge}</span>"
-            f"<table style='margin-top:4px'>{cells}</table></div>"
+            f"<details class='gwkit-connection'><summary style='cursor:pointer'><span style='background:{colour};"
+            f"color:white;padding:2px 8px;border-radius:4px;font-weight:bold'>{badge}</span> "
+            f"<span style='color:#555'>{html.escape(where)} (details)</span></summary>"
+            f"<table style='margin-top:4px'>{cells}</table></details>"
         )
 
 

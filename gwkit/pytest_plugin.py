@@ -11,6 +11,13 @@ names it explicitly. Fixtures:
   `setup(sandbox)` that fills the state every test starts from (run once per sandbox).
 - `gwkit_client`: a `gwkit.Client` talking to it through an in-process transport, with the
   sandbox's default credentials and site reference.
+- `gwkit_notifications`: a URL notification listener on a loopback port (`gwkit.NotificationListener`,
+  password `gwkit_notification_password`) and an online rule of `gwkit_sandbox`'s site that
+  notifies it, so a notification has arrived when the payment's answer has:
+
+      def test_my_payment_is_notified(gwkit_client, gwkit_notifications):
+          record = gwkit_client.auth(...).record
+          gwkit_notifications.assert_notified_once(record["transactionreference"])  # once, signed
 
 The marker `@pytest.mark.gwkit_faults(kind="gateway_error", code=60010, made=True)` adds a fault
 (any kind of `docs/sandbox.md`, with its parameters and selector) before the test; stack several
@@ -28,6 +35,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from .client import Client
+from .notifications import NotificationListener
 
 try:
     from .sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport
@@ -137,3 +145,25 @@ def gwkit_client(gwkit_sandbox: "Sandbox") -> Iterator[Client]:
         transport=SandboxTransport(gwkit_sandbox),
     ) as client:
         yield client
+
+
+@pytest.fixture
+def gwkit_notification_password() -> str:
+    """The notification password of `gwkit_notifications`' rule (override to choose another)."""
+    return "gwkit-notification-password"
+
+
+@pytest.fixture
+def gwkit_notifications(
+    gwkit_sandbox: "Sandbox", gwkit_notification_password: str
+) -> Iterator[NotificationListener]:
+    """A listener, and an online rule on the sandbox's first site that notifies it (all fields by
+    default, signed with `gwkit_notification_password`); the rule is removed after the test."""
+    with NotificationListener(password=gwkit_notification_password) as listener:
+        notifier = gwkit_sandbox.gateway.notifier
+        site = gwkit_sandbox.default_account.sitereferences[0]
+        rule = notifier.add_rule(
+            {"url": listener.url, "password": gwkit_notification_password, "flow": "online"}, site
+        )
+        yield listener
+        notifier.delete_rule([site], rule["id"])

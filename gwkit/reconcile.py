@@ -63,9 +63,9 @@ class Reconciliation:
     @property
     def summary(self) -> str:
         what = (
-            f"order {self.orderreference!r}"
+            f"order {self.orderreference}"
             if self.orderreference
-            else f"transaction {self.transactionreference!r}"
+            else f"transaction {self.transactionreference}"
         )
         if not self.payments:
             return f"{what}: {NOT_FOUND}"

@@ -16,8 +16,11 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from .errors import GatewayError, ResponseFormatError
 from .interface.codes import CANCELLED, record_ok
+from .interface.currency import format_money
+from .interface.fields import AMOUNT, FIELDS
 from .interface.masking import REDACTED, SECRET_NAMES, mask_data, mask_text
 from .interface.outcome import in_words
+from .interface.vocabulary import applies, labelled
 
 EXCERPT_LENGTH = 200
 
@@ -277,35 +280,77 @@ def _all_objects(records: list[Any]) -> bool:
     return True
 
 
+# The fields a reader looks for first, in this order; every other field is one click away.
+KEY_FIELDS = (
+    "requesttypedescription",
+    "errorcode",
+    "errordata",
+    "transactionreference",
+    "parenttransactionreference",
+    "baseamount",
+    "maskedpan",
+    "paymenttypedescription",
+    "settlestatus",
+    "settleduedate",
+    "enrolled",
+    "status",
+    "eci",
+    "transactionactive",
+    "authcode",
+    "orderreference",
+)
+
+
 def records_html(records: Sequence[Mapping[str, Any]], fields: Sequence[str] | None = None) -> str:
-    """Records as a person reads them: one line in plain words each, then a masked field table
-    (nested query records summarised by count; gwkit.widgets.ResponseView shows them in full),
-    of every field or of `fields` only."""
+    """Records as a person reads them, a short card each: one line in plain words, then the fields
+    that matter with codes in words (`0 · pending settlement`), every field behind "all fields".
+    With `fields`, just those (in that order). Masked; nested query records summarised by count."""
     lines = "".join(
         f"<div class='gwkit-headline' style='font-weight:bold;color:{'#1b7f3b' if record_ok(r) else '#b00020'}'>"
         f"{html.escape(in_words(r))}</div>"
         for r in records
     )
     masked = [mask_data(dict(r)) for r in records]
-    names = (
-        list(fields)
-        if fields is not None
-        else list(dict.fromkeys(name for r in masked for name in r if name != "records"))
+    present = list(dict.fromkeys(name for r in masked for name in r if name != "records"))
+    if fields is not None:
+        return f"{lines}{field_table(list(fields), masked)}"
+    key = [n for n in KEY_FIELDS if any(applies(n, r) for r in masked)]
+    return (
+        f"{lines}{field_table(key, masked, only_applying=True)}"
+        f"<details class='gwkit-all-fields'><summary>all {len(present)} fields</summary>"
+        f"{field_table(present, masked)}</details>"
     )
+
+
+def field_table(
+    names: Sequence[str], records: Sequence[Mapping[str, Any]], *, only_applying: bool = False
+) -> str:
+    """A table of fields (rows) by records (columns), each value as `value_text` writes it."""
     rows = "".join(
-        f"<tr><th style='text-align:left;padding-right:1em'><code>{html.escape(name)}</code></th>"
+        f"<tr><th style='text-align:left;padding-right:1em;font-weight:normal'><code>{html.escape(name)}</code></th>"
         + "".join(
-            f"<td style='text-align:left;padding-right:1em'>{_cell_text(r.get(name))}</td>" for r in masked
+            "<td style='text-align:left;padding-right:1em'>"
+            f"{html.escape(value_text(name, r)) if not only_applying or applies(name, r) else ''}</td>"
+            for r in records
         )
         + "</tr>"
         for name in names
     )
-    return f"{lines}<table class='gwkit-record-table' style='border-collapse:collapse'>{rows}</table>"
+    return f"<table class='gwkit-record-table' style='border-collapse:collapse'>{rows}</table>"
 
 
-def _cell_text(value: Any) -> str:
+def value_text(name: str, record: Mapping[str, Any]) -> str:
+    """One field of a record for a person: a code with its words, an amount with its currency
+    sign in major units (base units beside), a list as `a, b`, a count of nested records."""
+    value = record.get(name)
     if value is None:
         return ""
-    if isinstance(value, (list, dict)):
-        return f"<code>{html.escape(json.dumps(value))}</code>"
-    return html.escape(str(value))
+    if name == "records" and isinstance(value, list):
+        return f"{len(value)} record(s)"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    if FIELDS.get(name) is not None and FIELDS[name].report == AMOUNT and str(value).isdigit():
+        return f"{format_money(value, record.get('currencyiso3a'))} · {value} in base units"
+    return labelled(name, value, record)

@@ -48,6 +48,7 @@ CORE = {
     "gwkit.shop",
     "gwkit.types",
     "gwkit.config",
+    "gwkit.notifications",
 }
 ALLOWED = {
     "interface": {"interface"},

@@ -224,11 +224,3 @@ SETTLE_STATUSES: dict[str, str] = {
     "10": "pending (alternative payment)",
     "100": "settled",
 }
-
-
-def settle_status_label(value: object) -> str:
-    """`100 settled`, `3 cancelled`; `unknown` for a missing value."""
-    if value is None or value != value:  # None or NaN
-        return "unknown"
-    text = str(value)
-    return f"{text} {SETTLE_STATUSES.get(text, '(not documented)')}"

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from .codes import explain, record_ok
 from .currency import format_money
+from .vocabulary import Cause, cause_of
 
 _ENROLMENT = {
     "Y": "the card is enrolled in 3-D Secure: send the customer to the issuer's ACS, then the AUTH.",
@@ -23,10 +24,11 @@ _ENROLMENT = {
 }
 
 
-def in_words(record: Mapping[str, Any]) -> str:
-    """What a record says, as one sentence a person acts on."""
+def in_words(record: Mapping[str, Any], cause: Cause | None = None) -> str:
+    """What a record says, as one sentence a person acts on. A failure's words and action come
+    from its `cause` when one is known (`vocabulary.cause_of`), else from the error-code table."""
     if not record_ok(record):
-        return _failure(record)
+        return _failure(record, cause or cause_of(record))
     kind = str(record.get("requesttypedescription") or "request")
     reference = record.get("transactionreference")
     ref = f" (transaction {reference})" if reference else ""
@@ -58,7 +60,7 @@ def in_words(record: Mapping[str, Any]) -> str:
     return f"{kind} succeeded{ref}."
 
 
-def _failure(record: Mapping[str, Any]) -> str:
+def _failure(record: Mapping[str, Any], cause: Cause | None) -> str:
     code = record.get("errorcode")
     if str(code) == "0":  # errorcode 0 with settlestatus 3
         return (
@@ -69,7 +71,8 @@ def _failure(record: Mapping[str, Any]) -> str:
     named = ""
     if isinstance(fields, list) and fields and str(code) in ("30000", "60018", "60013", "10205"):
         named = f" ({'field' if str(code) == '30000' else 'detail'}: {', '.join(map(str, fields))})"
-    return f"{meaning.message or 'Error'} {code}{named}: {meaning.meaning} What to do: {meaning.action}"
+    words, action = (cause.words, cause.action) if cause else (meaning.meaning, meaning.action)
+    return f"{meaning.message or 'Error'} {code}{named}: {words} What to do: {action}"
 
 
 def _amount(record: Mapping[str, Any]) -> str:

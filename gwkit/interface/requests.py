@@ -22,8 +22,9 @@ class Variant:
     required: tuple[str, ...]
     optional: tuple[str, ...] = ()
     forbidden: Mapping[str, str] = field(default_factory=dict)  # field -> why
-    # Forbidden fields the real service accepts and ignores: the client refuses them (strict
-    # validation), the sandbox does as the real service (validation with strict=False).
+    # Rules of the interface the real service does not enforce, by field: a forbidden field it accepts
+    # and ignores, or a required field it answers without. The client keeps the rule (strict
+    # validation); the sandbox does as the real service (validation with strict=False).
     not_enforced: frozenset[str] = frozenset()
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # per-type allowed values
     # The variant applies when any of these fields is present; () marks the fallback variant.
@@ -165,6 +166,8 @@ _SUBSCRIPTION_REQUIRED = (
     + ("credentialsonfile",)
 )
 _SUBSCRIPTION_CHOICES = {"accounttypedescription": ("ECOM", "MOTO")}
+# Captured answers: ACCOUNTCHECK+AUTH+SUBSCRIPTION without an orderreference is answered 0 on all three.
+_SUBSCRIPTION_NOT_ENFORCED = frozenset({"orderreference"})
 _SUBSCRIPTION_OPTIONAL = ("transactionactive",) + COMMON + BILLING
 
 AUTH_SUBSCRIPTION = RequestType(
@@ -184,6 +187,7 @@ AUTH_SUBSCRIPTION = RequestType(
             },
             choices=_SUBSCRIPTION_CHOICES,
             selected_by=_THREEDS_SELECTOR,
+            not_enforced=_SUBSCRIPTION_NOT_ENFORCED,
         ),
         Variant(
             "parent",
@@ -199,6 +203,7 @@ AUTH_SUBSCRIPTION = RequestType(
             },
             choices=_SUBSCRIPTION_CHOICES,
             selected_by=_PARENT_SELECTOR,
+            not_enforced=_SUBSCRIPTION_NOT_ENFORCED,
         ),
         Variant(
             "card",
@@ -211,6 +216,7 @@ AUTH_SUBSCRIPTION = RequestType(
                 "cachetoken": "not accepted for subscriptions",
             },
             choices=_SUBSCRIPTION_CHOICES,
+            not_enforced=_SUBSCRIPTION_NOT_ENFORCED,
         ),
     ),
 )
@@ -432,6 +438,7 @@ CHAINS = frozenset(
     {
         ("THREEDQUERY", "AUTH"),
         ("ACCOUNTCHECK", "AUTH"),
+        ("ACCOUNTCHECK", "THREEDQUERY"),
         ("ACCOUNTCHECK", "SUBSCRIPTION"),
         ("AUTH", "SUBSCRIPTION"),
     }

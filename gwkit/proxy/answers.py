@@ -61,8 +61,8 @@ def refused(sent: Any, problems: list[Problem], reference: str | None) -> Answer
         listed = types if isinstance(types, list) else [types]
         if not types or not all(isinstance(t, str) and t in SINGLE_TYPES for t in listed):
             records.append(error_record("ERROR", Fault(60018, [str(t)[:40] for t in listed[:5]])))
-        elif found := validate_request(obj):
-            records += [error_record(str(t), Fault(30000, errordata(found))) for t in listed]
+        elif found := validate_request(obj):  # one ERROR record per refused object, as the gateway answers
+            records.append(error_record("ERROR", Fault(30000, errordata(found))))
     return Answer(200, dict(JSON_TYPE), as_json(envelope(records, reference)))
 
 

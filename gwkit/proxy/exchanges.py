@@ -87,5 +87,5 @@ class ProxyExchange:
 
 
 def problem_line(number: int, request_types: tuple[str, ...], problem: Problem) -> str:
-    """A validation problem as it is met: `#3 AUTH problem: pan: must pass the Luhn check (got ...)`."""
+    """A validation problem as it is met: `#3 AUTH problem: pan: must pass the Luhn check (sent ...)`."""
     return f"#{number} {' ; '.join(request_types) or '?'} problem: {problem}"

@@ -222,8 +222,8 @@ def _map_object(request: dict[str, Any], site: str) -> dict[str, Any]:
 
 
 def _answer_sites(answer: Any, sandbox_site: str, site: str) -> Any:
-    """The sandbox's answer with its site reference the application's, at any depth (the records
-    of a TRANSACTIONQUERY answer have theirs)."""
+    """The sandbox's answer with its site reference the application's, at any depth. Records name
+    no site (as the real gateway's); a value that names the sandbox's site elsewhere is mapped too."""
     if isinstance(answer, dict):
         return {
             key: site

@@ -8,9 +8,10 @@ gwkit.report.subscription_finance(*gwkit.report.subscriptions.subscription_portf
 gwkit.report.export(frame, "exports", "transactions")
 """
 
-from .charts import amounts_by_day, amounts_by_day_table, decline_reasons, decline_reasons_table
-from ..interface.codes import ERROR_CODES, SETTLE_STATUSES, ErrorCode, explain, settle_status_label
+from ..interface.codes import ERROR_CODES, SETTLE_STATUSES, ErrorCode, explain
 from ..interface.currency import exponent, to_major
+from ..interface.vocabulary import VALUE_WORDS, labelled, settle_status_label, words_for
+from .charts import amounts_by_day, amounts_by_day_table, decline_reasons, decline_reasons_table
 from .export import export, to_csv, to_parquet
 from .finance import declines_by_code, plot_declines_by_code, plot_reconciliation, settlement_reconciliation
 from .frames import ReportError, records_frame, report_kind
@@ -20,6 +21,7 @@ from .sources import journal_frame, journal_records_frame, query_frame
 __all__ = [
     "ERROR_CODES",
     "SETTLE_STATUSES",
+    "VALUE_WORDS",
     "ErrorCode",
     "ReportError",
     "amounts_by_day",
@@ -28,11 +30,12 @@ __all__ = [
     "decline_reasons_table",
     "declines_by_code",
     "explain",
-    "export",
     "exponent",
+    "export",
     "for_people",
     "journal_frame",
     "journal_records_frame",
+    "labelled",
     "plot_declines_by_code",
     "plot_reconciliation",
     "plot_subscription_finance",
@@ -47,7 +50,10 @@ __all__ = [
     "to_csv",
     "to_major",
     "to_parquet",
+    "words_for",
 ]
-from . import subscriptions  # noqa: E402,F401  (subscriptions and their payments: gwkit.report.subscriptions)
-from .subscriptions import plot_subscription_finance, subscription_finance  # noqa: E402
-from . import cardstore  # noqa: E402,F401  (stored cards: gwkit.report.cardstore)
+from . import (
+    cardstore,  # noqa: F401  (stored cards: gwkit.report.cardstore)
+    subscriptions,  # noqa: F401  (subscriptions and their payments: gwkit.report.subscriptions)
+)
+from .subscriptions import plot_subscription_finance, subscription_finance

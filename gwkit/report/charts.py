@@ -3,7 +3,7 @@
 Each chart has a table function beside it that returns the numbers behind it, so a chart can be
 checked or exported.
 
-    amounts_by_day(frame)        stacked bars: amount per day, split by settle status
+    amounts_by_day(frame)        stacked bars: money per day, split by settle status (cancelled left out)
     decline_reasons(frame)       horizontal bars: failed transactions per error code and meaning
 """
 
@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..interface.codes import explain, settle_status_label
+from ..interface.codes import CANCELLED, explain
+from ..interface.vocabulary import settle_status_label
 
 DAY_COLUMN = "transactionstartedtimestamp"
 # Settled money green, pending blue, cancelled red, the rest grey: the colours a reader expects.
@@ -43,12 +44,13 @@ def labelled(
     ylabel: str,
     *,
     legend: str | None = None,
-    legend_outside: bool = False,
+    legend_outside: bool = True,
     integer_axis: str | None = None,
 ) -> Any:
     """Title, axis labels (with units), the legend's title and a tight layout: every chart's finish.
 
-    `integer_axis` ("x" or "y") keeps that axis to whole numbers, for counts."""
+    `integer_axis` ("x" or "y") keeps that axis to whole numbers, for counts. The legend sits
+    outside the plot, on its right, so that it never covers the data."""
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -85,8 +87,11 @@ def _payments(frame: pd.DataFrame, currency: str | None) -> tuple[pd.DataFrame, 
 
 
 def amounts_by_day_table(frame: pd.DataFrame, *, currency: str | None = None) -> pd.DataFrame:
-    """Sum of amounts (major units) per day (rows) and settle status (columns), one currency."""
+    """Sum of amounts (major units) per day (rows) and settle status (columns), one currency.
+    Cancelled payments (settlestatus 3: declines, bank errors) moved no money and are left out."""
     rows, currency = _payments(frame, currency)
+    if "settlestatus" in rows.columns:
+        rows = rows[rows["settlestatus"].astype(str) != CANCELLED]
     status = rows["settlestatus"].map(settle_status_label) if "settlestatus" in rows.columns else "unknown"
     table = rows.assign(day=rows[DAY_COLUMN].dt.floor("D"), status=status).pivot_table(
         index="day", columns="status", values="baseamount_major", aggfunc="sum", fill_value=0.0, observed=True
@@ -105,7 +110,7 @@ def amounts_by_day(frame: pd.DataFrame, *, currency: str | None = None, ax: Any 
     ax = table.plot.bar(stacked=True, ax=_axes(ax, (8, 4)), rot=45, color=colours)
     return labelled(
         ax,
-        f"Amounts by day and settle status ({currency})",
+        f"Money by day and settle status ({currency}; cancelled payments moved none)",
         "Day the transaction started",
         f"Amount ({currency}, major units)",
         legend="Settle status",

@@ -12,8 +12,9 @@ shows them as money. A record counts when it succeeded (`errorcode` 0 and not ca
 
 How a day's columns are made, so that they add up to the records:
 - `authorised`: AUTHs made that day, for their `baseamount`;
-- `settled`: AUTHs settled that day (`settlestatus` 100, on their `settleduedate`, the day the
-  daily settlement run settles them), for what they settle for (`settlebaseamount`, else `baseamount`);
+- `settled`: AUTHs settled that day (`settlestatus` 100, on their `settleduedate`: the gateway makes
+  it the payment's own day and settles at that day's end), for what they settle for
+  (`settlebaseamount`, else `baseamount`);
 - `pending`: of the AUTHs made that day, what is still to settle (`settlestatus` 0, 1, 2 or 10);
 - `released`: of the AUTHs made that day, what was authorised but will never settle because the
   settle amount was lowered (`baseamount` - `settlebaseamount`);

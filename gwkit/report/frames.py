@@ -160,6 +160,9 @@ def _add_major_units(frame: pd.DataFrame) -> pd.DataFrame:
     amounts = [c for c in frame.columns if report_kind(c) == AMOUNT]
     if not amounts:
         return frame
+    if CURRENCY_COLUMN in frame.columns and frame[CURRENCY_COLUMN].nunique() == 1:
+        # one currency: a selection of columns without it still shows money with its sign
+        frame.attrs["currency"] = str(frame[CURRENCY_COLUMN].dropna().iloc[0])
     scale = _scale(frame)
     for name in amounts:
         values = frame[name].to_numpy(dtype="float64", na_value=np.nan)

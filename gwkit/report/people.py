@@ -25,6 +25,7 @@ from IPython.display import HTML, display
 from ..interface.currency import exponent, format_money
 from ..interface.fields import AMOUNT
 from ..interface.masking import mask_data
+from ..interface.vocabulary import WORDED_FIELDS, labelled
 from .frames import CURRENCY_COLUMN, MAJOR_SUFFIX, MONEY_COLUMNS, report_kind
 
 try:  # the [lab] extra brings itables; the plain table below is the fallback
@@ -37,6 +38,7 @@ MONEY_NAME = re.compile(r"(^|_)(amount|revenue|mrr|net|refunded)(_|$)")
 # Whole numbers that name something rather than count it: written without thousands separators.
 CODE_NAME = re.compile(r"(code|status|number|reference|id)$")
 MAX_ROWS = 5000  # rows sent to the browser for one interactive table
+PAGED_FROM = 25  # a table of fewer rows is shown whole: no pages, no page-length menu
 UNBROKEN_WIDTH = 32  # a single word up to this long (a time, a reference, £1,050.00) is kept on one line
 
 
@@ -68,6 +70,8 @@ def _written(
     money: bool = False,
 ) -> pd.Series:
     missing = column.isna()
+    if name in WORDED_FIELDS and name != "transactionactive":  # a code with its words beside it
+        return column.astype(object).map(lambda v: "" if v is None or pd.isna(v) else labelled(name, v))
     named_money = money or MONEY_NAME.search(name)
     if report_kind(name) == AMOUNT or major or (named_money and pd.api.types.is_numeric_dtype(column)):
         # a wire amount (baseamount) is base units even as floats (a missing value makes them float)
@@ -109,8 +113,8 @@ def _text(value: Any) -> str:
 
 
 def _money(value: Any, currency: Any, *, major: bool) -> str:
-    if value is None or pd.isna(value):
-        return ""
+    if value is None or (isinstance(value, str) and not value.strip()) or pd.isna(value):
+        return ""  # missing, or a blank left by fillna("")
     code = currency if isinstance(currency, str) else None
     if major:  # a float in major units: back to base units, then written exactly
         return format_money(round(float(value) * 10 ** exponent(code)), code)
@@ -123,24 +127,90 @@ def _whole(column: pd.Series) -> bool:
 
 
 def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
-    """The frame for people as HTML: an interactive itables table, or a plain one without itables.
-    A meaningful index (named, or other than 0, 1, 2, ...) is shown as the first columns."""
+    """The frame for people as HTML, in the one table style: text left, numbers and money right,
+    a small table (under PAGED_FROM rows) whole, a wide one scrolling sideways instead of cut off.
+    Interactive (itables) when installed, else a plain table. A meaningful index (named, or other
+    than 0, 1, 2, ...) is shown as the first columns."""
     if frame.index.names != [None] or not isinstance(frame.index, pd.RangeIndex):
         frame = frame.reset_index()  # keeps attrs (the currency, the money columns)
     shown = for_people(frame)
+    right = numeric_columns(frame, shown)
     if itables is not None:
         # "display compact" without itables' default "nowrap": long text (what a code means) wraps
         # inside the notebook's width instead of running off its right edge.
-        kept_whole = [{"className": "dt-nowrap", "targets": unbroken_columns(frame, shown)}]
-        return itables.to_html_datatable(
+        left = [p for p in range(shown.shape[1]) if p not in right]
+        column_defs = [
+            {"className": "dt-nowrap", "targets": unbroken_columns(frame, shown)},
+            {"className": "dt-right", "targets": right},
+            {"className": "dt-left", "targets": left},
+        ]
+        small = len(shown) < PAGED_FROM
+        options: dict[str, Any] = {"paging": not small, "scrollX": True}
+        if small:
+            options["layout"] = {"topStart": None, "topEnd": None, "bottomStart": None, "bottomEnd": None}
+        table = itables.to_html_datatable(
             shown.head(MAX_ROWS),
             caption=caption,
             showIndex=False,
-            classes="display compact",
-            columnDefs=kept_whole,
+            classes="display compact gwkit-datatable",
+            columnDefs=column_defs,
+            **options,
         )
+        return DATATABLE_STYLE + table
+    return plain_table_html(shown, right, caption=caption)
+
+
+def numeric_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:
+    """The positions of the columns to align right: numbers and money (codes and references,
+    although digits, are names: they stay left like text)."""
+
+    def numeric(position: int) -> bool:
+        name = shown.columns[position]
+        source = frame.get(name)
+        if not isinstance(source, pd.Series) or CODE_NAME.search(str(name)) or name in WORDED_FIELDS:
+            return False
+        if report_kind(str(name)) == AMOUNT or name in frame.attrs.get(MONEY_COLUMNS, ()):
+            return True  # money, even as wire strings ("1050")
+        return bool(pd.api.types.is_numeric_dtype(source) and not pd.api.types.is_bool_dtype(source))
+
+    return [position for position in range(shown.shape[1]) if numeric(position)]
+
+
+def plain_table_html(shown: pd.DataFrame, right: list[int], *, caption: str | None = None) -> str:
+    """A frame already written for people as a plain HTML table in the one style (STYLESHEET):
+    text left, the `right` columns right, scrolling sideways when wider than the page."""
     head = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return shown.to_html(index=False, classes="gwkit-table", border=0).replace("<thead>", f"{head}<thead>", 1)
+
+    def cell(tag: str, position: int, text: Any) -> str:
+        align = " class='gwkit-num'" if position in right else ""
+        return f"<{tag}{align}>{html.escape(str(text))}</{tag}>"
+
+    header = "".join(cell("th", p, name) for p, name in enumerate(shown.columns))
+    rows = "".join(
+        "<tr>" + "".join(cell("td", p, value) for p, value in enumerate(row)) + "</tr>"
+        for row in shown.itertuples(index=False)
+    )
+    return (
+        f"{STYLESHEET}<div class='gwkit-scroll'><table class='gwkit-table'>{head}"
+        f"<thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
+# JupyterLab right-aligns every table cell (.jp-RenderedHTMLCommon td, th): the one style wins here,
+# headers included, so a column's title sits over its values.
+DATATABLE_STYLE = """<style>
+table.gwkit-datatable th.dt-left, table.gwkit-datatable td.dt-left { text-align: left !important; }
+table.gwkit-datatable th.dt-right, table.gwkit-datatable td.dt-right { text-align: right !important; }
+</style>"""
+
+STYLESHEET = """<style>
+.gwkit-scroll { max-width: 100%; overflow-x: auto; }
+.gwkit-table { border-collapse: collapse; margin: 4px 0 8px; font-size: 92%; }
+.gwkit-table th { text-align: left !important; background: #eef1f5; border-bottom: 2px solid #c5ccd6; padding: 4px 12px; }
+.gwkit-table td { text-align: left !important; border-bottom: 1px solid #e3e7ed; padding: 4px 12px; white-space: nowrap; }
+.gwkit-table .gwkit-num { text-align: right !important; font-variant-numeric: tabular-nums; }
+.gwkit-table tr:nth-child(even) td { background: #f8f9fb; }
+</style>"""
 
 
 def unbroken_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:

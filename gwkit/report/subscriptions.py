@@ -431,7 +431,7 @@ def plot_subscription_finance(
     failures.set_ylabel("Failed payments (count)")
     failures.set_ylim(bottom=0)
     failures.yaxis.get_major_locator().set_params(integer=True)
-    failures.legend(loc="upper right")
+    failures.legend(loc="upper left", bbox_to_anchor=(1.01, 1))  # beside the plot, never over the data
     return labelled(
         ax,
         f"Recurring revenue, refunds and failed payments by month ({currency})",

@@ -13,8 +13,10 @@ from .faults_panel import FaultsPanel
 from .form import RequestForm
 from .guard import guarded, show_error
 from .inputs import FieldInput
+from .notification_panel import NotificationPanel
 from .progress import ProgressBar
 from .response_view import ResponseView
+from .style import button, table_html
 from .subscription_panel import SubscriptionPanel
 from .threeds_stepper import ThreeDSecureStepper
 
@@ -24,16 +26,19 @@ __all__ = [
     "ConnectionView",
     "FaultsPanel",
     "FieldInput",
+    "NotificationPanel",
     "ProgressBar",
     "RequestExplorer",
     "RequestForm",
     "ResponseView",
     "SubscriptionPanel",
     "ThreeDSecureStepper",
+    "button",
     "follow_ups",
     "guarded",
     "show_connections_as_widgets",
     "show_error",
+    "table_html",
 ]
 
 show_connections_as_widgets()  # in IPython, a Connection displays with its reset button

@@ -76,9 +76,11 @@ class CardStorePanel(widgets.VBox):
         self.refresh_button = self._button("Refresh", "refresh", self.refresh, "listing the stored cards")
         self.enable_button = self._button("Enable", "check", lambda: self._update(True), "enabling the card")
         self.disable_button = self._button(
-            "Disable", "ban", lambda: self._update(False), "disabling the card"
+            "Disable", "ban", lambda: self._update(False), "disabling the card", kind="danger"
         )
-        self.pay_button = self._button("Pay with it (AUTH)", "credit-card", self.pay, "paying with the card")
+        self.pay_button = self._button(
+            "Pay with it (AUTH)", "credit-card", self.pay, "paying with the card", kind="primary"
+        )
         self.subscribe_button = self._button(
             "Start a subscription", "calendar", self.subscribe, "starting a subscription"
         )
@@ -97,8 +99,10 @@ class CardStorePanel(widgets.VBox):
         self.add_class("gwkit-cardstore-panel")
         self.refresh()
 
-    def _button(self, text: str, icon: str, action: Any, context: str) -> widgets.Button:
-        made = button(description=text, icon=icon)
+    def _button(
+        self, text: str, icon: str, action: Any, context: str, kind: str = "secondary"
+    ) -> widgets.Button:
+        made = button(description=text, kind=kind, icon=icon)
         made.on_click(guarded(lambda _button: action(), self.status, context=context))
         return made
 

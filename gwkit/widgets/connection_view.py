@@ -15,6 +15,7 @@ import ipywidgets as widgets
 from IPython import get_ipython
 from IPython.display import display
 
+from .style import button
 from .guard import guarded
 
 # The connection's class, by name: widgets sit below the composition root that defines it.
@@ -30,10 +31,10 @@ class ConnectionView(widgets.VBox):
         self.connection = connection
         self.table = widgets.HTML(connection._repr_html_())
         self.status = widgets.HTML()
-        self.reset_button = widgets.Button(
-            description="Reset this notebook's sandbox" if connection.notebook else "Reset the sandbox",
+        self.reset_button = button(
+            "Reset this notebook's sandbox" if connection.notebook else "Reset the sandbox",
+            kind="danger",
             icon="trash",
-            layout=widgets.Layout(width="auto"),
             tooltip="Delete every transaction, card, subscription and token of this sandbox (the clock stays)",
         )
         self.reset_button.on_click(guarded(self.reset, self.status, context="resetting the sandbox"))

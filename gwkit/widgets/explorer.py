@@ -13,13 +13,19 @@ from datetime import timezone
 from typing import Any
 
 import ipywidgets as widgets
+import pandas as pd
 
 from ..interface import REQUEST_TYPES
 from ..interface.codes import record_ok
+from ..interface.vocabulary import labelled
 from ..types import GatewayClient
 from .form import RequestForm, default_variant, form_opener
 from .guard import guarded
 from .response_view import ResponseView
+from .style import table_html
+
+RESPONSE_PLACEHOLDER = "<i class='gwkit-placeholder'>Send a request: its answer appears here.</i>"
+HISTORY_SHOWN = 20  # the newest exchanges in the history table
 
 
 def exchange_label(number: int, exchange: Any) -> str:
@@ -37,9 +43,32 @@ def exchange_label(number: int, exchange: Any) -> str:
     return f"#{number} {when} {types} {mark}: " + " ".join(str(p) for p in parts if p)
 
 
+def history_frame(exchanges: list[Any]) -> pd.DataFrame:
+    """The exchanges of a session as a table, newest first: number, time, request, outcome."""
+    rows = []
+    for number, exchange in reversed(list(enumerate(exchanges, start=1))):
+        started = getattr(exchange, "started_at", None)
+        records = (getattr(exchange, "response", None) or {}).get("response") or []
+        first = records[0] if records and isinstance(records[0], dict) else {}
+        error = getattr(exchange, "error", None)
+        rows.append(
+            {
+                "#": str(number),
+                "time (UTC)": f"{started.astimezone(timezone.utc):%H:%M:%S}" if started is not None else "",
+                "request": " ".join(getattr(exchange, "request_types", ()) or ()) or "?",
+                "answer": f"no answer: {error[:60]}"
+                if error
+                else labelled("errorcode", first.get("errorcode")),
+                "transactionreference": str(first.get("transactionreference") or ""),
+            }
+        )
+    return pd.DataFrame(rows, columns=["#", "time (UTC)", "request", "answer", "transactionreference"])
+
+
 class RequestExplorer(widgets.VBox):
     """`type_picker`, `variant_picker`, `form` (the current RequestForm), `response_box`,
-    `history` (a Select; its value is the index of an exchange in `exchanges`)."""
+    `history_table` (the session's exchanges as a table), `history` (a Dropdown choosing one to
+    show again; its value is the index of an exchange in `exchanges`)."""
 
     def __init__(self, client: GatewayClient, *, request_type: str = "AUTH", variant: str | None = None):
         super().__init__()
@@ -53,8 +82,15 @@ class RequestExplorer(widgets.VBox):
         )
         self.variant_picker = widgets.Dropdown(description="Variant", layout=widgets.Layout(width="34em"))
         self.form_box = widgets.VBox()
-        self.response_box = widgets.VBox()
-        self.history = widgets.Select(options=[], value=None, rows=8, layout=widgets.Layout(width="100%"))
+        self.response_box = widgets.VBox([widgets.HTML(RESPONSE_PLACEHOLDER)])
+        self.history_table = widgets.HTML()
+        self.history = widgets.Dropdown(
+            options=[],
+            value=None,
+            description="Show again",
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="auto", max_width="100%"),
+        )
         self.exchanges: list[Any] = list(getattr(client, "exchanges", ()) or ())
         self.form: RequestForm | None = None
         self._switching = False
@@ -80,6 +116,7 @@ class RequestExplorer(widgets.VBox):
             widgets.HTML("<h4 style='margin:8px 0 2px'>Response</h4>"),
             self.response_box,
             widgets.HTML("<h4 style='margin:8px 0 2px'>History of this session</h4>"),
+            self.history_table,
             self.history,
         ]
         self.add_class("gwkit-explorer")
@@ -106,7 +143,7 @@ class RequestExplorer(widgets.VBox):
         self.form.on_response(self._show_response)
         self.form_box.children = [self.form]
         # a new request starts clean: the last answer and error belonged to the previous form
-        self.response_box.children = []
+        self.response_box.children = [widgets.HTML(RESPONSE_PLACEHOLDER)]
         self.errors.value = ""
 
     def _type_changed(self, change: dict[str, Any]) -> None:
@@ -132,6 +169,8 @@ class RequestExplorer(widgets.VBox):
             (exchange_label(i + 1, e), i) for i, e in reversed(list(enumerate(self.exchanges)))
         ]
         self.history.value = selected if selected is not None and selected < len(self.exchanges) else None
+        shown = history_frame(self.exchanges).head(HISTORY_SHOWN)
+        self.history_table.value = table_html(shown, "No exchange yet: send a request.")
 
     def _history_selected(self, change: dict[str, Any]) -> None:
         index = change["new"]

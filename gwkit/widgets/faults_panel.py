@@ -123,8 +123,8 @@ class FaultsPanel(widgets.VBox):
             layout=widgets.Layout(width="26em"),
         )
         self.params = widgets.VBox()
-        self.inject_button = button(description="Inject", icon="bolt", button_style="warning")
-        self.clear_button = button(description="Clear all", icon="trash")
+        self.inject_button = button(description="Inject", kind="primary", icon="bolt")
+        self.clear_button = button(description="Clear all", kind="danger", icon="trash")
         self.refresh_button = button(description="Refresh", icon="refresh")
         self.active_table = widgets.HTML()
         self.log_table = widgets.HTML()

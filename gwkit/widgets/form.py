@@ -48,7 +48,7 @@ from .style import button
 
 FILTER, UPDATES = "filter", "updates"
 DEFAULT_CURRENCY = "GBP"
-TEST_PAN = "4111111111111111"  # Visa, authorised by the test acquirer
+TEST_PAN = "4111111111111111"  # Visa, authorised by the test acquirer (enrolled in 3-D Secure: Y)
 
 # Sensible starting values, as data. Each is a string or a function of today's date (the sandbox's
 # clock when there is one). Required fields always get theirs; optional ones only if listed below.
@@ -135,7 +135,7 @@ class RequestForm(widgets.VBox):
         self.status = widgets.HTML()
         self.send_button = button(
             description=f"Send {self.request_type.key}",
-            button_style="primary",
+            kind="primary",
             icon="paper-plane",
             disabled=True,
         )

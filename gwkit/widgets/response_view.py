@@ -15,40 +15,22 @@ import json
 from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as widgets
+import pandas as pd
 
 from ..errors import GwkitError
-from ..interface.codes import explain, record_ok
-from ..interface.currency import format_money
+from ..interface.codes import record_ok
 from ..interface import FIELDS
-from ..interface.fields import AMOUNT
 from ..interface.masking import mask_data
 from ..interface.outcome import in_words
+from ..interface.vocabulary import Cause, applies, cause_of, labelled
+from ..response import KEY_FIELDS, value_text
 from ..types import GatewayClient
 from .actions import QUERY, Action, follow_ups
 from .guard import error_html, guarded
+from .style import table_html
 
-# Fields shown first, in this order; the others follow as the gateway sent them.
-FIRST_FIELDS = (
-    "requesttypedescription",
-    "errorcode",
-    "errormessage",
-    "errordata",
-    "transactionreference",
-    "parenttransactionreference",
-    "settlestatus",
-    "baseamount",
-    "currencyiso3a",
-    "maskedpan",
-    "paymenttypedescription",
-    "authcode",
-    "acquirerresponsecode",
-    "enrolled",
-    "status",
-    "transactionactive",
-    "transactionstartedtimestamp",
-    "settleduedate",
-    "orderreference",
-)
+# Fields shown first, in this order (those that apply to the record); every field is one click away.
+FIRST_FIELDS = KEY_FIELDS
 QUERY_COLUMNS = (
     "transactionreference",
     "requesttypedescription",
@@ -132,36 +114,30 @@ class ResponseView(widgets.VBox):
         lines = []
         for record in self.records:
             ok = record_ok(record)
-            words = in_words(record) + self._parent_hint(record)
+            words = in_words(record, self.cause(record))
             lines.append(
                 f"<div class='gwkit-headline {'gwkit-ok' if ok else 'gwkit-error'}' style='font-size:110%;"
                 f"color:{OK_COLOUR if ok else ERROR_COLOUR}'>{html.escape(words)}</div>"
             )
         return "".join(lines)
 
-    def _parent_hint(self, record: Mapping[str, Any]) -> str:
-        """Why a parent was refused, when the gateway can tell: a stored card that is disabled."""
+    def cause(self, record: Mapping[str, Any]) -> Cause | None:
+        """The specific cause of a failure, looking up a refused parent when a client is at hand
+        (a disabled stored card, or no such transaction)."""
         if str(record.get("errorcode")) != "30000" or record.get("errordata") != [
             "parenttransactionreference"
         ]:
-            return ""
+            return cause_of(record)
         sent = ((self.request or {}).get("request") or [{}])[0]
         parent = sent.get("parenttransactionreference") if isinstance(sent, Mapping) else None
         if self.client is None or not isinstance(parent, str):
-            return ""
+            return cause_of(record)
         try:
             found = self.client.transaction_query(transactionreference=parent).record.get("records") or []
         except GwkitError:
-            return ""
+            return cause_of(record)
         stored = next((r for r in found if r.get("requesttypedescription") == "STORE"), None)
-        if stored is not None and stored.get("transactionactive") == "0":
-            return (
-                f" The stored card {parent} ({stored.get('maskedpan', 'card')}) is disabled (transactionactive "
-                "0): enable it with a TRANSACTIONUPDATE setting transactionactive to 1, or pay with another card."
-            )
-        if not found:
-            return f" No transaction {parent} exists on this site."
-        return ""
+        return cause_of(record, parent=stored, parent_found=bool(found), parent_reference=parent)
 
     def _summary_html(self, title: str | None, error: str | None, elapsed: float | None) -> str:
         head = f"<b>{html.escape(title)}</b> " if title else ""
@@ -186,23 +162,22 @@ class ResponseView(widgets.VBox):
         if not self.records:
             return ""
         names = _ordered_fields(self.records)
-        main = [n for n in names if n in FIRST_FIELDS]
-        more = [n for n in names if n not in FIRST_FIELDS]
+        main = [n for n in names if n in FIRST_FIELDS and any(applies(n, r) for r in self.records)]
         parts = [
             "<table class='gwkit-records' style='border-collapse:collapse'>",
             "<tr><th style='text-align:left'>Field</th>",
         ]
         parts += [_status_cell(r) for r in self.records]
         parts.append("</tr>")
-        parts += [_field_row(name, self.records) for name in main]
+        parts += [_field_row(name, self.records, only_applying=True) for name in main]
         parts.append("</table>")
-        if more:  # the other fields, one click away, so the essentials stay readable
-            parts.append(
-                f"<details class='gwkit-more-fields'><summary>{len(more)} more field(s)</summary>"
-                "<table style='border-collapse:collapse'>"
-                + "".join(_field_row(name, self.records) for name in more)
-                + "</table></details>"
-            )
+        # every field, one click away, so the essentials stay readable
+        parts.append(
+            f"<details class='gwkit-more-fields'><summary>all {len(names)} fields</summary>"
+            "<table style='border-collapse:collapse'>"
+            + "".join(_field_row(name, self.records) for name in names)
+            + "</table></details>"
+        )
         parts += [_query_table(r) for r in self.records if isinstance(r.get("records"), list)]
         return "".join(parts)
 
@@ -262,10 +237,14 @@ def _ordered_fields(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return [n for n in FIRST_FIELDS if n in present] + [n for n in present if n not in FIRST_FIELDS]
 
 
-def _field_row(name: str, records: Sequence[Mapping[str, Any]]) -> str:
+def _field_row(name: str, records: Sequence[Mapping[str, Any]], *, only_applying: bool = False) -> str:
     spec = FIELDS.get(name)
     label = html.escape(spec.title) if spec else ""
-    cells = "".join(f"<td style='text-align:left;padding-right:1em'>{_cell(name, r)}</td>" for r in records)
+    cells = "".join(
+        f"<td style='text-align:left;padding-right:1em'>"
+        f"{_cell(name, r) if not only_applying or applies(name, r) else ''}</td>"
+        for r in records
+    )
     return (
         f"<tr><td style='text-align:left;padding-right:1em'>{label} "
         f"<code style='color:#666'>{html.escape(name)}</code></td>{cells}</tr>"
@@ -273,53 +252,29 @@ def _field_row(name: str, records: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _status_cell(record: Mapping[str, Any]) -> str:
-    code = record.get("errorcode")
-    meaning = explain(code)
+    """The record's column head: its type and code in words (the headline above says the rest)."""
     kind = html.escape(str(record.get("requesttypedescription", "record")))
+    code = html.escape(labelled("errorcode", record.get("errorcode")))
     if record_ok(record):
-        return (
-            f"<th class='gwkit-record-ok' style='text-align:left;color:{OK_COLOUR}'>&#10004; {kind} "
-            f"{html.escape(str(code))} {html.escape(str(record.get('errormessage', '')))}</th>"
-        )
-    cancelled = str(record.get("errorcode")) == "0"
-    text = (
-        "Cancelled (settlestatus 3): no funds move."
-        if cancelled
-        else f"{meaning.meaning} What to do: {meaning.action}"
-    )
+        return f"<th class='gwkit-record-ok' style='text-align:left;color:{OK_COLOUR}'>&#10004; {kind} {code}</th>"
+    cancelled = " (cancelled: no money moves)" if str(record.get("errorcode")) == "0" else ""
     return (
         f"<th class='gwkit-record-error' style='text-align:left;color:{ERROR_COLOUR}'>&#10008; {kind} "
-        f"{html.escape(str(code))} {html.escape(str(record.get('errormessage', '')))}"
-        f"<div class='gwkit-error-meaning' style='font-weight:normal'>{html.escape(text)}</div></th>"
+        f"{code}{cancelled}</th>"
     )
 
 
 def _cell(name: str, record: Mapping[str, Any]) -> str:
-    if name not in record:
-        return ""
-    value = record[name]
-    if isinstance(value, (list, dict)):
-        return f"<code>{html.escape(json.dumps(value))}</code>"
-    text = html.escape(str(value))
-    spec = FIELDS.get(name)
-    if spec is not None and spec.report == AMOUNT and str(value).isdigit():
-        currency = record.get("currencyiso3a")
-        text += f" <span style='color:#666'>({html.escape(format_money(value, currency))})</span>"
-    return text
+    return html.escape(value_text(name, record)) if name in record else ""
 
 
 def _query_table(record: Mapping[str, Any]) -> str:
+    """The records a query found, in the one table style (money as £10.50, codes in words)."""
     found = [r for r in record["records"] if isinstance(r, dict)]
     if not found:
         return "<p class='gwkit-query-records'><i>The query found no records.</i></p>"
     columns = [c for c in QUERY_COLUMNS if any(c in r for r in found)]
-    head = "".join(f"<th style='text-align:left;padding-right:1em'>{html.escape(c)}</th>" for c in columns)
-    rows = "".join(
-        "<tr>"
-        + "".join(f"<td style='text-align:left;padding-right:1em'>{_cell(c, r)}</td>" for c in columns)
-        + "</tr>"
-        for r in found[:MAX_QUERY_ROWS]
-    )
+    frame = pd.DataFrame([{c: r.get(c) for c in columns} for r in found[:MAX_QUERY_ROWS]], columns=columns)
     more = (
         f"<p><i>{len(found) - MAX_QUERY_ROWS} more record(s) not shown; use gwkit.report for all.</i></p>"
         if len(found) > MAX_QUERY_ROWS
@@ -327,7 +282,7 @@ def _query_table(record: Mapping[str, Any]) -> str:
     )
     return (
         f"<p><b>{len(found)} transaction record(s) found</b></p>"
-        f"<table class='gwkit-query-records' style='border-collapse:collapse'><tr>{head}</tr>{rows}</table>{more}"
+        f"{table_html(frame, '', css_class='gwkit-query-records')}{more}"
     )
 
 

@@ -8,25 +8,29 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from ..report.people import for_people
+from ..report import people
 
-STYLESHEET = """<style>
-.gwkit-table { border-collapse: collapse; margin: 4px 0 8px; font-size: 92%; }
-.gwkit-table th { text-align: left; background: #eef1f5; border-bottom: 2px solid #c5ccd6; padding: 4px 12px; }
-.gwkit-table td { text-align: left; border-bottom: 1px solid #e3e7ed; padding: 4px 12px; white-space: nowrap; }
-.gwkit-table tr:nth-child(even) td { background: #f8f9fb; }
-</style>"""
+STYLESHEET = people.STYLESHEET
 
 
 def table_html(frame: pd.DataFrame, empty: str, *, css_class: str = "gwkit-table") -> str:
-    """A panel's table: the frame for people (money as £15.00, nothing for missing values), styled."""
+    """A panel's table in the one table style (gwkit.report.people): money as £15.00, codes with
+    their words, text left and numbers right, nothing for missing values; `empty` when no rows."""
     if frame.empty:
-        return f"<i>{html.escape(empty)}</i>"
-    table = for_people(frame).to_html(index=False, border=0, classes=["gwkit-table", css_class])
-    return STYLESHEET + table
+        return f"<i class='gwkit-placeholder'>{html.escape(empty)}</i>"
+    shown = people.for_people(frame)
+    table = people.plain_table_html(shown, people.numeric_columns(frame, shown))
+    return table.replace("class='gwkit-table'", f"class='gwkit-table {css_class}'", 1)
 
 
-def button(description: str, **options: Any) -> widgets.Button:
-    """A button as wide as its label (ipywidgets' fixed default width cuts long labels off)."""
+# The one palette: the main action of a panel, the others, and those that remove or refuse.
+BUTTON_STYLES = {"primary": "primary", "secondary": "", "danger": "danger"}
+
+
+def button(description: str, kind: str = "secondary", **options: Any) -> widgets.Button:
+    """A button of the palette (`primary`, `secondary` or `danger`), as wide as its label
+    (ipywidgets' fixed default width cuts long labels off)."""
+    if kind not in BUTTON_STYLES:
+        raise ValueError(f"button kind must be one of {', '.join(BUTTON_STYLES)}, not {kind!r}")
     options.setdefault("layout", widgets.Layout(width="auto", min_width="7em"))
-    return widgets.Button(description=description, **options)
+    return widgets.Button(description=description, button_style=BUTTON_STYLES[kind], **options)

@@ -251,7 +251,8 @@ class SubscriptionPanel(widgets.VBox):
         if self.sandbox is not None:
             now = self.sandbox.now()
             self.now.value = f"Sandbox clock: <b class='gwkit-now'>{now:%Y-%m-%d %H:%M:%S}</b>"
-            if self.to_date.value is None:
+            if self.to_date.value is None or self.to_date.value <= now.date():
+                # a date already passed is no destination: suggest a month ahead of the clock
                 self.to_date.value = (now + timedelta(days=30)).date()
 
     # -- callbacks -----------------------------------------------------------------------------

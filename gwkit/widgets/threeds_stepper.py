@@ -40,6 +40,7 @@ from .style import button
 DEFAULT_PAN = "4111110000000211"
 DEFAULT_EXPIRY = "12/2049"
 MAX_SHOWN = 64  # characters of a long value (pareq, PaRes) shown in the tables
+FULL_LABEL = {"description_width": "initial"}  # labels shown whole ("Security code", "ACS outcome")
 
 OUTCOME_CHOICES = (
     ("Y: authenticated", "Y"),
@@ -57,10 +58,10 @@ FIELD_MEANINGS = {
     "acsurl": "The card issuer's Access Control Server: the customer's browser is sent there.",
     "threedversion": "The 3-D Secure protocol version.",
     "transactionreference": "This record's reference; a non-enrolled card's AUTH names it as parent.",
-    "PaReq": "From 'pareq' of the THREEDQUERY.",
+    "PaReq": "The THREEDQUERY's pareq, passed on unchanged.",
     "TermUrl": "The merchant's page that receives the customer back (gwkit's term URL receiver).",
-    "MD": "From 'md' of the THREEDQUERY; the merchant finds its session with it.",
-    "PaRes": "The issuer's signed answer; sent unchanged as 'pares' in the AUTH.",
+    "MD": "The THREEDQUERY's md; the merchant finds its session with it.",
+    "PaRes": "The issuer's signed answer; sent unchanged as pares in the AUTH.",
     "status": "Y authenticated, N not authenticated (A attempted and U unavailable in the sandbox).",
     "eci": "E-commerce indicator: 05 (Visa) / 02 (Mastercard) authenticated, 06/01 attempted.",
     "cavv": "The issuer's proof of authentication.",
@@ -119,11 +120,75 @@ _TONES = {
 }
 
 
+ENROLMENT_ORDER = {"Y": 0, "N": 1, "U": 2}  # the 3-D Secure cards first, the others after
+
+
 def card_choices() -> list[tuple[str, str]]:
-    """Test cards as (masked number and what it does, number), from the sandbox's card list."""
-    return [
-        (f"{mask_pan(c.pan)} {c.paymenttypedescription}: {c.notes}", c.pan) for c in test_cards().values()
+    """Test cards as (masked number and what it does, number), from the sandbox's card list: the
+    cards that show a 3-D Secure case first (enrolled, not enrolled, unknown), then the others."""
+    cards = sorted(test_cards().values(), key=lambda c: ENROLMENT_ORDER.get(c.enrolled, len(ENROLMENT_ORDER)))
+    return [(f"{mask_pan(c.pan)} {c.paymenttypedescription}: {c.notes}", c.pan) for c in cards]
+
+
+# The sequence diagram of notebook 03, drawn in SVG: (step, from, to, what is sent).
+LANES = ("Browser", "Merchant server", "Gateway", "Issuer's ACS")
+MESSAGES = (
+    ("THREEDQUERY", 1, 2, "THREEDQUERY (card, amount, termurl)"),
+    ("THREEDQUERY", 2, 1, "enrolled, acsurl, pareq, md"),
+    ("ACS", 1, 0, "page that posts to acsurl"),
+    ("ACS", 0, 3, "PaReq, TermUrl, MD"),
+    ("TERMURL", 3, 0, "PaRes, MD"),
+    ("TERMURL", 0, 1, "PaRes, MD to the term URL"),
+    ("AUTH", 1, 2, "AUTH (md, pares, or the query as parent)"),
+    ("AUTH", 2, 1, "AUTH record: status, eci, errorcode"),
+)
+LANE_WIDTH, ROW_HEIGHT, TOP = 180, 30, 34
+_ARROW_COLOURS = {
+    "current": "#1f5fbf",
+    "done": "#1b7f3b",
+    "failed": "#b3261e",
+    "not authenticated": "#b3261e",
+}
+
+
+def sequence_svg(states: Mapping[str, str]) -> str:
+    """Who talks to whom in 3-D Secure v1, the messages of the current step highlighted, those of
+    skipped steps faint: the stepper's picture of where the payment is."""
+    width, height = LANE_WIDTH * len(LANES), TOP + ROW_HEIGHT * len(MESSAGES) + 12
+    centre = [LANE_WIDTH * i + LANE_WIDTH // 2 for i in range(len(LANES))]
+    parts = [
+        f"<svg class='gwkit-sequence' xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+        f"viewBox='0 0 {width} {height}' style='font:12px sans-serif;max-width:100%'>",
+        "<defs><marker id='gwkit-arrow' viewBox='0 0 10 10' refX='10' refY='5' markerWidth='7' markerHeight='7' "
+        "orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='context-stroke'/></marker></defs>",
     ]
+    for x, name in zip(centre, LANES):
+        parts.append(
+            f"<text x='{x}' y='14' text-anchor='middle' font-weight='bold'>{html.escape(name)}</text>"
+        )
+        parts.append(
+            f"<line x1='{x}' y1='20' x2='{x}' y2='{height - 4}' stroke='#c5ccd6' stroke-dasharray='3,3'/>"
+        )
+    for row, (step, source, target, what) in enumerate(MESSAGES):
+        state = states.get(step, "waiting")
+        y = TOP + ROW_HEIGHT * row + 16
+        colour = _ARROW_COLOURS.get(state, "#9aa3ad")
+        current = state == "current"
+        if current:
+            parts.append(f"<rect x='0' y='{y - 20}' width='{width}' height='{ROW_HEIGHT}' fill='#e8f0fb'/>")
+        dash = " stroke-dasharray='5,4'" if state == "skipped" else ""
+        parts.append(
+            f"<line x1='{centre[source]}' y1='{y}' x2='{centre[target]}' y2='{y}' stroke='{colour}' "
+            f"stroke-width='{2.5 if current else 1.5}' marker-end='url(#gwkit-arrow)'{dash}/>"
+        )
+        middle = (centre[source] + centre[target]) // 2
+        weight = " font-weight='bold'" if current else ""
+        parts.append(
+            f"<text x='{middle}' y='{y - 5}' text-anchor='middle' fill='{colour}'{weight} "
+            f"style='paint-order:stroke;stroke:#ffffff;stroke-width:4px'>{html.escape(what)}</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
 
 
 def _shown(value: Any) -> str:
@@ -131,13 +196,38 @@ def _shown(value: Any) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 
+KEY_STEP_FIELDS = (
+    *FIELD_MEANINGS,
+    "errorcode",
+    "errormessage",
+    "errordata",
+    "baseamount",
+    "currencyiso3a",
+    "maskedpan",
+    "pan",
+    "termurl",
+)
+
+
 def _table(title: str, data: Mapping[str, Any]) -> str:
-    rows = "".join(
-        f"<tr><td style='padding-right:1em'><code>{html.escape(k)}</code></td>"
-        f"<td><code>{html.escape(_shown(v))}</code></td></tr>"
-        for k, v in mask_data(dict(data)).items()
+    """The key fields of what a step sent or received; every field one click away."""
+
+    def rows(items: list[tuple[str, Any]]) -> str:
+        return "".join(
+            f"<tr><td style='padding-right:1em'><code>{html.escape(k)}</code></td>"
+            f"<td><code>{html.escape(_shown(v))}</code></td></tr>"
+            for k, v in items
+        )
+
+    masked = list(mask_data(dict(data)).items())
+    key = [(k, v) for k, v in masked if k in KEY_STEP_FIELDS]
+    every = (
+        f"<details><summary>all {len(masked)} fields</summary><table style='font-size:90%'>{rows(masked)}"
+        "</table></details>"
+        if len(key) < len(masked)
+        else ""
     )
-    return f"<div><b>{html.escape(title)}</b><table style='font-size:90%'>{rows}</table></div>"
+    return f"<div><b>{html.escape(title)}</b><table style='font-size:90%'>{rows(key)}</table>{every}</div>"
 
 
 def _meanings(*records: Mapping[str, Any]) -> str:
@@ -155,7 +245,7 @@ class ThreeDSecureStepper(widgets.VBox):
 
     Controls: `card`, `expirydate`, `securitycode`, `baseamount`, `currency`, `query_button`,
     `requery_button`, `outcome` and `complete_button` (the sandbox ACS without a browser),
-    `auto_auth`, `auth_button`, `restart_button`. Views: `step_views` (one HTML per step),
+    `auto_auth`, `auth_button`, `restart_button`. Views: `diagram` (who talks to whom, the current step highlighted), `step_views` (one HTML per step),
     `acs_view` (the ACS in an iframe, and a link), `outcome_banner` (how the flow ended, in words),
     `message` (errors). `flow` is the current
     `gwkit.threeds.ThreeDSecureFlow`.
@@ -176,29 +266,41 @@ class ThreeDSecureStepper(widgets.VBox):
         self.iframe_height = iframe_height
         self.flow = self._new_flow()
         self.card = widgets.Dropdown(
-            options=card_choices(), value=pan, description="Card", layout=widgets.Layout(width="44em")
+            options=card_choices(),
+            value=pan,
+            description="Card",
+            style=FULL_LABEL,
+            layout=widgets.Layout(width="44em"),
         )
-        self.expirydate = widgets.Text(DEFAULT_EXPIRY, description="Expiry")
-        self.securitycode = widgets.Password(value="123", description="Security code")
+        self.expirydate = widgets.Text(DEFAULT_EXPIRY, description="Expiry", style=FULL_LABEL)
+        self.securitycode = widgets.Password(value="123", description="Security code", style=FULL_LABEL)
         self.baseamount = widgets.Text(
-            str(baseamount), description="Amount", placeholder="base units, e.g. 1050"
+            str(baseamount), description="Amount", placeholder="base units, e.g. 1050", style=FULL_LABEL
         )
-        self.currency = widgets.Text(getattr(client, "currencyiso3a", None) or "GBP", description="Currency")
-        self.query_button = button(description="Send THREEDQUERY", button_style="primary")
+        self.currency = widgets.Text(
+            getattr(client, "currencyiso3a", None) or "GBP", description="Currency", style=FULL_LABEL
+        )
+        self.query_button = button(description="Send THREEDQUERY", kind="primary")
         self.requery_button = button(description="Resend THREEDQUERY")
-        self.outcome = widgets.Dropdown(options=OUTCOME_CHOICES, value="Y", description="ACS outcome")
+        self.outcome = widgets.Dropdown(
+            options=OUTCOME_CHOICES, value="Y", description="ACS outcome", style=FULL_LABEL
+        )
         self.complete_button = button(
             description="Complete the ACS here",
             tooltip=("Play the customer at the sandbox ACS without a browser"),
         )
         self.auto_auth = widgets.Checkbox(
-            True, description="Send the AUTH as soon as the customer returns", indent=False
+            True,
+            description="Send the AUTH as soon as the customer returns",
+            indent=False,
+            layout=widgets.Layout(width="auto"),
         )
-        self.auth_button = button(description="Send AUTH", button_style="primary")
+        self.auth_button = button(description="Send AUTH", kind="primary")
         self.restart_button = button(description="Start again")
         self.message = widgets.HTML()
         self.outcome_banner = widgets.HTML()
         self.acs_view = widgets.HTML()
+        self.diagram = widgets.HTML()
         self.step_views = {step.name: widgets.HTML() for step in STEPS}
         self.query_button.on_click(
             guarded(lambda _: self.send_query(), self.message, context="sending THREEDQUERY")
@@ -228,6 +330,7 @@ class ThreeDSecureStepper(widgets.VBox):
         acs_controls = widgets.HBox([self.outcome, self.complete_button])
         self.children = [
             inputs,
+            self.diagram,
             self.step_views["THREEDQUERY"],
             self.step_views["ACS"],
             self.acs_view,
@@ -296,6 +399,7 @@ class ThreeDSecureStepper(widgets.VBox):
         states = self.step_states()
         for step in STEPS:
             self.step_views[step.name].value = self._step_html(step, states[step.name])
+        self.diagram.value = sequence_svg(states)
         self.acs_view.value = self._acs_html()
         self.outcome_banner.value = self._banner_html()
         step = flow.next_step

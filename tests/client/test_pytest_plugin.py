@@ -35,6 +35,19 @@ def test_dropped_before_processing(gwkit_client):
     with pytest.raises(gwkit.TransportError):
         gwkit_client.auth(baseamount=1050, orderreference="gone", **CARD)
     assert not reconcile(gwkit_client, orderreference="gone").exists
+
+
+def test_notified_once_signed(gwkit_client, gwkit_notifications):
+    record = gwkit_client.auth(baseamount=1050, orderreference="n", **CARD).record
+    notification = gwkit_notifications.assert_notified_once(record["transactionreference"])
+    assert notification["orderreference"] == "n" and notification["maskedpan"] == "411111######1111"
+
+
+def test_a_wrong_password_fails_the_check(gwkit_client, gwkit_notifications):
+    gwkit_notifications.password = "not-the-rule's"
+    record = gwkit_client.auth(baseamount=1050, orderreference="w", **CARD).record
+    with pytest.raises(gwkit.NotificationMismatch, match="signature"):
+        gwkit_notifications.assert_notified_once(record["transactionreference"])
 """
 
 
@@ -43,7 +56,7 @@ def test_fixtures_and_fault_marker_in_a_user_suite(pytester):
     result = pytester.runpytest_subprocess(
         "-p", "gwkit.pytest_plugin", "--strict-markers", "-q", "-p", "no:cacheprovider"
     )
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=6)
 
 
 def test_a_marker_with_positional_arguments_is_a_usage_error(pytester):

@@ -34,7 +34,7 @@ def ledger(gw, sandbox):
     assert gw.transaction_update(transactionreference=c, updates={"settlebaseamount": 3000}).ok
     assert gw.transaction_update(transactionreference=d, updates={"settlestatus": 2}).ok  # suspended
     pay(gw, 700, currencyiso3a="USD")
-    sandbox.advance(by="P1D")  # 2026-01-11: a, b, c and the USD payment settle
+    sandbox.advance(by="P1D")  # 2026-01-11: a, b, c and the USD payment settled at 01-10's end
     assert gw.refund(a).ok and gw.refund(b, baseamount=500).ok
     pay(gw, 2500)
     sandbox.advance(by="P1D")  # 2026-01-12
@@ -60,12 +60,13 @@ def test_reconciliation_per_day(ledger):
         ]
         for r in table.itertuples(index=False)
     }
+    # A payment is due on its own day and settles at that day's end (as the real gateway answers).
     #                         authorised settled pending released refunded net
-    assert rows[("01-10", "GBP")] == [9500, 0, 1500, 2000, 0, 0]
-    assert rows[("01-11", "GBP")] == [2500, 6000, 0, 0, 1500, 4500]
-    assert rows[("01-12", "GBP")] == [0, 2500, 0, 0, 700, 1800]
-    assert rows[("01-10", "USD")] == [700, 0, 0, 0, 0, 0]
-    assert rows[("01-11", "USD")] == [0, 700, 0, 0, 0, 700]
+    assert rows[("01-10", "GBP")] == [9500, 6000, 1500, 2000, 0, 6000]
+    assert rows[("01-11", "GBP")] == [2500, 2500, 0, 0, 1500, 1000]
+    assert rows[("01-12", "GBP")] == [0, 0, 0, 0, 700, -700]
+    assert rows[("01-10", "USD")] == [700, 700, 0, 0, 0, 700]
+    assert ("01-11", "USD") not in rows
 
 
 def test_reconciliation_adds_up_to_the_raw_records(ledger):

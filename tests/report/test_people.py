@@ -138,7 +138,11 @@ def test_money_is_base_units_in_integer_columns_and_major_units_in_float_columns
 
 def test_codes_and_references_are_written_without_thousands_separators():
     shown = for_people(pd.DataFrame({"errorcode": [20007, 0], "payments": [12000, 3]}))
-    assert list(shown["errorcode"]) == ["20007", "0"] and list(shown["payments"]) == ["12,000", "3"]
+    assert list(shown["payments"]) == ["12,000", "3"]
+    # a code is shown with its words beside it (the vocabulary), never as 20,007
+    assert list(shown["errorcode"]) == ["20007 · Refund amount too great", "0 · Ok"]
+    shown = for_people(pd.DataFrame({"subscriptionnumber": [12000], "settlestatus": ["100"]}))
+    assert list(shown["subscriptionnumber"]) == ["12000"] and list(shown["settlestatus"]) == ["100 · settled"]
 
 
 def test_a_meaningful_index_is_shown_as_columns():
@@ -181,3 +185,36 @@ def test_columns_are_counted_as_shown_when_an_amount_is_shown_once():
     shown = for_people(frame)
     assert list(shown.columns) == ["baseamount", "currencyiso3a", "note"]
     assert people.unbroken_columns(frame, shown) == [0, 1]
+
+
+def test_one_table_style_text_left_numbers_right_small_tables_whole_wide_ones_scrolling(frame):
+    small = people.to_html(frame)
+    assert '"paging": false' in small and '"scrollX": true' in small
+    # baseamount (money) right; references, codes and text left
+    positions = list(for_people(frame).columns)
+    right = people.numeric_columns(frame, for_people(frame))
+    assert [positions[p] for p in right] == ["baseamount"]
+    big = records_frame(
+        [{"transactionreference": f"1-9-{i}", "errorcode": "0"} for i in range(people.PAGED_FROM)]
+    )
+    assert '"paging": true' in people.to_html(big)
+
+
+def test_the_plain_table_has_the_same_style(frame, monkeypatch):
+    monkeypatch.setattr(people, "itables", None)
+    plain = people.to_html(frame)
+    assert "<td class='gwkit-num'>£1,500.00</td>" in plain and "<td>1-9-1</td>" in plain
+    assert "<td>0 · pending settlement</td>" in plain and "gwkit-scroll" in plain
+
+
+def test_money_keeps_its_currency_sign_when_the_currency_column_is_left_out(frame):
+    one_currency = records_frame(
+        [{"baseamount": "1050", "currencyiso3a": "GBP", "transactionreference": "1-9-1"}]
+    )
+    assert list(for_people(one_currency[["transactionreference", "baseamount"]])["baseamount"]) == ["£10.50"]
+    assert "currency" not in frame.attrs  # several currencies: each row's own, from the column
+
+
+def test_a_blank_amount_is_shown_blank_not_an_error():
+    shown = for_people(pd.DataFrame({"baseamount": ["1050", ""], "currencyiso3a": ["GBP", "GBP"]}))
+    assert list(shown["baseamount"]) == ["£10.50", ""]

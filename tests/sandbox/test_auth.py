@@ -77,7 +77,7 @@ def test_auth_with_card_fields_answers_every_field_of_the_interface(gateway):
     assert record["securityresponsesecuritycode"] == "2"
     assert record["settlestatus"] == "0"
     assert record["transactionstartedtimestamp"] == CLOCK.strftime("%Y-%m-%d %H:%M:%S")
-    assert record["settleduedate"] == "2026-01-16"
+    assert record["settleduedate"] == "2026-01-15"  # its own day, as captured answers show
     assert (
         record["baseamount"],
         record["currencyiso3a"],
@@ -160,7 +160,7 @@ def test_declined_test_card(gateway):
     )
 
 
-@pytest.mark.parametrize("code, expected", [("123", "2"), ("321", "4"), (None, "1")])
+@pytest.mark.parametrize("code, expected", [("123", "2"), ("321", "4"), (None, "0")])
 def test_security_code_check(gateway, code, expected):
     request = card_auth() if code else {k: v for k, v in card_auth().items() if k != "securitycode"}
     if code:
@@ -209,7 +209,7 @@ def test_auth_from_a_stored_card_inherits_card_and_billing(gateway):
     assert record["parenttransactionreference"] == stored["transactionreference"]
     assert record["maskedpan"] == "510000######0008" and record["paymenttypedescription"] == "MASTERCARD"
     assert record["baseamount"] == "2500"
-    assert record["securityresponsesecuritycode"] == "1"  # no security code: never stored, not sent
+    assert record["securityresponsesecuritycode"] == "0"  # not given: never stored, not sent
     (found,) = gateway.query(transactionreference=record["transactionreference"])
     assert (found["billingfirstname"], found["billinglastname"], found["billingtown"]) == (
         "Ada",

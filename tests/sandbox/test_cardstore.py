@@ -142,8 +142,7 @@ def test_store_with_every_billing_field(http):
         "issuercountryiso2a",
         "livestatus",
         "issuer",
-        "sitereference",
-    }
+    }  # no sitereference: no record names its site (as the real gateway's)
     assert (
         record["transactionactive"],
         record["accounttypedescription"],
@@ -348,8 +347,10 @@ def test_a_disabled_card_is_refused_by_every_later_request(http):
     assert (auth["errorcode"], auth["errordata"]) == refused
     threedquery = send(http, threedquery_from(reference))[0]
     assert (threedquery["errorcode"], threedquery["errordata"]) == refused
-    records = send(http, subscription_from(reference))
-    assert [(r["errorcode"], r["errordata"]) for r in records] == [refused, refused]
+    records = send(http, subscription_from(reference))  # one record for the refused object
+    assert [(r["requesttypedescription"], r["errorcode"], r["errordata"]) for r in records] == [
+        ("ERROR", *refused)
+    ]
     update(http, reference, transactionactive="1")
     assert auth_from(http, reference)["errorcode"] == "0"
 

@@ -9,7 +9,7 @@ import pytest
 from gwkit.sandbox import DEFAULT_ACCOUNT, ClockError, Sandbox
 from gwkit.sandbox.gateway.core import Gateway as GatewayCore
 from support.databases import Database
-from support.sandbox import CLOCK, SITE, all_rows, card_auth
+from support.sandbox import CLOCK, SITE, all_rows, card_auth, update_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -29,14 +29,14 @@ def test_authorised_auth_settles_on_its_due_date_declines_stay_cancelled(gateway
     paid = gateway.one(card_auth())
     declined = gateway.one(card_auth(baseamount="70000"))
     failed = gateway.one(card_auth(baseamount="60010"))
-    assert (paid["settlestatus"], paid["settleduedate"]) == ("0", "2026-01-16")
+    assert (paid["settlestatus"], paid["settleduedate"]) == ("0", "2026-01-15")  # its own day
     assert declined["settlestatus"] == failed["settlestatus"] == "3"
 
     report = advance(gateway, by="PT13H")  # 23:00, still the same day
     assert (report["from"], report["to"], report["days"]) == ("2026-01-15T10:00:00", "2026-01-15T23:00:00", 0)
     assert status(gateway, paid["transactionreference"]) == "0"
 
-    report = advance(gateway, by="PT1H")  # midnight: the due date has come
+    report = advance(gateway, by="PT1H")  # midnight: the due date has ended
     assert report["days"] == 1
     assert report["settlement"]["settled"] == [paid["transactionreference"]]
     assert status(gateway, paid["transactionreference"]) == "100"
@@ -48,7 +48,7 @@ def test_timestamps_and_due_dates_follow_the_clock(gateway):
     advance(gateway, to="2026-03-31T08:30:00")
     record = gateway.one(card_auth())
     assert record["transactionstartedtimestamp"] == "2026-03-31 08:30:00"
-    assert record["settleduedate"] == "2026-04-01"
+    assert record["settleduedate"] == "2026-03-31"
 
 
 def test_advance_by_a_month_runs_every_day_and_reports_it(gateway):
@@ -93,12 +93,14 @@ def test_advance_by_zero_is_allowed(gateway):
 
 
 def test_settle_on_demand(gateway):
-    reference = gateway.one(card_auth())["transactionreference"]
+    today = gateway.one(card_auth())["transactionreference"]
+    later = gateway.one(card_auth())["transactionreference"]
+    assert gateway.one(update_request(later, settleduedate="2026-01-16"))["errorcode"] == "0"
     response = gateway.http.post("/_sandbox/settle", json={})
-    assert response.json() == {"settlement": {"settled": []}}  # due tomorrow, not today
+    assert response.json() == {"settlement": {"settled": [today]}}  # due today, not tomorrow's
     response = gateway.http.post("/_sandbox/settle", json={"all": True})
-    assert response.json() == {"settlement": {"settled": [reference]}}
-    assert status(gateway, reference) == "100"
+    assert response.json() == {"settlement": {"settled": [later]}}
+    assert status(gateway, today) == status(gateway, later) == "100"
     assert gateway.http.post("/_sandbox/settle", headers={"content-type": "application/json"}).json() == {
         "settlement": {"settled": []}
     }  # no body: {}

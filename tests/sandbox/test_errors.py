@@ -11,7 +11,7 @@ import pytest
 
 from gwkit import cli
 from gwkit.sandbox.gateway.fault import unknown_error
-from support.sandbox import SITE, all_rows, card_auth, query_request, store_request
+from support.sandbox import CLOCK, SITE, all_rows, card_auth, query_request, store_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -32,11 +32,13 @@ def test_30000_names_every_invalid_field(gateway, db_path):
             billingemail="nobody",
         )
     )
+    # one ERROR record for the refused object, with its time (as the real service answers)
     assert (record["requesttypedescription"], record["errorcode"], record["errormessage"]) == (
-        "AUTH",
+        "ERROR",
         "30000",
         "Invalid field",
     )
+    assert record["transactionstartedtimestamp"] == CLOCK.strftime("%Y-%m-%d %H:%M:%S")
     assert sorted(record["errordata"]) == sorted(
         ["pan", "expirydate", "currencyiso3a", "baseamount", "securitycode", "billingemail"]
     )
@@ -66,6 +68,7 @@ def test_60018_unknown_request_types_is_an_error_record(gateway, db_path, types,
     record = gateway.one({**card_auth(), "requesttypedescriptions": types})
     assert record == {
         "requesttypedescription": "ERROR",
+        "transactionstartedtimestamp": CLOCK.strftime("%Y-%m-%d %H:%M:%S"),
         "errorcode": "60018",
         "errormessage": "Invalid requesttype",
         "errordata": errordata,
@@ -114,6 +117,7 @@ def test_version_must_be_1_00(gateway):
     assert answer["response"] == [
         {
             "requesttypedescription": "ERROR",
+            "transactionstartedtimestamp": CLOCK.strftime("%Y-%m-%d %H:%M:%S"),
             "errorcode": "30000",
             "errormessage": "Invalid field",
             "errordata": ["version"],
@@ -179,7 +183,7 @@ def test_objects_of_one_envelope_are_answered_in_order_and_independently(gateway
     )
     assert [(r["requesttypedescription"], r["errorcode"]) for r in records] == [
         ("AUTH", "0"),
-        ("AUTH", "30000"),
+        ("ERROR", "30000"),
         ("STORE", "0"),
         ("ERROR", "60018"),
         ("TRANSACTIONQUERY", "0"),

@@ -12,7 +12,7 @@ from gwkit.interface import FIELDS
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
 from gwkit.sandbox.http import MAX_STRING_CHARS, BodyError, SandboxRequest, read_json
 from gwkit.sandbox.gateway.threeds import ACS_PATH
-from support.sandbox import SITE, all_rows, card_auth, query_request
+from support.sandbox import CLOCK, SITE, all_rows, card_auth, query_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -55,6 +55,7 @@ def test_alias_must_be_the_authenticated_user(gateway, db_path):
     assert answer["response"] == [
         {
             "requesttypedescription": "ERROR",
+            "transactionstartedtimestamp": CLOCK.strftime("%Y-%m-%d %H:%M:%S"),
             "errorcode": "30000",
             "errormessage": "Invalid field",
             "errordata": ["alias"],

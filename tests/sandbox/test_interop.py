@@ -7,6 +7,8 @@ Connection: close), puts `requestreference` and `versioninfo` in each request ob
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 import securetrading  # a dev dependency (with six, which it imports without declaring)
 
@@ -165,6 +167,17 @@ def test_refund_of_a_settled_auth_and_a_standalone_refund(sandbox, official):
     auth = ok(
         official.process({"requesttypedescriptions": ["AUTH"], "orderreference": "official-refund", **CARD})
     )
+    moved = official.process(  # due today, as the real service answers: moved to tomorrow
+        {
+            "requesttypedescriptions": ["TRANSACTIONUPDATE"],
+            "filter": {
+                "sitereference": [{"value": SITE}],
+                "transactionreference": [{"value": auth["transactionreference"]}],
+            },
+            "updates": {"settleduedate": (sandbox.now() + timedelta(days=1)).strftime("%Y-%m-%d")},
+        }
+    )
+    assert moved["responses"][0]["errorcode"] == "0"
     too_early = official.process(
         {
             "requesttypedescriptions": ["REFUND"],
@@ -174,7 +187,7 @@ def test_refund_of_a_settled_auth_and_a_standalone_refund(sandbox, official):
     )
     (record,) = too_early["responses"]
     assert record["errorcode"] == "20005"  # not settled, not due today
-    sandbox.advance(by="P1D")
+    sandbox.advance(by="P2D")
     request = securetrading.Request()
     request.update(
         {

@@ -102,12 +102,12 @@ def test_card_data_that_arrives_is_flagged_and_kept_masked(http, gateway):
     assert "Card data reached the merchant server" in page and VISA not in page
     [receipt] = receipts(http)
     assert receipt["card_data"] == [
-        "field 'pan'",
-        "field 'expirymonth'",
-        "field 'expiryyear'",
-        "field 'securitycode'",
-        "a card number in 'pan'",
-        "a card number in 'note'",
+        "field pan",
+        "field expirymonth",
+        "field expiryyear",
+        "field securitycode",
+        "a card number in pan",
+        "a card number in note",
     ]
     assert receipt["fields"] == {
         "pan": "411111######1111",
@@ -128,7 +128,7 @@ def test_card_data_that_arrives_is_flagged_and_kept_masked(http, gateway):
 def test_a_json_body_with_a_card_number_is_masked_too(http):
     http.post("/demo/merchant/pay", json={"pan": VISA})
     [receipt] = receipts(http)
-    assert receipt["card_data"] == ["field 'pan'", "a card number in 'pan'"]
+    assert receipt["card_data"] == ["field pan", "a card number in pan"]
     assert VISA not in receipt["body"] and "411111######1111" in receipt["body"]
 
 
@@ -144,7 +144,7 @@ def test_a_card_number_in_other_text_is_found_and_masked(http):
 def test_a_json_body_with_only_a_security_code_is_reported_and_redacted(http, gateway):
     http.post("/demo/merchant/pay", json={"order": {"securitycode": "737"}, "orderreference": "o-1"})
     [receipt] = receipts(http)
-    assert receipt["card_data"] == ["field 'securitycode'"]
+    assert receipt["card_data"] == ["field securitycode"]
     assert "737" not in receipt["body"] and "[redacted]" in receipt["body"]
     rows = (
         gateway.sandbox.store.connection()
@@ -162,7 +162,7 @@ def test_a_multipart_form_is_read_field_by_field_and_its_card_data_masked(http, 
     )
     [receipt] = receipts(http)
     assert receipt["content_type"].startswith("multipart/form-data")
-    assert receipt["card_data"] == ["field 'pan'", "field 'securitycode'", "a card number in 'pan'"]
+    assert receipt["card_data"] == ["field pan", "field securitycode", "a card number in pan"]
     assert receipt["fields"]["orderreference"] == "o-2" and receipt["fields"]["securitycode"] == "[redacted]"
     rows = (
         gateway.sandbox.store.connection()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from support.sandbox import SITE, all_rows, card_auth, store_request
+from support.sandbox import CLOCK, SITE, all_rows, card_auth, store_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -159,6 +159,7 @@ def test_an_empty_request_object_is_60018_none(gateway, db_path):
     before = all_rows(db_path)
     assert gateway.one({}) == {
         "requesttypedescription": "ERROR",
+        "transactionstartedtimestamp": CLOCK.strftime("%Y-%m-%d %H:%M:%S"),
         "errorcode": "60018",
         "errormessage": "Invalid requesttype",
         "errordata": ["None"],
@@ -219,7 +220,7 @@ def test_accountcheck_subscription_in_one_object(sandbox, gateway):
     assert (
         subscription["subscriptionbegindate"] == "2026-01-15"
     )  # no money was taken: the first payment is due now
-    assert "settlestatus" not in check  # an account check takes no money
+    assert check["settlestatus"] == "0"  # as the real service answers, though it takes no money
     report = sandbox.advance(by="P1D")
     payments = gateway.query(accounttypedescription="RECUR", requesttypedescription="AUTH")
     assert [(p["baseamount"], p["subscriptionnumber"], p["errorcode"]) for p in payments] == [
@@ -254,7 +255,10 @@ def test_accountcheck_auth_in_one_object_takes_the_money_once(gateway):
         "2500",
         "0",
     )
-    assert [r["requesttypedescription"] for r in gateway.query(settlestatus="0")] == ["AUTH"]
+    # the check carries settlestatus 0 too (as the real service answers), but one AUTH takes the money
+    pending = gateway.query(settlestatus="0")
+    assert sorted(r["requesttypedescription"] for r in pending) == ["ACCOUNTCHECK", "AUTH"]
+    assert [r["baseamount"] for r in pending if r["requesttypedescription"] == "AUTH"] == ["2500"]
 
 
 # -- chained across request objects of one envelope -------------------------------------------------

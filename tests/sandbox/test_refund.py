@@ -61,7 +61,8 @@ def refused(gateway, db_path, request: dict, code: int, errordata: list[str]) ->
         message_of(code),
         errordata,
     ), record
-    assert record["requesttypedescription"] == "REFUND"
+    # a field refused (30000) is one ERROR record, as the real service answers; a refund rule, REFUND
+    assert record["requesttypedescription"] == ("ERROR" if code == 30000 else "REFUND")
     assert "transactionreference" not in record
     assert all_rows(db_path) == before
 
@@ -76,7 +77,7 @@ def test_full_refund_of_a_settled_auth(gateway, settled):
     )  # all of it, in the AUTH's currency
     assert (record["maskedpan"], record["paymenttypedescription"]) == ("411111######1111", "VISA")
     assert (record["accounttypedescription"], record["orderreference"]) == ("ECOM", "order-refund")
-    assert (record["settlestatus"], record["settleduedate"]) == ("0", "2026-01-17")
+    assert (record["settlestatus"], record["settleduedate"]) == ("0", "2026-01-16")  # its own day
     assert record["transactionreference"] != settled
     assert VISA not in str(record)
 
@@ -129,7 +130,8 @@ def test_a_site_not_the_accounts_is_refused(gateway, db_path, settled):
 
 
 def test_unsettled_parent_not_due_today(sandbox, gateway, db_path):
-    reference = authorised(gateway)  # due tomorrow
+    reference = authorised(gateway)  # due today, as the real service answers: moved to tomorrow
+    assert gateway.one(update_request(reference, settleduedate="2026-01-16"))["errorcode"] == "0"
     refused(gateway, db_path, refund(reference), 20005, ["parenttransactionreference"])
     sandbox.advance(by="P1D")
     assert gateway.one(refund(reference))["errorcode"] == "0"
@@ -152,8 +154,8 @@ def test_a_parent_due_to_settle_today_can_be_refunded(sandbox, gateway):
     (parent,) = gateway.query(transactionreference=reference)
     assert (parent["settlestatus"], parent["settleduedate"]) == (
         "1",
-        "2026-01-16",
-    )  # due today, not settled yet
+        "2026-01-15",
+    )  # due yesterday, not settled yet (it was suspended at that day's end)
     assert gateway.one(refund(reference, baseamount="50"))["errorcode"] == "0"
 
 

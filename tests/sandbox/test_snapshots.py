@@ -328,6 +328,9 @@ def test_snapshots_cover_every_per_site_table_of_the_store(db_path):  # a reset'
             "fault_log",
             "site_clocks",
             "site_jobs",
+            "notification_rules",
+            "notification_deliveries",
+            "notification_attempts",
         }
         assert tables.children == {"subscription_payments": ("subscription_id", "subscriptions", "id")}
         assert {table for table, _ in tables.card_columns} == {

@@ -90,7 +90,7 @@ def test_the_payments_of_one_run_differ_in_their_own_fields_and_where_the_card_e
     assert [p["transactionstartedtimestamp"] for p in payments] == [
         f"2026-{m:02}-01 00:00:00" for m in range(2, 13)
     ]
-    assert [p["settleduedate"] for p in payments] == [f"2026-{m:02}-02" for m in range(2, 13)]
+    assert [p["settleduedate"] for p in payments] == [f"2026-{m:02}-01" for m in range(2, 13)]  # own day
     assert len({p["transactionreference"] for p in payments}) == 11
     authorised, declined = payments[:5], payments[5:]  # the card is good through June
     assert {p["errorcode"] for p in authorised} == {"0"} and {p["errorcode"] for p in declined} == {"70000"}

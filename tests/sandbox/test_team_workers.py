@@ -19,8 +19,8 @@ from datetime import date
 import httpx
 import pytest
 
-from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
 from support.engine_runs import assert_each_payment_made_once, populated
+from support.workers import pinned_clients
 
 SUBSCRIPTIONS = 2000
 TARGET, UNTIL = "2027-01-01T08:00:00", date(2027, 1, 1)
@@ -52,26 +52,6 @@ def populated_two_workers(db_path):
     yield subscriptions, server, base_url
     server.send_signal(signal.SIGTERM)
     server.communicate(timeout=60)
-
-
-def pinned_clients(base_url: str, count: int, attempts: int = 200) -> dict[int, httpx.Client]:
-    """A keep-alive client per worker (by its process id): new connections until each worker has one."""
-    clients: dict[int, httpx.Client] = {}
-    for _ in range(attempts):
-        client = httpx.Client(
-            base_url=base_url,
-            auth=(DEFAULT_USERNAME, DEFAULT_PASSWORD),
-            timeout=600,
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-        )
-        worker = client.get("/_sandbox/health").json()["process"]
-        if worker in clients:
-            client.close()
-        else:
-            clients[worker] = client
-        if len(clients) == count:
-            return clients
-    raise AssertionError(f"the kernel gave {attempts} connections to {sorted(clients)} only")
 
 
 def test_two_workers_two_clock_moves_one_killed_every_payment_exactly_once(populated_two_workers, db_path):

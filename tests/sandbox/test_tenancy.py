@@ -98,12 +98,12 @@ def test_a_user_queries_all_its_sites_or_the_one_it_names(two_accounts):
     _, alice, bob = two_accounts
     one = alice.one(card_auth(sitereference=ALICE_1, orderreference="o"))["transactionreference"]
     two = alice.one(card_auth(sitereference=ALICE_2, orderreference="o"))["transactionreference"]
-    bob.one(card_auth(sitereference=BOB, orderreference="o"))
+    bobs = bob.one(card_auth(sitereference=BOB, orderreference="o"))["transactionreference"]
     assert {r["transactionreference"] for r in alice.query(orderreference="o")} == {one, two}
     assert [r["transactionreference"] for r in alice.query(orderreference="o", sitereference=ALICE_2)] == [
         two
     ]
-    assert [r["sitereference"] for r in bob.query(orderreference="o")] == [BOB]
+    assert [r["transactionreference"] for r in bob.query(orderreference="o")] == [bobs]
 
 
 def test_credentials_and_alias_must_belong_together(two_accounts):
@@ -250,7 +250,7 @@ def test_each_site_has_its_own_clock(two_accounts):
     # Records are dated by their own site's clock.
     assert alice.one(card_auth(sitereference=ALICE_1))["transactionstartedtimestamp"] == "2026-01-17 10:00:00"
     assert alice.one(card_auth(sitereference=ALICE_2))["transactionstartedtimestamp"] == "2026-01-15 10:00:00"
-    assert bob.one(card_auth(sitereference=BOB))["settleduedate"] == "2026-01-16"
+    assert bob.one(card_auth(sitereference=BOB))["settleduedate"] == "2026-01-15"  # its own day
     # Without a site, a user's sites move together: from the latest of them, the others catch up.
     report = control(alice, "clock/advance", by="P1D").json()
     assert (report["from"], report["to"]) == ("2026-01-17T10:00:00", "2026-01-18T10:00:00")
@@ -335,7 +335,8 @@ def test_another_users_payment_cannot_be_refunded(two_accounts):
 
 # every route of the routes table, walked by two tenants and an operator ------------------------------
 
-ALICE_MARKERS = (ALICE_1, ALICE_2, "alice-order", "alice-faulted", "alice-snap")
+ALICE_MARKERS = (ALICE_1, ALICE_2, "alice-order", "alice-faulted", "alice-snap", "alice-hook")
+NOTIFICATIONS = "/_sandbox/notifications"
 
 
 def _alice_fingerprint(alice: Gateway) -> list:
@@ -346,6 +347,8 @@ def _alice_fingerprint(alice: Gateway) -> list:
         alice.http.get("/_sandbox/faults").json(),
         alice.http.get("/_sandbox/faults/log").json(),
         alice.http.get("/_sandbox/snapshots").json()["snapshots"][0]["name"],
+        alice.http.get(f"{NOTIFICATIONS}/rules").json(),
+        alice.http.get(f"{NOTIFICATIONS}/deliveries").json(),
     ]
 
 
@@ -394,7 +397,18 @@ def _page_probe(method: str, path: str, **sent):
     return probe
 
 
-def _route_probes() -> dict[tuple[str, str], object]:
+def _refused_probe(method: str, path: str):
+    """A route naming one of alice's rules or deliveries by its id: to anyone else, one that does not exist."""
+
+    def probe(caller: Gateway, site: str) -> list[httpx.Response]:
+        answer = caller.http.request(method, path, json={})
+        assert answer.status_code == 404, answer.text
+        return [answer]
+
+    return probe
+
+
+def _route_probes(alices_rule: str, alices_delivery: str) -> dict[tuple[str, str], object]:
     from gwkit.sandbox.gateway.threeds import ACS_PATH
     from gwkit.sandbox.web.acs import COMPLETE_PATH
     from gwkit.sandbox.web.faults import GATEWAY_PATHS
@@ -432,22 +446,42 @@ def _route_probes() -> dict[tuple[str, str], object]:
             "POST", "/_sandbox/snapshots/delete", {"name": "alice-snap"}
         ),
         ("GET", "/_sandbox/clock/progress"): _control_probe("GET", "/_sandbox/clock/progress"),
+        ("POST", f"{NOTIFICATIONS}/rules"): _control_probe(
+            "POST", f"{NOTIFICATIONS}/rules", {"url": "http://127.0.0.1:9/bob-hook", "flow": "online"}
+        ),
+        ("GET", f"{NOTIFICATIONS}/rules"): _control_probe("GET", f"{NOTIFICATIONS}/rules"),
+        ("DELETE", f"{NOTIFICATIONS}/rules/{{id}}"): _refused_probe(
+            "DELETE", f"{NOTIFICATIONS}/rules/{alices_rule}"
+        ),
+        ("GET", f"{NOTIFICATIONS}/deliveries"): _control_probe("GET", f"{NOTIFICATIONS}/deliveries"),
+        ("POST", f"{NOTIFICATIONS}/deliveries/{{id}}/resend"): _refused_probe(
+            "POST", f"{NOTIFICATIONS}/deliveries/{alices_delivery}/resend"
+        ),
     }
     return probes
 
 
 def _every_route(caller: Gateway) -> set[tuple[str, str]]:
-    """The routes table, with its `/_sandbox/*` entry spelled out as the control API lists itself."""
+    """The routes table, with its prefix entries spelled out as the control APIs list themselves."""
     from gwkit.sandbox.web.routes import ROUTES
 
-    listed = caller.http.get("/_sandbox/no-such-endpoint").json()["endpoints"]
-    control = {tuple(endpoint.split(" ", 1)) for endpoint in listed}
-    return {key for key in ROUTES if key != ("*", "/_sandbox/*")} | control
+    prefixes = {
+        ("*", "/_sandbox/*"): "/_sandbox/no-such-endpoint",
+        ("*", f"{NOTIFICATIONS}/*"): f"{NOTIFICATIONS}/no-such",
+    }
+    spelled_out = set()
+    for missing in prefixes.values():
+        listed = caller.http.get(missing).json()["endpoints"]
+        spelled_out |= {tuple(endpoint.split(" ", 1)) for endpoint in listed}
+    return {key for key in ROUTES if key not in prefixes} | spelled_out
 
 
 def test_every_route_shows_and_changes_only_the_callers_sites(two_accounts, operator):
     handle, alice, bob = two_accounts
-    alice.one(card_auth(sitereference=ALICE_1, orderreference="alice-order"))
+    hook = {"url": "http://127.0.0.1:9/alice-hook", "flow": "online", "sitereference": ALICE_1}
+    alices_rule = alice.http.post(f"{NOTIFICATIONS}/rules", json=hook).json()["id"]
+    alice.one(card_auth(sitereference=ALICE_1, orderreference="alice-order"))  # notified: nobody listens
+    (delivery,) = alice.http.get(f"{NOTIFICATIONS}/deliveries").json()["deliveries"]
     alice.records(subscription(ALICE_1, "alice-order-sub"))  # work for a clock move to report on
     control(alice, "faults", kind="gateway_error", code=60010, count=1, sitereference=ALICE_2)
     assert alice.one(card_auth(sitereference=ALICE_2, orderreference="alice-faulted"))["errorcode"] == "60010"
@@ -456,7 +490,7 @@ def test_every_route_shows_and_changes_only_the_callers_sites(two_accounts, oper
     bob.one(card_auth(sitereference=BOB, orderreference="bob-order"))
     before = _alice_fingerprint(alice)
 
-    probes = _route_probes()
+    probes = _route_probes(alices_rule, delivery["id"])
     assert _every_route(bob) == set(probes), "a route without a tenancy probe: add it here"
     progress = probes.pop(("GET", "/_sandbox/clock/progress"))
     for route, probe in probes.items():

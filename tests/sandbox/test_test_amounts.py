@@ -8,7 +8,7 @@ import pytest
 
 from gwkit.sandbox.gateway.acquirer import TEST_AMOUNTS
 from gwkit.interface.codes import ERROR_CODES
-from support.sandbox import card_auth
+from support.sandbox import SITE, card_auth
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -48,7 +48,7 @@ def test_71000_continues_with_3ds_and_is_authorised(gateway):
     query, auth = gateway.records(
         {
             "requesttypedescriptions": ["THREEDQUERY", "AUTH"],
-            "sitereference": soft["sitereference"],
+            "sitereference": SITE,
             "accounttypedescription": "ECOM",
             "currencyiso3a": "GBP",
             "baseamount": "71000",

@@ -124,7 +124,7 @@ def test_auth_with_the_token_inherits_the_card_and_security_code(http):
     wrong_code = auth(http, new_token(http, securitycode="999"))
     assert wrong_code["securityresponsesecuritycode"] == "4"
     no_code = auth(http, new_token(http, securitycode=None))
-    assert no_code["securityresponsesecuritycode"] == "1"
+    assert no_code["securityresponsesecuritycode"] == "0"  # not given
     amex = auth(http, new_token(http, pan=AMEX, securitycode="1234"))
     assert (amex["paymenttypedescription"], amex["securityresponsesecuritycode"]) == ("AMEX", "2")
 

@@ -205,10 +205,10 @@ def test_settlestatus_3_cancels_a_pending_auth_for_good(sandbox, gateway):
 
 def test_settleduedate_moves_settlement_to_that_day(sandbox, gateway):
     reference = gateway.one(card_auth())["transactionreference"]
-    assert only(gateway, reference)["settleduedate"] == "2026-01-16"
+    assert only(gateway, reference)["settleduedate"] == "2026-01-15"  # its own day
     assert gateway.one(update_request(reference, settleduedate="2026-01-20"))["errorcode"] == "0"
     assert only(gateway, reference)["settleduedate"] == "2026-01-20"
-    sandbox.advance(by="P4D")  # 2026-01-19: not yet
+    sandbox.advance(by="P5D")  # 2026-01-20: not yet, it settles at that day's end
     assert only(gateway, reference)["settlestatus"] == "0"
     sandbox.advance(by="P1D")
     assert only(gateway, reference)["settlestatus"] == "100"
@@ -243,6 +243,8 @@ def test_suspended_auth_can_still_be_updated_and_released(sandbox, gateway):
         gateway.one(update_request(reference, settlestatus="0", settleduedate="2026-01-18"))["errorcode"]
         == "0"
     )
+    sandbox.advance(by="P1D")  # 2026-01-18: settled at its end
+    assert only(gateway, reference)["settlestatus"] == "0"
     sandbox.advance(by="P1D")
     assert only(gateway, reference)["settlestatus"] == "100"
 

@@ -67,6 +67,9 @@ def test_stored_cards_lists_masked_cards_with_their_uses(gw):
     )
     assert rows[second]["billingname"] is None and rows[second]["expirydate"] == "05/2026"
     assert "5100000000000008" not in str(rows)
+    # records name no site (as the real gateway's): the row's site is the one queried
+    assert {row["sitereference"] for row in rows.values()} == {SITE}
+    assert {row["sitereference"] for row in cardstore.stored_cards(gw, SITE)} == {SITE}
 
 
 def test_usage_counts_beyond_one_answer(gw, monkeypatch):

@@ -38,11 +38,13 @@ def test_sending_from_the_form_shows_the_response_and_a_history_entry(explorer):
     explorer.form.fields["baseamount"].value = "70000"
     explorer.form.send_button.click()
     [view] = explorer.response_box.children
-    assert isinstance(view, ResponseView) and "70000 Decline" in view.table.value
+    assert isinstance(view, ResponseView) and "70000 · Decline" in view.table.value
     assert explorer.form.response_box.children == ()  # shown once, in the panel
     label, index = explorer.history.options[0]
     assert index == len(explorer.exchanges) - 1
     assert "AUTH error: 70000 Decline" in label
+    # the history as a table, newest first, the code in words
+    assert "<td>70000 · Decline</td>" in explorer.history_table.value
 
 
 def test_a_new_request_type_starts_clean(explorer):
@@ -50,7 +52,8 @@ def test_a_new_request_type_starts_clean(explorer):
     explorer.form.send_button.click()
     assert explorer.response_box.children  # the AUTH's decline is shown
     explorer.type_picker.value = "STORE"
-    assert explorer.response_box.children == () and explorer.errors.value == ""
+    [placeholder] = explorer.response_box.children  # an empty area says what will appear there
+    assert "its answer appears here" in placeholder.value and explorer.errors.value == ""
     assert "baseamount" not in explorer.form.fields and explorer.form.last_response is None
 
 
@@ -154,6 +157,7 @@ def test_a_plain_client_works_too():
         panel = RequestExplorer(client, request_type="STORE")
         try:
             assert panel.history.options == ()
+            assert "No exchange yet" in panel.history_table.value
             panel.form.send_button.click()
             [view] = panel.response_box.children
             assert [b.description for b in view.action_buttons] == [

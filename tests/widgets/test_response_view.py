@@ -54,7 +54,8 @@ def test_a_successful_auth_reads_as_a_masked_table(gw):
     assert "gwkit-ok" in view.summary.value and "Success" in view.summary.value
     assert "gwkit-record-ok" in view.table.value
     assert "411111######1111" in view.table.value
-    assert "1050 <span style='color:#666'>(£10.50)</span>" in view.table.value
+    assert "£10.50 · 1050 in base units" in view.table.value
+    assert "0 · pending settlement" in view.table.value  # codes in words, from the vocabulary
     assert "Transaction reference" in view.table.value  # labels from the field table
 
 
@@ -66,15 +67,18 @@ def test_every_known_error_code_is_explained(code):
     )
     assert "gwkit-error" in view.summary.value
     assert "gwkit-record-error" in view.table.value
-    assert html.escape(meaning.meaning) in view.table.value
-    assert html.escape(meaning.action) in view.table.value
+    # what the code means and what to do, said once: in the headline, not again in the table
+    assert html.escape(meaning.meaning) in view.headline.value
+    assert html.escape(meaning.action) in view.headline.value
+    assert html.escape(meaning.action) not in view.table.value
+    assert f"{code} · {html.escape(meaning.message)}" in view.table.value
 
 
 def test_an_unknown_code_says_to_investigate():
     view = ResponseView(
         envelope({"requesttypedescription": "AUTH", "errorcode": "12345", "errormessage": "?"})
     )
-    assert "Needs further investigation" in view.table.value
+    assert "Needs further investigation" in view.headline.value
 
 
 def test_errorcode_zero_but_cancelled_is_an_error():
@@ -83,15 +87,16 @@ def test_errorcode_zero_but_cancelled_is_an_error():
             {"requesttypedescription": "AUTH", "errorcode": "0", "errormessage": "Ok", "settlestatus": "3"}
         )
     )
-    assert "gwkit-record-error" in view.table.value and "Cancelled" in view.table.value
+    assert "gwkit-record-error" in view.table.value and "cancelled: no money moves" in view.table.value
+    assert "Cancelled" in view.headline.value
 
 
 def test_sandbox_decline_and_bank_error_are_highlighted(gw):
     declined = ResponseView(pay(gw, 70000), client=gw)
-    assert "70000 Decline" in declined.table.value and "gwkit-record-error" in declined.table.value
+    assert "70000 · Decline" in declined.table.value and "gwkit-record-error" in declined.table.value
     bank = ResponseView(pay(gw, 60010), client=gw)
-    assert "60010 Bank System Error" in bank.table.value
-    assert html.escape(ERROR_CODES[60010].meaning) in bank.table.value
+    assert "60010 · Bank System Error" in bank.table.value
+    assert html.escape(ERROR_CODES[60010].meaning) in bank.headline.value
 
 
 def test_raw_json_is_one_click_away_and_masked():
@@ -256,7 +261,7 @@ def test_a_large_query_is_cut_with_a_note():
     )
     assert "60 transaction record(s) found" in view.table.value
     assert "10 more record(s) not shown" in view.table.value
-    assert "100 <span style='color:#666'>(¥100)</span>" in view.table.value
+    assert "<td class='gwkit-num'>¥100</td>" in view.table.value  # the one table style: money right
 
 
 def test_anything_else_is_refused_clearly():
@@ -287,7 +292,10 @@ def test_a_combined_auth_subscription_shows_both_records_side_by_side():
         )
     )
     assert view.table.value.count("gwkit-record-ok") == 2
-    assert "&#10004; AUTH 0 Ok" in view.table.value and "&#10004; SUBSCRIPTION 0 Ok" in view.table.value
+    assert "&#10004; AUTH 0 · Ok" in view.table.value and "&#10004; SUBSCRIPTION 0 · Ok" in view.table.value
+    assert (
+        "2 · pending (starts when the AUTH settles)" in view.table.value
+    )  # a subscription's transactionactive
     assert [b.description for b in view.action_buttons] == [
         "Query this transaction (1-2-1)",
         "Query this subscription (1-2-2)",
@@ -321,6 +329,8 @@ def test_paying_with_a_disabled_stored_card_says_the_card_is_disabled(gw):
         in view.headline.value
     )
     assert "setting transactionactive to 1" in view.headline.value
+    assert "Correct the fields" not in view.headline.value  # the cause's advice, not the generic one
+    assert view.headline.value.count("disabled") == 1  # said once
 
 
 def test_an_unknown_parent_is_said_plainly(gw):

@@ -3,14 +3,16 @@
 The interface names it as the recommended alternative to the card store; the facts file says what
 the real service does. The sandbox:
 - takes `baseamount` 0 or absent (answered as `0`), or an amount that a child subscription or AUTH
-  may inherit; no money is taken whatever the amount, so a successful check has no `settlestatus`
-  nor `settleduedate`, never settles and cannot be updated (60017);
+  may inherit; no money is taken whatever the amount: a successful check carries `settlestatus` 0
+  and its day as `settleduedate` (as the real service answers) but never settles and cannot be
+  updated (60017);
 - answers the AUTH record's fields that apply (acquirer response, auth code, security code check,
   masked card, issuer) through the shared payment path, so test cards and the expiry rule hold:
   a declining card declines (70000, settlestatus 3);
 - takes a card from the request or from a stored card (`parenttransactionreference` of a STORE);
 - is the parent of an AUTH (card, currency, account type and order reference lent, the amount too
-  when it is not 0) and of a SUBSCRIPTION (subscriptions.py), when it succeeded.
+  when it is not 0), of a THREEDQUERY (the card) and of a SUBSCRIPTION (subscriptions.py), when it
+  succeeded.
 """
 
 from __future__ import annotations

@@ -1,8 +1,13 @@
 """The test acquirer: what the bank answers, decided by test card and amount.
 
-As in the real test environment: `baseamount` 70000 declines, 60010 is a bank system error,
-security code 123 (1234 for American Express) matches. Cards listed in `data/test_cards.csv`
-have their documented outcome; any other valid card is authorised.
+As in the real test environment: `baseamount` 70000 declines, 60010 is a bank system error.
+Cards listed in `data/test_cards.csv` have their documented outcome; any other valid card is
+authorised.
+
+The security code, billing premise and billing postcode checks follow the service's published test
+values (`SECURITY_CODES`, `PREMISES`, `POSTCODES`); each answers `0` not given, `1` not checked,
+`2` matched or `4` not matched. A value the table does not list is not checked (`1`): gwkit's choice,
+as is `TE33 3ST` for a postcode not checked (the published table names none).
 
 gwkit's own test amounts for the answers the real test environment gives no value for:
 - 71000 is a soft decline (the issuer wants strong customer authentication) for an e-commerce
@@ -16,6 +21,9 @@ gwkit's own test amounts for the answers the real test environment gives no valu
 from __future__ import annotations
 
 import random
+import re
+from collections.abc import Mapping
+from typing import Any
 
 from ...interface.cards import scheme_of
 from ...interface.codes import message_of
@@ -43,24 +51,63 @@ def issuer_of(pan: str) -> tuple[str, str]:
     return "gwkit Test Issuer", "GB"
 
 
+NOT_GIVEN, NOT_CHECKED, MATCHED, NOT_MATCHED = "0", "1", "2", "4"
+# The published test values: security code 123 (1234 for American Express) matches, 214 does not,
+# 333 is not checked; premise (its number) 789 matches, 123 does not, 333 is not checked; postcode
+# TE45 6ST (US 55555) matches, TE12 3ST (US 12345) does not.
+SECURITY_CODES = {"214": NOT_MATCHED, "333": NOT_CHECKED}
+PREMISES = {"789": MATCHED, "123": NOT_MATCHED, "333": NOT_CHECKED}
+POSTCODES = {
+    "TE456ST": MATCHED,
+    "55555": MATCHED,
+    "TE123ST": NOT_MATCHED,
+    "12345": NOT_MATCHED,
+    "TE333ST": NOT_CHECKED,
+}
+_PREMISE_NUMBER = re.compile(r"\d+")
+
+
 def security_response(pan: str, securitycode: str | None) -> str:
-    """`securityresponsesecuritycode`: 1 not given, 2 matched, 4 not matched."""
+    """`securityresponsesecuritycode` for the code sent with the card (never kept)."""
     if not securitycode:
-        return "1"
+        return NOT_GIVEN
     scheme = scheme_of(pan)
-    expected = "1234" if scheme and scheme.securitycode_length == 4 else "123"
-    return "2" if securitycode == expected else "4"
+    if securitycode == ("1234" if scheme and scheme.securitycode_length == 4 else "123"):
+        return MATCHED
+    return SECURITY_CODES.get(securitycode, NOT_MATCHED)
+
+
+def address_responses(billing: Mapping[str, Any]) -> dict[str, str]:
+    """`securityresponseaddress` (by the premise's number) and `securityresponsepostcode`."""
+    premise = str(billing.get("billingpremise") or "").strip()
+    postcode = str(billing.get("billingpostcode") or "").upper().replace(" ", "")
+    number = _PREMISE_NUMBER.search(premise)
+    return {
+        "securityresponsepostcode": POSTCODES.get(postcode, NOT_CHECKED) if postcode else NOT_GIVEN,
+        "securityresponseaddress": (PREMISES.get(number.group(), NOT_CHECKED) if number else NOT_CHECKED)
+        if premise
+        else NOT_GIVEN,
+    }
 
 
 def decide(
-    pan: str, baseamount: str, securitycode: str | None, *, strong_auth_exempt: bool = False
+    pan: str,
+    baseamount: str,
+    securitycode: str | None,
+    *,
+    strong_auth_exempt: bool = False,
+    billing: Mapping[str, Any] | None = None,
+    security_checked: str | None = None,
 ) -> dict[str, str]:
     """The bank's part of an AUTH record. `strong_auth_exempt`: the payment went through 3-D Secure,
-    or is outside strong customer authentication (MOTO, RECUR), so no soft decline."""
+    or is outside strong customer authentication (MOTO, RECUR), so no soft decline. `billing`: the
+    premise and postcode to check; `security_checked`: the result of a security code checked earlier
+    in the same flow (the THREEDQUERY's), used when none is sent now."""
     security = {
-        "securityresponsesecuritycode": security_response(pan, securitycode),
-        "securityresponsepostcode": "0",
-        "securityresponseaddress": "0",
+        "securityresponsesecuritycode": security_response(pan, securitycode)
+        if securitycode or not security_checked
+        else security_checked,
+        **address_responses(billing or {}),
     }
     card = test_card(pan)
     if baseamount == BANK_ERROR_AMOUNT:

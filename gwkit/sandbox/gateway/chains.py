@@ -1,7 +1,7 @@
 """Chained request types: a later request type taking the record before it as its parent.
 
 In one request object, the pairs of `gwkit.interface.requests.CHAINS` (THREEDQUERY then AUTH,
-ACCOUNTCHECK then AUTH or SUBSCRIPTION) run in order, the second with the first record's
+ACCOUNTCHECK then AUTH, THREEDQUERY or SUBSCRIPTION) run in order, the second with the first record's
 `transactionreference` as its `parenttransactionreference` and without the card fields the first
 one used (it inherits the card). Across the request objects of one envelope, an object whose first
 request type chains from the record before it, and which names no parent and carries no card,

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ...interface.masking import mask_data, mask_pan
 from ...interface.requests import SINGLE_TYPES
 from ...interface.validation import chained_entries, errordata, normalised, request_types_of, validate_request
-from ...interface.wire import PAN_PATTERN, VERSION
+from ...interface.wire import PAN_PATTERN, TIMESTAMP, VERSION
 from . import (
     accountcheck,
     auth,
@@ -33,6 +33,7 @@ from . import (
     chains,
     clock,
     engine,
+    notifications,
     payments,
     query,
     refunds,
@@ -44,8 +45,10 @@ from . import (
 from .accounts import DEFAULT_ACCOUNT, Account, account_for_site, control_sites
 from .clock import CLOCK_TABLES, ISO, Clock
 from .context import Context, JobContext, Tables
+from .delivery import Notifier
 from .envelopes import (
     answer_reference,
+    answered_record,
     envelope,
     error_record,
     request_error,
@@ -82,7 +85,9 @@ class Gateway:
 
     `schemas` adds the tables of parts outside the gateway (the demo merchant's receipts), and
     `site_expressions` says whose site a row of such a table is when it has no `sitereference`.
-    The clock, advance, settle and reset act on `sites` (default: the first account's)."""
+    The clock, advance, settle and reset act on `sites` (default: the first account's).
+    `notification_hosts`: where URL notifications may go (None: anywhere, the embedded sandbox;
+    a team sandbox: the hosts its operator allows)."""
 
     def __init__(
         self,
@@ -93,12 +98,13 @@ class Gateway:
         modules: Iterable[ModuleType] = HANDLER_MODULES,
         schemas: Iterable[str] = (),
         site_expressions: Mapping[str, Expression] | None = None,
+        notification_hosts: Iterable[str] | None = None,
     ):
         self.tables = Tables.of(modules)
         self.daily_jobs = list(self.tables.daily_jobs)
         self.store = open_store(  # a postgresql:// URL: the team sandbox
             db_path,
-            schemas=(clock.SCHEMA, *self.tables.schemas, *schemas),
+            schemas=(clock.SCHEMA, notifications.SCHEMA, *self.tables.schemas, *schemas),
             added_columns=self.tables.added_columns,
         )
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
@@ -110,7 +116,9 @@ class Gateway:
         self.moves = self.store.moves()
         for job in self.daily_jobs:  # where a site without marks of its own stands
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.start().date().isoformat())
+        self.notifier = Notifier(self.store, self.clock.clocks, self.accounts, notification_hosts)
         self.run_due_jobs()  # catch up work a killed run left undone
+        self.notifier.wake()  # deliveries a stopped sandbox left open go on
 
     def __repr__(self) -> str:
         return f"Gateway({str(self.store.path)!r}, accounts={sorted(self.accounts)!r})"
@@ -152,25 +160,29 @@ class Gateway:
         `requestreference` is the HTTP header of that name. The official clients send it, and for an
         envelope of several request objects it is the only reference they check the answer against.
         """
+
+        def refused(fault: Fault, reference: str | None) -> dict[str, Any]:
+            return request_error(fault, reference, self.clock.timestamp(account.sitereferences[0]))
+
         if not isinstance(body, dict):
-            return request_error(Fault(30000, ["request"]), usable_reference(requestreference))
+            return refused(Fault(30000, ["request"]), usable_reference(requestreference))
         objects = body.get("request")
         reference = answer_reference(requestreference, objects)
         if body.get("alias") not in (None, account.username):
-            return request_error(Fault(30000, ["alias"]), reference)
+            return refused(Fault(30000, ["alias"]), reference)
         if body.get("version", VERSION) != VERSION:
-            return request_error(Fault(30000, ["version"]), reference)
+            return refused(Fault(30000, ["version"]), reference)
         if not isinstance(objects, list) or not objects:
-            return request_error(Fault(30000, ["request"]), reference)
+            return refused(Fault(30000, ["request"]), reference)
         if too_many := too_many_objects(objects):
-            return request_error(too_many, reference)
+            return refused(too_many, reference)
         records: list[dict[str, Any]] = []
         answered: list[dict[str, Any]] = []  # the previous object's records: the last may be a parent
         for request in objects:
             answered = self._answer_object(
                 request, account, origin, base_url, answered[-1] if answered else None
             )
-            records.extend(answered)
+            records.extend(answered_record(r) for r in answered)
         return envelope(records, reference)
 
     def _answer_object(
@@ -181,8 +193,15 @@ class Gateway:
         base_url: str,
         previous: Mapping[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
+        site = request.get("sitereference") if isinstance(request, dict) else None
+
+        def refused(fault: Fault) -> list[dict[str, Any]]:
+            """One ERROR record for the object, timed on its site's clock (or the account's first)."""
+            clock_of = site if site in account.sitereferences else account.sitereferences[0]
+            return [error_record("ERROR", fault, self.clock.timestamp(clock_of))]
+
         if not isinstance(request, dict):
-            return [error_record("ERROR", Fault(30000, ["request"]))]
+            return refused(Fault(30000, ["request"]))
         request = chains.with_envelope_parent(normalised(request)[0], previous)
         types = request.get("requesttypedescriptions")
         if (
@@ -191,15 +210,12 @@ class Gateway:
             or not all(isinstance(t, str) for t in types)
             or any(t not in SINGLE_TYPES for t in types)
         ):
-            return [error_record("ERROR", Fault(60018, _as_sent(types)))]
+            return refused(Fault(60018, _as_sent(types)))
         problems = validate_request(request, strict=False)
         if problems:
-            fault = Fault(30000, errordata(problems))
-            return [error_record(t, fault) for t in types]
-        site = request.get("sitereference")
+            return refused(Fault(30000, errordata(problems)))
         if site is not None and site not in account.sitereferences:
-            fault = Fault(30000, ["sitereference"])
-            return [error_record(t, fault) for t in types]
+            return refused(Fault(30000, ["sitereference"]))
         try:
             return self._run_handlers(request, account, origin, base_url)
         except Exception as exc:  # a sandbox bug: nothing of the request object was kept (rolled back)
@@ -215,9 +231,11 @@ class Gateway:
         chained = chained_entries(request["requesttypedescriptions"])
         # A query changes nothing: it reads one consistent view while payments go on being written.
         reads_only = all(t.key in self.tables.read_only for t in request_types)
+        home = site if isinstance(site, str) and site else account.sitereferences[0]
+        made: Any = None
         try:
             with self.store.read() if reads_only else self.store.write() as conn:
-                now = self.clock.now(site if isinstance(site, str) and site else account.sitereferences[0])
+                now = self.clock.now(home)
                 ctx = Context(self.store, self.tables, conn, account, now, origin, base_url)
                 for at, (request_type, takes_parent) in enumerate(zip(request_types, chained)):
                     handler = self.tables.request_handlers.get(request_type.key)
@@ -237,13 +255,43 @@ class Gateway:
                     except Fault as fault:
                         conn.execute("ROLLBACK TO request_type")
                         conn.execute("RELEASE request_type")
-                        records.extend(error_record(t, fault) for t in request_type.types)
+                        records.extend(_refusal(request_type.types, fault, ctx.timestamp))
                         break  # later request types of the object depend on this one: they are not run
                     conn.execute("RELEASE request_type")
                     records.extend(answered)
+                if not reads_only:  # its URL notifications, kept with what it wrote
+                    made = self._keep_notifications(conn, records, home, request, now)
         except _FirstRefused as refused:  # no savepoint around the first: two statements fewer per payment
-            return [error_record(t, refused.fault) for t in request_types[0].types]
+            return _refusal(request_types[0].types, refused.fault, now.strftime(TIMESTAMP))
+        if made:  # committed: online notifications go out before the answer, offline ones after
+            self._notify(self.notifier.send, made)
         return records
+
+    def _keep_notifications(
+        self, conn: Any, records: list[dict[str, Any]], site: str, request: dict[str, Any], now: datetime
+    ) -> Any:
+        """The request's deliveries, in its transaction (read on the writer's connection: a reader's
+        would reload its page cache after every commit). A failure here is logged and rolled back to
+        a savepoint: it never costs the payment."""
+        rules = self.notifier.rules_in(conn, site)
+        if not rules:
+            return None
+        conn.execute("SAVEPOINT notifications")
+        try:
+            made = self.notifier.keep(conn, records, site, rules, request, now)
+        except Exception:
+            conn.execute("ROLLBACK TO notifications")
+            conn.execute("RELEASE notifications")
+            log.exception("URL notifications of a request could not be kept")
+            return None
+        conn.execute("RELEASE notifications")
+        return made if any(made) else None
+
+    def _notify(self, step: Callable[..., None], *args: Any) -> None:
+        try:
+            step(*args)
+        except Exception:  # a notification never changes an answer or a move: logged, the sandbox goes on
+            log.exception("URL notifications failed")
 
     # the clocks and the daily jobs
 
@@ -258,6 +306,7 @@ class Gateway:
         on each site; report what ran. A refused move (ClockError) changes nothing."""
         sites = self._scope(sites)
         with self.advance_lock:
+            mark = self.notifier.mark()
             start = self.clock.now(sites)
             target = self.clock.target(by=by, to=to, sites=sites)
             with self.store.write() as conn:
@@ -284,6 +333,7 @@ class Gateway:
                 )
             finally:
                 running.finish()
+        self._notify(self.notifier.after_move, sites, mark, report.get("settlement", {}).get("settled", []))
         return {"from": start.strftime(ISO), "to": target.strftime(ISO), "days": days, **report}
 
     def advances_of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
@@ -348,11 +398,13 @@ class Gateway:
         sites = self._scope(sites)
         clocks = self.clock.clocks(sites)
         settled: list[str] = []
+        mark = self.notifier.mark()
         with self.store.write() as conn:
             for site in sites:
                 settled += settlement.settle_due(
                     self.store, conn, date.max if all_pending else clocks[site].date(), [site]
                 )
+        self._notify(self.notifier.after_move, sites, mark, settled)
         return {"settlement": {"settled": settled}}
 
     def reset(self, sites: str | Iterable[str] | None = None) -> None:
@@ -396,6 +448,7 @@ class Gateway:
 
     def close(self) -> None:
         self.stop_work()
+        self.notifier.close()
         self.store.close()
 
 
@@ -425,6 +478,14 @@ def _tracked(running: dict[str, Any], progress: Progress | None) -> Progress:
             progress(step, done, total)
 
     return report
+
+
+def _refusal(types: Iterable[str], fault: Fault, timestamp: str) -> list[dict[str, Any]]:
+    """The records of a refused request type: an invalid field (30000) is one ERROR record with its
+    timestamp, as the real service answers; another code is answered by each request type."""
+    if fault.errorcode == 30000:
+        return [error_record("ERROR", fault, timestamp)]
+    return [error_record(t, fault) for t in types]
 
 
 def _as_sent(types: Any) -> list[str]:

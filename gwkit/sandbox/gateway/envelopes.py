@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from ...interface.validation import check_value
@@ -50,13 +51,28 @@ def answer_reference(header: Any, objects: Any) -> str | None:
     return None
 
 
-def error_record(requesttype: str, fault: Fault) -> dict[str, Any]:
+def error_record(requesttype: str, fault: Fault, timestamp: str | None = None) -> dict[str, Any]:
+    """A refused request type's record; a refused request object's is `requesttype` ERROR, with the
+    `transactionstartedtimestamp` of its refusal (as the real service answers)."""
     return {
         "requesttypedescription": requesttype,
+        **({"transactionstartedtimestamp": timestamp} if timestamp else {}),
         "errorcode": str(fault.errorcode),
         "errormessage": fault.errormessage,
         "errordata": fault.errordata,
     }
+
+
+# Fields a record keeps that its answer leaves out, as the real service answers: no record names its
+# site (the request did), and a THREEDQUERY echoes no amount (its AUTH inherits the kept one).
+NOT_ANSWERED = ("sitereference",)
+NOT_ANSWERED_BY_TYPE = {"THREEDQUERY": ("baseamount", "currencyiso3a")}
+
+
+def answered_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record as the gateway answers it (a kept one, or one just made)."""
+    left_out = NOT_ANSWERED + NOT_ANSWERED_BY_TYPE.get(record.get("requesttypedescription"), ())
+    return {name: value for name, value in record.items() if name not in left_out}
 
 
 def envelope(records: list[dict[str, Any]], requestreference: str | None = None) -> dict[str, Any]:
@@ -68,9 +84,11 @@ def envelope(records: list[dict[str, Any]], requestreference: str | None = None)
     }
 
 
-def request_error(fault: Fault, requestreference: str | None = None) -> dict[str, Any]:
+def request_error(
+    fault: Fault, requestreference: str | None = None, timestamp: str | None = None
+) -> dict[str, Any]:
     """A whole-request failure: one record with `requesttypedescription` ERROR."""
-    return envelope([error_record("ERROR", fault)], requestreference)
+    return envelope([error_record("ERROR", fault, timestamp)], requestreference)
 
 
 def too_many_objects(objects: list[Any]) -> Fault | None:

@@ -8,7 +8,7 @@ payments all come here: find the card (from the request, a parent record, a cach
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import Any, Callable, Mapping
 
@@ -44,6 +44,7 @@ class Card:
     extra: dict[str, str] = field(default_factory=dict)  # fields added to the record (3-D Secure ...)
     outcome: dict[str, str] | None = None  # decided before the bank, e.g. 60022 Unauthenticated
     threeds_authenticated: bool = False
+    security_checked: str | None = None  # the THREEDQUERY's security code check (never the code)
 
     def __repr__(self) -> str:
         return f"Card({mask_pan(self.pan)}, parent={self.parent!r})"
@@ -112,8 +113,8 @@ def load_card(ctx: Context, card_id: int, securitycode: str | None = None, **fie
 
 @lru_cache(maxsize=64)  # the engine makes a day's payments at one `now`
 def settle_due_date(now: datetime) -> str:
-    """Authorised payments settle on the day after they are made (see settlement.py)."""
-    return (now.date() + timedelta(days=1)).isoformat()
+    """A record is due to settle on the day it is made, at that day's end (see settlement.py)."""
+    return now.date().isoformat()
 
 
 def authorise(
@@ -190,11 +191,14 @@ def payment_record(
         acquirer.decline()
         if is_expired
         else acquirer.decide(
-            card.pan, fields["baseamount"], card.securitycode, strong_auth_exempt=exempt or not takes_money
+            card.pan,
+            fields["baseamount"],
+            card.securitycode,
+            strong_auth_exempt=exempt or not takes_money,
+            billing={**card.details, **billing_details(request)},
+            security_checked=card.security_checked,
         )
     )
-    if not takes_money and outcome.get("errorcode") == "0":
-        outcome = {k: v for k, v in outcome.items() if k != "settlestatus"}  # nothing to settle
     issuer, country = card.issuer
     record: dict[str, Any] = {
         "transactionstartedtimestamp": ctx.timestamp,
@@ -202,7 +206,7 @@ def payment_record(
         "issuer": issuer,
         "splitfinalnumber": "1",
         "dccenabled": "0",
-        **({"settleduedate": settle_due_date(ctx.now)} if takes_money else {}),
+        "settleduedate": settle_due_date(ctx.now),
         **MERCHANT,
         "baseamount": fields["baseamount"],
         "transactionreference": new_reference(),

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from ...interface.fields import BILLING_FIELDS, SENSITIVE_FIELDS
 from ...interface.requests import FILTER_FIELDS
 from .context import Context
+from .envelopes import answered_record
 from .fault import Fault
 from .store import TRANSACTION_COLUMNS
 
@@ -64,8 +65,11 @@ def where_clause(ctx: Context, filters: Mapping[str, list[str]]) -> tuple[str, l
 
 
 def public_record(row) -> dict[str, Any]:
-    """A kept record as a query answers it: with its billing details, never card data or secrets."""
-    record = {k: v for k, v in json.loads(row["record"]).items() if k not in SENSITIVE_FIELDS}
+    """A kept record as a query answers it: with its billing details, never card data or secrets, and
+    without what no answer carries (`answered_record`: its site, a THREEDQUERY's amount)."""
+    record = {
+        k: v for k, v in answered_record(json.loads(row["record"])).items() if k not in SENSITIVE_FIELDS
+    }
     details = json.loads(row["details"]) if row["details"] else {}
     record.update({k: v for k, v in details.items() if k in BILLING_FIELDS and k not in record})
     record["interface"] = "PASS-JSON-JSON"

@@ -1,15 +1,17 @@
 """Settlement on the virtual clock.
 
-An authorised AUTH is answered with `settlestatus` 0 and a `settleduedate` of the next day; on
-that day the daily run moves it (and any AUTH set to 1, settle manually) to 100, settled, for
-its `settlebaseamount` when one was set. Suspended (2) and cancelled (3) ones stay as they are.
+An authorised AUTH (or a refund) is answered with `settlestatus` 0 and a `settleduedate` of its own
+day, as the real service answers; at the end of that day (the daily run of the next day) it moves,
+with any AUTH set to 1 (settle manually), to 100, settled, for its `settlebaseamount` when one was
+set. Suspended (2) and cancelled (3) ones stay as they are. ACCOUNTCHECK and THREEDQUERY records
+carry `settlestatus` 0 and a `settleduedate` too, but move no money: they never settle.
 Each site settles on its own clock: the daily run is given the sites whose day it is.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, Iterable
 
 from .context import DailyJob, JobContext
@@ -17,7 +19,10 @@ from .sql import OF_SITES
 from .store import Connection, Store
 
 _DUE = OF_SITES.map(
-    lambda sites: "FROM transactions WHERE settlestatus IN ('0', '1') AND settleduedate <= ? AND " + sites
+    lambda sites: (
+        "FROM transactions WHERE settlestatus IN ('0', '1') AND settleduedate <= ? "
+        "AND requesttypedescription IN ('AUTH', 'REFUND') AND " + sites
+    )
 )
 
 
@@ -33,13 +38,15 @@ def settle_due(store: Store, conn: Connection, day: date, sites: Iterable[str]) 
 
 
 def settlement_run(job: JobContext, day: date) -> dict[str, Any]:
+    """The run at the start of `day` is the end of the day before: it settles what was due by then."""
+    ended = day - timedelta(days=1)
     # Asked first without taking the write lock: a day with nothing to settle writes nothing.
     due = job.store.connection().execute(
-        _DUE.map(lambda due: f"SELECT EXISTS (SELECT 1 {due})"), (day.isoformat(), job.sites_json)
+        _DUE.map(lambda due: f"SELECT EXISTS (SELECT 1 {due})"), (ended.isoformat(), job.sites_json)
     )
     if not due.fetchone()[0]:
         return {"settled": []}
-    settled = settle_due(job.store, job.writes.conn, day, job.sites)
+    settled = settle_due(job.store, job.writes.conn, ended, job.sites)
     job.writes.wrote(len(settled))
     return {"settled": settled}
 

@@ -18,6 +18,12 @@ Choices where the interface says "not shown" (documented in the README):
   altered, from another session or not the latest issued is 30000 `["pares"]`. Nothing is kept.
 - A Maestro e-commerce AUTH needs 3-D Secure with status Y: otherwise 60022 `Unauthenticated`
   (with md/pares: a kept record, settlestatus 3; without: refused, errordata ["md", "pares"]).
+
+As the real service answers (captured answers, docs/sandbox.md): a THREEDQUERY record carries
+`settlestatus` 0 and its day as `settleduedate`, echoes no `baseamount` nor `currencyiso3a` (they are
+kept for the AUTH; `envelopes.answered_record` leaves them out), and one chained after an
+ACCOUNTCHECK names it as `parenttransactionreference`. A security code sent with the THREEDQUERY is
+checked then; the AUTH after authentication reports that check (the code itself is never kept).
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from .payments import (
     expired,
     lent_card,
     load_card,
+    settle_due_date,
 )
 from .sql import Sql
 from .store import Connection, Row, Store, details_of, record_of
@@ -58,6 +65,8 @@ ACS_PATH = "/acs/v1"
 KEY_NAME = "threeds:hmac_key"
 
 QUERIED, ANSWERED, USED = "queried", "answered", "used"
+# Where a THREEDQUERY's details keep the result of the security code check sent with it.
+SECURITY_CHECK = "securitycodecheck"
 UNAUTHENTICATED = {"errorcode": "60022", "errormessage": message_of(60022), "settlestatus": "3"}
 
 # eci by PaRes status: (Visa and other schemes, Mastercard family).
@@ -272,7 +281,7 @@ def enrolment(pan: str) -> str:
 def _query_card(ctx: Context, request: Mapping[str, Any]) -> Card:
     if request.get("parenttransactionreference"):
         row = ctx.find(request["parenttransactionreference"])
-        if row["requesttypedescription"] != "STORE":
+        if row["requesttypedescription"] not in ("STORE", "ACCOUNTCHECK"):
             raise invalid_field("parenttransactionreference")
         return lent_card(ctx, row, request)
     if scheme_of(request["pan"]) is None:
@@ -297,8 +306,10 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
         "issuer": issuer,
         "errorcode": "0",
         "errormessage": "Ok",
+        "settlestatus": "0",  # answered as the real service does; a THREEDQUERY never settles
+        "settleduedate": settle_due_date(ctx.now),
         **MERCHANT,
-        "baseamount": request["baseamount"],
+        "baseamount": request["baseamount"],  # kept for the AUTH to inherit, not answered
         "transactionreference": reference,
         "paymenttypedescription": scheme.code,
         "accounttypedescription": "ECOM",
@@ -336,6 +347,8 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
         record["acsurl"] = ctx.base_url.rstrip("/") + ACS_PATH
     card_id = card.card_id or ctx.store.add_card(ctx.conn, card.pan, card.expirydate, scheme.code)
     details = {**card.details, **billing_details(request)}
+    if card.securitycode:  # the check's result, for the AUTH that follows (the code is never kept)
+        details[SECURITY_CHECK] = acquirer.security_response(card.pan, card.securitycode)
     ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)  # kept without md
     ctx.conn.execute(
         "INSERT INTO threeds_sessions (transactionreference, md_hash, sitereference, card_id, enrolled, xid, "
@@ -379,11 +392,13 @@ def _check_inherited(request: Mapping[str, Any], session: Session, *, amount_fix
 
 def _card_of_session(ctx: Context, session: Session, request: Mapping[str, Any]) -> Card:
     row = ctx.find(session.transactionreference)
+    details = details_of(row)
     return load_card(
         ctx,
         session.card_id,
         request.get("securitycode"),
-        details=details_of(row),
+        security_checked=details.pop(SECURITY_CHECK, None),
+        details=details,
         inherited=_inherited(row),
         parent=session.transactionreference,
         extra={"sitereference": session.sitereference, "enrolled": session.enrolled, "xid": session.xid},

@@ -48,10 +48,10 @@ def card_data_in(pairs: list[tuple[str, str]], body: str) -> list[str]:
     number anywhere in the text."""
     if not pairs:
         pairs = _json_leaves(body)
-    found = [f"field {name!r}" for name, _ in pairs if name.lower() in CARD_FIELD_NAMES]
+    found = [f"field {name}" for name, _ in pairs if name.lower() in CARD_FIELD_NAMES]
     for name, value in pairs:
         if any(luhn_ok(run) for run in PAN_PATTERN.findall(value)):
-            found.append(f"a card number in {name!r}")
+            found.append(f"a card number in {name}")
     if not found and any(luhn_ok(run) for run in PAN_PATTERN.findall(body)):
         found.append("a card number in the body")
     return found
@@ -256,7 +256,9 @@ def complete_payment(gateway: Gateway, fields: dict[str, str], base_url: str) ->
     answer = gateway.process(
         {"alias": account.username, "version": VERSION, "request": [auth]}, account, base_url=base_url
     )
-    return mask_data(answer["response"][0])
+    # The gateway's record names no site (as the real one's): the merchant notes the site it paid on,
+    # which says whose receipt it is (SITE_EXPRESSIONS, receipts_of).
+    return {**mask_data(answer["response"][0]), "sitereference": site}
 
 
 def receipts_of(gateway: Gateway) -> list[dict[str, Any]]:

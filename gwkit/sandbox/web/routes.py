@@ -21,6 +21,7 @@ from . import acs, home, merchant
 from .control import handle_control
 from .endpoint import gateway_endpoint, method_not_allowed
 from .faults import GATEWAY_PATHS
+from .notification_controls import handle_notifications
 from .served import Served
 from .stjs import serve_stjs
 
@@ -42,6 +43,7 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("GET", "/"): Route(home.home),
     ("GET", "/_sandbox/"): Route(home.home),
     ("GET", "/_sandbox"): Route(home.home),
+    ("*", "/_sandbox/notifications/*"): Route(handle_notifications),  # before /_sandbox/*: found first
     ("*", "/_sandbox/*"): Route(handle_control),
     ("GET", ACS_PATH): Route(acs.acs_get),
     ("POST", ACS_PATH): Route(acs.acs_page, FORM),

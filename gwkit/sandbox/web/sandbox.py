@@ -39,6 +39,7 @@ class Sandbox:
         accounts: Iterable[Account] | None = None,
         clock_start: datetime | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
+        notification_hosts: Iterable[str] | None = None,
     ):
         self.gateway = Gateway(
             db_path,
@@ -46,6 +47,7 @@ class Sandbox:
             clock_start=clock_start,
             schemas=(receipts.SCHEMA, faultlog.SCHEMA),
             site_expressions=receipts.SITE_EXPRESSIONS,
+            notification_hosts=notification_hosts,
         )
         self.max_body_bytes = max_body_bytes
         # faults shared by a team sandbox's workers; in memory for one process

@@ -30,6 +30,7 @@ from .workers import WORKER_THREADS, Workers
 from .fault_controls import FaultControls
 from .headercase import canonical_header_case
 from .latency import DELAYED_PER_SITE, LatencyBudget
+from .notification_controls import NotificationControls
 from .sandbox import Sandbox
 from .transport import SandboxTransport
 from .uvicorn_adapter import GuardedH11Protocol, PromptServer, SandboxConfig
@@ -201,6 +202,12 @@ class SandboxHandle:
     def faults(self) -> FaultControls:
         """Fault injection, in-process: `add(kind, **params)`, `active()`, `clear()`, `log()` (faults.py)."""
         return self.sandbox.faults
+
+    @property
+    def notifications(self) -> NotificationControls:
+        """URL notifications of this handle's account: `add_rule`, `rules`, `deliveries`, `resend`,
+        `wait_for` (docs/notifications.md)."""
+        return NotificationControls(self.sandbox.gateway, self.account)
 
     @property
     def snapshots(self) -> Snapshots:

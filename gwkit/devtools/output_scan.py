@@ -1,0 +1,159 @@
+"""Nothing raw: every output of an executed notebook read as a person sees it.
+
+    python -m gwkit.devtools.output_scan executed.ipynb [...]     # prints what it finds; exit 1 if any
+
+A finding is a Python repr a person should never see (a quoted string, a list, a tuple, a dict,
+an object's repr), HTML shown as text, a traceback, a warning or anything written to stderr. It
+reads text outputs, the visible text of HTML outputs and of saved HTML widgets (code shown on
+purpose, in <pre> or <code>, is left out).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+RICH_TYPES = ("text/html", "image/png", "image/svg+xml", "text/markdown", "text/latex", WIDGET_VIEW)
+
+RAW_PATTERNS = {
+    "a quoted string": re.compile(r"(?<![\w'])'[^'\n]{1,120}'(?![\w'])"),
+    "an empty list or dict": re.compile(r"(?<![\w\]])(\[\]|\{\})(?![\w])"),
+    "a list": re.compile(r"\[\s*(['\"]|\d+\s*,|\()"),
+    "a tuple": re.compile(r"\(\s*(True|False|None|['\"])[^()\n]*,"),
+    "a dict": re.compile(r"\{\s*['\"][^'\"\n]*['\"]\s*:"),
+    "an object's repr": re.compile(r"<[\w.]+ (object )?at 0x[0-9a-f]+>|\b[A-Z]\w+\((\w+=|['\"{\[])"),
+}
+HTML_AS_TEXT = re.compile(
+    r"<(/?)(div|span|table|tr|td|p|b|i|form|input|details|style|script|br)\b[^>]*>", re.IGNORECASE
+)
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)|\b\w*(Warning|Error):\s")
+CODE_BLOCKS = re.compile(r"<(pre|code|script|style)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
+TAGS = re.compile(r"<[^>]+>")
+
+
+@dataclass(frozen=True)
+class Finding:
+    cell: int  # the cell's index in the notebook (-1 for a saved widget)
+    kind: str
+    excerpt: str
+
+    def __str__(self) -> str:
+        where = f"cell {self.cell}" if self.cell >= 0 else "a saved widget"
+        return f"{where}: {self.kind}: {self.excerpt}"
+
+
+def visible_text(markup: str) -> str:
+    """What a person reads of an HTML output: the text, without code shown as code."""
+    return html.unescape(TAGS.sub(" ", CODE_BLOCKS.sub(" ", markup)))
+
+
+def text_findings(cell: int, text: str) -> Iterator[Finding]:
+    """Reprs, HTML as text and tracebacks in text a person reads."""
+    for kind, pattern in RAW_PATTERNS.items():
+        for match in pattern.finditer(text):
+            yield Finding(cell, kind, _around(text, match))
+    for match in HTML_AS_TEXT.finditer(text):
+        yield Finding(cell, "HTML as text", _around(text, match))
+    for match in TRACEBACK.finditer(text):
+        yield Finding(cell, "a traceback or warning", _around(text, match))
+
+
+def output_findings(cell: int, output: Mapping[str, Any]) -> Iterator[Finding]:
+    kind = output.get("output_type")
+    if kind == "error":
+        yield Finding(cell, "an error", f"{output.get('ename')}: {output.get('evalue')}")
+        return
+    if kind == "stream":
+        text = _text(output.get("text"))
+        if output.get("name") == "stderr":
+            yield Finding(cell, "text on stderr", text[:200])
+        else:
+            yield from text_findings(cell, text)
+        return
+    data = output.get("data") or {}
+    if "text/html" in data:
+        yield from text_findings(cell, visible_text(_text(data["text/html"])))
+    elif not any(rich in data for rich in RICH_TYPES):
+        yield from text_findings(cell, _text(data.get("text/plain")))
+
+
+def widget_findings(notebook: Mapping[str, Any]) -> Iterator[Finding]:
+    """The HTML and labels of the widgets saved with the notebook (what a widget last showed)."""
+    for text in _widget_texts(notebook):
+        yield from text_findings(-1, visible_text(text))
+
+
+def scan(notebook: Mapping[str, Any]) -> list[Finding]:
+    """Every finding in an executed notebook (nbformat's node or its JSON as a dict)."""
+    found = [
+        finding
+        for index, cell in enumerate(notebook.get("cells") or [])
+        if cell.get("cell_type") == "code"
+        for output in cell.get("outputs") or []
+        for finding in output_findings(index, output)
+    ]
+    return found + list(widget_findings(notebook))
+
+
+READING_SPEED = 200  # words a minute
+WORD = re.compile(r"[\w'`.-]+")
+
+
+def reading_minutes(notebook: Mapping[str, Any]) -> int:
+    """The honest time of an executed notebook: every word a person reads (its cells, its outputs,
+    its saved widgets) at READING_SPEED, rounded up, plus a minute for running it."""
+    texts = [_text(cell.get("source")) for cell in notebook.get("cells") or []]
+    for cell in notebook.get("cells") or []:
+        for output in cell.get("outputs") or []:
+            data = output.get("data") or {}
+            if output.get("output_type") == "stream":
+                texts.append(_text(output.get("text")))
+            elif "text/html" in data:
+                texts.append(visible_text(_text(data["text/html"])))
+            elif not any(rich in data for rich in RICH_TYPES):
+                texts.append(_text(data.get("text/plain")))
+    texts += [visible_text(text) for text in _widget_texts(notebook)]
+    words = sum(len(WORD.findall(text)) for text in texts)
+    return -(-words // READING_SPEED) + 1
+
+
+def _widget_texts(notebook: Mapping[str, Any]) -> Iterator[str]:
+    state = ((notebook.get("metadata") or {}).get("widgets") or {}).get(
+        "application/vnd.jupyter.widget-state+json", {}
+    )
+    for model in (state.get("state") or {}).values():
+        if model.get("model_name") in ("HTMLModel", "LabelModel"):
+            yield str((model.get("state") or {}).get("value", ""))
+
+
+def _text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+def _around(text: str, match: re.Match[str]) -> str:
+    start, end = max(match.start() - 40, 0), min(match.end() + 40, len(text))
+    return " ".join(text[start:end].split())
+
+
+def main(argv: list[str] | None = None) -> int:
+    paths = sys.argv[1:] if argv is None else argv
+    if not paths:
+        print("usage: python -m gwkit.devtools.output_scan executed.ipynb [...]")
+        return 2
+    found = 0
+    for path in paths:
+        for finding in scan(json.loads(Path(path).read_text(encoding="utf-8"))):
+            print(f"{path}: {finding}")
+            found += 1
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,220 @@
+"""Every code the kit shows, in words: the one vocabulary beside the error-code table.
+
+    labelled("settlestatus", "0")                       -> "0 · pending settlement"
+    labelled("transactionactive", "0", {"requesttypedescription": "STORE"}) -> "0 · disabled"
+    applies("settleduedate", {"errorcode": "70000", ...}) -> False (no settle date on a decline)
+    cause_of(record, parent=stored_card).action         -> what to do, from the cause itself
+
+The words follow the interface (section 3) and `real-gateway-facts.md`; a value the tables do not
+know is shown as it came, never guessed at. The response view, records, panels and report frames
+read these tables only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .cards import luhn_ok
+from .codes import explain, record_ok
+
+SEPARATOR = " · "
+
+# settlestatus, as a person reads it (the gateway's own states are SETTLE_STATUSES).
+SETTLESTATUS_WORDS: dict[str, str] = {
+    "0": "pending settlement",
+    "1": "pending manual settlement",
+    "2": "suspended",
+    "3": "cancelled",
+    "10": "pending (alternative payment)",
+    "100": "settled",
+}
+ENROLLED_WORDS = {"Y": "enrolled", "N": "not enrolled", "U": "enrolment unknown"}
+STATUS_WORDS = {"Y": "authenticated", "N": "not authenticated"}
+# eci: the e-commerce indicator the issuer's check gives (Visa 05/06/07, Mastercard 02/01/00).
+ECI_WORDS = {
+    "05": "authenticated (Visa)",
+    "06": "authentication attempted (Visa)",
+    "07": "not authenticated (Visa)",
+    "02": "authenticated (Mastercard)",
+    "01": "authentication attempted (Mastercard)",
+    "00": "not authenticated (Mastercard)",
+}
+ACQUIRER_RESPONSE_WORDS = {
+    "00": "approved by the bank",
+    "05": "declined by the bank",
+    "1A": "bank asks for strong customer authentication",
+    "91": "bank unavailable",
+}
+SECURITY_RESPONSE_WORDS = {"0": "not checked", "1": "not given", "2": "matched", "4": "not matched"}
+# transactionactive means different things on different records (interface 3.1 and 3.2).
+SUBSCRIPTION_ACTIVE_WORDS = {"0": "suspended", "1": "active", "2": "pending (starts when the AUTH settles)"}
+STORED_CARD_ACTIVE_WORDS = {"0": "disabled", "1": "enabled"}
+
+VALUE_WORDS: dict[str, dict[str, str]] = {
+    "settlestatus": SETTLESTATUS_WORDS,
+    "enrolled": ENROLLED_WORDS,
+    "status": STATUS_WORDS,
+    "eci": ECI_WORDS,
+    "acquirerresponsecode": ACQUIRER_RESPONSE_WORDS,
+    "securityresponsesecuritycode": SECURITY_RESPONSE_WORDS,
+    "securityresponsepostcode": SECURITY_RESPONSE_WORDS,
+    "securityresponseaddress": SECURITY_RESPONSE_WORDS,
+}
+# Every field whose codes have words (errorcode's come from the error-code table).
+WORDED_FIELDS = ("errorcode", "transactionactive", *VALUE_WORDS)
+
+
+def words_for(field: str, value: Any, record: Mapping[str, Any] | None = None) -> str | None:
+    """The words for one code of a field (None when the field has no vocabulary or the value is
+    not in it). `record` tells what `transactionactive` means: a card store's or a subscription's."""
+    if _missing(value):
+        return None
+    text = str(value)
+    if field == "errorcode":
+        entry = explain(text)
+        return entry.message or None if entry.code >= 0 else None
+    if field == "transactionactive":
+        return _active_words(record).get(text)
+    return VALUE_WORDS.get(field, {}).get(text)
+
+
+def labelled(field: str, value: Any, record: Mapping[str, Any] | None = None) -> str:
+    """The code with its words beside it, `0 · pending settlement`; the value alone when it has none."""
+    if _missing(value):
+        return ""
+    words = words_for(field, value, record)
+    return f"{value}{SEPARATOR}{words}" if words else str(value)
+
+
+def settle_status_label(value: object) -> str:
+    """`100 · settled`, `3 · cancelled`; `unknown` for a missing value, `7 · not documented`."""
+    if _missing(value):
+        return "unknown"
+    return f"{value}{SEPARATOR}{SETTLESTATUS_WORDS.get(str(value), 'not documented')}"
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _active_words(record: Mapping[str, Any] | None) -> dict[str, str]:
+    kind = str((record or {}).get("requesttypedescription") or "")
+    if kind == "STORE" or (record or {}).get("accounttypedescription") == "CARDSTORE":
+        return STORED_CARD_ACTIVE_WORDS
+    return SUBSCRIPTION_ACTIVE_WORDS
+
+
+# Fields that say something only when money will move: a decline or a cancelled payment has no
+# settle date worth showing, and its authcode ("DECLINED") says what errorcode says.
+ONLY_WHEN_OK = ("settleduedate", "settlebaseamount", "authcode")
+
+
+def applies(field: str, record: Mapping[str, Any]) -> bool:
+    """Whether a field of this record means something to a reader (it stays in the record)."""
+    if field not in record or record.get(field) in (None, "", []):
+        return False
+    if field in ONLY_WHEN_OK:
+        return record_ok(record)
+    return not (field == "errordata" and str(record.get("errorcode")) == "0")
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why a request failed, in words, and what to do about it: said once, from the cause."""
+
+    name: str
+    words: str
+    action: str
+
+
+CAUSES: dict[str, Cause] = {
+    c.name: c
+    for c in [
+        Cause(
+            "token used",
+            "The cachetoken was already used: a token pays once.",
+            "Have the customer's page tokenise the card again (st.js), then send the AUTH with the new token.",
+        ),
+        Cause(
+            "token expired",
+            "The cachetoken has expired: a token lives 15 minutes.",
+            "Have the customer's page tokenise the card again (st.js), then send the AUTH at once.",
+        ),
+        Cause(
+            "token refused",
+            "The cachetoken was refused: it was already used, or is older than 15 minutes.",
+            "Have the customer's page tokenise the card again (st.js), then send the AUTH at once.",
+        ),
+        Cause(
+            "stored card disabled",
+            "The stored card is disabled (transactionactive 0).",
+            "Enable it with a TRANSACTIONUPDATE setting transactionactive to 1, or pay with another card.",
+        ),
+        Cause(
+            "no such parent",
+            "No transaction with that parenttransactionreference exists on this site.",
+            "Check the reference; it must be a transaction of the same site.",
+        ),
+        Cause(
+            "luhn failure",
+            "The card number fails its check digit (the Luhn check): a digit is wrong or missing.",
+            "Ask the customer to type the card number again.",
+        ),
+        Cause(
+            "md refused",
+            "The md was refused: it completes one AUTH only, within two hours of the enrolment check.",
+            "Start 3-D Secure again with a new THREEDQUERY.",
+        ),
+    ]
+}
+
+
+def cause_of(
+    record: Mapping[str, Any],
+    *,
+    parent: Mapping[str, Any] | None = None,
+    parent_found: bool | None = None,
+    parent_reference: str | None = None,
+    token_state: str | None = None,
+    pan: str | None = None,
+) -> Cause | None:
+    """The specific cause of an `Invalid field` record when the field tells it (None otherwise:
+    the error-code table's meaning and action then say it). What the record alone cannot tell
+    comes from the caller: the `parent` record looked up (or `parent_found` False) and the
+    reference sent (`parent_reference`), the token's
+    state (`used`/`expired`), the card number sent (`pan`, checked here, never kept)."""
+    if str(record.get("errorcode")) != "30000":
+        return None
+    fields = record.get("errordata")
+    named = set(fields) if isinstance(fields, list) else set()
+    if named == {"cachetoken"}:
+        return CAUSES[
+            {"used": "token used", "expired": "token expired"}.get(token_state or "", "token refused")
+        ]
+    if named == {"parenttransactionreference"}:
+        if parent is not None and str(parent.get("transactionactive")) == "0" and _is_stored_card(parent):
+            card = f"{parent_reference or 'named'} ({parent.get('maskedpan') or 'card'})"
+            return replace(
+                CAUSES["stored card disabled"],
+                words=f"The stored card {card} is disabled (transactionactive 0).",
+            )
+        if parent is None and parent_found is False:
+            return replace(
+                CAUSES["no such parent"],
+                words=f"No transaction {parent_reference or 'of that reference'} exists on this site.",
+            )
+        return None
+    if named == {"md"}:
+        return CAUSES["md refused"]
+    if "pan" in named and pan is not None and pan.isdigit() and not luhn_ok(pan):
+        return CAUSES["luhn failure"]
+    return None
+
+
+def _is_stored_card(record: Mapping[str, Any]) -> bool:
+    return (
+        record.get("requesttypedescription") == "STORE" or record.get("accounttypedescription") == "CARDSTORE"
+    )

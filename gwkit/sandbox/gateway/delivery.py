@@ -1,0 +1,369 @@
+"""Sending URL notifications: the Notifier the Gateway calls after a request and after a clock move.
+
+- After a request, its transactions' online (and failover) deliveries are sent before the answer
+  goes out, each waiting at most its rule's timeout (8 s at most, wall clock); offline ones are
+  handed to the tenant's sender.
+- After a clock move (the engine's payments, settlement), every delivery is handed to the sender:
+  a move never waits for a listener.
+- Each account (tenant) has a sender thread of its own, so one tenant's slow listener never
+  delays another's notifications. It sends what is due on its sites' sandbox clocks and looks again
+  when woken (a new delivery, a clock move) or every `POLL_SECONDS` (another worker's deliveries).
+
+Every attempt is claimed and recorded in the database before it is sent (notifications.claim), so
+with several workers each attempt is made by one of them, and a crash can only repeat one.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from ...interface.notification import CONTENT_TYPE
+from . import notifications as n
+from .accounts import Account, account_for_site
+from .query import filter_values
+
+POLL_SECONDS = 1.0
+LEASE_SECONDS = 30.0  # an attempt's claim: longer than any attempt (8 s); then another worker may retry it
+
+USER_AGENT = "gwkit-sandbox-notifications"
+log = logging.getLogger("gwkit.sandbox")
+
+Clocks = Callable[[Sequence[str]], Mapping[str, datetime]]
+Made = tuple[list[tuple[str, str]], list[tuple[str, str]]]  # (online, offline) (reference, site) kept
+
+
+class Notifier:
+    """Makes and sends the URL notifications of one gateway (see the module's docstring).
+
+    `allowed_hosts`: None on the embedded sandbox (any host, loopback too); on a team sandbox the
+    hosts and networks its operator allows (empty: none)."""
+
+    def __init__(
+        self,
+        store: Any,
+        clocks: Clocks,
+        accounts: Mapping[str, Account],
+        allowed_hosts: Iterable[str] | None = None,
+    ):
+        self.store = store
+        self._clocks = clocks
+        self._accounts = accounts
+        self.allowed_hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self.changed = threading.Condition()  # notified after every attempt this process makes
+        self._senders: dict[str, _Sender] = {}
+        self._watchers: list[Callable[[str], Any]] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+
+    # rules
+
+    def add_rule(self, payload: Mapping[str, Any], sitereference: str) -> dict[str, Any]:
+        rule = n.rule_from(payload, sitereference, self._now(sitereference), self.allowed_hosts)
+        with self.store.write() as conn:
+            n.add_rule(conn, rule)
+        return rule.shown()
+
+    def rules(self, sites: Sequence[str]) -> list[dict[str, Any]]:
+        return [rule.shown() for rule in n.rules_of(self.store.connection(), sites)]
+
+    def delete_rule(self, sites: Sequence[str], rule_id: str) -> None:
+        with self.store.write() as conn:
+            n.delete_rule(conn, sites, rule_id)
+
+    def _rules(self, sites: Sequence[str]) -> list[n.Rule]:
+        # Read for each request, not cached: another worker, a reset or a snapshot restore changes them.
+        return n.rules_of(self.store.connection(), sites)
+
+    # deliveries
+
+    def deliveries(
+        self, sites: Sequence[str], transactionreference: str | None = None
+    ) -> list[dict[str, Any]]:
+        with self.store.read() as conn:  # deliveries and their attempts from one consistent view
+            return n.deliveries_of(conn, sites, transactionreference=transactionreference)
+
+    def resend(self, sites: Sequence[str], reference: str) -> dict[str, Any]:
+        """Send a delivery again now (same notificationreference), from its tenant's sender."""
+        with self.store.write() as conn:
+            row = conn.execute(
+                "SELECT sitereference FROM notification_deliveries WHERE notificationreference = ?",
+                (reference,),
+            ).fetchone()
+            if row is None or row[0] not in sites:
+                raise n.NotFound(f"no notification delivery {reference!r} on your sites")
+            n.reopen(conn, sites, reference, self._now(row[0]))
+        self._wake([row[0]])
+        return self.delivery(reference, row[0])
+
+    def delivery(self, reference: str, site: str) -> dict[str, Any]:
+        with self.store.read() as conn:
+            return n.delivery_of(conn, site, reference)
+
+    # what the gateway calls
+
+    def rules_in(self, conn: Any, site: str) -> list[n.Rule]:
+        """The rules of `site`, read in the caller's transaction (the request's own)."""
+        return n.rules_of(conn, [site])
+
+    def keep(
+        self,
+        conn: Any,
+        records: Sequence[Mapping[str, Any]],
+        site: str,
+        rules: list[n.Rule],
+        request: Mapping[str, Any],
+        now: datetime,
+    ) -> Made:
+        """The deliveries of the transactions a request object made on `site`, and of those whose
+        `settlestatus` it changed (TRANSACTIONUPDATE), kept in the request's own transaction: they
+        commit with the payment or not at all (at least once). `send` them after the commit."""
+        events = [({**r, "sitereference": site}, "made") for r in records if r.get("transactionreference")]
+        if any(rule.settlestatuses for rule in rules):
+            events += self._updated(conn, request, records)
+        return self._keep(conn, rules, events, lambda _site: now)
+
+    def send(self, made: Made) -> None:
+        """After the commit: online deliveries now (the answer waits at most their timeouts),
+        offline ones handed to the tenant's sender."""
+        online, offline = made
+        for reference, owner in online:
+            self.attempt(reference, owner)
+        self._wake(owner for _, owner in offline)
+
+    def _updated(
+        self, conn: Any, request: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[dict[str, Any], str]]:
+        """The transactions a successful TRANSACTIONUPDATE set a `settlestatus` on, as they are now."""
+        updates = request.get("updates")
+        if not isinstance(updates, Mapping) or not updates.get("settlestatus"):
+            return []
+        if not any(
+            r.get("requesttypedescription") == "TRANSACTIONUPDATE" and r.get("errorcode") == "0"
+            for r in records
+        ):
+            return []
+        references = filter_values(request.get("filter")).get("transactionreference") or []
+        if not references:
+            return []
+        rows = conn.execute(
+            "SELECT sitereference, record FROM transactions "
+            f"WHERE transactionreference IN ({_marks(references)}) ORDER BY id",
+            tuple(references),
+        ).fetchall()
+        return [(record, f"settlestatus:{record.get('settlestatus')}") for record in map(_record, rows)]
+
+    def mark(self) -> int:
+        """Where the transactions stand before a clock move (after_move notifies what came after)."""
+        (mark,) = self.store.connection().execute("SELECT COALESCE(MAX(id), 0) FROM transactions").fetchone()
+        return int(mark)
+
+    def after_move(self, sites: Sequence[str], mark: int, settled: Sequence[str]) -> None:
+        """The deliveries of what a clock move (or a settlement) made and settled, every one handed
+        to the senders: the move never waits for a listener."""
+        rules = self._rules(list(sites))
+        if not rules:
+            self._wake(sites, start=False)  # retries of a deleted rule's deliveries may be due
+            return
+        conn = self.store.connection()
+        events: list[tuple[dict[str, Any], str]] = []
+        if any(not rule.settlestatuses for rule in rules):
+            rows = conn.execute(
+                "SELECT sitereference, record FROM transactions "
+                f"WHERE id > ? AND sitereference IN ({_marks(sites)}) ORDER BY id",
+                (mark, *sites),
+            ).fetchall()
+            events += [(_record(row), "made") for row in rows]
+        if settled and any(rule.settlestatuses for rule in rules):
+            for start in range(0, len(settled), 500):
+                chunk = list(settled[start : start + 500])
+                rows = conn.execute(
+                    "SELECT sitereference, record FROM transactions "
+                    f"WHERE transactionreference IN ({_marks(chunk)}) ORDER BY id",
+                    tuple(chunk),
+                ).fetchall()
+                for row in rows:
+                    record = _record(row)
+                    events.append((record, f"settlestatus:{record.get('settlestatus')}"))
+        self._make(rules, events)
+        self._wake(sites)  # the new deliveries, and retries the move made due
+
+    def _make(self, rules: list[n.Rule], events: Sequence[tuple[Mapping[str, Any], str]]) -> Made:
+        if not events:
+            return [], []
+        clocks = self._clocks(list(dict.fromkeys(str(record["sitereference"]) for record, _ in events)))
+        with self.store.write() as conn:
+            return self._keep(conn, rules, events, clocks.__getitem__)
+
+    def _keep(
+        self,
+        conn: Any,
+        rules: list[n.Rule],
+        events: Sequence[tuple[Mapping[str, Any], str]],
+        now_of: Callable[[str], datetime],
+    ) -> Made:
+        online: list[tuple[str, str]] = []
+        offline: list[tuple[str, str]] = []
+        for record, event in events:
+            site = str(record["sitereference"])
+            for rule in n.firing(rules, record, event):
+                reference = n.add_delivery(conn, rule, record, event, now_of(site))
+                if reference is not None:
+                    (online if rule.flow in n.ONLINE_FLOWS else offline).append((reference, site))
+        return online, offline
+
+    def attempt(self, reference: str, site: str) -> str | None:
+        """One attempt at a delivery, claimed and recorded before it is sent; its new state, or None
+        when it was not ours to send (another worker has it, or it is no longer open)."""
+        now = self._now(site)
+        with self.store.write() as conn:
+            claimed = n.claim(conn, reference, self.worker, time.time(), LEASE_SECONDS, now)
+        if claimed is None:
+            return None
+        status, latency_ms, error = post(claimed.url, claimed.form, claimed.timeout, self.allowed_hosts)
+        with self.store.write() as conn:
+            state = n.finish(conn, claimed, self._now(site), status, latency_ms, error, self.worker)
+        with self.changed:
+            self.changed.notify_all()
+        for watcher in tuple(self._watchers):
+            try:
+                watcher(reference)
+            except Exception:  # a watcher (a panel) never stops a delivery: logged
+                log.exception("a URL notification watcher failed")
+        return state
+
+    def on_attempt(self, watcher: Callable[[str], Any]) -> Callable[[str], Any]:
+        """Call `watcher(notificationreference)` after each attempt this process made was recorded."""
+        self._watchers.append(watcher)
+        return watcher
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: float) -> Any:
+        """Wait until `predicate()` is true, looking again after each attempt this process makes (and
+        every POLL_SECONDS, for other workers'); its value, or a falsy one at the timeout."""
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while not (value := predicate()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return value
+                self.changed.wait(min(left, POLL_SECONDS))
+        return value
+
+    def wake(self, sites: Iterable[str] | None = None) -> None:
+        """Have the senders look for due deliveries (after a clock move; at start: any left open)."""
+        self._wake(n.open_sites(self.store.connection()) if sites is None else sites)
+
+    def _wake(self, sites: Iterable[str], start: bool = True) -> None:
+        """Wake the senders of these sites' tenants (`start`: starting those not running yet)."""
+        owners = {self._owner(site) for site in sites}
+        for username in (owner for owner in owners if owner is not None):
+            sender = self._sender(username) if start else self._senders.get(username)
+            if sender is not None:
+                sender.event.set()
+
+    def _owner(self, site: str) -> str | None:
+        account = account_for_site(self._accounts.values(), site)
+        return None if account is None else account.username
+
+    def _sender(self, username: str) -> _Sender:
+        with self._lock:
+            sender = self._senders.get(username)
+            if sender is None and not self._stopping.is_set():
+                sender = self._senders[username] = _Sender(self, self._accounts[username].sitereferences)
+                sender.thread.start()
+            return sender or _Sender(self, ())
+
+    def _now(self, site: str) -> datetime:
+        return self._clocks([site])[site]
+
+    def send_due(self, sites: Sequence[str]) -> None:
+        for reference, site in n.due(self.store.connection(), self._clocks(sites), time.time()):
+            if self._stopping.is_set():
+                return
+            self.attempt(reference, site)
+
+    def close(self) -> None:
+        self._stopping.set()
+        with self._lock:
+            senders = list(self._senders.values())
+        for sender in senders:
+            sender.event.set()
+        for sender in senders:
+            sender.thread.join(timeout=n.MAX_TIMEOUT + 2)
+
+
+class _Sender:
+    """One tenant's sender thread."""
+
+    def __init__(self, notifier: Notifier, sites: Sequence[str]):
+        self.notifier, self.sites = notifier, tuple(sites)
+        self.event = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="gwkit-notifications", daemon=True)
+
+    def _run(self) -> None:
+        while not self.notifier._stopping.is_set():
+            self.event.clear()
+            try:
+                self.notifier.send_due(self.sites)
+            except Exception:  # a sandbox bug or a closed store: logged, the sender goes on
+                if self.notifier._stopping.is_set():
+                    return
+                log.exception("sending URL notifications failed; trying again shortly")
+            self.event.wait(POLL_SECONDS)
+
+
+def post(
+    url: str, form: Sequence[tuple[str, str]], timeout: float, allowed_hosts: frozenset[str] | None
+) -> tuple[int | None, float, str | None]:
+    """POST the form as the real service does; (HTTP status or None, latency in ms, error or None).
+    The whole exchange is bounded by `timeout` seconds of wall clock."""
+    started = time.monotonic()
+    try:
+        n.checked_url(url, allowed_hosts)  # the operator may have narrowed the hosts since the rule
+        parts = urlsplit(url)
+        connection_class = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+        try:
+            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            connection.request(
+                "POST",
+                path,
+                body=urlencode(list(form)).encode("utf-8"),
+                headers={"Content-Type": CONTENT_TYPE, "User-Agent": USER_AGENT, "Connection": "close"},
+            )
+            response = connection.getresponse()
+            response.read(65536)
+            status = response.status
+        finally:
+            connection.close()
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        return None, _ms(started), f"{type(exc).__name__}: {exc}"[:200]
+    elapsed = _ms(started)
+    if elapsed > timeout * 1000:
+        return None, elapsed, f"no answer within {timeout:g} s"
+    return status, elapsed, None if 200 <= status < 300 else f"HTTP {status}"
+
+
+def _ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def _record(row: Any) -> dict[str, Any]:
+    """A kept record with its site (records need not carry `sitereference`; the row does)."""
+    return {**json.loads(row[1]), "sitereference": row[0]}

@@ -1,0 +1,201 @@
+"""The URL notification control API (JSON, same credentials as the rest of `/_sandbox/`).
+
+    POST   /_sandbox/notifications/rules          {"url": ..., "flow"?, "requesttypes"?, "errorcodes"?,
+                                                  "settlestatuses"?, "fields"?, "password"?, "timeout"?,
+                                                  "sitereference"?} -> the rule, with its "id"
+    GET    /_sandbox/notifications/rules          {"rules": [...]} the caller's sites' rules
+    DELETE /_sandbox/notifications/rules/{id}     {"deleted": id}
+    GET    /_sandbox/notifications/deliveries     {"deliveries": [...]} newest first (?transactionreference=)
+    POST   /_sandbox/notifications/deliveries/{id}/resend   the delivery, sent again (same reference)
+
+Each caller sees and changes only their own sites' rules and deliveries (an operator: every site);
+a rule or delivery of another site is a 404, as one that does not exist. A bad rule is a 400 naming
+the field and the rule; a site that is not the caller's a 403.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..gateway.accounts import Account, SiteNotYours
+from ..gateway.notifications import NotFound, NotificationError
+from ..http import BodyError, SandboxRequest, SandboxResponse
+from .auth import authenticate, unauthorised
+from .served import Served
+
+PREFIX = "/_sandbox/notifications"
+RULES, DELIVERIES = f"{PREFIX}/rules", f"{PREFIX}/deliveries"
+
+Handler = Callable[[Served, Account, dict[str, Any], str], dict[str, Any]]
+
+
+def handle_notifications(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
+    account = authenticate(sandbox.gateway.accounts, request.headers)
+    if account is None:
+        return unauthorised()
+    found = _route(request.method, request.path.rstrip("/"))
+    if found is None:
+        return SandboxResponse.json(
+            {
+                "error": f"no such control endpoint: {request.method} {request.path}",
+                "endpoints": [
+                    f"POST {RULES}",
+                    f"GET {RULES}",
+                    f"DELETE {RULES}/{{id}}",
+                    f"GET {DELIVERIES}",
+                    f"POST {DELIVERIES}/{{id}}/resend",
+                ],
+            },
+            status=404,
+        )
+    handler, identifier = found
+    try:
+        payload = request.json() if request.method == "POST" else dict(request.query)
+    except BodyError as error:
+        return SandboxResponse.bad_body(error, expected="a JSON object")
+    if not isinstance(payload, dict):
+        return _error(400, "bad request", "the body must be a JSON object")
+    try:
+        return SandboxResponse.json(handler(sandbox, account, payload, identifier))
+    except SiteNotYours as exc:
+        return SandboxResponse.json(
+            {"error": "forbidden", "field": "sitereference", "detail": str(exc)}, status=403
+        )
+    except NotFound as exc:
+        return _error(404, "not found", str(exc))
+    except NotificationError as exc:
+        return _error(400, "bad request", str(exc))
+
+
+def _route(method: str, path: str) -> tuple[Handler, str] | None:
+    if path == RULES:
+        return {"POST": (_add_rule, ""), "GET": (_rules, "")}.get(method)
+    if path == DELIVERIES and method == "GET":
+        return _deliveries, ""
+    if method == "DELETE" and path.startswith(RULES + "/"):
+        return _delete_rule, path[len(RULES) + 1 :]
+    if method == "POST" and path.startswith(DELIVERIES + "/") and path.endswith("/resend"):
+        return _resend, path[len(DELIVERIES) + 1 : -len("/resend")]
+    return None
+
+
+def _site(sandbox: Served, account: Account, payload: dict[str, Any]) -> tuple[str, ...]:
+    site = payload.get("sitereference")
+    if "sitereference" in payload and not isinstance(site, str):
+        raise NotificationError("sitereference must be a string")
+    return sandbox.gateway.sites_of(account, site)
+
+
+def _add_rule(sandbox: Served, account: Account, payload: dict[str, Any], _: str) -> dict[str, Any]:
+    site = payload.get("sitereference")
+    if site is None:
+        site = account.sitereferences[0]  # an operator without a site named: its own first site
+    return sandbox.gateway.notifier.add_rule(payload, _site(sandbox, account, {"sitereference": site})[0])
+
+
+def _rules(sandbox: Served, account: Account, payload: dict[str, Any], _: str) -> dict[str, Any]:
+    return {"rules": sandbox.gateway.notifier.rules(_site(sandbox, account, payload))}
+
+
+def _delete_rule(sandbox: Served, account: Account, payload: dict[str, Any], rule_id: str) -> dict[str, Any]:
+    sandbox.gateway.notifier.delete_rule(sandbox.gateway.sites_of(account), rule_id)
+    return {"deleted": rule_id}
+
+
+def _deliveries(sandbox: Served, account: Account, payload: dict[str, Any], _: str) -> dict[str, Any]:
+    unknown = sorted(set(payload) - {"sitereference", "transactionreference"})
+    if unknown:
+        raise NotificationError(
+            f"unknown parameter(s) {', '.join(unknown)}: "
+            "this endpoint takes sitereference, transactionreference"
+        )
+    sites = _site(sandbox, account, payload)
+    return {"deliveries": sandbox.gateway.notifier.deliveries(sites, payload.get("transactionreference"))}
+
+
+def _resend(sandbox: Served, account: Account, payload: dict[str, Any], reference: str) -> dict[str, Any]:
+    return sandbox.gateway.notifier.resend(sandbox.gateway.sites_of(account), reference)
+
+
+def _error(status: int, error: str, detail: str) -> SandboxResponse:
+    return SandboxResponse.json({"error": error, "detail": detail}, status=status)
+
+
+class NotificationControls:
+    """URL notifications of some sites, in-process (`gw.sandbox.notifications`): the control API's
+    calls as methods, and `wait_for` a delivery."""
+
+    def __init__(self, gateway: Any, account: Account):
+        self._gateway, self.account = gateway, account
+
+    def __repr__(self) -> str:
+        return f"NotificationControls(sites={self.sites!r})"
+
+    @property
+    def sites(self) -> tuple[str, ...]:
+        return self._gateway.sites_of(self.account)
+
+    def add_rule(self, url: str, **rule: Any) -> dict[str, Any]:
+        """Add a rule: `flow` ("offline", "online", "failover"), `requesttypes`, `errorcodes`,
+        `settlestatuses`, `fields`, `password`, `timeout`, `sitereference` (see docs/notifications.md)."""
+        site = rule.pop("sitereference", None) or self.account.sitereferences[0]
+        return self._gateway.notifier.add_rule(
+            {"url": url, **rule}, self._gateway.sites_of(self.account, site)[0]
+        )
+
+    def rules(self) -> list[dict[str, Any]]:
+        return self._gateway.notifier.rules(self.sites)
+
+    def delete_rule(self, rule_id: str) -> None:
+        self._gateway.notifier.delete_rule(self.sites, rule_id)
+
+    def deliveries(self, transactionreference: str | None = None) -> list[dict[str, Any]]:
+        """The deliveries of these sites, newest first, each with its attempts and state."""
+        return self._gateway.notifier.deliveries(self.sites, transactionreference)
+
+    def resend(self, delivery_id: str) -> dict[str, Any]:
+        """Send a delivery again (the same notificationreference)."""
+        return self._gateway.notifier.resend(self.sites, delivery_id)
+
+    def on_attempt(self, watcher: Callable[[str], Any]) -> Callable[[str], Any]:
+        """Call `watcher(notificationreference)` after each attempt is recorded (from the sender's
+        thread, or the request's for an online one): a panel redraws on it."""
+        return self._gateway.notifier.on_attempt(watcher)
+
+    def wait_for(
+        self,
+        transactionreference: str | None = None,
+        *,
+        state: str | tuple[str, ...] = ("delivered", "failed"),
+        attempts: int | None = None,
+        count: int = 1,
+        timeout: float = 10.0,
+    ) -> list[dict[str, Any]]:
+        """Wait until `count` deliveries (of one transaction, or any) are in `state` (and, with
+        `attempts`, had at least that many attempts answered or given up); them. TimeoutError names
+        what was seen."""
+        states = (state,) if isinstance(state, str) else tuple(state)
+
+        def ready() -> list[dict[str, Any]]:
+            found = [
+                d
+                for d in self.deliveries(transactionreference)
+                if d["state"] in states and (attempts is None or _finished(d) >= attempts)
+            ]
+            return found if len(found) >= count else []
+
+        found = self._gateway.notifier.wait_for(ready, timeout)
+        if not found:
+            seen = [(d["id"], d["state"], len(d["attempts"])) for d in self.deliveries(transactionreference)]
+            raise TimeoutError(
+                f"within {timeout:g} s no {count} deliveries in state {states}"
+                + (f" with {attempts} attempts" if attempts else "")
+                + f"; seen (id, state, attempts): {seen}"
+            )
+        return found
+
+
+def _finished(delivery: dict[str, Any]) -> int:
+    """Attempts made to the end (an attempt is recorded before it is sent: its latency comes after)."""
+    return sum(1 for attempt in delivery["attempts"] if attempt["latency_ms"] is not None)

@@ -1,0 +1,114 @@
+"""`make docs`: the static site of the docs and the executed notebooks, opened in Chromium.
+
+The site is built once (every notebook runs headless on a fresh sandbox), served from loopback, and
+every page is opened: each shows its notebook's content (tables, charts, saved widgets, found by
+content), loads nothing from elsewhere, and logs no console error.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+
+from gwkit.devtools import build_docs
+from support.browser import launch, require_chromium
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+# what each page must show, found by its content: (a title, a text of an output, a CSS selector)
+CONTENT = {
+    "01_quickstart": (
+        "Quickstart",
+        "Authorised: £10.50",
+        ".gwkit-saved-widget .gwkit-response-view, .gwkit-saved-widget",
+    ),
+    "02_request_explorer": (
+        "The request explorer",
+        "is disabled (transactionactive 0)",
+        ".gwkit-saved-widget",
+    ),
+    "03_threeds_v1_walkthrough": (
+        "3-D Secure version 1",
+        "scheme without 3-D Secure",
+        ".gwkit-saved-widget svg.gwkit-sequence",
+    ),
+    "04_subscriptions": ("Subscriptions", "pending (starts when the AUTH settles)", "img"),
+    "05_card_store": ("The card store", "Mastercard", "img"),
+    "06_tokenisation": ("Browser tokenisation", "Card data found in what the shop received", "table"),
+    "07_reporting": ("Reporting", "query_all found 510", "img"),
+    "08_faults_and_reconciliation": ("Faults and reconciliation", "authorised, waiting to settle", "table"),
+    "10_validating_proxy": ("A validating proxy", "Bank System Error", "table"),
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    require_chromium()
+    target = tmp_path_factory.mktemp("site") / "site"
+    build_docs.build(target)
+    handler = functools.partial(QuietHandler, directory=str(target))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002  (the standard library's name)
+        pass
+
+
+def test_every_notebook_has_a_page_with_its_content_and_no_console_error(site):
+    from playwright.sync_api import sync_playwright
+
+    assert set(CONTENT) == set(NOTEBOOKS), "every notebook has its expected content listed here"
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            errors: list[str] = []
+            elsewhere: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on(  # blob: and data: URLs are the page's own (itables loads its module from one)
+                "request",
+                lambda r: (
+                    elsewhere.append(r.url)
+                    if r.url.startswith(("http:", "https:")) and not r.url.startswith(site)
+                    else None
+                ),
+            )
+            page.goto(f"{site}/index.html")
+            assert page.locator("a[href='notebooks/07_reporting.html']").count() == 1
+            for name, (title, text, selector) in CONTENT.items():
+                page.goto(f"{site}/notebooks/{name}.html")
+                page.wait_for_load_state("networkidle")
+                body = page.inner_text("body")
+                assert title in body and text in body, f"{name}: its content is missing"
+                assert page.locator(selector).count() >= 1, f"{name}: no {selector}"
+                assert "Error displaying widget" not in body and "Loading widget" not in body
+            page.goto(f"{site}/docs/glossary.html")
+            assert "Base units" in page.inner_text("body")
+            assert errors == [] and elsewhere == []
+        finally:
+            browser.close()
+
+
+def test_a_saved_widget_is_drawn_from_its_state_and_says_it_needs_a_kernel():
+    models = {
+        "box": {"model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_html", "IPY_MODEL_button"]}},
+        "html": {"model_name": "HTMLModel", "state": {"value": "<b>Authorised</b>"}},
+        "button": {"model_name": "ButtonModel", "state": {"description": "Send AUTH"}},
+    }
+    drawn = build_docs.snapshot("box", models)
+    assert "<b>Authorised</b>" in drawn and "<button disabled>Send AUTH</button>" in drawn
+    assert "live kernel" in build_docs.SAVED_NOTE
