@@ -160,7 +160,8 @@ def serve(kind: str, db: str | None) -> None:
         server = server_for(Sandbox(db))  # gateway work in its worker threads, as `gwkit sandbox` runs it
     elif kind == "loop":  # the same sandbox with every request answered on the event loop: no threads
         from gwkit.sandbox import Sandbox
-        from gwkit.sandbox.web.app import Workers, create_app
+        from gwkit.sandbox.web.app import create_app
+        from gwkit.sandbox.web.workers import Workers
 
         server = uvicorn.Server(uvicorn_config(create_app(Sandbox(db), workers=Workers(on_event_loop=True))))
     elif kind in ("gateway", "write"):

@@ -14,11 +14,9 @@ whose body may have reached the gateway is never sent again; only failures to co
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import ssl
-import sys
 import time
 from functools import partial
 from logging import DEBUG
@@ -40,9 +38,9 @@ from .errors import (
     ValidationError,
 )
 from .exchange import Exchange, ExchangeHook, error_text
-from .pooling import AsyncPoolTransport, default_ssl_context, plain_http_ssl_context
+from .pooling import default_ssl_context, plain_http_ssl_context
 from .response import Response, excerpt
-from .sending import asend, basic_authorization, send
+from .sending import CLOSED, asend, basic_authorization, send, transport_for
 from .interface.masking import REDACTED, mask_data
 from .interface.validation import Problem, allowed_fields, validate_request, variants_for
 from .interface.wire import FAULT_HEADER
@@ -52,6 +50,15 @@ __all__ = ["AsyncClient", "Client"]
 _logger = log.logger
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
+# The headers httpx.Client sends with these (its User-Agent, Accept-Encoding, keep-alive).
+HTTPX_HEADERS = httpx.Headers(
+    {
+        "Accept-Encoding": "gzip, deflate",
+        "Connection": "keep-alive",
+        "User-Agent": f"python-httpx/{httpx.__version__}",
+        **HEADERS,
+    }
+)
 # Failures that happen before the request is sent: retrying them cannot make a payment twice.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
@@ -132,7 +139,7 @@ class _Requests:
 class _Base(_Requests):
     """Configuration and every step that does no I/O."""
 
-    _http_class: type = httpx.Client  # httpx.AsyncClient for AsyncClient
+    _asynchronous = False  # True for AsyncClient: its transport is an async one
 
     def __init__(
         self,
@@ -172,35 +179,23 @@ class _Base(_Requests):
         verify: ssl.SSLContext | bool = True
         if transport is None:
             verify = default_ssl_context() if url.scheme == "https" else plain_http_ssl_context()
-        if self._http_class is httpx.AsyncClient:
-            _remember_sniffio_is_missing()
-            transport = transport or AsyncPoolTransport(verify=verify)
-        # One pooled httpx client per gwkit client, which sends through its transport (sending.py).
-        self._http = self._http_class(
-            headers=HEADERS, timeout=self.timeout, transport=transport, verify=verify
-        )
-        # httpx's own attribute: its `cookies` setter would wrap the subclass back into httpx.Cookies.
-        self._http._cookies = _AnswerCookies(self._http.cookies)
+        # One transport per gwkit client (sending.py): the one given, or httpx's own, pooled.
+        self._transport = transport or transport_for(self._endpoint, verify, asynchronous=self._asynchronous)
+        self._jar = httpx.Cookies()  # none from the gateway; a proxy's, sent back
+        self._closed = False
         self._extensions = {"timeout": self.timeout.as_dict()}
-        # The password lives only in this header: every request's headers, as httpx would build them
-        # for this client, but for the length of the body.
+        # The password lives only in this header: every request's headers, as httpx.Client would
+        # build them for this client, but for the length of the body.
         self._authorization = basic_authorization(username, password)
-        built = httpx.Request("POST", self._endpoint, headers=self._http.headers, content=b"")
-        self._headers = [
-            (name, value) for name, value in built.headers.raw if name.lower() != b"content-length"
-        ]
+        self._headers = [(b"Host", self._endpoint.netloc), *HTTPX_HEADERS.raw]
         self._headers.append((b"Authorization", self._authorization.encode("ascii")))
 
     def _http_request(self, body: bytes) -> httpx.Request:
         """The POST of one body with the client's credentials, as `httpx.Client.build_request` makes
         it but without merging the client's settings on every request: they are the client's own and
-        fixed (no params, and the gateway sets no cookies; should a proxy set one, httpx's own path
-        sends it back)."""
-        http = self._http
-        if http.cookies:
-            request = http.build_request("POST", self._endpoint, content=body)
-            request.headers["Authorization"] = self._authorization
-            return request
+        fixed (no params, and the gateway sets no cookies; should a proxy set one, it is sent back)."""
+        if self._closed:
+            raise RuntimeError(CLOSED)
         request = httpx.Request(
             "POST",
             self._endpoint,
@@ -209,6 +204,8 @@ class _Base(_Requests):
             extensions=dict(self._extensions),
         )
         request.read()  # as httpx reads a body given as bytes: a transport or a hook may read `content`
+        if self._jar:
+            self._jar.set_cookie_header(request)
         return request
 
     def __repr__(self) -> str:
@@ -329,17 +326,6 @@ class _Base(_Requests):
             url=self.url,
             fault=call.fault,
         )
-
-
-class _AnswerCookies(httpx.Cookies):
-    """httpx's cookies of a client, which reads an answer's only when it sets some. The gateway sets
-    none, and httpx's reading builds a urllib request and an email message of every header first:
-    some 50 us per answer, a quarter of the client's time. (`Set-Cookie2` alone is ignored by
-    httpx's cookie policy too.)"""
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        if "set-cookie" in response.headers:
-            super().extract_cookies(response)
 
 
 class _Outcome:
@@ -511,7 +497,7 @@ class _Call:
 
 
 class Client(_Base):
-    """A synchronous client; one pooled `httpx.Client` per gwkit client. Use it as a context manager
+    """A synchronous client; one pooled httpx transport per gwkit client. Use it as a context manager
     or call `close()`. `transport` takes any httpx transport (e.g. `httpx.MockTransport`)."""
 
     def _dispatch(self, build: Builder, validate: bool | None) -> Response:
@@ -519,7 +505,7 @@ class Client(_Base):
         while True:
             call.begin()
             try:
-                http_response = send(self._http, self._http_request(call.body))
+                http_response = send(self._transport, self._http_request(call.body), self._jar)
             except httpx.RequestError as exc:
                 outcome = call.failed(exc)
             else:
@@ -531,7 +517,8 @@ class Client(_Base):
                 return outcome.result()
 
     def close(self) -> None:
-        self._http.close()
+        self._closed = True
+        self._transport.close()
 
     def __enter__(self) -> "Client":
         return self
@@ -544,14 +531,14 @@ class AsyncClient(_Base):
     """The asynchronous twin of `Client`: the same methods, awaited; `transport` must be an async
     httpx transport (`httpx.MockTransport` is both). Hooks may be coroutine functions."""
 
-    _http_class = httpx.AsyncClient
+    _asynchronous = True
 
     async def _dispatch(self, build: Builder, validate: bool | None) -> Response:
         call = self._prepare(build, validate)
         while True:
             call.begin()
             try:
-                http_response = await asend(self._http, self._http_request(call.body))
+                http_response = await asend(self._transport, self._http_request(call.body), self._jar)
             except httpx.RequestError as exc:
                 outcome = call.failed(exc)
             else:
@@ -565,7 +552,8 @@ class AsyncClient(_Base):
                 return outcome.result()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        self._closed = True
+        await self._transport.aclose()
 
     close = aclose
 
@@ -577,15 +565,6 @@ class AsyncClient(_Base):
 
 
 # -- pure helpers -----------------------------------------------------------------------------
-
-
-def _remember_sniffio_is_missing() -> None:
-    """httpcore imports `sniffio` on every async request (to tell asyncio from trio). anyio 4 no
-    longer installs it, and Python does not remember a failed import: each request searched every
-    sys.path entry again, 3 ms of CPU per request. When it is not installed, say so once, the way
-    the import system is told a module is absent (None in sys.modules); httpcore then assumes asyncio."""
-    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-        sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
 def transport_error(exc: httpx.RequestError, url: str, attempt: int = 1) -> GwkitError:

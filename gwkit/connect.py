@@ -53,7 +53,6 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from . import kernel
 from .cassette import Cassette
 from .changes import EXCHANGE, ChangeSignal, Listener
 from .client import Client
@@ -278,7 +277,6 @@ def connect(
             kind_target, handle.password, sandbox=handle, journal=chosen_journal, **client_options
         )
     connection.notebook = notebook
-    kernel.settle()
     return connection
 
 

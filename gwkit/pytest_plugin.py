@@ -22,7 +22,7 @@ names it explicitly. Fixtures:
 The marker `@pytest.mark.gwkit_faults(kind="gateway_error", code=60010, made=True)` adds a fault
 (any kind of `docs/sandbox.md`, with its parameters and selector) before the test; stack several
 markers for several faults. The older `@pytest.mark.gwkit_faults(drop_next=1, process=True)` still
-works.
+works, deprecated (a DeprecationWarning): `kind="drop", count=1, process=True` instead.
 
     def test_my_checkout_reconciles_a_lost_answer(gwkit_client):
         ...
@@ -57,7 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER}(kind=..., **params): inject a fault into gwkit_sandbox before the "
-        "test; drop_next=N, process=True is the older form",
+        "test; drop_next=N, process=True is the older form (deprecated)",
     )
 
 
@@ -131,7 +131,7 @@ def _inject(request: pytest.FixtureRequest, sandbox: "Sandbox") -> None:
         if "kind" in params:
             sandbox.faults.add(params.pop("kind"), **params)
         else:
-            sandbox.faults.set(**params)
+            sandbox.faults.set(**params)  # deprecated: warns
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "gwkit"
 TESTS = ROOT / "tests"
 
-ROOTS = {"gwkit", "gwkit.cli", "gwkit.connect", "gwkit.kernel", "gwkit.pytest_plugin", "gwkit.__main__"}
+ROOTS = {"gwkit", "gwkit.cli", "gwkit.connect", "gwkit.pytest_plugin", "gwkit.__main__"}
 CORE = {
     "gwkit.changes",
     "gwkit.errors",

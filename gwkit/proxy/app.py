@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..interface.wire import GATEWAY_PATH
+from ..sandbox.web.app import DroppedConnection
 from ..sandbox.web.server import ServerLimits, bind, uvicorn_config  # bind: TCP_NODELAY, no delayed-ACK waits
 from .answers import Answer
 from .proxy import Proxy
@@ -113,32 +114,7 @@ class _Silence(Response):
                         pass
             except TimeoutError:
                 pass
-        transport = _transport_of(send)
-        if transport is not None:
-            transport.close()
-            await asyncio.sleep(0)  # let the server see the connection closed before the app returns
-            return
-        # another ASGI server: the nearest thing to no answer is a broken one
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"1")]})
-        raise ConnectionAbortedError("fault injection: answer dropped")
-
-
-def _transport_of(send: Any, depth: int = 0) -> asyncio.BaseTransport | None:
-    """uvicorn's transport of this connection: ASGI cannot close a connection without answering,
-    so it is found through `send` (a method of uvicorn's request cycle, perhaps wrapped)."""
-    transport = getattr(getattr(send, "__self__", None), "transport", None)
-    if isinstance(transport, asyncio.BaseTransport):
-        return transport
-    for cell in (getattr(send, "__closure__", None) or ()) if depth < 4 else ():
-        try:
-            inner = cell.cell_contents
-        except ValueError:
-            continue
-        if callable(inner):
-            found = _transport_of(inner, depth + 1)
-            if found is not None:
-                return found
-    return None
+        await DroppedConnection()(scope, receive, send)  # closed through the server's CLOSE_CONNECTION
 
 
 def server_for(proxy: Proxy, log_level: str = "warning") -> uvicorn.Server:

@@ -9,6 +9,7 @@
 Layers: `http` (request and response values), `gateway` (the gateway without HTTP), `web` (HTTP).
 """
 
+from . import supervisor as supervisor  # `gwkit sandbox --workers N` (cli.py)
 from .gateway.accounts import DEFAULT_ACCOUNT, Account, AccountsError, load_accounts
 from .gateway.clock import ClockError
 from .http import SandboxRequest, SandboxResponse

@@ -46,6 +46,20 @@ class SandboxRequest:
     body: bytes = b""
     query: dict[str, str] = field(default_factory=dict)
     base_url: str = ""  # scheme://host:port the client used, for links back to the sandbox
+    _parsed: Any = field(default=None, repr=False, compare=False)  # (value or BodyError,) once read
+
+    def parsed_json(self) -> Any:
+        """The body as JSON (`read_json`), parsed once however many readers ask: the scheduler that
+        routes it, fault injection and the endpoint. A `BodyError` when it cannot or may not be read."""
+        if self._parsed is None:
+            try:
+                self._parsed = (read_json(self.body),)
+            except BodyError as error:
+                self._parsed = (error,)
+        [value] = self._parsed
+        if isinstance(value, BodyError):
+            raise value
+        return value
 
     def json(self) -> Any:
         """The body as JSON ({} when empty); a `BodyError` when it cannot or may not be read."""

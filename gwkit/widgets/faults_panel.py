@@ -23,13 +23,13 @@ from typing import Any, Iterable
 import ipywidgets as widgets
 
 from ..interface.codes import explain
+from ..interface.faults import GATEWAY_ERROR_CODES, MALFORMED_BODIES
+from ..interface.faults import KINDS as FAULT_KINDS
+from ..interface.faults import PROXY_STATUSES as HTTP_STATUSES
 from .guard import guarded
 from .style import button
 
-KINDS = ("latency", "timeout", "gateway_error", "http_status", "drop", "malformed")
-GATEWAY_ERROR_CODES = (60010, 60034, 99999, 71000)
-HTTP_STATUSES = (500, 502, 503, 504)
-MALFORMED_BODIES = ("truncated", "garbage")
+KINDS = tuple(FAULT_KINDS)
 NO_SANDBOX = (
     "Faults need the embedded sandbox: this connection is to a real gateway, which cannot be "
     'faulted. Use <code>gwkit.connect(target="sandbox")</code> to try them.'

@@ -42,9 +42,10 @@ print("ok")
     assert result.stdout.strip() == "ok"
 
 
-def test_the_core_dependency_is_httpx_alone_and_the_lab_extra_brings_the_rest():
+def test_the_core_dependencies_are_httpx_and_sniffio_and_the_lab_extra_brings_the_rest():
+    """sniffio is httpcore's (it asks it which event loop runs); declared, so it is installed."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert [d.split(">")[0] for d in project["dependencies"]] == ["httpx"]
+    assert [d.split(">")[0] for d in project["dependencies"]] == ["httpx", "sniffio"]
     lab = " ".join(project["optional-dependencies"]["lab"])
     for name in ("jupyterlab", "ipywidgets", "pandas"):
         assert name in lab

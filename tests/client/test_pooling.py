@@ -34,7 +34,7 @@ CARD = {
 
 def test_async_client_uses_the_pool_with_httpx_default_settings():
     client = gwkit.AsyncClient("http://127.0.0.1:9", "user", "pw")
-    transport = client._http._transport
+    transport = client._transport
     assert isinstance(transport, AsyncPoolTransport)
     default = httpx.AsyncHTTPTransport()._pool
     for setting in (
@@ -57,7 +57,7 @@ def test_the_https_clients_gwkit_makes_share_one_tls_context_that_checks_certifi
         gwkit.Client("https://127.0.0.2:9", "u", "p"),
         gwkit.AsyncClient("https://127.0.0.1:9", "user", "pw"),
     ]
-    contexts = {id(client._http._transport._pool._ssl_context) for client in clients}
+    contexts = {id(client._transport._pool._ssl_context) for client in clients}
     shared = default_ssl_context()
     assert contexts == {id(shared)}
     assert shared.verify_mode == ssl.CERT_REQUIRED and shared.check_hostname
@@ -72,7 +72,7 @@ def test_a_plain_http_client_loads_no_authorities_and_its_context_would_fail_clo
         gwkit.Client("http://127.0.0.1:9", "u", "p"),
         gwkit.AsyncClient("http://127.0.0.1:9", "u", "p"),
     ]
-    contexts = {id(client._http._transport._pool._ssl_context) for client in clients}
+    contexts = {id(client._transport._pool._ssl_context) for client in clients}
     assert contexts == {id(plain_http_ssl_context())}
     context = plain_http_ssl_context()
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
@@ -84,7 +84,7 @@ def test_a_plain_http_client_loads_no_authorities_and_its_context_would_fail_clo
 def test_a_given_transport_is_kept():
     mock = httpx.MockTransport(lambda request: httpx.Response(200))
     client = gwkit.AsyncClient("http://127.0.0.1:9", "user", "pw", transport=mock)
-    assert client._http._transport is mock
+    assert client._transport is mock
 
 
 def test_an_idle_socket_is_not_readable_until_its_peer_closes_it():
@@ -112,7 +112,7 @@ def test_concurrent_auths_share_a_bounded_set_of_kept_connections(tmp_path):
                     return (await client.auth(orderreference=f"pool-{i}", **CARD)).record["errorcode"]
 
             codes = await asyncio.gather(*(one(i) for i in range(64)))
-            return codes, len(client._http._transport._pool.connections)
+            return codes, len(client._transport._pool.connections)
 
     try:
         codes, connections = asyncio.run(main())
@@ -233,7 +233,7 @@ def test_https_through_the_pool_checks_the_certificate(tls_server):
         ) as client:
             first = await client.auth(**CARD)
             second = await client.auth(**CARD)  # over the same TLS connection
-            assert len(client._http._transport._pool.connections) == 1
+            assert len(client._transport._pool.connections) == 1
         async with gwkit.AsyncClient(url, "user", "pw", sitereference="test_site12345") as untrusting:
             with pytest.raises(gwkit.TransportError) as refused:
                 await untrusting.auth(**CARD)

@@ -51,7 +51,7 @@ def auth_count(sandbox: Sandbox) -> int:
 
 
 def test_answer_lost_after_processing_the_client_raises_never_resends_and_reconcile_finds_it(sandbox, gw):
-    sandbox.faults.set(1, process=True)
+    sandbox.faults.add("drop", count=1, process=True)
     with pytest.raises(gwkit.TransportError):
         gw.auth(baseamount=1050, orderreference="lost-1", **CARD)
     assert auth_count(sandbox) == 1  # processed once, never re-sent
@@ -63,7 +63,7 @@ def test_answer_lost_after_processing_the_client_raises_never_resends_and_reconc
 
 
 def test_request_dropped_before_processing_is_not_found(sandbox, gw):
-    sandbox.faults.set(1, process=False)
+    sandbox.faults.add("drop", count=1, process=False)
     with pytest.raises(gwkit.TransportError):
         gw.auth(baseamount=1050, orderreference="lost-2", **CARD)
     found = reconcile(gw, orderreference="lost-2")

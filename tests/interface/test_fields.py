@@ -1,4 +1,4 @@
-"""Every field rule of gwkit/spec/fields.py, table-driven.
+"""Every field rule of gwkit/interface/fields.py, table-driven.
 
 The tables below are checked against the spec itself: a new type class, a new rule or a new
 field with choices or lengths makes a test here fail until it is covered.

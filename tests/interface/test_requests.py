@@ -1,4 +1,4 @@
-"""Every request type and variant of gwkit/spec/requests.py: required, forbidden and per-type rules.
+"""Every request type and variant of gwkit/interface/requests.py: required, forbidden and per-type rules.
 
 The cases are generated from `gwkit.interface.REQUEST_TYPES`, so a new request type or variant is
 tested as soon as it is in the table (and SAMPLE must then know its fields).

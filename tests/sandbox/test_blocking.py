@@ -224,6 +224,7 @@ def test_an_internal_error_is_a_json_500_with_a_logged_reference_and_the_connect
     finally:
         conn.close()
 
+    # the one internal-error answer (web/sandbox.internal_error): JSON as every sandbox answer is
     assert failed.status == 500 and failed.getheader("content-type") == "application/json"
     assert body["error"] == "internal error" and body["reference"].startswith("E-")
     assert "RuntimeError" not in json.dumps(body)

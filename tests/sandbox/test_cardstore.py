@@ -1,6 +1,6 @@
 """The card store end to end (interface 2.8, 3.2, 4.7): STORE and every billing rule over real HTTP,
 the schemes, transactionactive, and the stored card as parent of AUTH, THREEDQUERY and AUTH
-SUBSCRIPTION. The rules themselves live in gwkit/spec/fields.py; here the sandbox answers them.
+SUBSCRIPTION. The rules themselves live in gwkit/interface/fields.py; here the sandbox answers them.
 """
 
 from __future__ import annotations

@@ -76,3 +76,18 @@ def test_control_bodies_must_be_json_objects(gateway, body):
         "/_sandbox/clock/advance", content=body, headers={"content-type": "application/json"}
     )
     assert response.status_code == 400 and "JSON object" in response.json()["detail"]
+
+
+def test_the_handle_and_the_sandbox_are_one_control_api_sending_one_change_signal(sandbox):
+    """Clock, settle and reset through the handle or through its Sandbox: the same calls, and the
+    handle's listeners hear both."""
+    heard: list[str] = []
+    sandbox.on_change(heard.append)
+    sandbox.advance(by="P1D")
+    sandbox.sandbox.advance(by="P1D", account=sandbox.account)
+    sandbox.settle()
+    sandbox.sandbox.settle(all_pending=True)
+    sandbox.sandbox.reset(account=sandbox.account)
+    sandbox.reset()
+    assert heard == ["clock", "clock", "settle", "settle", "reset", "reset"]
+    assert sandbox.now().isoformat() == "2026-01-17T10:00:00"

@@ -452,3 +452,29 @@ def test_a_gateway_error_answer_echoes_the_request_reference_so_clients_read_it(
         found = client.transaction_query(orderreference="echo").record.query_records
         assert len(found) == (1 if made else 0)
     sandbox.close()
+
+
+def test_the_older_drop_next_calls_still_work_and_warn_that_they_are_deprecated(tmp_path):
+    handle = gwkit.sandbox.start(tmp_path / "sandbox.db")
+    try:
+        with pytest.warns(DeprecationWarning, match=r'faults.add\("drop"'):
+            assert handle.drop_next(2, process=False) == {"drop_next": 2, "process": False}
+        with pytest.warns(DeprecationWarning, match=r'faults.add\("drop"'):
+            assert handle.faults.set(1) == {"drop_next": 1, "process": True}
+        [drop] = handle.faults.active()
+        assert (drop["kind"], drop["count"], drop["process"]) == ("drop", 1, True)
+    finally:
+        handle.stop()
+
+
+def test_one_fault_vocabulary_for_the_control_api_the_injection_and_the_panel():
+    from gwkit.interface import faults as vocabulary
+    from gwkit.sandbox.web import faults, injection
+    from gwkit.widgets import faults_panel
+
+    assert faults.KINDS is vocabulary.KINDS
+    assert set(injection._APPLY) == set(vocabulary.KINDS)
+    assert faults_panel.KINDS == tuple(vocabulary.KINDS)
+    assert faults_panel.GATEWAY_ERROR_CODES == vocabulary.GATEWAY_ERROR_CODES
+    assert faults_panel.HTTP_STATUSES == vocabulary.PROXY_STATUSES
+    assert faults_panel.MALFORMED_BODIES == vocabulary.MALFORMED_BODIES

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import gwkit.sandbox
 from gwkit.interface import FIELDS, REQUEST_TYPES
-from gwkit.sandbox.web.faults import KINDS, SELECTOR_FIELDS
+from gwkit.interface.faults import KINDS, SELECTOR_FIELDS
 from support.sandbox import CLOCK, SITE, all_rows
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
 

@@ -14,7 +14,7 @@ import gwkit.sandbox
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway import auth
 from gwkit.sandbox.http import SandboxRequest
-from gwkit.sandbox.web.app import Workers, WorkerThread
+from gwkit.sandbox.web.workers import Workers, WorkerThread
 from support.databases import Database
 from support.sandbox import CLOCK, DEFAULT_PASSWORD, DEFAULT_USERNAME, card_auth
 

@@ -106,7 +106,7 @@ def test_a_dropped_answer_closes_the_connection_after_the_payment_is_made(sandbo
 
 def test_a_dropped_request_can_be_left_unprocessed(sandbox, gateway, db_path):
     before = all_rows(db_path)
-    sandbox.drop_next(2, process=False)
+    sandbox.faults.add("drop", count=2, process=False)
     for _ in range(2):
         with pytest.raises(httpx.RemoteProtocolError):
             gateway.envelope(card_auth(orderreference="never"))
@@ -115,14 +115,14 @@ def test_a_dropped_request_can_be_left_unprocessed(sandbox, gateway, db_path):
 
 
 def test_faults_do_not_touch_the_control_api(sandbox, gateway):
-    sandbox.drop_next(1)
+    sandbox.faults.add("drop", count=1)
     assert gateway.http.get("/_sandbox/clock").status_code == 200
     assert gateway.http.post("/_sandbox/faults", json={"drop_next": 0}).json()["drop_next"] == 0
     assert gateway.one(card_auth())["errorcode"] == "0"
 
 
 def test_dropped_answers_in_process_raise_as_httpx_does(sandbox):
-    sandbox.drop_next(1)
+    sandbox.faults.add("drop", count=1)
     with httpx.Client(
         transport=sandbox.transport(),
         base_url="http://sandbox.test",

@@ -145,7 +145,9 @@ def test_wrong_credentials_are_the_clients_bad_credentials_error(sandbox):
 def test_the_official_client_resends_after_a_lost_answer_and_pays_twice(sandbox, official):
     """Why gwkit's own client never re-sends: the sandbox's fault injection shows the double payment."""
     official.config.http_retry_sleep = 0  # its retry loop sleeps between attempts
-    sandbox.drop_next(1)  # the first attempt is processed, then its connection is closed unanswered
+    sandbox.faults.add(
+        "drop", count=1
+    )  # the first attempt is processed, then its connection is closed unanswered
     record = ok(
         official.process({"requesttypedescriptions": ["AUTH"], "orderreference": "lost-answer", **CARD})
     )

@@ -156,7 +156,7 @@ def test_no_card_data_in_any_log(db_path, captured_logs):
             headers={"content-type": "application/json"},
         )
         gateway.http.post("/json/", json={"request": [{"requesttypedescriptions": ["BAD"], "pan": AMEX}]})
-        handle.drop_next(1)
+        handle.faults.add("drop", count=1)
         with pytest.raises(httpx.RemoteProtocolError):
             gateway.one(card_auth(pan=AMEX, securitycode=AMEX_CODE))
     finally:

@@ -1,7 +1,7 @@
 """STORE (interface 2.8, 3.2, 4.7): keep a card and its billing details; the bank is not contacted.
 
 - The billing rules (US state, postcodes for US/GB/CA, email, telephone) and the refusal of a
-  security code are the spec tables' (gwkit/spec), checked by the gateway before this handler.
+  security code are the interface tables' (gwkit/interface), checked by the gateway before this handler.
 - The card must be of a supported scheme and not expired by the sandbox clock (30000 naming
   `pan` or `expirydate`); nothing of a refused STORE is kept.
 - The kept record carries `expirydate` (answered by TRANSACTIONQUERY, with the billing details

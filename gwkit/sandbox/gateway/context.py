@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -17,6 +18,24 @@ from .jobwrites import SharedWrite
 from .store import Connection, Row, Store
 
 Record = dict[str, Any]
+
+# The constants a handler module may define (see Tables).
+TABLE_NAMES = (
+    "REQUEST_HANDLERS",
+    "CARD_SOURCES",
+    "PARENT_RULES",
+    "UPDATE_RULES",
+    "DAILY_JOBS",
+    "SCHEMA",
+    "READ_ONLY_REQUESTS",
+    "ADDED_COLUMNS",
+    "RECORD_VIEWS",
+)
+
+
+class TablesError(ValueError):
+    """Handler modules whose tables cannot be merged: a module offering none (or a misspelt one), or
+    a key two modules both claim."""
 
 
 @dataclass(frozen=True)
@@ -56,10 +75,23 @@ class Tables:
 
     @classmethod
     def of(cls, modules: Iterable[ModuleType]) -> "Tables":
+        """The tables of `modules`; TablesError for a module offering none, a constant whose name is
+        a misspelt table's, or a key offered twice (a later module does not silently replace it)."""
         modules = tuple(modules)
+        for module in modules:
+            _check_offers(module)
 
         def merged(name: str) -> dict[str, Callable[..., Any]]:
-            return {key: fn for module in modules for key, fn in getattr(module, name, {}).items()}
+            table: dict[str, Callable[..., Any]] = {}
+            owners: dict[str, str] = {}
+            for module in modules:
+                for key, fn in getattr(module, name, {}).items():
+                    if key in table:
+                        raise TablesError(
+                            f"{name}[{key!r}] is offered by both {owners[key]} and {module.__name__}"
+                        )
+                    table[key], owners[key] = fn, module.__name__
+            return table
 
         jobs = sorted(
             (job for module in modules for job in getattr(module, "DAILY_JOBS", ())),
@@ -76,6 +108,15 @@ class Tables:
             tuple(column for module in modules for column in getattr(module, "ADDED_COLUMNS", ())),
             merged("RECORD_VIEWS"),
         )
+
+
+def _check_offers(module: ModuleType) -> None:
+    for name in vars(module):
+        if name.isupper() and name not in TABLE_NAMES:
+            for table in difflib.get_close_matches(name, TABLE_NAMES, n=1, cutoff=0.75):
+                raise TablesError(f"{module.__name__}.{name} is not a table: {table} was meant?")
+    if not any(hasattr(module, name) for name in TABLE_NAMES):
+        raise TablesError(f"{module.__name__} offers none of the tables ({', '.join(TABLE_NAMES)})")
 
 
 @dataclass

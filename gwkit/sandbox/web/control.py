@@ -138,7 +138,7 @@ def _add_fault(sandbox: Served, account: Account, payload: dict[str, Any]) -> di
         unknown = sorted(set(payload) - {"drop_next", "process"})
         if unknown:
             raise ValueError('give {"drop_next": N} and optionally "process": true or false')
-        return controls.set(payload["drop_next"], payload.get("process", True))
+        return controls.replace_drops(payload["drop_next"], payload.get("process", True))
     if "kind" not in payload:
         raise ValueError('give a fault {"kind": ..., ...} or the older {"drop_next": N}')
     site = payload.get("sitereference")

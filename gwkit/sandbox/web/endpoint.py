@@ -9,7 +9,7 @@ from ..gateway.accounts import Account
 from ..gateway.core import Gateway
 from ..gateway.envelopes import request_error, usable_reference
 from ..gateway.fault import Fault, unknown_error
-from ..http import BodyError, SandboxRequest, SandboxResponse, read_json
+from ..http import BodyError, SandboxRequest, SandboxResponse
 from .auth import authenticate, unauthorised
 from .cors import cors_headers, origin_rejected, rejected
 from .served import Served
@@ -44,7 +44,7 @@ def answer(gateway: Gateway, request: SandboxRequest) -> SandboxResponse:
     if account is None and "authorization" in request.headers:
         return unauthorised()
     try:
-        body = read_json(request.body)
+        body = request.parsed_json()
     except BodyError as error:
         if account is None:  # only an authenticated caller learns more than 401
             return unauthorised()

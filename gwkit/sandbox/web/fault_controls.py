@@ -1,4 +1,5 @@
-"""The fault controls of some sites: `add`, `active`, `clear`, `log`, and the older `set(drop_next)`.
+"""The fault controls of some sites: `add`, `active`, `clear`, `log`; `set(drop_next)`, the older
+form, is deprecated (a DeprecationWarning; `add("drop", count=N)` instead).
 
 `Sandbox.faults` controls every site (faults go to the first account's first site unless a
 `sitereference` is named); the control API gives each caller the controls of their own sites.
@@ -6,6 +7,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Iterable
 
 from ..gateway import faultlog
@@ -37,7 +39,17 @@ class FaultControls:
         return faultlog.read(self._gateway.store.connection(), self._sites(sitereference))
 
     def set(self, drop_next: int, process: bool = True) -> dict[str, Any]:
-        """The older form: the next `drop_next` answers of the first site are dropped (0: none)."""
+        """Deprecated: `add("drop", count=drop_next, process=process)` (after `clear()` of the drops)."""
+        warnings.warn(
+            'FaultControls.set(drop_next) is deprecated: use faults.add("drop", count=N, process=...)',
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.replace_drops(drop_next, process)
+
+    def replace_drops(self, drop_next: int, process: bool = True) -> dict[str, Any]:
+        """The older form's meaning (the control API's `{"drop_next": N}`): the first site's counted
+        drops are replaced by one dropping the next `drop_next` answers (0: none)."""
         if not isinstance(drop_next, int) or isinstance(drop_next, bool) or drop_next < 0:
             raise ValueError("drop_next must be a whole number, 0 or more")
         if not isinstance(process, bool):

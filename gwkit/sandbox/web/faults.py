@@ -16,25 +16,18 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
+from ...interface.faults import (
+    GATEWAY_ERROR_CODES,
+    KINDS,
+    MALFORMED_BODIES,
+    PROXY_STATUSES,
+    SELECTOR_FIELDS,
+    SOFT_DECLINE,
+)
 from ...interface.wire import GATEWAY_PATH
 from ..gateway.store import FaultRow, FaultRows, MemoryFaultRows
 
 GATEWAY_PATHS = (GATEWAY_PATH.rstrip("/"), GATEWAY_PATH)  # the gateway endpoint, with or without its slash
-
-UNKNOWN_OUTCOME_CODES = (60010, 60034, 99999)
-SOFT_DECLINE = 71000
-PROXY_STATUSES = (500, 502, 503, 504)
-MALFORMED_BODIES = ("truncated", "garbage")
-# kind -> {parameter: default}; None: required (or, for latency, one of two forms).
-KINDS: dict[str, dict[str, Any]] = {
-    "latency": {"seconds": None, "min_seconds": None, "max_seconds": None},
-    "timeout": {"process": True},
-    "gateway_error": {"code": None, "made": False},
-    "http_status": {"status": None, "process": True},
-    "drop": {"process": True},
-    "malformed": {"body": None, "process": True},
-}
-SELECTOR_FIELDS = ("count", "fraction", "seed", "requesttypes", "amounts")
 
 
 @dataclass
@@ -144,8 +137,8 @@ def _latency(payload: dict[str, Any]) -> dict[str, Any]:
 
 def _gateway_error(payload: dict[str, Any]) -> dict[str, Any]:
     code, made = payload.get("code"), _flag(payload, "made", False)
-    if isinstance(code, bool) or code not in (*UNKNOWN_OUTCOME_CODES, SOFT_DECLINE):
-        raise ValueError(f"code must be one of {', '.join(map(str, (*UNKNOWN_OUTCOME_CODES, SOFT_DECLINE)))}")
+    if isinstance(code, bool) or code not in GATEWAY_ERROR_CODES:
+        raise ValueError(f"code must be one of {', '.join(map(str, GATEWAY_ERROR_CODES))}")
     if code == SOFT_DECLINE and made:
         raise ValueError("made must be false for code 71000: a soft decline is never made")
     return {"code": code, "made": made}

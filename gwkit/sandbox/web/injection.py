@@ -17,7 +17,7 @@ from ...interface.wire import FAULT_HEADER
 from ..gateway import faultlog
 from ..gateway.clock import ISO
 from ..gateway.envelopes import answer_reference, envelope
-from ..http import JSON_HEADERS, BodyError, SandboxRequest, SandboxResponse, read_json
+from ..http import JSON_HEADERS, BodyError, SandboxRequest, SandboxResponse
 from .auth import authenticate
 from .endpoint import anonymous_account
 from .faults import GATEWAY_PATHS, ActiveFault
@@ -69,7 +69,7 @@ def target_of(sandbox: Served, request: SandboxRequest) -> Target | None:
     """The site a gateway request is for, its request types and amounts; None when no account is known
     (wrong credentials: the 401 is never faulted). Several sites in one envelope: the first by name."""
     try:
-        body = read_json(request.body)
+        body = request.parsed_json()
     except BodyError:
         body = None
     account = authenticate(sandbox.gateway.accounts, request.headers)
@@ -218,6 +218,7 @@ def _malformed(sandbox: Served, request: SandboxRequest, fault: ActiveFault, tar
     return Outcome(_marked(SandboxResponse(200, {**JSON_HEADERS}, body), fault))
 
 
+# One way of applying each kind of gwkit.interface.faults.KINDS (tests/sandbox/test_faults.py checks both agree).
 _APPLY: dict[str, Callable[[Served, SandboxRequest, ActiveFault, Target], Outcome]] = {
     "latency": _latency,
     "timeout": _silence,

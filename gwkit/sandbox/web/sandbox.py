@@ -59,6 +59,7 @@ class Sandbox:
             [site for account in self.accounts.values() for site in account.sitereferences],
         )
         self.snapshots = self.snapshots_of(self.default_account)
+        self._listeners: list[Callable[[str], Any]] = []
 
     def __repr__(self) -> str:
         return f"Sandbox({str(self.store.path)!r}, accounts={sorted(self.accounts)!r})"
@@ -92,7 +93,7 @@ class Sandbox:
         except BodyError as error:  # a page read a body that cannot or may not be read
             return secured(SandboxResponse.bad_body(error))
         except Exception as exc:  # a sandbox bug: an answer the caller can report, and the connection stays
-            return secured(internal_error(exc))
+            return secured(internal_error(exc, f"{request.method} {request.path}"))
 
     def snapshots_of(self, account: Account) -> Snapshots:
         """The snapshots an account saved, covering its sites (an operator's: every site;
@@ -114,26 +115,51 @@ class Sandbox:
         """The clock of a site (default: the latest of the first account's sites)."""
         return self.gateway.clock.now(sitereference)
 
+    # -- the one control API of the clock, settlement and reset (SandboxHandle's too) --------------
+    def on_change(self, listener: Callable[[str], Any]) -> Callable[[str], Any]:
+        """Call `listener(kind)` after `advance` ("clock"), `settle` ("settle") or `reset` ("reset")."""
+        self._listeners.append(listener)
+        return listener
+
     def advance(
         self,
         by: str | None = None,
         to: str | datetime | None = None,
         progress: Callable[[str, int, int], None] | None = None,
         sitereference: str | None = None,
+        *,
+        account: Account | None = None,
     ) -> dict[str, Any]:
-        """Move the clocks of the first account's sites (together), or of one site, forward and run
-        every daily job for each day passed; report what ran."""
-        return self.gateway.advance(by=by, to=to, progress=progress, sites=sitereference)
+        """Move the clocks of an account's sites (together; default: the first account's), or of one
+        site, forward and run every daily job for each day passed; report what ran."""
+        report = self.gateway.advance(
+            by=by, to=to, progress=progress, sites=self._sites(account, sitereference)
+        )
+        self._changed("clock")
+        return report
 
-    def settle(self, all_pending: bool = False, sitereference: str | None = None) -> dict[str, Any]:
-        """Settle now what is due today (the first account's sites, or one site), or with
-        `all_pending` every pending AUTH."""
-        return self.gateway.settle(all_pending=all_pending, sites=sitereference)
+    def settle(
+        self, all_pending: bool = False, sitereference: str | None = None, *, account: Account | None = None
+    ) -> dict[str, Any]:
+        """Settle now what is due today (an account's sites, or one site), or with `all_pending`
+        every pending AUTH."""
+        report = self.gateway.settle(all_pending=all_pending, sites=self._sites(account, sitereference))
+        self._changed("settle")
+        return report
 
-    def reset(self, sitereference: str | None = None) -> None:
-        """Delete every transaction, card, subscription and token of the first account's sites (or
-        of one site); the clocks stay where they are."""
-        self.gateway.reset(sitereference)
+    def reset(self, sitereference: str | None = None, *, account: Account | None = None) -> None:
+        """Delete every transaction, card, subscription and token of an account's sites (or of one
+        site); the clocks stay where they are."""
+        self.gateway.reset(self._sites(account, sitereference))
+        self._changed("reset")
+
+    def _sites(self, account: Account | None, sitereference: str | None) -> Any:
+        """The sites an account names (one of them, or all); without an account, as the gateway takes them."""
+        return sitereference if account is None else self.gateway.sites_of(account, sitereference)
+
+    def _changed(self, kind: str) -> None:
+        for listener in tuple(self._listeners):
+            listener(kind)
 
     def health(self) -> dict[str, Any]:
         return {**self.gateway.health(), "faults": self.faults.state()}
@@ -142,8 +168,11 @@ class Sandbox:
         self.gateway.close()
 
 
-def internal_error(exc: Exception) -> SandboxResponse:
-    reference = log_internal_error(exc, "answered HTTP 500")
+def internal_error(exc: BaseException, where: str = "") -> SandboxResponse:
+    """The one answer to a sandbox bug over HTTP: a JSON 500 with the reference its traceback is
+    logged under (`fault.log_internal_error`, the same reference format as the gateway's 99999). The
+    exception's message is left out of both: it may quote request values such as card data."""
+    reference = log_internal_error(exc, f"answered HTTP 500{' to ' + where if where else ''}")
     return SandboxResponse.json(
         {
             "error": "internal error",
