@@ -21,7 +21,7 @@ from typing import Any, Iterable
 from .errors import GwkitError
 from .interface.schedule import due_date
 from .querying import MAX_QUERY_RECORDS, matched
-from .types import GatewayClient
+from .protocols import GatewayClient
 
 # What a listing shows of each stored card: masked, never the card number.
 COLUMNS = (

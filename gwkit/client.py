@@ -328,7 +328,7 @@ class _Base(_Requests):
         )
 
 
-class _Outcome:
+class _Attempt:
     """What one HTTP attempt came to: a response, or an error (and whether to try again)."""
 
     __slots__ = ("response", "error", "cause", "retry", "exchange")
@@ -407,7 +407,7 @@ class _Call:
         self.started = time.time()
         self._t0 = perf_counter()
 
-    def answered(self, http_response: httpx.Response) -> _Outcome:
+    def answered(self, http_response: httpx.Response) -> _Attempt:
         elapsed = perf_counter() - self._t0
         headers = http_response.headers
         # A fault the sandbox injected, by kind. Asked with `in` first: httpx's `get` of an absent
@@ -419,7 +419,7 @@ class _Call:
             elapsed, http_response.status_code, data, response, error, None, False, reference or self.expected
         )
 
-    def failed(self, exc: httpx.RequestError) -> _Outcome:
+    def failed(self, exc: httpx.RequestError) -> _Attempt:
         elapsed = perf_counter() - self._t0
         retry = isinstance(exc, _NOT_SENT) and self.attempt <= self.client.retries
         error = transport_error(exc, self.client.url, self.attempt)
@@ -485,7 +485,7 @@ class _Call:
         cause: BaseException | None,
         retry: bool,
         reference: str | None,
-    ) -> _Outcome:
+    ) -> _Attempt:
         if error is not None:
             log.exchange_failed(self.types, reference, self.client.url, self.attempt, error, retry)
         elif _logger.isEnabledFor(DEBUG):
@@ -493,7 +493,7 @@ class _Call:
         exchange = None
         if self.client._hooks:
             exchange = self.client._new_exchange(self, elapsed, status_code, data, error, reference)
-        return _Outcome(response, error, cause, retry, exchange)
+        return _Attempt(response, error, cause, retry, exchange)
 
 
 class Client(_Base):

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 
 from .errors import GwkitError
 from .response import Record
-from .types import GatewayClient
+from .protocols import GatewayClient
 
 MAX_QUERY_RECORDS = 500  # the most records one TRANSACTIONQUERY answers
 Progress = Callable[[int, int], None]  # (days covered so far, days in all)

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from .interface.codes import CANCELLED, SETTLE_STATUSES, explain, record_ok
 from .querying import newest_first, query_answer
 from .response import Record
-from .types import GatewayClient
+from .protocols import GatewayClient
 
 # What a record's state means for the money.
 NOT_FOUND = "not found: no transaction was made, it is safe to try again"

@@ -25,7 +25,7 @@ from .interface.codes import record_ok
 from .interface.schedule import MONTH, payment_dates
 from .querying import query_answer, query_paged
 from .response import Record
-from .types import GatewayClient
+from .protocols import GatewayClient
 
 __all__ = ["Subscription", "SubscriptionError", "fetch_subscriptions", "subscription_state"]
 

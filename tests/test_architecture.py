@@ -46,7 +46,7 @@ CORE = {
     "gwkit.codegen",
     "gwkit.querying",
     "gwkit.shop",
-    "gwkit.types",
+    "gwkit.protocols",
     "gwkit.config",
     "gwkit.notifications",
 }

@@ -12,7 +12,7 @@ from ..interface.requests import SINGLE_TYPES
 from ..interface.validation import Problem, errordata, normalised, validate_request
 from ..interface.wire import FAULT_HEADER
 from ..sandbox.gateway.envelopes import envelope, error_record
-from ..sandbox.gateway.fault import Fault
+from ..sandbox.gateway.refusal import Refusal
 from ..sandbox.http import BodyError
 from .upstreams import UpstreamAnswer
 
@@ -53,22 +53,22 @@ def refused(sent: Any, problems: list[Problem], reference: str | None) -> Answer
     invalid object 60018 (request types it does not offer) or 30000 naming the fields."""
     objects = objects_of(sent)
     if isinstance(sent, BodyError) or not objects:
-        fault = _body_fault(sent) if isinstance(sent, BodyError) else Fault(30000, ["request"])
+        fault = _body_fault(sent) if isinstance(sent, BodyError) else Refusal(30000, ["request"])
         return Answer(200, dict(JSON_TYPE), as_json(envelope([error_record("ERROR", fault)], reference)))
     records = []
     for obj in objects:
         types = obj.get("requesttypedescriptions", obj.get("requesttypedescription"))
         listed = types if isinstance(types, list) else [types]
         if not types or not all(isinstance(t, str) and t in SINGLE_TYPES for t in listed):
-            records.append(error_record("ERROR", Fault(60018, [str(t)[:40] for t in listed[:5]])))
+            records.append(error_record("ERROR", Refusal(60018, [str(t)[:40] for t in listed[:5]])))
         elif found := validate_request(obj):  # one ERROR record per refused object, as the gateway answers
-            records.append(error_record("ERROR", Fault(30000, errordata(found))))
+            records.append(error_record("ERROR", Refusal(30000, errordata(found))))
     return Answer(200, dict(JSON_TYPE), as_json(envelope(records, reference)))
 
 
-def _body_fault(error: BodyError) -> Fault:
+def _body_fault(error: BodyError) -> Refusal:
     """As the gateway answers: not JSON is 10205 saying why; a value over a limit is 30000 naming where."""
-    return Fault(10205, [error.what]) if error.limit is None else Fault(30000, [error.where, error.what])
+    return Refusal(10205, [error.what]) if error.limit is None else Refusal(30000, [error.where, error.what])
 
 
 def passed(upstream: UpstreamAnswer | None) -> Answer:

@@ -15,7 +15,7 @@ from .charts import amounts_by_day, amounts_by_day_table, decline_reasons, decli
 from .export import export, to_csv, to_parquet
 from .finance import declines_by_code, plot_declines_by_code, plot_reconciliation, settlement_reconciliation
 from .frames import ReportError, records_frame, report_kind
-from .people import for_people, show, show_tables_for_people
+from .display import for_people, show, show_tables_for_people
 from .sources import journal_frame, journal_records_frame, query_frame
 
 __all__ = [

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from ..cassette import Cassette, Recording
-from ..types import GatewayClient
+from ..protocols import GatewayClient
 
 # Values that differ between any two answers, even from the same target.
 NORMALISED_FIELDS = frozenset(

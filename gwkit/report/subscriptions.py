@@ -26,7 +26,7 @@ from ..interface.schedule import MONTHS_PER_UNIT, due_date
 from ..querying import query_paged
 from ..subscription import PENDING, SCHEDULED, STATES, Subscription, fetch_subscriptions
 from ..interface.codes import record_ok
-from ..types import GatewayClient
+from ..protocols import GatewayClient
 from .charts import _axes, _main_currency, labelled
 from .frames import records_frame
 

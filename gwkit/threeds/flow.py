@@ -34,7 +34,7 @@ from ..pooling import default_ssl_context
 from ..interface.codes import explain, record_ok
 from ..interface.masking import REDACTED, mask_data
 from ..response import Record
-from ..types import GatewayClient
+from ..protocols import GatewayClient
 from .acs_page import read_page
 from .receiver import TermUrlReceiver, default_receiver, redirect_page
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from .. import cardstore
 from ..report.cardstore import cards_frame
-from ..types import GatewayClient
+from ..protocols import GatewayClient
 from .form import RequestForm, form_opener
 from .guard import guarded
 from .response_view import ResponseView

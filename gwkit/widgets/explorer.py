@@ -18,7 +18,7 @@ import pandas as pd
 from ..interface import REQUEST_TYPES
 from ..interface.codes import record_ok
 from ..interface.vocabulary import labelled
-from ..types import GatewayClient
+from ..protocols import GatewayClient
 from .form import RequestForm, default_variant, form_opener
 from .guard import guarded
 from .response_view import ResponseView

@@ -39,7 +39,7 @@ from ..interface.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
 from ..interface.codes import record_ok
 from ..interface.requests import RequestType, Variant
 from ..interface.testcards import test_card
-from ..types import GatewayClient
+from ..protocols import GatewayClient
 from .actions import Action
 from .guard import error_html, guarded
 from .inputs import FieldInput

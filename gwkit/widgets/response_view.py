@@ -24,7 +24,7 @@ from ..interface.masking import mask_data
 from ..interface.outcome import in_words
 from ..interface.vocabulary import Cause, applies, cause_of, labelled
 from ..response import KEY_FIELDS, value_text
-from ..types import GatewayClient
+from ..protocols import GatewayClient
 from .actions import QUERY, Action, follow_ups
 from .guard import error_html, guarded
 from .style import table_html

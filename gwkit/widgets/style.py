@@ -8,18 +8,18 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from ..report import people
+from ..report import display
 
-STYLESHEET = people.STYLESHEET
+STYLESHEET = display.STYLESHEET
 
 
 def table_html(frame: pd.DataFrame, empty: str, *, css_class: str = "gwkit-table") -> str:
-    """A panel's table in the one table style (gwkit.report.people): money as £15.00, codes with
+    """A panel's table in the one table style (gwkit.report.display): money as £15.00, codes with
     their words, text left and numbers right, nothing for missing values; `empty` when no rows."""
     if frame.empty:
         return f"<i class='gwkit-placeholder'>{html.escape(empty)}</i>"
-    shown = people.for_people(frame)
-    table = people.plain_table_html(shown, people.numeric_columns(frame, shown))
+    shown = display.for_people(frame)
+    table = display.plain_table_html(shown, display.numeric_columns(frame, shown))
     return table.replace("class='gwkit-table'", f"class='gwkit-table {css_class}'", 1)
 
 

@@ -28,7 +28,7 @@ from IPython.display import display
 from ..interface.currency import format_money
 from ..report.subscriptions import STATE_COLOURS, payments_frame, schedule_frame
 from ..subscription import STATE_MEANINGS, Subscription
-from ..types import GatewayClient
+from ..protocols import GatewayClient
 from .cells import after_this_cell, cancel
 from .form import RequestForm
 from .guard import guarded

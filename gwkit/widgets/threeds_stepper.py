@@ -33,7 +33,7 @@ from ..threeds import (
     ThreeDSecureFlow,
     TermUrlReceiver,
 )
-from ..types import GatewayClient
+from ..protocols import GatewayClient
 from .guard import guarded, show_error
 from .style import button
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from gwkit import cli
-from gwkit.sandbox.gateway.fault import unknown_error
+from gwkit.sandbox.gateway.refusal import unknown_error
 from support.sandbox import CLOCK, SITE, all_rows, card_auth, query_request, store_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL

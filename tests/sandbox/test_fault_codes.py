@@ -21,13 +21,13 @@ def fault_calls() -> list[tuple[str, ast.Call]]:
     calls = []
     for path in sorted(SANDBOX.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Fault":
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Refusal":
                 calls.append((f"{path.relative_to(SANDBOX)}:{node.lineno}", node))
     return calls
 
 
 def codes_the_sandbox_can_answer() -> set[int]:
-    """Every code in the sandbox's sources: raised (Fault(N)), written in a record ("errorcode": "N"),
+    """Every code in the sandbox's sources: raised (Refusal(N)), written in a record ("errorcode": "N"),
     looked up (message_of(N)), answered for a test amount, or injectable as a gateway-error fault."""
     codes = {call.args[0].value for _, call in fault_calls() if isinstance(call.args[0], ast.Constant)}
     for path in SANDBOX.rglob("*.py"):

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from ...interface.requests import ACCOUNTCHECK
 from .context import Context
-from .fault import invalid_field
+from .refusal import invalid_field
 from .payments import INHERITABLE, Card, authorise, load_card, resolve_card
 from .store import Row, details_of, record_of
 

@@ -10,7 +10,7 @@ A cache token stands for card details for 15 minutes of the sandbox clock, for o
   the official Python client, which unwraps base64 JSON `{"cachetoken": X}`, sends ours as given.
 - A token is refused (30000 Invalid field, errordata ["cachetoken"]) when it is unknown, for
   another site, already used by an AUTH, or 15 minutes old: the same answer for all four, so an
-  answer never tells whether a token exists. A refused AUTH (a Fault) does not use the token up;
+  answer never tells whether a token exists. A refused AUTH (a Refusal) does not use the token up;
   an answered one, authorised or declined, does.
 - Expired tokens that were never used lose their card row (at each CACHETOKENISE and daily).
 
@@ -31,7 +31,7 @@ from ...interface.masking import mask_pan
 from ...interface.wire import TIMESTAMP
 from .clock import Clock
 from .context import Context, DailyJob, JobContext
-from .fault import invalid_field
+from .refusal import invalid_field
 from .payments import Card, load_card
 from .sql import Sql
 from .store import Connection, Store

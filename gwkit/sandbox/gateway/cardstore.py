@@ -25,7 +25,7 @@ from ...interface.requests import STORE_UPDATABLE
 from ...interface.validation import check_value
 from . import acquirer
 from .context import Context
-from .fault import invalid_field
+from .refusal import invalid_field
 from .payments import MERCHANT, Card, billing_details, expired, inherit_card
 from .store import Row, details_of
 

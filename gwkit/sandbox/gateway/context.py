@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ...interface.wire import TIMESTAMP
 from .accounts import Account
 from .clock import Clock
-from .fault import Fault
+from .refusal import Refusal
 from .jobwrites import SharedWrite
 from .store import Connection, Row, Store
 
@@ -152,7 +152,7 @@ class Context:
         """A transaction of this account's sites, or a 30000 naming `field_name`."""
         row = self.store.transaction(self.conn, reference, self.sites) if reference else None
         if row is None:
-            raise Fault(30000, [field_name])
+            raise Refusal(30000, [field_name])
         return row
 
 

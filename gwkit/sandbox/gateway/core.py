@@ -5,7 +5,7 @@ of its request types is answered, in order, by the handler the handler modules l
 request type chained after another takes that record as its parent, within an object and from
 one object to the next (chains.py). A
 request object is processed in one write transaction (one that only queries, in a read
-transaction, so it never holds up a payment); a refused request type (a `Fault`) is rolled
+transaction, so it never holds up a payment); a refused request type (a `Refusal`) is rolled
 back, so nothing of a rejected request is kept: the first of an object with its whole
 transaction (nothing was written before it), a later one to a savepoint taken before it.
 """
@@ -55,7 +55,7 @@ from .envelopes import (
     too_many_objects,
     usable_reference,
 )
-from .fault import Fault, unknown_error
+from .refusal import Refusal, unknown_error
 from .jobwrites import SharedWrite
 from .moves import Move
 from .sitedata import Expression, SiteTables, delete_sites
@@ -161,19 +161,19 @@ class Gateway:
         envelope of several request objects it is the only reference they check the answer against.
         """
 
-        def refused(fault: Fault, reference: str | None) -> dict[str, Any]:
+        def refused(fault: Refusal, reference: str | None) -> dict[str, Any]:
             return request_error(fault, reference, self.clock.timestamp(account.sitereferences[0]))
 
         if not isinstance(body, dict):
-            return refused(Fault(30000, ["request"]), usable_reference(requestreference))
+            return refused(Refusal(30000, ["request"]), usable_reference(requestreference))
         objects = body.get("request")
         reference = answer_reference(requestreference, objects)
         if body.get("alias") not in (None, account.username):
-            return refused(Fault(30000, ["alias"]), reference)
+            return refused(Refusal(30000, ["alias"]), reference)
         if body.get("version", VERSION) != VERSION:
-            return refused(Fault(30000, ["version"]), reference)
+            return refused(Refusal(30000, ["version"]), reference)
         if not isinstance(objects, list) or not objects:
-            return refused(Fault(30000, ["request"]), reference)
+            return refused(Refusal(30000, ["request"]), reference)
         if too_many := too_many_objects(objects):
             return refused(too_many, reference)
         records: list[dict[str, Any]] = []
@@ -195,13 +195,13 @@ class Gateway:
     ) -> list[dict[str, Any]]:
         site = request.get("sitereference") if isinstance(request, dict) else None
 
-        def refused(fault: Fault) -> list[dict[str, Any]]:
+        def refused(fault: Refusal) -> list[dict[str, Any]]:
             """One ERROR record for the object, timed on its site's clock (or the account's first)."""
             clock_of = site if site in account.sitereferences else account.sitereferences[0]
             return [error_record("ERROR", fault, self.clock.timestamp(clock_of))]
 
         if not isinstance(request, dict):
-            return refused(Fault(30000, ["request"]))
+            return refused(Refusal(30000, ["request"]))
         request = chains.with_envelope_parent(normalised(request)[0], previous)
         types = request.get("requesttypedescriptions")
         if (
@@ -210,12 +210,12 @@ class Gateway:
             or not all(isinstance(t, str) for t in types)
             or any(t not in SINGLE_TYPES for t in types)
         ):
-            return refused(Fault(60018, _as_sent(types)))
+            return refused(Refusal(60018, _as_sent(types)))
         problems = validate_request(request, strict=False)
         if problems:
-            return refused(Fault(30000, errordata(problems)))
+            return refused(Refusal(30000, errordata(problems)))
         if site is not None and site not in account.sitereferences:
-            return refused(Fault(30000, ["sitereference"]))
+            return refused(Refusal(30000, ["sitereference"]))
         try:
             return self._run_handlers(request, account, origin, base_url)
         except Exception as exc:  # a sandbox bug: nothing of the request object was kept (rolled back)
@@ -240,7 +240,7 @@ class Gateway:
                 for at, (request_type, takes_parent) in enumerate(zip(request_types, chained)):
                     handler = self.tables.request_handlers.get(request_type.key)
                     if handler is None:
-                        records.extend(error_record(t, Fault(60018, [t])) for t in request_type.types)
+                        records.extend(error_record(t, Refusal(60018, [t])) for t in request_type.types)
                         break
                     if takes_parent and not chains.goes_on(records[-1] if records else None):
                         break
@@ -252,7 +252,7 @@ class Gateway:
                         answered = handler(
                             ctx, chains.child_request(request, records[-1]) if takes_parent else request
                         )
-                    except Fault as fault:
+                    except Refusal as fault:
                         conn.execute("ROLLBACK TO request_type")
                         conn.execute("RELEASE request_type")
                         records.extend(_refusal(request_type.types, fault, ctx.timestamp))
@@ -455,7 +455,7 @@ class Gateway:
 class _FirstRefused(Exception):
     """The fault of an object's first request type, carried out of its transaction to roll it back."""
 
-    def __init__(self, fault: Fault):
+    def __init__(self, fault: Refusal):
         super().__init__(str(fault))
         self.fault = fault
 
@@ -465,7 +465,7 @@ def _first(
 ) -> list[dict[str, Any]]:
     try:
         return handler(ctx, request)
-    except Fault as fault:
+    except Refusal as fault:
         raise _FirstRefused(fault) from None
 
 
@@ -480,7 +480,7 @@ def _tracked(running: dict[str, Any], progress: Progress | None) -> Progress:
     return report
 
 
-def _refusal(types: Iterable[str], fault: Fault, timestamp: str) -> list[dict[str, Any]]:
+def _refusal(types: Iterable[str], fault: Refusal, timestamp: str) -> list[dict[str, Any]]:
     """The records of a refused request type: an invalid field (30000) is one ERROR record with its
     timestamp, as the real service answers; another code is answered by each request type."""
     if fault.errorcode == 30000:

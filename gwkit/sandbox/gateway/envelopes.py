@@ -8,7 +8,7 @@ from typing import Any
 
 from ...interface.validation import check_value
 from ...interface.wire import VERSION
-from .fault import Fault
+from .refusal import Refusal
 
 MAX_REQUEST_OBJECTS = 100  # request objects in one envelope: an envelope is answered as one unit of work
 
@@ -51,7 +51,7 @@ def answer_reference(header: Any, objects: Any) -> str | None:
     return None
 
 
-def error_record(requesttype: str, fault: Fault, timestamp: str | None = None) -> dict[str, Any]:
+def error_record(requesttype: str, fault: Refusal, timestamp: str | None = None) -> dict[str, Any]:
     """A refused request type's record; a refused request object's is `requesttype` ERROR, with the
     `transactionstartedtimestamp` of its refusal (as the real service answers)."""
     return {
@@ -85,17 +85,17 @@ def envelope(records: list[dict[str, Any]], requestreference: str | None = None)
 
 
 def request_error(
-    fault: Fault, requestreference: str | None = None, timestamp: str | None = None
+    fault: Refusal, requestreference: str | None = None, timestamp: str | None = None
 ) -> dict[str, Any]:
     """A whole-request failure: one record with `requesttypedescription` ERROR."""
     return envelope([error_record("ERROR", fault, timestamp)], requestreference)
 
 
-def too_many_objects(objects: list[Any]) -> Fault | None:
+def too_many_objects(objects: list[Any]) -> Refusal | None:
     """The fault of an envelope with more request objects than the sandbox answers at once."""
     if len(objects) <= MAX_REQUEST_OBJECTS:
         return None
-    return Fault(
+    return Refusal(
         30000,
         ["request", f"at most {MAX_REQUEST_OBJECTS} request objects in one envelope (got {len(objects)})"],
     )

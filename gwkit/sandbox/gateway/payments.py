@@ -17,7 +17,7 @@ from ...interface.fields import BILLING_FIELDS
 from ...interface.masking import mask_pan
 from . import acquirer
 from .context import Context
-from .fault import Fault, invalid_field
+from .refusal import Refusal, invalid_field
 from .store import Row, details_of
 
 MERCHANT = {
@@ -72,7 +72,7 @@ def billing_details(request: Mapping[str, Any]) -> dict[str, Any]:
 def resolve_card(ctx: Context, request: Mapping[str, Any], variant: str) -> Card:
     source = ctx.tables.card_sources.get(variant)
     if source is None:
-        raise Fault(60018, [variant])
+        raise Refusal(60018, [variant])
     return source(ctx, request)
 
 
@@ -179,7 +179,7 @@ def payment_record(
     ):
         # Interface 4.3: every e-commerce Maestro transaction must use 3-D Secure. The code is gwkit's
         # choice (not shown): refused, nothing kept, the bank not contacted.
-        raise Fault(60022, ["md", "pares"])
+        raise Refusal(60022, ["md", "pares"])
     paymenttype = card.paymenttype
     if paymenttype is None:  # Luhn-valid, but of no scheme the gateway supports
         raise invalid_field("pan")

@@ -17,7 +17,7 @@ from ...interface.fields import BILLING_FIELDS, SENSITIVE_FIELDS
 from ...interface.requests import FILTER_FIELDS
 from .context import Context
 from .envelopes import answered_record
-from .fault import Fault
+from .refusal import Refusal
 from .store import TRANSACTION_COLUMNS
 
 MAX_RECORDS = 500
@@ -79,7 +79,7 @@ def public_record(row) -> dict[str, Any]:
 def handle_query(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     filters = filter_values(request.get("filter"))
     if not filters:
-        raise Fault(60019, ["filter"])
+        raise Refusal(60019, ["filter"])
     where, params = where_clause(ctx, filters)
     (found,) = ctx.conn.execute(f"SELECT COUNT(*) FROM transactions WHERE {where}", params).fetchone()
     rows = ctx.conn.execute(

@@ -24,7 +24,7 @@ from ...interface.masking import mask_pan
 from ...interface.requests import REFUND
 from . import acquirer
 from .context import Context
-from .fault import Fault, invalid_field
+from .refusal import Refusal, invalid_field
 from .payments import MERCHANT, billing_details, settle_due_date
 from .refunded import refunded_so_far
 from .store import Row, details_of, record_of
@@ -41,7 +41,7 @@ def handle_refund(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]
     parent = refundable_parent(ctx, request)
     amount = refund_amount(ctx, parent, request.get("baseamount"))
     if request.get("currencyiso3a") not in (None, parent["currencyiso3a"]):
-        raise Fault(20015, ["currencyiso3a"])
+        raise Refusal(20015, ["currencyiso3a"])
     inherited = record_of(parent)
     record = refund_record(
         ctx,
@@ -65,14 +65,14 @@ def refundable_parent(ctx: Context, request: Mapping[str, Any]) -> Row:
         ctx.conn, request["parenttransactionreference"], [request["sitereference"]]
     )
     if parent is None:
-        raise Fault(20004, ["parenttransactionreference"])
+        raise Refusal(20004, ["parenttransactionreference"])
     if parent["requesttypedescription"] != "AUTH":
-        raise Fault(20006, ["parenttransactionreference"])
+        raise Refusal(20006, ["parenttransactionreference"])
     if parent["errorcode"] != "0" or parent["settlestatus"] == "3":
-        raise Fault(20011, ["parenttransactionreference"])
+        raise Refusal(20011, ["parenttransactionreference"])
     due_today = parent["settlestatus"] in ("0", "1") and parent["settleduedate"] <= ctx.now.date().isoformat()
     if parent["settlestatus"] != SETTLED and not due_today:
-        raise Fault(20005, ["parenttransactionreference"])
+        raise Refusal(20005, ["parenttransactionreference"])
     return parent
 
 
@@ -82,7 +82,7 @@ def refund_amount(ctx: Context, parent: Row, asked: str | None) -> int:
     left = settles_for - refunded_so_far(ctx.conn, parent["transactionreference"])
     amount = left if asked is None else int(asked)
     if amount <= 0 or amount > left:
-        raise Fault(20007, ["baseamount"])
+        raise Refusal(20007, ["baseamount"])
     return amount
 
 

@@ -51,7 +51,7 @@ from ...interface.codes import record_ok
 from ...interface.requests import AUTH_SUBSCRIPTION
 from ...interface.schedule import MONTH, due_date
 from .context import Context
-from .fault import Fault, invalid_field
+from .refusal import Refusal, invalid_field
 from .payments import authorise, resolve_card
 from .sql import Sql, in_json_list
 from .store import Connection, Row, record_of
@@ -137,7 +137,7 @@ ADDED_COLUMNS = (("subscriptions", "unit", "TEXT NOT NULL DEFAULT 'MONTH'"),)
 AUTHORISED, SETTLED, FAILED = "authorised", "settled", "failed"
 DEFAULT_ACTIVE = "2"
 UPDATABLE = ("baseamount", "subscriptionfinalnumber", "transactionactive", "subscriptionfrequency")
-NOT_UPDATABLE = Fault(60017)
+NOT_UPDATABLE = Refusal(60017)
 
 
 class Plan(NamedTuple):
@@ -204,15 +204,15 @@ def handle_subscription(ctx: Context, request: dict[str, Any]) -> list[dict[str,
     """SUBSCRIPTION on its own, from a successful AUTH or ACCOUNTCHECK parent."""
     row = ctx.store.transaction(ctx.conn, request["parenttransactionreference"], ctx.sites)
     if row is None:
-        raise Fault(20004, ["parenttransactionreference"])
+        raise Refusal(20004, ["parenttransactionreference"])
     kind = row["requesttypedescription"]
     if kind == "SUBSCRIPTION":
-        raise Fault(20032, ["parenttransactionreference"])
+        raise Refusal(20032, ["parenttransactionreference"])
     if kind not in ("AUTH", "ACCOUNTCHECK"):
         raise invalid_field("parenttransactionreference")
     parent = record_of(row)
     if not record_ok(parent):
-        raise Fault(20019, ["parenttransactionreference"])
+        raise Refusal(20019, ["parenttransactionreference"])
     amount = request.get("baseamount") or (
         parent.get("baseamount") if parent.get("baseamount") != "0" else None
     )

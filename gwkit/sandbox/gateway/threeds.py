@@ -44,7 +44,7 @@ from ...interface.testcards import test_card
 from ...interface.wire import TIMESTAMP
 from . import acquirer
 from .context import Context
-from .fault import Fault, invalid_field
+from .refusal import Refusal, invalid_field
 from .payments import (
     INHERITABLE,
     MERCHANT,
@@ -293,7 +293,7 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
     card = _query_card(ctx, request)
     scheme = scheme_of(card.pan)
     if scheme is None or not scheme.threeds_supported:
-        raise Fault(60031, ["parenttransactionreference" if card.parent else "pan"])
+        raise Refusal(60031, ["parenttransactionreference" if card.parent else "pan"])
     if expired(card.expirydate, ctx.now.date()):
         raise invalid_field("expirydate")
     enrolled = enrolment(card.pan)

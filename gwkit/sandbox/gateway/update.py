@@ -22,22 +22,22 @@ from typing import Any, Mapping
 from ...interface.codes import CANCELLED
 from ...interface.requests import AUTH_UPDATABLE
 from .context import Context
-from .fault import Fault, invalid_field
+from .refusal import Refusal, invalid_field
 from .query import filter_values, requested_sites
 from .refunded import refunded_so_far
 from .store import Row
 
-NOT_UPDATABLE = Fault(60017)
+NOT_UPDATABLE = Refusal(60017)
 
 
 def handle_update(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
     filters = filter_values(request.get("filter"))
     references = filters.get("transactionreference")
     if not references:
-        raise Fault(60019, ["filter"])
+        raise Refusal(60019, ["filter"])
     updates = {k: v for k, v in (request.get("updates") or {}).items() if v not in (None, "")}
     if not updates:
-        raise Fault(60013, ["updates"])
+        raise Refusal(60013, ["updates"])
     sites = requested_sites(ctx, filters)
     for reference in references:
         row = ctx.store.transaction(ctx.conn, reference, sites)
@@ -85,9 +85,9 @@ def _keeps_refunds_covered(ctx: Context, row: Row, updates: Mapping[str, str]) -
     if not refunded:
         return
     if updates.get("settlestatus") == CANCELLED:
-        raise Fault(60017, ["settlestatus"])
+        raise Refusal(60017, ["settlestatus"])
     if int(updates["settlebaseamount"]) < refunded:
-        raise Fault(20007, ["settlebaseamount"])
+        raise Refusal(20007, ["settlebaseamount"])
 
 
 PENDING = ("0", "1", "2")

@@ -40,19 +40,19 @@ COMPLETE_PATH = ACS_PATH + "/complete"
 
 
 @dataclass(frozen=True)
-class Outcome:
+class AcsButton:
     value: str  # the form value of the button
     status: str  # the PaRes status it gives
     label: str
     meaning: str
 
 
-OUTCOMES: tuple[Outcome, ...] = (
-    Outcome("Y", "Y", "Authenticate", "The cardholder proves who they are: authenticated (status Y)."),
-    Outcome("N", "N", "Fail authentication", "Wrong password: not authenticated (status N, AUTH 60022)."),
-    Outcome("A", "A", "Attempted", "The issuer cannot authenticate but proves the attempt (status A)."),
-    Outcome("U", "U", "Unavailable", "The ACS cannot authenticate right now (status U, no cavv)."),
-    Outcome("cancel", "N", "Cancel", "The cardholder gives up: answered as not authenticated (N)."),
+OUTCOMES: tuple[AcsButton, ...] = (
+    AcsButton("Y", "Y", "Authenticate", "The cardholder proves who they are: authenticated (status Y)."),
+    AcsButton("N", "N", "Fail authentication", "Wrong password: not authenticated (status N, AUTH 60022)."),
+    AcsButton("A", "A", "Attempted", "The issuer cannot authenticate but proves the attempt (status A)."),
+    AcsButton("U", "U", "Unavailable", "The ACS cannot authenticate right now (status U, no cavv)."),
+    AcsButton("cancel", "N", "Cancel", "The cardholder gives up: answered as not authenticated (N)."),
 )
 OUTCOME_BY_VALUE = {o.value: o for o in OUTCOMES}
 
@@ -132,7 +132,7 @@ def _error_page(message: str, status: int = 400) -> SandboxResponse:
 def _posted_form(request: SandboxRequest) -> dict[str, str] | SandboxResponse:
     """The browser's form post, or the error page for a body that is not a UTF-8 form of a few fields.
 
-    (Sandbox.handle has already refused any content type but a URL-encoded form: routes.py.)"""
+    (Sandbox.answer_without_faults has already refused any content type but a URL-encoded form: routes.py.)"""
     try:
         return dict(
             parse_qsl(request.body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)

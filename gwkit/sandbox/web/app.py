@@ -16,7 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from ..http import SandboxRequest
-from .injection import Outcome
+from .injection import Answer
 from .sandbox import Sandbox, too_large
 from .sandbox import internal_error as sandbox_internal_error
 from .workers import Workers
@@ -73,7 +73,7 @@ def create_app(
     async def _answer(request: Request) -> Response:
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > sandbox.max_body_bytes:
-            outcome = Outcome(too_large(sandbox.max_body_bytes))
+            outcome = Answer(too_large(sandbox.max_body_bytes))
         else:
             try:
                 async with asyncio.timeout(body_read_seconds):  # unlike wait_for, no task per request

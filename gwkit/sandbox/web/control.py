@@ -36,7 +36,7 @@ from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.clock import ISO, ClockError
 from ..gateway.store.snapshots import SnapshotNotFound
 from ..http import BodyError, SandboxRequest, SandboxResponse
-from .auth import authenticate, unauthorised
+from .credentials import authenticate, unauthorised
 from .fault_controls import FaultControls
 from .served import Served
 

@@ -8,9 +8,9 @@ from ...interface.validation import normalised
 from ..gateway.accounts import Account
 from ..gateway.core import Gateway
 from ..gateway.envelopes import request_error, usable_reference
-from ..gateway.fault import Fault, unknown_error
+from ..gateway.refusal import Refusal, unknown_error
 from ..http import BodyError, SandboxRequest, SandboxResponse
-from .auth import authenticate, unauthorised
+from .credentials import authenticate, unauthorised
 from .cors import cors_headers, origin_rejected, rejected
 from .served import Served
 
@@ -68,11 +68,11 @@ def answer(gateway: Gateway, request: SandboxRequest) -> SandboxResponse:
         return SandboxResponse.json(request_error(unknown_error(exc), reference))
 
 
-def body_fault(error: BodyError) -> Fault:
+def body_fault(error: BodyError) -> Refusal:
     """A body that is not JSON is 10205 Malformed JSON; one over a limit is 30000 naming where and the limit."""
     if error.limit is None:
-        return Fault(10205, [error.what])
-    return Fault(30000, [error.where, error.what])
+        return Refusal(10205, [error.what])
+    return Refusal(30000, [error.where, error.what])
 
 
 def anonymous_account(gateway: Gateway, body: Any) -> Account | None:

@@ -1,6 +1,6 @@
 """Carrying out a fault on a request to `POST /json/`: what is processed, what is answered, what is logged.
 
-`serve` gives an `Outcome`: the answer (or none: `silence` "drop" or "timeout"), and how long to
+`serve` gives an `Answer`: the answer (or none: `silence` "drop" or "timeout"), and how long to
 wait before it. The Starlette app and the httpx transports act on it; only they can sleep, close a
 connection or time out. Every answer that carries a fault has the header `x-gwkit-fault: <kind>`.
 """
@@ -18,7 +18,7 @@ from ..gateway import faultlog
 from ..gateway.clock import ISO
 from ..gateway.envelopes import answer_reference, envelope
 from ..http import JSON_HEADERS, BodyError, SandboxRequest, SandboxResponse
-from .auth import authenticate
+from .credentials import authenticate
 from .endpoint import anonymous_account
 from .faults import GATEWAY_PATHS, ActiveFault
 from .latency import Slot, over_cap
@@ -34,7 +34,7 @@ _PROXY_REASONS = {
 
 
 @dataclass
-class Outcome:
+class Answer:
     response: SandboxResponse | None  # None: no answer is sent (see `silence`)
     delay: float = 0.0  # seconds to wait before answering
     silence: str | None = (
@@ -53,15 +53,15 @@ class Target:
     orderreference: str | None
 
 
-def serve(sandbox: Served, request: SandboxRequest) -> Outcome:
+def serve(sandbox: Served, request: SandboxRequest) -> Answer:
     if not sandbox.fault_book or request.method != "POST" or request.path not in GATEWAY_PATHS:
-        return Outcome(sandbox.handle(request))  # the usual path: no fault anywhere
+        return Answer(sandbox.answer_without_faults(request))  # the usual path: no fault anywhere
     target = target_of(sandbox, request)
     fault = (
         sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts) if target else None
     )
     if fault is None:
-        return Outcome(sandbox.handle(request))
+        return Answer(sandbox.answer_without_faults(request))
     return _APPLY[fault.kind](sandbox, request, fault, target)
 
 
@@ -96,7 +96,7 @@ def _amount(value: Any) -> int | None:
 
 
 def _processed(sandbox: Served, request: SandboxRequest, process: bool) -> SandboxResponse | None:
-    return sandbox.handle(request) if process else None
+    return sandbox.answer_without_faults(request) if process else None
 
 
 def _records(answer: SandboxResponse | None) -> list[dict[str, Any]]:
@@ -130,24 +130,24 @@ def _marked(response: SandboxResponse, fault: ActiveFault) -> SandboxResponse:
     return response
 
 
-def _latency(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+def _latency(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
     """Processed now, answered `fault.delay` later, within the site's budget of delayed requests:
     beyond it, a 429 and nothing processed."""
     return _held(sandbox, fault, target, lambda: _latency_outcome(sandbox, request, fault, target))
 
 
-def _latency_outcome(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
-    answer = sandbox.handle(request)
+def _latency_outcome(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
+    answer = sandbox.answer_without_faults(request)
     _log(sandbox, fault, target, answer)
-    return Outcome(_marked(answer, fault), delay=fault.delay)
+    return Answer(_marked(answer, fault), delay=fault.delay)
 
 
-def _held(sandbox: Served, fault: ActiveFault, target: Target, outcome: Callable[[], Outcome]) -> Outcome:
+def _held(sandbox: Served, fault: ActiveFault, target: Target, outcome: Callable[[], Answer]) -> Answer:
     """The outcome of a request the server will hold (a latency, a timeout), with a slot of its
     site's budget; a 429 naming the cap, and nothing processed, when the site has none left."""
     slot = sandbox.latency.take(target.sitereference)
     if slot is None:
-        return Outcome(_marked(over_cap(target.sitereference, sandbox.latency.cap), fault))
+        return Answer(_marked(over_cap(target.sitereference, sandbox.latency.cap), fault))
     try:
         held = outcome()
     except BaseException:
@@ -157,19 +157,19 @@ def _held(sandbox: Served, fault: ActiveFault, target: Target, outcome: Callable
     return held
 
 
-def _silence(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+def _silence(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
     """drop and timeout: the request is processed first or not at all; no answer is sent (a timeout
     holds the connection until the client gives up: within the site's budget, as a latency)."""
 
-    def silenced() -> Outcome:
+    def silenced() -> Answer:
         answer = _processed(sandbox, request, fault.params["process"])
         _log(sandbox, fault, target, answer)
-        return Outcome(None, silence=fault.kind)
+        return Answer(None, silence=fault.kind)
 
     return _held(sandbox, fault, target, silenced) if fault.kind == "timeout" else silenced()
 
 
-def _gateway_error(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+def _gateway_error(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
     """The error record for each record the request got (made: with its transactionreference), or for
     each request type sent (not made)."""
     answer = _processed(sandbox, request, fault.params["made"])
@@ -187,7 +187,7 @@ def _gateway_error(sandbox: Served, request: SandboxRequest, fault: ActiveFault,
         for requesttype, reference in sent or [(t, None) for t in target.requesttypes or ["ERROR"]]
     ]
     reference = answer_reference(request.headers.get("requestreference"), _objects(request))
-    return Outcome(_marked(SandboxResponse.json(envelope(records, reference)), fault))
+    return Answer(_marked(SandboxResponse.json(envelope(records, reference)), fault))
 
 
 def _objects(request: SandboxRequest) -> Any:
@@ -198,16 +198,16 @@ def _objects(request: SandboxRequest) -> Any:
     return body.get("request") if isinstance(body, dict) else None
 
 
-def _http_status(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+def _http_status(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
     answer = _processed(sandbox, request, fault.params["process"])
     _log(sandbox, fault, target, answer)
     status = fault.params["status"]
     title = f"{status} {_PROXY_REASONS[status]}"
     page = f"<html><head><title>{title}</title></head><body><h1>{title}</h1><hr>proxy</body></html>"
-    return Outcome(_marked(SandboxResponse.html(page, status=status), fault))
+    return Answer(_marked(SandboxResponse.html(page, status=status), fault))
 
 
-def _malformed(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Outcome:
+def _malformed(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
     answer = _processed(sandbox, request, fault.params["process"])
     _log(sandbox, fault, target, answer)
     if fault.params["body"] == "garbage":
@@ -215,11 +215,11 @@ def _malformed(sandbox: Served, request: SandboxRequest, fault: ActiveFault, tar
     else:
         whole = answer.body if answer is not None else json.dumps(envelope([])).encode("utf-8")
         body = whole[: len(whole) // 2]
-    return Outcome(_marked(SandboxResponse(200, {**JSON_HEADERS}, body), fault))
+    return Answer(_marked(SandboxResponse(200, {**JSON_HEADERS}, body), fault))
 
 
 # One way of applying each kind of gwkit.interface.faults.KINDS (tests/sandbox/test_faults.py checks both agree).
-_APPLY: dict[str, Callable[[Served, SandboxRequest, ActiveFault, Target], Outcome]] = {
+_APPLY: dict[str, Callable[[Served, SandboxRequest, ActiveFault, Target], Answer]] = {
     "latency": _latency,
     "timeout": _silence,
     "drop": _silence,

@@ -21,7 +21,7 @@ from typing import Any
 from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.notifications import NotFound, NotificationError
 from ..http import BodyError, SandboxRequest, SandboxResponse
-from .auth import authenticate, unauthorised
+from .credentials import authenticate, unauthorised
 from .served import Served
 
 PREFIX = "/_sandbox/notifications"

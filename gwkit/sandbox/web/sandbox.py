@@ -1,6 +1,6 @@
 """The Sandbox: the Gateway served over HTTP-shaped requests, without a server or a socket.
 
-`Sandbox.handle(request)` serves everything the sandbox offers (routes.py): the gateway endpoint
+`Sandbox.answer_without_faults(request)` serves everything the sandbox offers (routes.py): the gateway endpoint
 `POST /json/`, the control API under `/_sandbox/`, the ACS pages, st.js and the demo merchant.
 The Starlette app and the httpx transports are thin adapters over it.
 """
@@ -15,13 +15,13 @@ from ..gateway import faultlog, receipts
 from ..gateway.accounts import Account
 from ..gateway.clock import Clock
 from ..gateway.core import Gateway
-from ..gateway.fault import log_internal_error
+from ..gateway.refusal import log_internal_error
 from ..gateway.store import Store
 from ..gateway.store.snapshots import Snapshots
 from ..http import BodyError, SandboxRequest, SandboxResponse
 from .fault_controls import FaultControls
 from .faults import FaultBook
-from .injection import Outcome, serve
+from .injection import Answer, serve
 from .latency import LatencyBudget
 from .pages import secured
 from .routes import find_route, unsupported_body
@@ -80,7 +80,7 @@ class Sandbox:
     def default_account(self) -> Account:
         return self.gateway.default_account
 
-    def handle(self, request: SandboxRequest) -> SandboxResponse:
+    def answer_without_faults(self, request: SandboxRequest) -> SandboxResponse:
         if len(request.body) > self.max_body_bytes:
             return too_large(self.max_body_bytes)
         route = find_route(request.method, request.path)
@@ -102,10 +102,10 @@ class Sandbox:
             self.gateway, account, receipts.SITE_EXPRESSIONS, sites=self.gateway.sites_of(account)
         )
 
-    def answer(self, request: SandboxRequest) -> Outcome:
-        """`handle` with fault injection: the answer, or none, and how long to wait (injection.py)."""
+    def answer(self, request: SandboxRequest) -> Answer:
+        """`answer_without_faults` with fault injection: the answer, or none, and how long to wait (injection.py)."""
         if len(request.body) > self.max_body_bytes:
-            return Outcome(too_large(self.max_body_bytes))
+            return Answer(too_large(self.max_body_bytes))
         outcome = serve(self, request)
         if outcome.response is not None:  # an injected fault's page too
             secured(outcome.response)

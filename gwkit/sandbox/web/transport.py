@@ -14,7 +14,7 @@ from typing import Awaitable, Callable
 import httpx
 
 from ..http import SandboxRequest, SandboxResponse
-from .injection import Outcome
+from .injection import Answer
 from .sandbox import Sandbox
 
 
@@ -45,7 +45,7 @@ def _to_httpx(answer: SandboxResponse) -> httpx.Response:
     return httpx.Response(answer.status, headers=headers, stream=httpx.ByteStream(body))
 
 
-def _answer(outcome: Outcome, request: httpx.Request) -> httpx.Response:
+def _answer(outcome: Answer, request: httpx.Request) -> httpx.Response:
     """The sandbox's answer; a silenced one (fault injection) fails as httpx fails without an answer."""
     if outcome.silence == "drop":
         raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)

@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable, NamedTuple
 
 from ..http import BodyError, SandboxRequest
 from .faults import GATEWAY_PATHS
-from .injection import Outcome
+from .injection import Answer
 from .sandbox import Sandbox
 
 WORKER_THREADS = 4  # queries and large bodies
@@ -164,7 +164,7 @@ class Workers:
         self._running = 0  # jobs handed to any thread and not answered yet (counted on the event loop)
         self.requests = 0  # HTTP requests in the app, read or answered (counted on the event loop)
 
-    async def answer(self, sandbox: Sandbox, request: SandboxRequest) -> Outcome:
+    async def answer(self, sandbox: Sandbox, request: SandboxRequest) -> Answer:
         if self.on_event_loop:
             return sandbox.answer(request)
         if request.method == "POST" and request.path.startswith("/_sandbox/"):
@@ -187,7 +187,7 @@ class Workers:
             and not sandbox.gateway.advance_lock.locked()
         )
 
-    async def _in_thread(self, job: Awaitable[Outcome]) -> Outcome:
+    async def _in_thread(self, job: Awaitable[Answer]) -> Answer:
         self._running += 1
         try:
             return await job

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from gwkit.report import for_people, records_frame
-from gwkit.report import people
+from gwkit.report import display
 
 
 @pytest.fixture
@@ -72,10 +72,10 @@ def test_numbers_rates_and_dates_for_people():
 
 
 def test_the_html_is_interactive_with_itables_and_plain_without(frame, monkeypatch):
-    interactive = people.to_html(frame, caption="Payments")
+    interactive = display.to_html(frame, caption="Payments")
     assert "itables" in interactive and "£1,500.00" in interactive
-    monkeypatch.setattr(people, "itables", None)
-    plain = people.to_html(frame, caption="Payments")
+    monkeypatch.setattr(display, "itables", None)
+    plain = display.to_html(frame, caption="Payments")
     assert "<caption>Payments</caption>" in plain and "£1,500.00" in plain and "NaN" not in plain
 
 
@@ -89,7 +89,7 @@ def test_mappings_and_lists_are_written_as_text_never_as_a_python_repr():
 
 
 def test_a_dict_is_a_table_of_fields_with_card_data_masked():
-    shown = people.mapping_html({"pan": "4111111111111111", "errordata": ["expirydate"], "nested": {"a": 1}})
+    shown = display.mapping_html({"pan": "4111111111111111", "errordata": ["expirydate"], "nested": {"a": 1}})
     assert "411111######1111" in shown and "4111111111111111" not in shown
     assert "<td style='text-align:left'>expirydate</td>" in shown and "a=1" in shown and "{'" not in shown
 
@@ -99,7 +99,7 @@ def test_show_tables_for_people_registers_dataframes_and_dicts_in_ipython():
 
     shell = InteractiveShell.instance()
     try:
-        assert people.show_tables_for_people()
+        assert display.show_tables_for_people()
         data, _ = shell.display_formatter.format({"baseamount": "1050"})
         assert "gwkit-fields" in data["text/html"]
         data, _ = shell.display_formatter.format(
@@ -114,17 +114,17 @@ def test_show_tables_for_people_registers_dataframes_and_dicts_in_ipython():
 
 def test_a_series_is_a_table_of_labels_and_values_written_for_people():
     counts = pd.Series([1200, 3], index=pd.Index(["active", "ended"], name="state"), name="count")
-    shown = people.series_html(counts)
+    shown = display.series_html(counts)
     assert "state" in shown and "count" in shown and "1,200" in shown
     assert "dtype" not in shown and "Name:" not in shown
 
     types = pd.DataFrame(
         {"baseamount": pd.array([1050], dtype="Int64"), "when": pd.to_datetime(["2026-01-01"])}
     ).dtypes
-    shown = people.series_html(types)
+    shown = display.series_html(types)
     assert "baseamount" in shown and "Int64" in shown and "datetime64" in shown
 
-    plain = people.series_html(pd.Series([0.5, None]))
+    plain = display.series_html(pd.Series([0.5, None]))
     assert "NaN" not in plain and "value" in plain
 
 
@@ -150,9 +150,9 @@ def test_a_meaningful_index_is_shown_as_columns():
     by_month = pd.DataFrame(
         {"paying": [4, 3]}, index=pd.PeriodIndex(["2026-11", "2026-12"], freq="M", name="month")
     )
-    assert "2026-11-24" in people.to_html(by_day) and ">day<" in people.to_html(by_day)
-    assert "2026-12" in people.to_html(by_month) and ">month<" in people.to_html(by_month)
-    assert ">index<" not in people.to_html(pd.DataFrame({"paying": [4]}))
+    assert "2026-11-24" in display.to_html(by_day) and ">day<" in display.to_html(by_day)
+    assert "2026-12" in display.to_html(by_month) and ">month<" in display.to_html(by_month)
+    assert ">index<" not in display.to_html(pd.DataFrame({"paying": [4]}))
 
 
 def test_counts_are_not_money_unless_the_frame_says_so():
@@ -173,8 +173,8 @@ def test_times_and_single_words_are_kept_on_one_line_and_prose_wraps():
             "code": ["a" * 40, "b"],
         }
     )
-    assert people.unbroken_columns(frame, for_people(frame)) == [0, 1, 2]
-    html = people.to_html(frame)
+    assert display.unbroken_columns(frame, for_people(frame)) == [0, 1, 2]
+    html = display.to_html(frame)
     assert '"className": "dt-nowrap"' in html and '"targets": [0, 1, 2]' in html
 
 
@@ -184,25 +184,25 @@ def test_columns_are_counted_as_shown_when_an_amount_is_shown_once():
     )
     shown = for_people(frame)
     assert list(shown.columns) == ["baseamount", "currencyiso3a", "note"]
-    assert people.unbroken_columns(frame, shown) == [0, 1]
+    assert display.unbroken_columns(frame, shown) == [0, 1]
 
 
 def test_one_table_style_text_left_numbers_right_small_tables_whole_wide_ones_scrolling(frame):
-    small = people.to_html(frame)
+    small = display.to_html(frame)
     assert '"paging": false' in small and '"scrollX": true' in small
     # baseamount (money) right; references, codes and text left
     positions = list(for_people(frame).columns)
-    right = people.numeric_columns(frame, for_people(frame))
+    right = display.numeric_columns(frame, for_people(frame))
     assert [positions[p] for p in right] == ["baseamount"]
     big = records_frame(
-        [{"transactionreference": f"1-9-{i}", "errorcode": "0"} for i in range(people.PAGED_FROM)]
+        [{"transactionreference": f"1-9-{i}", "errorcode": "0"} for i in range(display.PAGED_FROM)]
     )
-    assert '"paging": true' in people.to_html(big)
+    assert '"paging": true' in display.to_html(big)
 
 
 def test_the_plain_table_has_the_same_style(frame, monkeypatch):
-    monkeypatch.setattr(people, "itables", None)
-    plain = people.to_html(frame)
+    monkeypatch.setattr(display, "itables", None)
+    plain = display.to_html(frame)
     assert "<td class='gwkit-num'>£1,500.00</td>" in plain and "<td>1-9-1</td>" in plain
     assert "<td>0 · pending settlement</td>" in plain and "gwkit-scroll" in plain
 

@@ -1,4 +1,4 @@
-"""Fault: a request the gateway refuses, answered with a code of the interface's error table."""
+"""Refusal: a request the gateway refuses, answered with a code of the interface's error table."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ...interface.codes import message_of
 from ...interface.masking import mask_text
 
 
-class Fault(Exception):
+class Refusal(Exception):
     """A refused request: answered as an error record, and nothing of it is kept.
 
     The errormessage is the code's, from the interface's table (`gwkit.interface.codes`)."""
@@ -23,14 +23,14 @@ class Fault(Exception):
         super().__init__(f"{errorcode} {self.errormessage} {self.errordata}")
 
 
-def invalid_field(*names: str) -> Fault:
-    return Fault(30000, list(names))
+def invalid_field(*names: str) -> Refusal:
+    return Refusal(30000, list(names))
 
 
-def unknown_error(exc: BaseException) -> Fault:
+def unknown_error(exc: BaseException) -> Refusal:
     """A sandbox bug, answered 99999 with a short reference; the traceback is logged under it."""
     reference = log_internal_error(exc, "answered 99999")
-    return Fault(99999, [f"reference {reference} (the sandbox's log has the details)"])
+    return Refusal(99999, [f"reference {reference} (the sandbox's log has the details)"])
 
 
 def log_internal_error(exc: BaseException, answered: str) -> str:
