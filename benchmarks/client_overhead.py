@@ -25,7 +25,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import gwkit  # noqa: E402
+import gwkit
 
 BASE_URL = "http://gateway.bench"
 FIELDS = {

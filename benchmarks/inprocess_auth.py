@@ -33,9 +33,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import gwkit  # noqa: E402
-from gwkit.sandbox import Sandbox  # noqa: E402
-from gwkit.sandbox.web.transport import SandboxTransport  # noqa: E402
+import gwkit
+from gwkit.sandbox import Sandbox
+from gwkit.sandbox.web.transport import SandboxTransport
 
 GOAL_US = 250.0
 SITE = "test_gwkit12345"

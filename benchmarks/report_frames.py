@@ -18,10 +18,10 @@ from datetime import datetime, timedelta
 
 import pandas as pd
 
-from gwkit.report import records_frame
 from gwkit.interface.currency import exponent
-from gwkit.report.frames import report_kind
 from gwkit.interface.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER
+from gwkit.report import records_frame
+from gwkit.report.frames import report_kind
 
 CURRENCIES = ["GBP"] * 6 + ["USD", "EUR", "EUR", "JPY", "BHD"]
 CARDS = [("411111######1111", "VISA"), ("545454######5454", "MASTERCARD"), ("340000######0009", "AMEX")]

@@ -22,10 +22,10 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import date, datetime
 from pathlib import Path
-from typing import Iterator
 
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway import jobwrites

@@ -42,14 +42,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import httpx
 import securetrading  # a dev dependency
+from sandbox_throughput import process_cpu_seconds  # benchmarks/ is on the path of a script run from it
 
 import gwkit
-from sandbox_throughput import process_cpu_seconds  # benchmarks/ is on the path of a script run from it
 
 ROOT = Path(__file__).resolve().parents[1]
 USERNAME, PASSWORD, SITE = "gwkit_sandbox", "gwkit-sandbox-password", "test_gwkit12345"

@@ -15,13 +15,14 @@ are the transactions naming it as `parenttransactionreference`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date
-from typing import Any, Iterable
+from typing import Any
 
 from .errors import GwkitError
 from .interface.schedule import due_date
-from .querying import MAX_QUERY_RECORDS, matched
 from .protocols import GatewayClient
+from .querying import MAX_QUERY_RECORDS, matched
 
 # What a listing shows of each stored card: masked, never the card number.
 COLUMNS = (

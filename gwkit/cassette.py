@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import httpx
 
@@ -59,7 +60,7 @@ class Recording:
         )
 
     @classmethod
-    def from_line(cls, line: str) -> "Recording":
+    def from_line(cls, line: str) -> Recording:
         data = json.loads(line)
         return cls(
             data["request"],
@@ -70,7 +71,7 @@ class Recording:
         )
 
     @classmethod
-    def of(cls, exchange: Any) -> "Recording":
+    def of(cls, exchange: Any) -> Recording:
         """From a `gwkit.Exchange` or a journal entry (both masked already; masked again here)."""
         return cls(
             mask_data(dict(exchange.request)),
@@ -151,7 +152,7 @@ class Cassette:
         return record_exchange
 
     @classmethod
-    def from_exchanges(cls, path: str | os.PathLike[str], exchanges: Iterable[Any]) -> "Cassette":
+    def from_exchanges(cls, path: str | os.PathLike[str], exchanges: Iterable[Any]) -> Cassette:
         """A new cassette (replacing any file at `path`) of exchanges or journal entries, oldest first."""
         cassette = cls(path)
         cassette.path.unlink(missing_ok=True)
@@ -159,7 +160,7 @@ class Cassette:
             cassette.append(Recording.of(exchange))
         return cassette
 
-    def transport(self) -> "CassetteTransport":
+    def transport(self) -> CassetteTransport:
         return CassetteTransport(self.recordings())
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Listener = Callable[[str], Any]
 
@@ -49,7 +50,7 @@ class ChangeSignal:
                 continue
             try:
                 listener(kind)
-            except Exception as error:  # noqa: BLE001 - every listener hears of the change
+            except Exception as error:
                 first_error = first_error or error
         if first_error is not None:
             raise first_error

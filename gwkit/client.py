@@ -18,10 +18,11 @@ import inspect
 import json
 import ssl
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from logging import DEBUG
 from time import perf_counter
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import httpx
 
@@ -32,18 +33,18 @@ from .errors import (
     ConnectError,
     GwkitError,
     HTTPStatusError,
-    ResponseFormatError,
     RequestTimeoutError,
+    ResponseFormatError,
     TransportError,
     ValidationError,
 )
 from .exchange import Exchange, ExchangeHook, error_text
-from .pooling import default_ssl_context, plain_http_ssl_context
-from .response import Response, excerpt
-from .sending import CLOSED, asend, basic_authorization, send, transport_for
 from .interface.masking import REDACTED, mask_data
 from .interface.validation import Problem, allowed_fields, validate_request, variants_for
 from .interface.wire import FAULT_HEADER
+from .pooling import default_ssl_context, plain_http_ssl_context
+from .response import Response, excerpt
+from .sending import CLOSED, asend, basic_authorization, send, transport_for
 
 __all__ = ["AsyncClient", "Client"]
 
@@ -294,7 +295,7 @@ class _Base(_Requests):
             for item in items
         ]
 
-    def _prepare(self, build: Builder, validate: bool | None) -> "_Call":
+    def _prepare(self, build: Builder, validate: bool | None) -> _Call:
         objects = build()
         if self.validate if validate is None else validate:
             _raise_problems(objects)
@@ -303,7 +304,7 @@ class _Base(_Requests):
     # -- I/O-free pieces of the exchange -------------------------------------------------------
     def _new_exchange(
         self,
-        call: "_Call",
+        call: _Call,
         elapsed: float,
         status_code: int | None,
         data: Any,
@@ -331,7 +332,7 @@ class _Base(_Requests):
 class _Attempt:
     """What one HTTP attempt came to: a response, or an error (and whether to try again)."""
 
-    __slots__ = ("response", "error", "cause", "retry", "exchange")
+    __slots__ = ("cause", "error", "exchange", "response", "retry")
 
     def __init__(
         self,
@@ -359,16 +360,16 @@ class _Call:
     """One request envelope on its way: encoded once, sent one or more times, read, logged."""
 
     __slots__ = (
+        "_masked",
+        "_t0",
+        "_types",
+        "attempt",
+        "body",
         "client",
         "envelope",
-        "body",
         "expected",
-        "attempt",
-        "started",
         "fault",
-        "_t0",
-        "_masked",
-        "_types",
+        "started",
     )
 
     def __init__(self, client: _Base, objects: list[dict[str, Any]]):
@@ -520,7 +521,7 @@ class Client(_Base):
         self._closed = True
         self._transport.close()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -557,7 +558,7 @@ class AsyncClient(_Base):
 
     close = aclose
 
-    async def __aenter__(self) -> "AsyncClient":
+    async def __aenter__(self) -> AsyncClient:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .interface.masking import mask_data
 from .interface.wire import GATEWAY_PATH, VERSION

@@ -49,9 +49,10 @@ import os
 import re
 import threading
 from collections import deque
+from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .cassette import Cassette
 from .changes import EXCHANGE, ChangeSignal, Listener
@@ -67,8 +68,10 @@ from .config import (
     Target,
     read_settings,
 )
-from .journal import DEFAULT_PATH as DEFAULT_JOURNAL_PATH, ENV_VAR as JOURNAL_ENV_VAR, Journal
 from .interface.masking import REDACTED
+from .journal import DEFAULT_PATH as DEFAULT_JOURNAL_PATH
+from .journal import ENV_VAR as JOURNAL_ENV_VAR
+from .journal import Journal
 from .querying import Progress, query_all
 from .reconcile import Reconciliation, reconcile
 
@@ -91,7 +94,7 @@ class Connection(Client):
         target: Target,
         password: str,
         *,
-        sandbox: "SandboxHandle | None" = None,
+        sandbox: SandboxHandle | None = None,
         journal: Journal | None = None,
         cassette: Cassette | None = None,
         cassette_mode: str | None = None,
@@ -163,7 +166,7 @@ class Connection(Client):
         start: date,
         end: date,
         progress: Progress | None = None,
-    ) -> "pd.DataFrame":
+    ) -> pd.DataFrame:
         """Every record `filters` match from `start` to `end`, past the 500-record cap, as a typed
         DataFrame (newest first); `progress(days_done, days_in_all)` follows the windows."""
         from .report.frames import records_frame  # pandas only when a frame is asked for
@@ -314,7 +317,7 @@ def _cassette(path: str | os.PathLike[str] | None, client_options: Mapping[str, 
 
 _NOTEBOOK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _JOURNALS: dict[Path, Journal] = {}
-_SANDBOXES: dict[Path, "SandboxHandle"] = {}
+_SANDBOXES: dict[Path, SandboxHandle] = {}
 _LOCK = threading.Lock()
 
 
@@ -337,7 +340,7 @@ def _journal(
 
 def sandbox_handle(
     db_path: str | os.PathLike[str] | None = None, *, notebook: str | None = None
-) -> "SandboxHandle":
+) -> SandboxHandle:
     """The embedded sandbox for `db_path` (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db), started
     once per process and database file, reused while it runs. With `notebook`, that notebook's own
     sandbox beside it, started afresh: re-running a notebook's first cell starts from nothing."""
@@ -388,7 +391,7 @@ def stop_sandboxes() -> None:
     for handle in handles:
         try:
             handle.stop()
-        except Exception:  # noqa: BLE001 - best effort: one failing stop must not keep the others running
+        except Exception:
             pass
 
 

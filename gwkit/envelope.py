@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .errors import ValidationError
 from .interface.masking import mask_value

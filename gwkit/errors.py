@@ -14,7 +14,8 @@ GwkitError
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .interface.validation import Problem
@@ -27,7 +28,7 @@ class GwkitError(Exception):
 class ValidationError(GwkitError, ValueError):
     """A request breaks the interface's rules. `problems` lists every one, each naming its field."""
 
-    def __init__(self, problems: Sequence["Problem"], request_type: str = ""):
+    def __init__(self, problems: Sequence[Problem], request_type: str = ""):
         self.problems = list(problems)
         self.request_type = request_type
         what = f"{request_type} request" if request_type else "request"

@@ -7,9 +7,10 @@ so no hook ever sees a PAN in clear or a security code at all.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from .interface.codes import record_ok
 from .interface.masking import mask_data, mask_text
@@ -41,9 +42,9 @@ class Exchange:
             object.__setattr__(self, "error", mask_text(self.error))
 
     @classmethod
-    def at(cls, started: float, **fields: Any) -> "Exchange":
+    def at(cls, started: float, **fields: Any) -> Exchange:
         """An exchange that started at `started`, a `time.time()` value."""
-        return cls(datetime.fromtimestamp(started, tz=timezone.utc), **fields)
+        return cls(datetime.fromtimestamp(started, tz=UTC), **fields)
 
     @property
     def ok(self) -> bool:

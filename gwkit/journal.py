@@ -32,10 +32,11 @@ import sqlite3
 import threading
 import warnings
 from collections import abc
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from .interface.masking import mask_data, mask_text
 
@@ -269,7 +270,7 @@ class Journal:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> "Journal":
+    def __enter__(self) -> Journal:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -304,7 +305,7 @@ def _local(moment: datetime) -> datetime:
 
 
 def _utc(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _records_of(response: Any) -> list[dict[str, Any]]:

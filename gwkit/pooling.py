@@ -14,8 +14,9 @@ from __future__ import annotations
 import select
 import socket
 import ssl
+from collections.abc import Iterable
 from functools import cache
-from typing import Any, Iterable
+from typing import Any
 
 import httpcore
 import httpx

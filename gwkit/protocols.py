@@ -3,7 +3,8 @@ widgets) need of a client. `gwkit.Client` and `gwkit.connect()` satisfy it; so d
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from .response import Response
 

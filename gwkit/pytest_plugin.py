@@ -30,7 +30,8 @@ works, deprecated (a DeprecationWarning): `kind="drop", count=1, process=True` i
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -74,7 +75,7 @@ def _require_sandbox() -> None:
 
 
 @pytest.fixture
-def gwkit_scenario() -> Callable[["Sandbox"], None] | None:
+def gwkit_scenario() -> Callable[[Sandbox], None] | None:
     """Override to return `setup(sandbox)`, which fills the state every test starts from."""
     return None
 
@@ -82,7 +83,7 @@ def gwkit_scenario() -> Callable[["Sandbox"], None] | None:
 @pytest.fixture(scope="session")
 def _gwkit_session_sandbox(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator["Sandbox | None"]:
+) -> Iterator[Sandbox | None]:
     if _scope(request.config) != "session" or Sandbox is None:
         yield None
         return
@@ -95,8 +96,8 @@ def _gwkit_session_sandbox(
 def gwkit_sandbox(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
-    _gwkit_session_sandbox: "Sandbox | None",
-) -> Iterator["Sandbox"]:
+    _gwkit_session_sandbox: Sandbox | None,
+) -> Iterator[Sandbox]:
     _require_sandbox()
     shared = _gwkit_session_sandbox
     if shared is None:
@@ -115,13 +116,13 @@ def gwkit_sandbox(
     shared.faults.clear()
 
 
-def _prepare(request: pytest.FixtureRequest, sandbox: "Sandbox") -> None:
+def _prepare(request: pytest.FixtureRequest, sandbox: Sandbox) -> None:
     setup = request.getfixturevalue("gwkit_scenario")
     if setup is not None:
         setup(sandbox)
 
 
-def _inject(request: pytest.FixtureRequest, sandbox: "Sandbox") -> None:
+def _inject(request: pytest.FixtureRequest, sandbox: Sandbox) -> None:
     for marker in reversed(list(request.node.iter_markers(MARKER))):  # outermost first
         if marker.args:
             raise pytest.UsageError(
@@ -135,7 +136,7 @@ def _inject(request: pytest.FixtureRequest, sandbox: "Sandbox") -> None:
 
 
 @pytest.fixture
-def gwkit_client(gwkit_sandbox: "Sandbox") -> Iterator[Client]:
+def gwkit_client(gwkit_sandbox: Sandbox) -> Iterator[Client]:
     account = DEFAULT_ACCOUNT
     with Client(
         "http://gwkit-sandbox.invalid",
@@ -155,7 +156,7 @@ def gwkit_notification_password() -> str:
 
 @pytest.fixture
 def gwkit_notifications(
-    gwkit_sandbox: "Sandbox", gwkit_notification_password: str
+    gwkit_sandbox: Sandbox, gwkit_notification_password: str
 ) -> Iterator[NotificationListener]:
     """A listener, and an online rule on the sandbox's first site that notifies it (all fields by
     default, signed with `gwkit_notification_password`); the rule is removed after the test."""

@@ -14,13 +14,14 @@ Only TRANSACTIONQUERY is ever sent.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .errors import GwkitError
-from .response import Record
 from .protocols import GatewayClient
+from .response import Record
 
 MAX_QUERY_RECORDS = 500  # the most records one TRANSACTIONQUERY answers
 Progress = Callable[[int, int], None]  # (days covered so far, days in all)
@@ -39,7 +40,7 @@ class Window:
     def days(self) -> int:
         return (self.end - self.start).days + 1
 
-    def halves(self) -> tuple["Window", "Window"]:
+    def halves(self) -> tuple[Window, Window]:
         middle = self.start + timedelta(days=self.days // 2 - 1)
         return Window(self.start, middle), Window(middle + timedelta(days=1), self.end)
 

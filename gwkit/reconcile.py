@@ -13,13 +13,14 @@ this is the looking: one TRANSACTIONQUERY. It never sends a payment.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .interface.codes import CANCELLED, SETTLE_STATUSES, explain, record_ok
+from .protocols import GatewayClient
 from .querying import newest_first, query_answer
 from .response import Record
-from .protocols import GatewayClient
 
 # What a record's state means for the money.
 NOT_FOUND = "not found: no transaction was made, it is safe to try again"

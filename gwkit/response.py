@@ -12,7 +12,8 @@ from __future__ import annotations
 import html
 import json
 import re
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from .errors import GatewayError, ResponseFormatError
 from .interface.codes import CANCELLED, record_ok
@@ -95,7 +96,7 @@ class Record(Mapping[str, Any]):
             return int(value)
         except (TypeError, ValueError):
             raise ResponseFormatError(
-                f"the gateway sent an errorcode that is not a number", excerpt(value)
+                "the gateway sent an errorcode that is not a number", excerpt(value)
             ) from None
 
     @property
@@ -124,7 +125,7 @@ class Record(Mapping[str, Any]):
         return record_ok({"errorcode": self.errorcode, "settlestatus": self.settlestatus})
 
     @property
-    def query_records(self) -> list["Record"]:
+    def query_records(self) -> list[Record]:
         """The transaction records a TRANSACTIONQUERY record carries in `records`."""
         inner = self._data.get("records")
         if inner is None:
@@ -135,7 +136,7 @@ class Record(Mapping[str, Any]):
             )
         return [Record(r) for r in inner]
 
-    def only(self, *names: str) -> "Excerpt":
+    def only(self, *names: str) -> Excerpt:
         """These fields of the record, in this order (absent ones left out). In a notebook it reads
         like the record: its plain-words line first, then just these fields."""
         return Excerpt(self, names)
@@ -153,7 +154,7 @@ class Record(Mapping[str, Any]):
 class Excerpt(Mapping[str, Any]):
     """Some fields of a record (`Record.only`): a mapping of just those, shown with the record's headline."""
 
-    __slots__ = ("record", "names")
+    __slots__ = ("names", "record")
 
     def __init__(self, record: Record, names: Sequence[str]):
         self.record = record
@@ -183,7 +184,7 @@ class Excerpt(Mapping[str, Any]):
 class Response(Sequence[Record]):
     """The gateway's envelope. Iterating or indexing yields its records, in request order."""
 
-    __slots__ = ("raw", "records", "elapsed", "status_code", "_sent", "_request")
+    __slots__ = ("_request", "_sent", "elapsed", "raw", "records", "status_code")
 
     def __init__(
         self,
@@ -242,7 +243,7 @@ class Response(Sequence[Record]):
     def ok(self) -> bool:
         return all(record.ok for record in self.records)
 
-    def raise_for_errors(self) -> "Response":
+    def raise_for_errors(self) -> Response:
         """Raise `GatewayError` for the first record that is not ok; return the response otherwise."""
         for record in self.records:
             error = record.gateway_error(self.requestreference)

@@ -32,7 +32,7 @@ CLOSED = "Cannot send a request, as the client has been closed."  # httpx's own 
 
 def basic_authorization(username: str, password: str) -> str:
     """The Authorization header's value for HTTP Basic credentials, as `httpx.BasicAuth` makes it."""
-    return "Basic " + base64.b64encode(f"{username}:{password}".encode("utf-8")).decode("ascii")
+    return "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
 
 
 def proxy_for(url: httpx.URL) -> str | None:

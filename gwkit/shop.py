@@ -21,9 +21,10 @@ import base64
 import concurrent.futures
 import html
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import httpx
 

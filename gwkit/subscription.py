@@ -17,15 +17,16 @@ TRANSACTIONQUERY and TRANSACTIONUPDATE requests. Due dates follow `gwkit.interfa
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from .errors import GatewayError
 from .interface.codes import record_ok
 from .interface.schedule import MONTH, payment_dates
+from .protocols import GatewayClient
 from .querying import query_answer, query_paged
 from .response import Record
-from .protocols import GatewayClient
 
 __all__ = ["Subscription", "SubscriptionError", "fetch_subscriptions", "subscription_state"]
 
@@ -107,7 +108,7 @@ class Subscription:
     # creating and finding
 
     @classmethod
-    def create(cls, client: GatewayClient, **fields: Any) -> "Subscription":
+    def create(cls, client: GatewayClient, **fields: Any) -> Subscription:
         """Send AUTH SUBSCRIPTION. Raises `SubscriptionError` when the gateway refuses the request;
         a declined first payment is not an exception: check `auth.ok` and `state`, as the interface says."""
         response = client.auth_subscription(**{**CREATE_DEFAULTS, **fields})
@@ -127,7 +128,7 @@ class Subscription:
         return cls(client, response.records[1], response.records[0])
 
     @classmethod
-    def from_reference(cls, client: GatewayClient, reference: str) -> "Subscription":
+    def from_reference(cls, client: GatewayClient, reference: str) -> Subscription:
         """The subscription whose SUBSCRIPTION record has `reference`."""
         subscription = cls(client, {"transactionreference": reference})
         subscription.refresh()
@@ -141,7 +142,7 @@ class Subscription:
     def auth_reference(self) -> str | None:
         return self.record.get("parenttransactionreference")
 
-    def refresh(self) -> "Subscription":
+    def refresh(self) -> Subscription:
         """Fetch the SUBSCRIPTION record and its parent AUTH again: one TRANSACTIONQUERY naming both
         when the parent is known (after the first fetch), else one for each."""
         known_parent = self.record.get("parenttransactionreference")
@@ -195,7 +196,7 @@ class Subscription:
 
     # changes (TRANSACTIONUPDATE)
 
-    def update(self, **updates: Any) -> "Subscription":
+    def update(self, **updates: Any) -> Subscription:
         """TRANSACTIONUPDATE of `baseamount`, `subscriptionfinalnumber` and/or `transactionactive`."""
         response = self.client.transaction_update(transactionreference=self.reference, updates=updates)
         record = response.record
@@ -209,18 +210,18 @@ class Subscription:
             )
         return self.refresh()
 
-    def set_amount(self, baseamount: int | str) -> "Subscription":
+    def set_amount(self, baseamount: int | str) -> Subscription:
         """The amount of every later payment, in base units (the payments made keep theirs)."""
         return self.update(baseamount=baseamount)
 
-    def set_final_number(self, final_number: int | str) -> "Subscription":
+    def set_final_number(self, final_number: int | str) -> Subscription:
         """The number of the last payment (0: no end); raising it resumes a stopped subscription."""
         return self.update(subscriptionfinalnumber=final_number)
 
-    def suspend(self) -> "Subscription":
+    def suspend(self) -> Subscription:
         return self.update(transactionactive=0)
 
-    def activate(self, value: int | str = 1) -> "Subscription":
+    def activate(self, value: int | str = 1) -> Subscription:
         """Re-enable: 1 pays at once (missed payments are caught up), 2 waits for the first payment to settle."""
         return self.update(transactionactive=value)
 

@@ -9,8 +9,8 @@ gwkit lists representative ones. The longest matching prefix wins.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import date
+from functools import lru_cache
 
 
 @dataclass(frozen=True)

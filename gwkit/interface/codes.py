@@ -7,8 +7,9 @@ this table; a code not listed "needs further investigation", as the interface sa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 OK = 0
 CANCELLED = "3"  # settlestatus of a cancelled transaction: errorcode 0 alone does not mean paid

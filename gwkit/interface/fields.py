@@ -8,9 +8,9 @@ sandbox, the notebook forms and the reports all read this table.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable, Mapping
 
 from . import types as t
 from .cards import luhn_ok, scheme_of

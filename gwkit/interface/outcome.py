@@ -11,7 +11,8 @@ The words come from the one error-code table (`codes`), the record's own fields 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .codes import explain, record_ok
 from .currency import format_money

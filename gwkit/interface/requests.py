@@ -8,9 +8,9 @@ fields it requires, those it allows, those it forbids, and per-type limits on al
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping
 
 from .fields import ACCOUNTCHECK_BASEAMOUNT, BILLING_FIELDS, SUBSCRIPTION_FIELDS, Field
 
@@ -95,10 +95,10 @@ AUTH = RequestType(
             "After 3-D Secure (enrolled card)",
             ("md", "pares"),
             ("sitereference", "orderreference", "credentialsonfile") + COMMON + BILLING,
-            forbidden={
-                f: "details are inherited from the THREEDQUERY"
-                for f in ("pan", "expirydate", "securitycode", "cachetoken", "parenttransactionreference")
-            },
+            forbidden=dict.fromkeys(
+                ("pan", "expirydate", "securitycode", "cachetoken", "parenttransactionreference"),
+                "details are inherited from the THREEDQUERY",
+            ),
             selected_by=_THREEDS_SELECTOR,
             help="Send md and pares from the ACS; everything else is inherited from the THREEDQUERY.",
         ),
@@ -181,10 +181,10 @@ AUTH_SUBSCRIPTION = RequestType(
             "Card enrolled in 3-D Secure",
             _SUBSCRIPTION_REQUIRED + ("md", "pares"),
             _SUBSCRIPTION_OPTIONAL,
-            forbidden={
-                f: "details are inherited from the THREEDQUERY"
-                for f in ("pan", "expirydate", "securitycode", "cachetoken", "parenttransactionreference")
-            },
+            forbidden=dict.fromkeys(
+                ("pan", "expirydate", "securitycode", "cachetoken", "parenttransactionreference"),
+                "details are inherited from the THREEDQUERY",
+            ),
             choices=_SUBSCRIPTION_CHOICES,
             selected_by=_THREEDS_SELECTOR,
             not_enforced=_SUBSCRIPTION_NOT_ENFORCED,

@@ -8,9 +8,9 @@ to answer `30000` with `errordata` listing the fields.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from .fields import FIELDS, FILTER_ONLY_FIELDS, IGNORED_FIELDS, Field
 from .masking import mask_text, mask_value
@@ -26,7 +26,6 @@ from .requests import (
     Variant,
     request_type_for,
 )
-
 
 # Control characters (C0 but tab, DEL, C1) and unpaired surrogates, in any field: CR/LF could
 # forge lines of a log or a header, NUL cuts C strings, and a surrogate cannot be stored as UTF-8.

@@ -163,7 +163,7 @@ class Proxy:
             try:
                 self._record(exchange)
             # A full disk, a listener's bug: the proxy goes on answering, and says so.
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 log.error(
                     "exchange #%d could not be recorded: %s", exchange.number, mask_text(error_text(exc))
                 )

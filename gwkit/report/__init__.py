@@ -12,10 +12,10 @@ from ..interface.codes import ERROR_CODES, SETTLE_STATUSES, ErrorCode, explain
 from ..interface.currency import exponent, to_major
 from ..interface.vocabulary import VALUE_WORDS, labelled, settle_status_label, words_for
 from .charts import amounts_by_day, amounts_by_day_table, decline_reasons, decline_reasons_table
+from .display import for_people, show, show_tables_for_people
 from .export import export, to_csv, to_parquet
 from .finance import declines_by_code, plot_declines_by_code, plot_reconciliation, settlement_reconciliation
 from .frames import ReportError, records_frame, report_kind
-from .display import for_people, show, show_tables_for_people
 from .sources import journal_frame, journal_records_frame, query_frame
 
 __all__ = [

@@ -9,8 +9,9 @@ Each chart has a `..._table` function beside it with the numbers behind it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import date
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, fields
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 

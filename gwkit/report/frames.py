@@ -18,8 +18,9 @@ column, the row and the value, unless `errors="coerce"` turns it into a missing 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,9 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..interface import FIELDS
+from ..interface.currency import DEFAULT_EXPONENT, exponent
 from ..interface.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT
 from ..interface.masking import mask_value
-from ..interface.currency import DEFAULT_EXPONENT, exponent
 
 CURRENCY_COLUMN = "currencyiso3a"
 MAJOR_SUFFIX = "_major"

@@ -17,16 +17,17 @@ sandbox.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from datetime import date
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 
+from ..interface.codes import record_ok
 from ..interface.schedule import MONTHS_PER_UNIT, due_date
+from ..protocols import GatewayClient
 from ..querying import query_paged
 from ..subscription import PENDING, SCHEDULED, STATES, Subscription, fetch_subscriptions
-from ..interface.codes import record_ok
-from ..protocols import GatewayClient
 from .charts import _axes, _main_currency, labelled
 from .frames import records_frame
 

@@ -10,8 +10,9 @@ import json
 import math
 import re
 import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any
 from urllib.parse import parse_qsl
 
 # As the real service: JSON is UTF-8 by definition (RFC 8259), and application/json has no charset.
@@ -179,21 +180,17 @@ class SandboxResponse:
     body: bytes
 
     @classmethod
-    def json(
-        cls, data: Any, status: int = 200, headers: Mapping[str, str] | None = None
-    ) -> "SandboxResponse":
+    def json(cls, data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> SandboxResponse:
         return cls(status, {**JSON_HEADERS, **(headers or {})}, json.dumps(data).encode("utf-8"))
 
     @classmethod
-    def html(
-        cls, text: str, status: int = 200, headers: Mapping[str, str] | None = None
-    ) -> "SandboxResponse":
+    def html(cls, text: str, status: int = 200, headers: Mapping[str, str] | None = None) -> SandboxResponse:
         return cls(
             status, {"content-type": "text/html; charset=utf-8", **(headers or {})}, text.encode("utf-8")
         )
 
     @classmethod
-    def bad_body(cls, error: BodyError, expected: str | None = None) -> "SandboxResponse":
+    def bad_body(cls, error: BodyError, expected: str | None = None) -> SandboxResponse:
         """400 naming what is wrong with the body (and the limit broken, if one was)."""
         limit = {"limit": error.limit} if error.limit else {}
         detail = f"the body must be {expected}: {error.detail}" if expected else error.detail

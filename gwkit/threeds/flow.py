@@ -23,18 +23,19 @@ ACS's answer to the receiver, as a browser would.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import urljoin
 
 import httpx
 
 from ..errors import ThreeDSecureError
-from ..pooling import default_ssl_context
 from ..interface.codes import explain, record_ok
 from ..interface.masking import REDACTED, mask_data
-from ..response import Record
+from ..pooling import default_ssl_context
 from ..protocols import GatewayClient
+from ..response import Record
 from .acs_page import read_page
 from .receiver import TermUrlReceiver, default_receiver, redirect_page
 
@@ -125,16 +126,14 @@ class ThreeDSecureFlow:
         self._query_fields: dict[str, Any] = {}
         self._pares: str | None = None
         self._returned = threading.Event()
-        self._listeners: list[Callable[["ThreeDSecureFlow"], None]] = []
+        self._listeners: list[Callable[[ThreeDSecureFlow], None]] = []
         self._error: BaseException | None = None
 
     def __repr__(self) -> str:
         enrolled = self.query_record.get("enrolled") if self.query_record else None
         return f"ThreeDSecureFlow(stage={self.stage!r}, enrolled={enrolled!r}, next_step={self.next_step!r})"
 
-    def on_change(
-        self, listener: Callable[["ThreeDSecureFlow"], None]
-    ) -> Callable[["ThreeDSecureFlow"], None]:
+    def on_change(self, listener: Callable[[ThreeDSecureFlow], None]) -> Callable[[ThreeDSecureFlow], None]:
         self._listeners.append(listener)
         return listener
 

@@ -9,9 +9,10 @@ import html
 import secrets
 import socket
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import parse_qsl
 
 from ..interface.masking import REDACTED
@@ -136,7 +137,7 @@ class TermUrlReceiver:
         self._thread.join(timeout=10)
         self._server.server_close()
 
-    def __enter__(self) -> "TermUrlReceiver":
+    def __enter__(self) -> TermUrlReceiver:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -156,7 +157,7 @@ class TermUrlReceiver:
         if pending.on_start is not None:
             try:
                 pending.on_start()
-            except Exception:  # noqa: BLE001 - kept by the flow; the browser still goes to the ACS
+            except Exception:
                 pass
         return 200, redirect_page(pending.acsurl, pending.pareq, pending.term_url, pending.md)
 
@@ -179,7 +180,7 @@ class TermUrlReceiver:
             )
         try:
             pending.on_return(form["PaRes"])
-        except Exception:  # noqa: BLE001 - the flow keeps the error and raises it in the caller's thread
+        except Exception:
             return 500, _message_page(
                 "3-D Secure return failed",
                 "gwkit received the card issuer's answer but could not process it: see the notebook.",
@@ -201,7 +202,7 @@ def _message_page(title: str, text: str, *, error: bool = False) -> str:
 
 def _handler_for(receiver: TermUrlReceiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        def do_GET(self) -> None:
             if self.path.startswith("/start/"):
                 self._send(*receiver._start_page(self.path[len("/start/") :]))
             else:
@@ -214,7 +215,7 @@ def _handler_for(receiver: TermUrlReceiver) -> type[BaseHTTPRequestHandler]:
                     ),
                 )
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(min(length, 1_048_576)).decode("utf-8", "replace")
             if self.path.split("?")[0] != "/term":
@@ -231,7 +232,7 @@ def _handler_for(receiver: TermUrlReceiver) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - MD and PaRes stay out of logs
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     return Handler

@@ -7,8 +7,9 @@ AUTH_AFTER a THREEDQUERY answered "not enrolled" (N) or "unknown" (U): the AUTH 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..interface.codes import record_ok
 

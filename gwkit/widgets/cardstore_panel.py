@@ -20,8 +20,8 @@ import ipywidgets as widgets
 import pandas as pd
 
 from .. import cardstore
-from ..report.cardstore import cards_frame
 from ..protocols import GatewayClient
+from ..report.cardstore import cards_frame
 from .form import RequestForm, form_opener
 from .guard import guarded
 from .response_view import ResponseView

@@ -9,7 +9,8 @@ a test) it runs at once.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 _pending: dict[Hashable, Callable[[], Any]] = {}
 _state = {"in_cell": False, "hooked": None}

@@ -15,8 +15,8 @@ import ipywidgets as widgets
 from IPython import get_ipython
 from IPython.display import display
 
-from .style import button
 from .guard import guarded
+from .style import button
 
 # The connection's class, by name: widgets sit below the composition root that defines it.
 CONNECTION_CLASS = ("gwkit.connect", "Connection")

@@ -9,7 +9,7 @@ to the client's exchange hook); selecting an entry shows that exchange again.
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 from typing import Any
 
 import ipywidgets as widgets
@@ -31,7 +31,7 @@ HISTORY_SHOWN = 20  # the newest exchanges in the history table
 def exchange_label(number: int, exchange: Any) -> str:
     """`#3 12:01:02 AUTH 70000 Decline` for the history list."""
     started = getattr(exchange, "started_at", None)
-    when = f"{started.astimezone(timezone.utc):%H:%M:%S}" if started is not None else ""
+    when = f"{started.astimezone(UTC):%H:%M:%S}" if started is not None else ""
     types = " ".join(getattr(exchange, "request_types", ()) or ()) or "?"
     error = getattr(exchange, "error", None)
     if error:
@@ -54,7 +54,7 @@ def history_frame(exchanges: list[Any]) -> pd.DataFrame:
         rows.append(
             {
                 "#": str(number),
-                "time (UTC)": f"{started.astimezone(timezone.utc):%H:%M:%S}" if started is not None else "",
+                "time (UTC)": f"{started.astimezone(UTC):%H:%M:%S}" if started is not None else "",
                 "request": " ".join(getattr(exchange, "request_types", ()) or ()) or "?",
                 "answer": f"no answer: {error[:60]}"
                 if error

@@ -18,7 +18,8 @@ real gateway (`gw.sandbox is None`) the panel is one line saying faults need the
 from __future__ import annotations
 
 import html
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import ipywidgets as widgets
 

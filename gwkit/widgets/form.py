@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from datetime import date, timedelta
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -35,8 +36,8 @@ from ..interface import (
 )
 from ..interface import types as t
 from ..interface.cards import expired
-from ..interface.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
 from ..interface.codes import record_ok
+from ..interface.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
 from ..interface.requests import RequestType, Variant
 from ..interface.testcards import test_card
 from ..protocols import GatewayClient
@@ -96,7 +97,7 @@ def field_spec(name: str) -> Field:
     return FILTER_ONLY_FIELDS.get(name) or Field(name, t.STRING, label=name)
 
 
-def form_opener(client: GatewayClient) -> Callable[[Action], "RequestForm"]:
+def form_opener(client: GatewayClient) -> Callable[[Action], RequestForm]:
     """What a response view calls to open the form a follow-up action names, pre-filled."""
 
     def open_form(action: Action) -> RequestForm:

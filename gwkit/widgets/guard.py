@@ -12,7 +12,8 @@ import functools
 import html
 import os
 import traceback
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import ipywidgets as widgets
 

@@ -13,13 +13,14 @@ from its type class, limits, choices, label, help and report kind.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Sequence
 from datetime import date
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import ipywidgets as widgets
 
-from ..interface.currency import to_major
 from ..interface import types as t
+from ..interface.currency import to_major
 from ..interface.fields import AMOUNT, REDACT, Field
 from .shared import layout, style
 

@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import ipywidgets as widgets
 import pandas as pd
 
 from ..errors import GwkitError
-from ..interface.codes import record_ok
 from ..interface import FIELDS
+from ..interface.codes import record_ok
 from ..interface.masking import mask_data
 from ..interface.outcome import in_words
 from ..interface.vocabulary import Cause, applies, cause_of, labelled
-from ..response import KEY_FIELDS, value_text
 from ..protocols import GatewayClient
+from ..response import KEY_FIELDS, value_text
 from .actions import QUERY, Action, follow_ups
 from .guard import error_html, guarded
 from .style import table_html

@@ -17,18 +17,19 @@ Business logic lives in `gwkit.subscription.Subscription` and the sandbox; the p
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from datetime import datetime, time, timedelta
 from time import monotonic
-from typing import Any, Callable
+from typing import Any
 
 import ipywidgets as widgets
 import pandas as pd
 from IPython.display import display
 
 from ..interface.currency import format_money
+from ..protocols import GatewayClient
 from ..report.subscriptions import STATE_COLOURS, payments_frame, schedule_frame
 from ..subscription import STATE_MEANINGS, Subscription
-from ..protocols import GatewayClient
 from .cells import after_this_cell, cancel
 from .form import RequestForm
 from .guard import guarded

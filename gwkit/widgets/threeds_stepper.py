@@ -17,23 +17,24 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import ipywidgets as widgets
 
+from ..interface.codes import record_ok
 from ..interface.masking import mask_data, mask_pan
 from ..interface.testcards import test_cards
-from ..interface.codes import record_ok
+from ..protocols import GatewayClient
 from ..threeds import (
     AUTH_WITH_PARENT,
     REDIRECT,
     RESEND_OR_AUTH,
     STANDARD_AUTH,
-    ThreeDSecureFlow,
     TermUrlReceiver,
+    ThreeDSecureFlow,
 )
-from ..protocols import GatewayClient
 from .guard import guarded, show_error
 from .style import button
 

@@ -63,7 +63,7 @@ def site(tmp_path_factory):
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002  (the standard library's name)
+    def log_message(self, format, *args):
         pass
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import expect
 
-from gwkit.threeds import ThreeDSecureFlow  # noqa: E402
+from gwkit.threeds import ThreeDSecureFlow
 from support.threeds import CARD
 
 pytestmark = pytest.mark.browser

@@ -13,10 +13,10 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
-import gwkit  # noqa: E402
-from gwkit import sandbox as sandbox_module  # noqa: E402
-from gwkit.shop import CHROMIUM_ARGS, HIDE_CARD_DATA, VIEWPORT  # noqa: E402
-from support.browser import CHROMIUM, require_chromium  # noqa: E402
+import gwkit
+from gwkit import sandbox as sandbox_module
+from gwkit.shop import CHROMIUM_ARGS, HIDE_CARD_DATA, VIEWPORT
+from support.browser import CHROMIUM, require_chromium
 
 pytestmark = pytest.mark.browser
 

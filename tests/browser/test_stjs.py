@@ -94,7 +94,7 @@ def page(browser):
 class _Pages(BaseHTTPRequestHandler):
     pages: dict[str, str] = {}
 
-    def do_GET(self):  # noqa: N802 - the http.server API
+    def do_GET(self):
         body = self.pages.get(self.path.split("?")[0])
         self.send_response(200 if body else 404)
         self.send_header("content-type", "text/html; charset=utf-8")

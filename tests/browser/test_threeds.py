@@ -5,14 +5,13 @@ Nothing waits on wall-clock time: Playwright's auto-waiting and the flow's retur
 
 from __future__ import annotations
 
-
 import pytest
 
 pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import expect  # noqa: E402
+from playwright.sync_api import expect
 
-from gwkit.threeds import ThreeDSecureFlow  # noqa: E402
-from gwkit.widgets.threeds_stepper import ThreeDSecureStepper  # noqa: E402
+from gwkit.threeds import ThreeDSecureFlow
+from gwkit.widgets.threeds_stepper import ThreeDSecureStepper
 from support.threeds import CARD
 
 pytestmark = pytest.mark.browser

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 import pytest
 
 import gwkit
-from gwkit.interface import mask_data
-from support.fakes import CARD, MASKED, PAN, SECURITYCODE, FakeGateway, make_client
 from gwkit import (
     AuthenticationError,
     ConnectError,
@@ -25,6 +23,8 @@ from gwkit import (
     TransportError,
     ValidationError,
 )
+from gwkit.interface import mask_data
+from support.fakes import CARD, MASKED, PAN, SECURITYCODE, FakeGateway, make_client
 
 # -- the HTTP request -----------------------------------------------------------------------------
 
@@ -685,8 +685,8 @@ def test_every_exchange_reaches_the_hooks_masked(gateway):
     client, _ = make_client(gateway, on_exchange=[seen.append])
     response = client.auth(**CARD, orderreference="order-9")
     [exchange] = seen
-    assert isinstance(exchange.started_at, datetime) and exchange.started_at.tzinfo == timezone.utc
-    assert 0 <= exchange.elapsed and exchange.status_code == 200 and exchange.error is None
+    assert isinstance(exchange.started_at, datetime) and exchange.started_at.tzinfo == UTC
+    assert exchange.elapsed >= 0 and exchange.status_code == 200 and exchange.error is None
     assert exchange.target == "http://gateway.test:8080/stpp" and exchange.url == client.url
     assert exchange.alias == "webservices@example.com"
     assert exchange.request_types == ("AUTH",) and exchange.attempt == 1
@@ -746,7 +746,7 @@ def test_no_exchange_when_nothing_was_sent(gateway):
 
 def test_exchanges_mask_whatever_they_are_given():
     exchange = Exchange(
-        datetime.now(timezone.utc),
+        datetime.now(UTC),
         0.1,
         "http://h",
         "u",

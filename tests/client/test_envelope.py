@@ -11,8 +11,7 @@ import pytest
 
 import gwkit
 from gwkit import ValidationError
-from gwkit.envelope import build_envelope, build_request, new_request_reference
-from gwkit.envelope import to_wire
+from gwkit.envelope import build_envelope, build_request, new_request_reference, to_wire
 
 REFERENCE = re.compile(r"A[0-9a-z]{8}")
 

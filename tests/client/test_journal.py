@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -129,7 +129,7 @@ def test_no_clear_pan_or_security_code_ever_reaches_the_file(client, journal, sa
     # an exchange that fails, with a card number in its error text
     journal.record(
         Exchange(
-            datetime.now(timezone.utc),
+            datetime.now(UTC),
             0.1,
             "http://x",
             "u",

@@ -161,7 +161,7 @@ def tls_server(tmp_path):
     """A loopback HTTPS server with a self-signed certificate for 127.0.0.1, answering a gateway record."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     certificate = (
         x509.CertificateBuilder()
         .subject_name(name)

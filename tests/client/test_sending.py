@@ -67,7 +67,7 @@ class _LoopbackProxy:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "_LoopbackProxy":
+    def __enter__(self) -> _LoopbackProxy:
         self.thread.start()
         return self
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 import gwkit
 from gwkit import Exchange, Record, Response, mask_data, mask_pan
-from gwkit.response import MaskedDict, excerpt
 from gwkit.interface import mask_text, mask_value
+from gwkit.response import MaskedDict, excerpt
 
 PAN = "4111111111111111"
 AMEX = "378282246310005"
@@ -137,7 +137,7 @@ def test_client_repr_hides_the_password():
 
 def test_exchange_masks_its_request_response_and_error():
     exchange = Exchange(
-        datetime(2026, 1, 1, tzinfo=timezone.utc),
+        datetime(2026, 1, 1, tzinfo=UTC),
         0.5,
         "http://h",
         "u",

@@ -26,7 +26,7 @@ def test_the_worked_example_of_the_docs():
     # transactionreference; the empty parent signed as empty; then the password
     assert signed_text(EXAMPLE, "mypassword") == "1050GBP075-9-1mypassword"
     assert signature(EXAMPLE, "mypassword") == EXAMPLE_SIGNATURE
-    assert EXAMPLE_SIGNATURE == hashlib.sha256(b"1050GBP075-9-1mypassword").hexdigest()
+    assert hashlib.sha256(b"1050GBP075-9-1mypassword").hexdigest() == EXAMPLE_SIGNATURE
 
 
 def test_the_reference_and_the_signature_itself_are_not_signed():

@@ -10,9 +10,9 @@ import pytest
 
 from gwkit import ValidationError
 from gwkit.interface import FIELDS, REQUEST_TYPES, errordata, validate_request
-from gwkit.interface.validation import chained_entries, check_value, normalised
 from gwkit.interface.fields import IGNORED_FIELDS, REQUEST
 from gwkit.interface.requests import FILTER_FIELDS, UPDATABLE_FIELDS
+from gwkit.interface.validation import chained_entries, check_value, normalised
 
 PAN = "4111111111111111"
 MASKED = "411111######1111"

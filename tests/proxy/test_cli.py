@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from support.upstream import RecordingGateway, self_signed, tls_context
 
 GWKIT = Path(sys.executable).with_name("gwkit")

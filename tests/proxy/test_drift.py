@@ -8,10 +8,10 @@ from datetime import datetime
 import httpx
 import pytest
 import securetrading
-from support.sandbox import card_auth
 
 import gwkit.sandbox
 from gwkit.proxy import GatewayUpstream, Proxy, SandboxUpstream, Shadow, start
+from support.sandbox import card_auth
 
 CLOCK = datetime(2026, 1, 15, 10, 0, 0)
 

@@ -18,7 +18,6 @@ from datetime import datetime
 import httpx
 import pytest
 import securetrading  # a dev dependency: the official client, standing for any application
-from support.upstream import RecordingGateway, self_signed, tls_context
 
 import gwkit.sandbox
 from gwkit.cassette import Cassette
@@ -34,6 +33,7 @@ from gwkit.proxy import (
     SandboxUpstream,
     start,
 )
+from support.upstream import RecordingGateway, self_signed, tls_context
 
 CLOCK = datetime(2026, 1, 15, 10, 0, 0)
 APP_USER, APP_PASSWORD, APP_SITE = "shop@merchant.example", "pw-Zq8x-never-logged", "merchant_site_1"

@@ -6,11 +6,11 @@ from datetime import datetime
 
 import pytest
 import securetrading
-from support.sandbox import card_auth
 
 import gwkit.sandbox
 from gwkit.proxy import Proxy, ProxyFaults, SandboxUpstream, start
 from gwkit.proxy.view import ProxyView
+from support.sandbox import card_auth
 
 SITE = "merchant_site_1"
 

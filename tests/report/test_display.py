@@ -5,8 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from gwkit.report import for_people, records_frame
-from gwkit.report import display
+from gwkit.report import display, for_people, records_frame
 
 
 @pytest.fixture

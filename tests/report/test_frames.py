@@ -12,14 +12,14 @@ import pytest
 
 matplotlib.use("Agg")
 
-import gwkit.report as report  # noqa: E402
-from gwkit import sandbox as sandbox_module  # noqa: E402
-from gwkit.config import Target  # noqa: E402
-from gwkit.connect import Connection  # noqa: E402
-from gwkit.journal import Journal  # noqa: E402
-from gwkit.report import ReportError, records_frame  # noqa: E402
-from gwkit.interface import FIELDS  # noqa: E402
-from gwkit.interface.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT  # noqa: E402
+import gwkit.report as report
+from gwkit import sandbox as sandbox_module
+from gwkit.config import Target
+from gwkit.connect import Connection
+from gwkit.interface import FIELDS
+from gwkit.interface.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT
+from gwkit.journal import Journal
+from gwkit.report import ReportError, records_frame
 
 SAMPLE = {
     AMOUNT: "1050",

@@ -3,16 +3,15 @@ charts, and TRANSACTIONQUERY paging past the gateway's 500 records, against a sa
 
 from __future__ import annotations
 
-
 import matplotlib
 import pandas as pd
 import pytest
 
 from gwkit.errors import GwkitError
-from gwkit.report import subscriptions as reports
 from gwkit.querying import query_paged
+from gwkit.report import subscriptions as reports
 from gwkit.subscription import Subscription
-from support.subscriptions import CLOCK, VISA
+from support.subscriptions import VISA
 
 matplotlib.use("Agg")
 

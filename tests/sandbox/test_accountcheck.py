@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import gwkit
-
 from support.sandbox import SITE, all_rows, store_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL

@@ -9,10 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.databases import JSON_SET_FUNCTIONS, Database, drop_schema, new_schema
-from support.sandbox import SITE, Gateway
 
 import gwkit.sandbox
+from support.databases import JSON_SET_FUNCTIONS, Database, drop_schema, new_schema
+from support.sandbox import SITE, Gateway
 
 pytestmark = pytest.mark.both_stores
 

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 from gwkit.interface.codes import ERROR_CODES, explain
-from gwkit.sandbox.gateway.acquirer import TEST_AMOUNTS
 from gwkit.interface.faults import SOFT_DECLINE, UNKNOWN_OUTCOME_CODES
+from gwkit.sandbox.gateway.acquirer import TEST_AMOUNTS
 
 SANDBOX = Path(__file__).resolve().parents[2] / "gwkit" / "sandbox"
 

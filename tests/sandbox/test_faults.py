@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -474,7 +475,7 @@ def test_one_fault_vocabulary_for_the_control_api_the_injection_and_the_panel():
 
     assert faults.KINDS is vocabulary.KINDS
     assert set(injection._APPLY) == set(vocabulary.KINDS)
-    assert faults_panel.KINDS == tuple(vocabulary.KINDS)
+    assert tuple(vocabulary.KINDS) == faults_panel.KINDS
     assert faults_panel.GATEWAY_ERROR_CODES == vocabulary.GATEWAY_ERROR_CODES
     assert faults_panel.HTTP_STATUSES == vocabulary.PROXY_STATUSES
     assert faults_panel.MALFORMED_BODIES == vocabulary.MALFORMED_BODIES

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support.databases import Database
-from support.sandbox import DEFAULT_PASSWORD, DEFAULT_USERNAME, card_auth
 
 import gwkit.sandbox
+from support.databases import Database
+from support.sandbox import DEFAULT_PASSWORD, DEFAULT_USERNAME, card_auth
 
 ROUNDS, TOGETHER = 60, 16  # at most 60 rounds of 16 concurrent AUTHs to fill 64 KiB
 HEADROOM = 64 * 1024

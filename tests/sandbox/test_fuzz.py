@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 import gwkit.sandbox
 from gwkit.interface import FIELDS, REQUEST_TYPES
 from gwkit.interface.faults import KINDS, SELECTOR_FIELDS
-from support.sandbox import CLOCK, SITE, all_rows
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_USERNAME
+from support.sandbox import CLOCK, SITE, all_rows
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 

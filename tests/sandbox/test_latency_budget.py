@@ -14,10 +14,10 @@ import socket
 
 import httpx
 import pytest
-from support.sandbox import CLOCK, Gateway, card_auth
 
 import gwkit.sandbox
 from gwkit.sandbox.web.server import ServerLimits
+from support.sandbox import CLOCK, Gateway, card_auth
 
 ACCOUNTS = """
 [[account]]

@@ -11,12 +11,12 @@ from datetime import datetime, timedelta
 
 import httpx
 import pytest
-from support.sandbox import CLOCK, Gateway, card_auth, update_request
 
 import gwkit.sandbox
 from gwkit.interface.notification import DEFAULT_FIELDS, signature
 from gwkit.notifications import NotificationListener
 from gwkit.sandbox.gateway import notifications
+from support.sandbox import CLOCK, Gateway, card_auth, update_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 

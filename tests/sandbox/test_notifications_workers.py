@@ -14,12 +14,12 @@ import sys
 from collections import Counter
 
 import pytest
-from support.databases import POSTGRES_HOWTO
-from support.sandbox import card_auth
-from support.workers import pinned_clients
 
 from gwkit.notifications import NotificationListener
 from gwkit.sandbox.gateway.accounts import DEFAULT_USERNAME
+from support.databases import POSTGRES_HOWTO
+from support.sandbox import card_auth
+from support.workers import pinned_clients
 
 psycopg = pytest.importorskip("psycopg", reason=POSTGRES_HOWTO)
 PAYMENTS = 24
@@ -85,7 +85,7 @@ def test_two_workers_deliver_each_notification_once_while_both_live(two_workers)
         }  # both workers lived throughout
 
     by_transaction = Counter(n.transactionreference for n in arrived)
-    assert by_transaction == Counter({reference: 2 for reference in references})
+    assert by_transaction == Counter(dict.fromkeys(references, 2))
     assert [n.answered for n in arrived].count(200) == PAYMENTS
     assert all(n.verified for n in arrived)
     assert len(deliveries) == PAYMENTS

@@ -11,8 +11,6 @@ import threading
 
 import httpx
 import pytest
-from support.databases import JSON_SET_FUNCTIONS, Database
-from support.sandbox import CLOCK, SITE, Gateway, card_auth
 
 import gwkit
 import gwkit.sandbox
@@ -23,6 +21,8 @@ from gwkit.sandbox.gateway.store.postgres import SCHEMA_VERSION, StoredMoves
 from gwkit.sandbox.gateway.store.postgres import PostgresStore as PgStore
 from gwkit.sandbox.web.faults import FaultBook
 from gwkit.threeds import TermUrlReceiver, ThreeDSecureFlow
+from support.databases import JSON_SET_FUNCTIONS, Database
+from support.sandbox import CLOCK, SITE, Gateway, card_auth
 
 VISA = "4111111111111111"
 

@@ -9,7 +9,6 @@ import pytest
 from gwkit.interface.requests import FILTER_FIELDS
 from support.sandbox import (
     SITE,
-    all_rows,
     card_auth,
     parent_auth,
     query_request,

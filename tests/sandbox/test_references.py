@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gwkit.sandbox.gateway.references import BLOCK
-from gwkit.sandbox.gateway.store import SqliteStore as Store, savepoint
+from gwkit.sandbox.gateway.store import SqliteStore as Store
+from gwkit.sandbox.gateway.store import savepoint
 
 USED = "CREATE TABLE IF NOT EXISTS used (number INTEGER PRIMARY KEY, store INTEGER NOT NULL)"
 

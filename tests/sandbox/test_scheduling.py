@@ -8,8 +8,8 @@ import json
 import pytest
 
 from gwkit.sandbox.http import BodyError, SandboxRequest
-from gwkit.sandbox.web.workers import _asks_a_query
 from gwkit.sandbox.web.sandbox import Sandbox
+from gwkit.sandbox.web.workers import _asks_a_query
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ from typing import Any
 
 import httpx
 import pytest
-from support.databases import Database
 
 from gwkit.sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport, load_accounts, start
 from gwkit.sandbox.gateway.sitedata import SiteTables
 from gwkit.sandbox.gateway.store import postgres_snapshots, snapshots
+from support.databases import Database
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 

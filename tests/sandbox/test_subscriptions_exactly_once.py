@@ -18,16 +18,16 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+
+from gwkit.sandbox import Sandbox
+from gwkit.sandbox.gateway import engine, jobwrites
+from gwkit.sandbox.gateway.store import PostgresStore, SqliteStore
 from support.engine_runs import (
     assert_each_payment_made_once,
     assert_whole_days_committed,
     committed_payments,
     populated,
 )
-
-from gwkit.sandbox import Sandbox
-from gwkit.sandbox.gateway import engine, jobwrites
-from gwkit.sandbox.gateway.store import PostgresStore, SqliteStore
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -62,7 +62,7 @@ def advance_both(sandboxes: list[Sandbox], before=lambda: None) -> list[dict]:
         try:
             before()
             reports[me] = sandboxes[me].advance(to=TARGET)
-        except BaseException as error:  # noqa: BLE001 - reported below
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=run, args=(me,)) for me in range(len(sandboxes))]

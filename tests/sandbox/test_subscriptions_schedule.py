@@ -9,11 +9,11 @@ from datetime import date, datetime, timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.databases import SUBSCRIPTION_NUMBER
 
 from gwkit.interface.schedule import due_date, payment_dates
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway.subscriptions import Plan
+from support.databases import SUBSCRIPTION_NUMBER
 
 pytestmark = pytest.mark.both_stores  # each test of the engine on SQLite and on PostgreSQL
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gwkit.sandbox.gateway.acquirer import TEST_AMOUNTS
 from gwkit.interface.codes import ERROR_CODES
+from gwkit.sandbox.gateway.acquirer import TEST_AMOUNTS
 from support.sandbox import SITE, card_auth
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL

@@ -11,11 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
-import gwkit.sandbox
-from support.databases import Database
 from gwkit.sandbox.gateway.accounts import DEFAULT_PASSWORD, DEFAULT_SITEREFERENCE, DEFAULT_USERNAME
+from support.databases import Database
 
 CLOCK = datetime(2026, 1, 15, 10, 0, 0)
 SITE = DEFAULT_SITEREFERENCE

@@ -3,9 +3,9 @@ it, and gwkit's term URL receiver. Each folder's conftest.py that needs them pro
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

@@ -10,17 +10,17 @@ import pytest
 
 matplotlib.use("Agg")
 
-import gwkit  # noqa: E402
-from gwkit import cardstore  # noqa: E402
-from gwkit.report.cardstore import (  # noqa: E402
+import gwkit
+from gwkit import cardstore
+from gwkit.report.cardstore import (
     cards_by_scheme_and_country,
     cards_by_scheme_and_country_table,
     cards_frame,
     expiring_cards,
     expiring_cards_table,
 )
-from gwkit.sandbox import Sandbox, SandboxTransport  # noqa: E402
-from gwkit.widgets.cardstore_panel import CardStorePanel  # noqa: E402
+from gwkit.sandbox import Sandbox, SandboxTransport
+from gwkit.widgets.cardstore_panel import CardStorePanel
 
 SITE = "test_gwkit12345"
 

@@ -10,8 +10,8 @@ import pytest
 from gwkit import sandbox as sandbox_module
 from gwkit.config import Target
 from gwkit.connect import Connection
-from gwkit.journal import Journal
 from gwkit.interface.codes import ERROR_CODES
+from gwkit.journal import Journal
 from gwkit.widgets import RequestForm, ResponseView, follow_ups
 from gwkit.widgets.actions import AUTH_AFTER, QUERY, USE_CARD
 from gwkit.widgets.form import form_opener

@@ -17,12 +17,13 @@ the real service does. The sandbox:
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...interface.requests import ACCOUNTCHECK
 from .context import Context
-from .refusal import invalid_field
 from .payments import INHERITABLE, Card, authorise, load_card, resolve_card
+from .refusal import invalid_field
 from .store import Row, details_of, record_of
 
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import hmac
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ...interface.validation import check_value
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from cryptography.fernet import InvalidToken
 
@@ -31,8 +32,8 @@ from ...interface.masking import mask_pan
 from ...interface.wire import TIMESTAMP
 from .clock import Clock
 from .context import Context, DailyJob, JobContext
-from .refusal import invalid_field
 from .payments import Card, load_card
+from .refusal import invalid_field
 from .sql import Sql
 from .store import Connection, Store
 
@@ -156,7 +157,7 @@ def card_from_token(ctx: Context, request: Mapping[str, Any]) -> Card:
     return load_card(ctx, row["card_id"], securitycode)
 
 
-def _sealed_securitycode(ctx: Context, token: str) -> str | None | bool:
+def _sealed_securitycode(ctx: Context, token: str) -> str | bool | None:
     """The security code sealed in the token (None when none was given); False if it cannot be opened."""
     try:
         return json.loads(ctx.store.vault.decrypt(token.encode("ascii")))["securitycode"]

@@ -16,7 +16,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...interface.cards import scheme_of
 from ...interface.fields import BILLING_FIELDS
@@ -25,8 +26,8 @@ from ...interface.requests import STORE_UPDATABLE
 from ...interface.validation import check_value
 from . import acquirer
 from .context import Context
-from .refusal import invalid_field
 from .payments import MERCHANT, Card, billing_details, expired, inherit_card
+from .refusal import invalid_field
 from .store import Row, details_of
 
 

@@ -14,7 +14,8 @@ record the next request type still runs, and its own parent rule answers (a SUBS
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...interface.requests import CHAINS
 

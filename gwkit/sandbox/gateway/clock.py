@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from functools import lru_cache
-from typing import Iterable
 
 from ...interface.schedule import add_months
 from ...interface.wire import TIMESTAMP

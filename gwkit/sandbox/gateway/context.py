@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import lru_cache
 from types import ModuleType
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ...interface.wire import TIMESTAMP
 from .accounts import Account
 from .clock import Clock
-from .refusal import Refusal
 from .jobwrites import SharedWrite
+from .refusal import Refusal
 from .store import Connection, Row, Store
 
 Record = dict[str, Any]
@@ -44,7 +45,7 @@ class DailyJob:
 
     name: str
     order: int
-    run: Callable[["JobContext", date], dict[str, Any]]
+    run: Callable[[JobContext, date], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Tables:
     record_views: dict[str, Callable[..., None]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, modules: Iterable[ModuleType]) -> "Tables":
+    def of(cls, modules: Iterable[ModuleType]) -> Tables:
         """The tables of `modules`; TablesError for a module offering none, a constant whose name is
         a misspelt table's, or a key offered twice (a later module does not silently replace it)."""
         modules = tuple(modules)

@@ -16,10 +16,11 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ...interface.masking import mask_data, mask_pan
 from ...interface.requests import SINGLE_TYPES
@@ -55,9 +56,9 @@ from .envelopes import (
     too_many_objects,
     usable_reference,
 )
-from .refusal import Refusal, unknown_error
 from .jobwrites import SharedWrite
 from .moves import Move
+from .refusal import Refusal, unknown_error
 from .sitedata import Expression, SiteTables, delete_sites
 from .store import open_store
 

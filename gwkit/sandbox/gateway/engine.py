@@ -31,12 +31,13 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from collections.abc import Callable
 from datetime import date, datetime, time
 from functools import lru_cache
 from itertools import repeat
 from json.encoder import encode_basestring_ascii as json_string
 from operator import itemgetter
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from ...interface.cards import expired
 from ...interface.wire import TIMESTAMP
@@ -163,7 +164,7 @@ def start_settled(store: Store, conn: Connection, sites: str) -> list[str]:
     return started
 
 
-def pay_batch(job: JobContext, conn: Connection, rows: list[Due], day: date, report: "EngineReport") -> int:
+def pay_batch(job: JobContext, conn: Connection, rows: list[Due], day: date, report: EngineReport) -> int:
     """Make every payment of `rows` due by `day`, inside the caller's write transaction; how many."""
     today = day.isoformat()
     due: list[tuple[Due, int, str]] = []  # (subscription, number, due date), oldest first
@@ -293,7 +294,7 @@ class Payer:
         for columns, rows in self.rows.items():
             self.job.store.add_transaction_rows(self.conn, columns, rows)
 
-    def _prepared(self, row: Due) -> "PreparedPayment":
+    def _prepared(self, row: Due) -> PreparedPayment:
         pan, expirydate = self._card(row.card_id)
         expired_now = self._expired.get(expirydate)
         if expired_now is None:
@@ -311,7 +312,7 @@ class Payer:
             made = self.prepared[row.id] = (key, self._prepare(row, card))
         return made[1]
 
-    def _prepare(self, row: Due, card: Card) -> "PreparedPayment":
+    def _prepare(self, row: Due, card: Card) -> PreparedPayment:
         ctx = self._context(row.sitereference)
         request = {
             "sitereference": row.sitereference,

@@ -15,8 +15,9 @@ the run commit at its next such point and let it in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any, Callable
+from typing import Any
 
 from .store import Connection, Store
 
@@ -95,7 +96,7 @@ class SharedWrite:
         self._unchecked = 0
         self._store.checkpoint_beside_writers()
 
-    def __enter__(self) -> "SharedWrite":
+    def __enter__(self) -> SharedWrite:
         return self
 
     def __exit__(self, kind: Any, error: Any, trace: Any) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Any, Iterable, Protocol
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 STALE_SECONDS = 300.0  # a stored move of another host that said nothing for this long has ended
 
@@ -17,11 +18,11 @@ STALE_SECONDS = 300.0  # a stored move of another host that said nothing for thi
 class Board(Protocol):
     """Where moves are shown: `Moves`, or the PostgreSQL store's `StoredMoves`."""
 
-    def start(self, move: "Move") -> Any: ...
+    def start(self, move: Move) -> Any: ...
 
-    def changed(self, move: "Move") -> None: ...
+    def changed(self, move: Move) -> None: ...
 
-    def finish(self, move: "Move") -> None: ...
+    def finish(self, move: Move) -> None: ...
 
     def of(self, sites: Iterable[str]) -> list[dict[str, Any]]: ...
 
@@ -30,7 +31,7 @@ class Move(dict):
     """One move's state (sites, from, to, day of days, the job's step, done of total); every
     `update` is shown to the readers of its board."""
 
-    def __init__(self, board: "Board", state: dict[str, Any]):
+    def __init__(self, board: Board, state: dict[str, Any]):
         super().__init__(state)
         self._board = board
         self.key = board.start(self)

@@ -7,10 +7,11 @@ payments all come here: find the card (from the request, a parent record, a cach
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property, lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ...interface.cards import expired, scheme_of
 from ...interface.fields import BILLING_FIELDS

@@ -11,7 +11,8 @@ Card numbers are masked; MD, PaRes and cache tokens are never answered.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...interface.fields import BILLING_FIELDS, SENSITIVE_FIELDS
 from ...interface.requests import FILTER_FIELDS

@@ -17,16 +17,17 @@ The test acquirer always accepts a refund (gwkit's choice: see docs/sandbox.md, 
 from __future__ import annotations
 
 import secrets
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...interface.cards import expired, scheme_of
 from ...interface.masking import mask_pan
 from ...interface.requests import REFUND
 from . import acquirer
 from .context import Context
-from .refusal import Refusal, invalid_field
 from .payments import MERCHANT, billing_details, settle_due_date
 from .refunded import refunded_so_far
+from .refusal import Refusal, invalid_field
 from .store import Row, details_of, record_of
 from .update import update_auth
 

@@ -11,8 +11,9 @@ Each site settles on its own clock: the daily run is given the sites whose day i
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import date, timedelta
-from typing import Any, Iterable
+from typing import Any
 
 from .context import DailyJob, JobContext
 from .sql import OF_SITES

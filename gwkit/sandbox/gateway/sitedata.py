@@ -7,8 +7,9 @@ the card rows they point at.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .sql import Sql, both
 
@@ -26,7 +27,7 @@ class SiteTables:
     card_columns: tuple[tuple[str, str], ...]  # (table, column) pointing at cards(id)
 
     @classmethod
-    def of(cls, catalog: "Catalog", site_expressions: Mapping[str, Expression] | None = None) -> "SiteTables":
+    def of(cls, catalog: Catalog, site_expressions: Mapping[str, Expression] | None = None) -> SiteTables:
         """From a store's catalog (`Store.catalog(conn)`): its tables, columns and foreign keys."""
         tables, columns, keys = catalog
         overrides = site_expressions or {}

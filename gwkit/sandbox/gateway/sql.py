@@ -6,8 +6,8 @@ store's connection runs its own text (store/sqlite.py, store/postgres.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 DATABASES = ("sqlite", "postgresql")
 
@@ -19,7 +19,7 @@ class Sql:
     sqlite: str
     postgresql: str
 
-    def map(self, make: Callable[[str], str]) -> "Sql":
+    def map(self, make: Callable[[str], str]) -> Sql:
         """`make` applied to each text: a statement built around this part."""
         return Sql(make(self.sqlite), make(self.postgresql))
 

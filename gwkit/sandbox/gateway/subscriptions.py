@@ -44,15 +44,16 @@ amount: 30000 `baseamount`). gwkit's choices where the facts are silent:
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import date
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from ...interface.codes import record_ok
 from ...interface.requests import AUTH_SUBSCRIPTION
 from ...interface.schedule import MONTH, due_date
 from .context import Context
-from .refusal import Refusal, invalid_field
 from .payments import authorise, resolve_card
+from .refusal import Refusal, invalid_field
 from .sql import Sql, in_json_list
 from .store import Connection, Row, record_of
 
@@ -154,7 +155,7 @@ class Plan(NamedTuple):
     unit: str = MONTH
 
     @classmethod
-    def of(cls, row: Mapping[str, Any], **changes: Any) -> "Plan":
+    def of(cls, row: Mapping[str, Any], **changes: Any) -> Plan:
         plan = cls(
             date.fromisoformat(row["begindate"]),
             row["frequency"],

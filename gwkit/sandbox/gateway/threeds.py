@@ -33,9 +33,10 @@ import hashlib
 import hmac
 import json
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from ...interface.cards import scheme_of
 from ...interface.codes import message_of
@@ -44,7 +45,6 @@ from ...interface.testcards import test_card
 from ...interface.wire import TIMESTAMP
 from . import acquirer
 from .context import Context
-from .refusal import Refusal, invalid_field
 from .payments import (
     INHERITABLE,
     MERCHANT,
@@ -56,6 +56,7 @@ from .payments import (
     load_card,
     settle_due_date,
 )
+from .refusal import Refusal, invalid_field
 from .sql import Sql
 from .store import Connection, Row, Store, details_of, record_of
 
@@ -138,7 +139,7 @@ class Session:
         return now - self.created > SESSION_LIFETIME
 
     @classmethod
-    def from_row(cls, row: Row) -> "Session":
+    def from_row(cls, row: Row) -> Session:
         return cls(
             row["transactionreference"],
             row["sitereference"],

@@ -17,14 +17,15 @@ the record does not take is 30000 naming it. All named records change, or none.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...interface.codes import CANCELLED
 from ...interface.requests import AUTH_UPDATABLE
 from .context import Context
-from .refusal import Refusal, invalid_field
 from .query import filter_values, requested_sites
 from .refunded import refunded_so_far
+from .refusal import Refusal, invalid_field
 from .store import Row
 
 NOT_UPDATABLE = Refusal(60017)

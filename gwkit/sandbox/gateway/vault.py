@@ -22,11 +22,11 @@ class Vault:
         self._index_key = hmac.new(key, b"gwkit card index", hashlib.sha256).digest()
 
     @classmethod
-    def beside(cls, db_path: Path) -> "Vault":
+    def beside(cls, db_path: Path) -> Vault:
         return cls.at(db_path.with_name(db_path.name + ".key"))
 
     @classmethod
-    def at(cls, key_path: Path) -> "Vault":
+    def at(cls, key_path: Path) -> Vault:
         """The vault whose key is in `key_path`, made (mode 0600) when there is none yet."""
         try:
             return cls(key_path.read_bytes().strip())

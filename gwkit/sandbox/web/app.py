@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
@@ -163,7 +164,7 @@ async def _until_disconnected(receive: Receive, cap_seconds: float) -> bool:
 
     try:
         await asyncio.wait_for(disconnected(), cap_seconds)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return False
     return True
 

@@ -29,7 +29,6 @@ that does not exist is a 404 {"error": "not found", "detail": "..."}.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..gateway.accounts import Account, SiteNotYours

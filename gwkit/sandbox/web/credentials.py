@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import base64
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..gateway.accounts import Account
 from ..http import SandboxResponse

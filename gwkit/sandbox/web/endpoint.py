@@ -10,8 +10,8 @@ from ..gateway.core import Gateway
 from ..gateway.envelopes import request_error, usable_reference
 from ..gateway.refusal import Refusal, unknown_error
 from ..http import BodyError, SandboxRequest, SandboxResponse
-from .credentials import authenticate, unauthorised
 from .cors import cors_headers, origin_rejected, rejected
+from .credentials import authenticate, unauthorised
 from .served import Served
 
 

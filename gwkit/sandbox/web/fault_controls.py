@@ -8,7 +8,8 @@ form, is deprecated (a DeprecationWarning; `add("drop", count=N)` instead).
 from __future__ import annotations
 
 import warnings
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..gateway import faultlog
 from ..gateway.core import Gateway

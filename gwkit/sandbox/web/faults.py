@@ -13,8 +13,9 @@ narrowed by `requesttypes` and `amounts` (a list of baseamounts or {"min": .., "
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
 from ...interface.faults import (
     GATEWAY_ERROR_CODES,
@@ -71,7 +72,7 @@ class ActiveFault:
         self.count = (self.count or 0) - 1
         return True
 
-    def picked(self) -> "ActiveFault":
+    def picked(self) -> ActiveFault:
         """What one request gets of this fault that fired: a copy with its delay drawn (from the
         fault's random source, seeded when the fault has a seed), so concurrent requests never share one."""
         if "min_seconds" in self.params:

@@ -8,8 +8,9 @@ connection or time out. Every answer that carries a fault has the header `x-gwki
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ...interface.codes import message_of
 from ...interface.validation import normalised

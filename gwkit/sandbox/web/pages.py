@@ -12,8 +12,9 @@ page is never framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape

@@ -13,7 +13,8 @@ and the demo merchant's form action, a recorder of whatever arrives that pays on
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from ..gateway.threeds import ACS_PATH
 from ..http import SandboxRequest, SandboxResponse

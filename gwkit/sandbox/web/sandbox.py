@@ -7,9 +7,10 @@ The Starlette app and the httpx transports are thin adapters over it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..gateway import faultlog, receipts
 from ..gateway.accounts import Account

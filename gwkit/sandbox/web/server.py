@@ -14,10 +14,11 @@ import os
 import socket
 import threading
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import uvicorn
 
@@ -26,7 +27,6 @@ from ..gateway.cachetokens import token_rows
 from ..gateway.store import store_target
 from ..gateway.store.snapshots import Snapshots
 from .app import BODY_READ_SECONDS, create_app
-from .workers import WORKER_THREADS, Workers
 from .fault_controls import FaultControls
 from .headercase import canonical_header_case
 from .latency import DELAYED_PER_SITE, LatencyBudget
@@ -34,6 +34,7 @@ from .notification_controls import NotificationControls
 from .sandbox import Sandbox
 from .transport import SandboxTransport
 from .uvicorn_adapter import GuardedH11Protocol, PromptServer, SandboxConfig
+from .workers import WORKER_THREADS, Workers
 
 DEFAULT_DB = Path(".gwkit") / "sandbox.db"
 
@@ -232,7 +233,7 @@ class SandboxHandle:
         self._sock.close()
         self.sandbox.close()
 
-    def __enter__(self) -> "SandboxHandle":
+    def __enter__(self) -> SandboxHandle:
         return self
 
     def __exit__(self, *exc) -> None:

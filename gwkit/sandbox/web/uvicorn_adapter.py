@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import h11
 import uvicorn
@@ -176,7 +177,7 @@ class PromptServer(uvicorn.Server):
             counter = (counter + 1) % 864000
             try:
                 await asyncio.wait_for(self._wake.wait(), self.TICK_SECONDS)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def on_tick(self, counter: int) -> bool:
@@ -208,7 +209,7 @@ class PromptServer(uvicorn.Server):
             connection.shutdown()
         try:
             await asyncio.wait_for(self._connections_done(), self.config.timeout_graceful_shutdown)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             for task in self.server_state.tasks:
                 task.cancel(msg="Task cancelled, timeout graceful shutdown exceeded")
         if not self.force_exit:

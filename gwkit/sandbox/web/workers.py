@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Awaitable, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from ..http import BodyError, SandboxRequest
 from .faults import GATEWAY_PATHS
@@ -56,7 +57,7 @@ class WorkerThread:
             if job is _NEXT:
                 job = self._jobs.get()
 
-    def _round(self, first: "_Job") -> tuple[list["_Job"], Any]:
+    def _round(self, first: _Job) -> tuple[list[_Job], Any]:
         """The jobs to answer together, from `first` on, and the job that did not fit (or _NEXT)."""
         jobs = [first]
         if first.together is None:
@@ -72,7 +73,7 @@ class WorkerThread:
         return jobs, _NEXT
 
     @staticmethod
-    def _answer(jobs: list["_Job"]) -> None:
+    def _answer(jobs: list[_Job]) -> None:
         together = jobs[0].together
         if together is None or (len(jobs) == 1 and not together.batch_alone):
             answers = [_run(jobs[0])]

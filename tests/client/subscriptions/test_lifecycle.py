@@ -18,7 +18,7 @@ import gwkit.sandbox
 from gwkit.interface.schedule import payment_dates
 from gwkit.report.subscriptions import schedule_frame, subscription_payments_frame
 from gwkit.subscription import Subscription, SubscriptionError
-from support.subscriptions import CLOCK, VISA
+from support.subscriptions import VISA
 
 SUBSCRIPTION_FIELDS_25 = (
     "transactionstartedtimestamp",

@@ -13,9 +13,9 @@ The files themselves are not copied here. The captures:
 from __future__ import annotations
 
 import pytest
-from support.sandbox import Gateway
 
 import gwkit
+from support.sandbox import Gateway
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 

@@ -13,7 +13,6 @@ import gwkit
 import gwkit.sandbox
 from gwkit.errors import ValidationError
 from gwkit.widgets.subscription_panel import DRAW_INTERVAL, DayProgress, SubscriptionPanel
-from support.subscriptions import CLOCK
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from gwkit.errors import ValidationError  # noqa: E402
-from gwkit.widgets.threeds_stepper import ThreeDSecureStepper  # noqa: E402
+from gwkit.errors import ValidationError
+from gwkit.widgets.threeds_stepper import ThreeDSecureStepper
 
 ALL_DONE = {"THREEDQUERY": "done", "ACS": "done", "TERMURL": "done", "AUTH": "done"}
 

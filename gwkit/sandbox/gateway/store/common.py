@@ -12,10 +12,11 @@ import json
 import os
 import secrets
 import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from ....interface.masking import mask_pan
 from ..sql import Sql, Statement, text_for

@@ -31,10 +31,11 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 # The `team` extra, imported by the first PgStore: the SQLite sandbox (every notebook's) needs neither,
@@ -136,7 +137,7 @@ def redacted(url: str) -> str:
 class Row(tuple):
     """A row read by position or by column name, like sqlite3.Row."""
 
-    def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> "Row":
+    def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> Row:
         row = super().__new__(cls, values)
         row._index = index
         return row
@@ -189,12 +190,12 @@ class _Autocommit:
     def __init__(self, pool: Any):
         self._pool = pool
 
-    def execute(self, sql: Statement, params: Sequence[Any] | None = None) -> "_Fetched":
+    def execute(self, sql: Statement, params: Sequence[Any] | None = None) -> _Fetched:
         with self._pool.connection() as raw:
             cursor = raw.execute(_psycopg_text(sql), _params(params))
             return _Fetched(cursor.fetchall() if cursor.description else [], cursor.rowcount)
 
-    def executemany(self, sql: Statement, seq: Iterable[Sequence[Any]]) -> "_Fetched":
+    def executemany(self, sql: Statement, seq: Iterable[Sequence[Any]]) -> _Fetched:
         with self._pool.connection() as raw, raw.transaction():
             cursor = raw.cursor()
             cursor.executemany(_psycopg_text(sql), [_params(p) for p in seq])
@@ -318,11 +319,11 @@ class PostgresStore(Records):
 
     # what the store makes for the rest of the sandbox
 
-    def moves(self) -> "StoredMoves":
+    def moves(self) -> StoredMoves:
         """The clock moves under way, of every worker (`gwkit_clock_moves`)."""
         return StoredMoves(self)
 
-    def fault_rows(self) -> "PostgresFaultRows":
+    def fault_rows(self) -> PostgresFaultRows:
         """Where injected faults are kept: `gwkit_faults`, shared by every worker."""
         return PostgresFaultRows(self)
 
@@ -473,7 +474,7 @@ class PostgresStore(Records):
                         raw.execute(sql)
                     raw.execute(
                         "INSERT INTO gwkit_schema_version (version, description, applied) VALUES (%s, %s, %s)",
-                        (version, description, datetime.now(timezone.utc).isoformat(timespec="seconds")),
+                        (version, description, datetime.now(UTC).isoformat(timespec="seconds")),
                     )
             for script in (CORE_SCHEMA, *self._schemas):
                 raw.execute(text_for(script, "postgresql"))  # without parameters: the statements at once

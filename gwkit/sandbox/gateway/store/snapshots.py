@@ -20,8 +20,9 @@ import os
 import re
 import secrets
 import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Protocol
 
 from ..accounts import Account
 from ..sitedata import SiteTables, delete_sites

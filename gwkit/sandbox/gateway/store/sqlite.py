@@ -17,9 +17,10 @@ import sqlite3
 import tempfile
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ..moves import Moves
 from ..references import ReferenceNumbers
