@@ -407,6 +407,50 @@ def test_a_restart_in_the_middle_of_retries_loses_none(db_path, listener):
         handle.stop()
 
 
+def test_payments_of_the_daily_jobs_caught_up_at_start_are_notified(db_path, listener):
+    """A stop in the middle of a clock move leaves days to run; the next start runs them, and what
+    they pay is notified like the payments of any clock move (offline, whatever the rule's flow)."""
+    handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
+    client = Gateway(handle.base_url)
+    try:
+        add_rule(client, listener.url, flow="online", requesttypes=["AUTH"])
+        _, subscription = client.records(
+            {
+                **card_auth(),
+                "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+                "subscriptiontype": "RECURRING",
+                "subscriptionunit": "MONTH",
+                "subscriptionfrequency": "1",
+                "subscriptionnumber": "1",
+                "subscriptionfinalnumber": "2",
+                "subscriptionbegindate": "2026-02-01",
+                "credentialsonfile": "1",
+                "transactionactive": "1",
+            }
+        )
+        assert subscription["errorcode"] == "0"
+        handle.sandbox.gateway.stop_work()  # the server is stopping: the move ends before its first day
+        moved = client.http.post("/_sandbox/clock/advance", json={"to": "2026-02-02T10:00:00"})
+        assert moved.status_code == 200 and "stopped_before" in moved.json(), moved.text
+        assert client.query(parenttransactionreference=subscription["transactionreference"]) == []
+    finally:
+        client.close()
+        handle.stop()
+
+    handle = gwkit.sandbox.start(db_path)  # catches up the days the move left undone
+    client = Gateway(handle.base_url)
+    try:
+        (payment,) = client.query(parenttransactionreference=subscription["transactionreference"])
+        arrived = listener.assert_notified_once(payment["transactionreference"])
+        assert arrived["requesttypedescription"] == "AUTH" and arrived["errorcode"] == "0"
+        (delivery,) = deliveries(client, transactionreference=payment["transactionreference"])
+        assert delivery["event"] == "made"
+        handle.notifications.wait_for(payment["transactionreference"], state="delivered")
+    finally:
+        client.close()
+        handle.stop()
+
+
 def test_a_team_sandbox_delivers_only_to_hosts_its_operator_allows(db_path):
     sandbox = gwkit.sandbox.Sandbox(db_path, clock_start=CLOCK, notification_hosts=["hooks.example.test"])
     handle = gwkit.sandbox.start(sandbox=sandbox)
