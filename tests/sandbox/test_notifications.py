@@ -20,7 +20,7 @@ from gwkit.devtools import output_scan
 from gwkit.interface.notification import DEFAULT_FIELDS, signature
 from gwkit.notifications import NotificationListener
 from gwkit.sandbox.gateway import notifications
-from support.sandbox import CLOCK, Gateway, card_auth, update_request
+from support.sandbox import CLOCK, Gateway, card_auth, monthly_subscription, update_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -414,20 +414,7 @@ def test_payments_of_the_daily_jobs_caught_up_at_start_are_notified(db_path, lis
     client = Gateway(handle.base_url)
     try:
         add_rule(client, listener.url, flow="online", requesttypes=["AUTH"])
-        _, subscription = client.records(
-            {
-                **card_auth(),
-                "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
-                "subscriptiontype": "RECURRING",
-                "subscriptionunit": "MONTH",
-                "subscriptionfrequency": "1",
-                "subscriptionnumber": "1",
-                "subscriptionfinalnumber": "2",
-                "subscriptionbegindate": "2026-02-01",
-                "credentialsonfile": "1",
-                "transactionactive": "1",
-            }
-        )
+        _, subscription = client.records(monthly_subscription("2026-02-01"))
         assert subscription["errorcode"] == "0"
         handle.sandbox.gateway.stop_work()  # the server is stopping: the move ends before its first day
         moved = client.http.post("/_sandbox/clock/advance", json={"to": "2026-02-02T10:00:00"})
