@@ -68,7 +68,7 @@ class GuardedH11Protocol(H11Protocol):
         self.app = self._offering_close(self.app)
 
     @property
-    def limit_concurrency(self) -> int | None:  # type: ignore[override]
+    def limit_concurrency(self) -> int | None:
         """uvicorn's bound on connections and tasks (beyond it, 503), not counting the requests that
         wait out an injected latency: those hold only their own site's budget (latency.py)."""
         if self._max_connections is None or self._latency is None:
