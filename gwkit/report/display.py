@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import re
+from types import ModuleType
 from typing import Any
 
 import pandas as pd
@@ -28,6 +29,7 @@ from ..interface.masking import mask_data
 from ..interface.vocabulary import WORDED_FIELDS, labelled
 from .frames import CURRENCY_COLUMN, MAJOR_SUFFIX, MONEY_COLUMNS, report_kind
 
+itables: ModuleType | None
 try:  # the [lab] extra brings itables; the plain table below is the fallback
     import itables
 except ImportError:  # pragma: no cover - exercised by test_people's fallback test through monkeypatch

@@ -194,7 +194,7 @@ class SubscriptionPanel(widgets.VBox):
 
     def _draw(self) -> None:
         """Draw the subscription as last fetched; its payments are fetched once, for both tables."""
-        sub = self.subscription
+        sub = self._require()
         record, state = sub.record, sub.state
         self.amount.value = str(record.get("baseamount", ""))
         self.final_number.value = sub.final_number
@@ -298,7 +298,7 @@ class SubscriptionPanel(widgets.VBox):
         if self.to_date.value is None:
             raise ValueError("choose a date to move the clock to")
         chosen = datetime.combine(self.to_date.value, time())
-        if chosen <= self.sandbox.now():
+        if self.sandbox is not None and chosen <= self.sandbox.now():  # without one, advance says so
             raise ValueError(
                 f"the clock only moves forward: {chosen:%Y-%m-%d} is not after the sandbox's now"
             )

@@ -403,13 +403,14 @@ class ThreeDSecureStepper(widgets.VBox):
         self.diagram.value = sequence_svg(states)
         self.acs_view.value = self._acs_html()
         self.outcome_banner.value = self._banner_html()
-        step = flow.next_step
+        next_step = flow.next_step
         self.query_button.disabled = flow.query_record is not None
-        self.requery_button.disabled = step != RESEND_OR_AUTH
-        self.complete_button.disabled = not (step == REDIRECT and not flow.returned)
+        self.requery_button.disabled = next_step != RESEND_OR_AUTH
+        self.complete_button.disabled = not (next_step == REDIRECT and not flow.returned)
         self.outcome.disabled = self.complete_button.disabled
         self.auth_button.disabled = not (
-            step in (AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH) or (step == REDIRECT and flow.returned)
+            next_step in (AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH)
+            or (next_step == REDIRECT and flow.returned)
         )
 
     def step_states(self) -> dict[str, str]:
@@ -422,7 +423,7 @@ class ThreeDSecureStepper(widgets.VBox):
         enrolled_path, done = outcome.via_acs, outcome.ended
         states = {"THREEDQUERY": "done" if flow.query_record.get("errorcode") == "0" else "failed"}
         auth_state = "current"
-        if done:
+        if flow.auth_record is not None:  # the AUTH answered: `done`
             auth_state = "done" if record_ok(flow.auth_record) else "failed"
         if enrolled_path:
             states["ACS"] = _acs_state(flow) if flow.returned else "current"
@@ -507,5 +508,5 @@ class ThreeDSecureStepper(widgets.VBox):
 
 def _acs_state(flow: ThreeDSecureFlow) -> str:
     """The ACS step once the customer is back: its status is known from the AUTH's answer."""
-    status = flow.auth_record.get("status") if flow.auth_record is not None else None
+    status = flow.auth_record.get("status", "") if flow.auth_record is not None else ""
     return {"N": "not authenticated", "U": "unavailable"}.get(status, "done")

@@ -158,3 +158,6 @@ def test_against_a_real_gateway_the_panel_says_faults_need_the_sandbox(sandbox):
     assert "Faults need the embedded sandbox" in line.value
     assert not hasattr(panel, "inject_button")
     panel.refresh()  # nothing to show, and no error
+    for action in (panel.inject, panel.clear):
+        with pytest.raises(RuntimeError, match="faults need the embedded sandbox"):
+            action()
