@@ -288,6 +288,8 @@ def _log_cell(key: str, value: Any) -> Any:
         return ", ".join(value)
     if key == "made":
         return "yes" if value else "no"
+    if key == "injected" and isinstance(value, str):
+        return value.replace("T", " ", 1)  # 2026-11-26 09:10:08, as every table of the kit writes a time
     return "" if value is None else value
 
 

@@ -33,6 +33,7 @@ from ..subscription import STATE_MEANINGS, Subscription
 from .cells import after_this_cell, cancel
 from .form import RequestForm
 from .guard import guarded
+from .iso_date import IsoDateInput
 from .style import button, table_html
 
 STEPS = {"+1 day": "P1D", "+1 month": "P1M", "+1 year": "P1Y"}
@@ -130,7 +131,7 @@ class SubscriptionPanel(widgets.VBox):
         )
         for each in (self.day_button, self.month_button, self.year_button):
             each.on_click(guarded(self._step, self.message, context="moving the clock"))
-        self.to_date = widgets.DatePicker(description="To date")
+        self.to_date = IsoDateInput(description="To date")
         self.to_date_button = button(description="Go", icon="calendar")
         self.to_date_button.on_click(guarded(self._go_to_date, self.message, context="moving the clock"))
         self.progress = _days_bar()
