@@ -61,7 +61,7 @@ def serve(sandbox: Served, request: SandboxRequest) -> Answer:
     fault = (
         sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts) if target else None
     )
-    if fault is None:
+    if target is None or fault is None:
         return Answer(sandbox.answer_without_faults(request))
     return _APPLY[fault.kind](sandbox, request, fault, target)
 
