@@ -91,7 +91,8 @@ def create_app(
             )
         if outcome.delay:  # ends early when the client leaves: nobody is waiting for the answer
             try:
-                left = await _until_disconnected(request.receive, outcome.delay)
+                with workers.waiting():
+                    left = await _until_disconnected(request.receive, outcome.delay)
             finally:
                 if outcome.slot is not None:
                     outcome.slot.release()
@@ -99,7 +100,8 @@ def create_app(
                 return NoAnswer()
         if outcome.silence == "timeout":
             try:
-                await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
+                with workers.waiting():
+                    await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
             finally:
                 if outcome.slot is not None:
                     outcome.slot.release()
