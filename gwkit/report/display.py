@@ -241,13 +241,30 @@ def unbroken_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:
 
 
 def mapping_html(mapping: dict[str, Any]) -> str:
-    """A dict as a person reads it: a two-column table of fields and values, card data masked."""
+    """A dict as a person reads it: a two-column table of fields and values, card data masked, codes
+    with their words, amounts with their currency, times without the ISO `T`, yes/no for flags."""
+    masked = mask_data(dict(mapping))
     rows = "".join(
         f"<tr><th style='text-align:left;padding-right:1em'><code>{html.escape(str(name))}</code></th>"
-        f"<td style='text-align:left'>{html.escape(_text(value))}</td></tr>"
-        for name, value in mask_data(dict(mapping)).items()
+        f"<td style='text-align:left'>{html.escape(_field_text(str(name), value, masked))}</td></tr>"
+        for name, value in masked.items()
     )
     return f"<table class='gwkit-fields'>{rows}</table>"
+
+
+ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?")
+
+
+def _field_text(name: str, value: Any, mapping: dict[str, Any]) -> str:
+    """One value of a record-like mapping as a person reads it."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if report_kind(name) == AMOUNT and isinstance(value, str) and value.isdigit():
+        currency = mapping.get(CURRENCY_COLUMN)
+        return f"{format_money(int(value), currency if isinstance(currency, str) else None)} · {value} in base units"
+    if isinstance(value, str) and ISO_TIME.fullmatch(value):
+        return value.replace("T", " ")
+    return labelled(name, value, mapping) if name in WORDED_FIELDS else _text(value)
 
 
 def series_html(series: pd.Series) -> str:
