@@ -49,7 +49,7 @@ def for_people(frame: pd.DataFrame, *, currency: str | None = None) -> pd.DataFr
     in the frame's `currencyiso3a` column, else `currency`, else the frame's `attrs["currency"]`."""
     currency = currency or frame.attrs.get("currency")
     shown = pd.DataFrame(index=frame.index)
-    currencies = frame[CURRENCY_COLUMN] if CURRENCY_COLUMN in frame else None
+    currencies = frame.get(CURRENCY_COLUMN)
     for name in frame.columns:
         column = frame[name]
         base = name[: -len(MAJOR_SUFFIX)] if isinstance(name, str) and name.endswith(MAJOR_SUFFIX) else None
@@ -78,7 +78,9 @@ def _written(
         in_major = major or (report_kind(name) != AMOUNT and pd.api.types.is_float_dtype(column))
         written = [
             _money(v, c if currencies is not None else currency, major=in_major)
-            for v, c in zip(column, currencies if currencies is not None else [currency] * len(column))
+            for v, c in zip(
+                column, currencies if currencies is not None else [currency] * len(column), strict=True
+            )
         ]
         return pd.Series(written, index=column.index).where(~missing, "")
     if pd.api.types.is_bool_dtype(column):

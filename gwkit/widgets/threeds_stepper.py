@@ -163,7 +163,7 @@ def sequence_svg(states: Mapping[str, str]) -> str:
         "<defs><marker id='gwkit-arrow' viewBox='0 0 10 10' refX='10' refY='5' markerWidth='7' markerHeight='7' "
         "orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='context-stroke'/></marker></defs>",
     ]
-    for x, name in zip(centre, LANES):
+    for x, name in zip(centre, LANES, strict=True):
         parts.append(
             f"<text x='{x}' y='14' text-anchor='middle' font-weight='bold'>{html.escape(name)}</text>"
         )

@@ -238,7 +238,7 @@ class Gateway:
             with self.store.read() if reads_only else self.store.write() as conn:
                 now = self.clock.now(home)
                 ctx = Context(self.store, self.tables, conn, account, now, origin, base_url)
-                for at, (request_type, takes_parent) in enumerate(zip(request_types, chained)):
+                for at, (request_type, takes_parent) in enumerate(zip(request_types, chained, strict=True)):
                     handler = self.tables.request_handlers.get(request_type.key)
                     if handler is None:
                         records.extend(error_record(t, Refusal(60018, [t])) for t in request_type.types)

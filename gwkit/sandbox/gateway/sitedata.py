@@ -95,7 +95,7 @@ def delete_sites(conn: Any, tables: SiteTables, sites: Iterable[str], *, keep: I
     for table, column in tables.card_columns:
         conn.execute(
             tables.site_filter(table, sites).map(
-                lambda condition: (
+                lambda condition, table=table, column=column: (
                     f'INSERT INTO restore_cards SELECT "{column}" FROM "{table}" '
                     f'WHERE "{column}" IS NOT NULL AND {condition} ON CONFLICT DO NOTHING'
                 )
@@ -105,7 +105,7 @@ def delete_sites(conn: Any, tables: SiteTables, sites: Iterable[str], *, keep: I
         if table not in kept:
             conn.execute(
                 tables.site_filter(table, sites).map(
-                    lambda condition: f'DELETE FROM "{table}" WHERE {condition}'
+                    lambda condition, table=table: f'DELETE FROM "{table}" WHERE {condition}'
                 )
             )
     conn.execute(

@@ -84,7 +84,7 @@ class WorkerThread:
             except Exception:  # the batch's commit failed (a full disk): nothing of it was kept
                 answers = [_run(job) for job in jobs]  # so each is answered on its own, once
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, Any, BaseException | None]]] = {}
-        for job, (result, error) in zip(jobs, answers):
+        for job, (result, error) in zip(jobs, answers, strict=True):
             by_loop.setdefault(job.loop, []).append((job.future, result, error))
         for loop, settled in by_loop.items():
             try:
