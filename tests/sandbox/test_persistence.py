@@ -136,7 +136,7 @@ def captured_logs():
             logger.setLevel(1)
 
     yield records, attach
-    for logger, level in zip(loggers, levels):
+    for logger, level in zip(loggers, levels, strict=True):
         logger.removeHandler(handler)
         logger.setLevel(level)
 
@@ -211,7 +211,7 @@ def test_subscriptions_of_a_database_made_before_units_are_monthly(db_path):
     handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
     gateway = Gateway(handle.base_url)
     try:
-        auth, subscription = gateway.records(
+        _auth, subscription = gateway.records(
             {
                 **card_auth(),
                 "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],

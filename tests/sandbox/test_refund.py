@@ -144,7 +144,7 @@ def test_a_parent_due_to_settle_today_can_be_refunded(sandbox, gateway):
     )  # suspended: not settled
     sandbox.advance(by="P1D")
     record = gateway.one(refund(reference))
-    assert (record["errorcode"], record["errordata"] if "errordata" in record else None) == (
+    assert (record["errorcode"], record.get("errordata")) == (
         "20005",
         ["parenttransactionreference"],
     )  # suspended: it will not settle today
