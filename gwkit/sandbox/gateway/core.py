@@ -60,6 +60,7 @@ from .jobwrites import SharedWrite
 from .moves import Move
 from .refusal import Refusal, unknown_error
 from .sitedata import Expression, SiteTables, delete_sites
+from .sql import Statement
 from .store import open_store
 
 # Every part of the gateway, each listing what it serves in plain constants (see context.Tables).
@@ -97,7 +98,7 @@ class Gateway:
         accounts: Iterable[Account] | None = None,
         clock_start: datetime | None = None,
         modules: Iterable[ModuleType] = HANDLER_MODULES,
-        schemas: Iterable[str] = (),
+        schemas: Iterable[Statement] = (),
         site_expressions: Mapping[str, Expression] | None = None,
         notification_hosts: Iterable[str] | None = None,
     ):
@@ -118,7 +119,7 @@ class Gateway:
         for job in self.daily_jobs:  # where a site without marks of its own stands
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.start().date().isoformat())
         self.notifier = Notifier(self.store, self.clock.clocks, self.accounts, notification_hosts)
-        self.run_due_jobs()  # catch up work a killed run left undone
+        self._catch_up()
         self.notifier.wake()  # deliveries a stopped sandbox left open go on
 
     def __repr__(self) -> str:
@@ -337,6 +338,15 @@ class Gateway:
         self._notify(self.notifier.after_move, sites, mark, report.get("settlement", {}).get("settled", []))
         return {"from": start.strftime(ISO), "to": target.strftime(ISO), "days": days, **report}
 
+    def _catch_up(self) -> None:
+        """Run the days a stopped (or killed) run left undone, and notify what they paid and settled
+        as after any clock move."""
+        mark = self.notifier.mark()
+        report = self.run_due_jobs()
+        if report:
+            settled = report.get("settlement", {}).get("settled", [])
+            self._notify(self.notifier.after_move, self.every_site, mark, settled)
+
     def advances_of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
         """The running advances that move any of `sites`: how far each is (day n of N, the job's step).
         Each lists only those of its sites that are among `sites`: a move an operator makes of every
@@ -383,7 +393,7 @@ class Gateway:
                     due = tuple(site for site in sites if marks[job.name][site] < day <= todays[site])
                     if due:
                         job_context = JobContext(
-                            self.store, self.clock, self.tables, self.accounts, progress, cache, due, writes
+                            self.store, self.clock, self.tables, self.accounts, writes, progress, cache, due
                         )
                         _merge(report.setdefault(job.name, {}), job.run(job_context, day) or {})
                         finished.append((job.name, due))
