@@ -8,13 +8,25 @@ SYNC_STAMP := .venv/.gwkit-synced
 # JupyterLab refuses to run as root unless told to (containers and CI machines run as root).
 LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test sandbox team-sandbox pg-up bench env bytecode clean strip-notebooks docs
+.PHONY: lab test lint sandbox team-sandbox pg-up bench env bytecode clean strip-notebooks docs
 
 lab: bytecode
 	$(UV) run --no-sync jupyter lab --notebook-dir=notebooks $(LAB_ROOT_FLAG)
 
-test: bytecode
-	$(UV) run --no-sync pytest $(PYTEST_ARGS)
+# The gates, in order, stopping at the first that fails: lint, format, types, then every test with
+# the coverage of gwkit/ measured (processes the tests start included) and held to its floor
+# (pyproject.toml's [tool.coverage.*]).
+test: lint bytecode
+	rm -rf .coverage-data && mkdir -p .coverage-data
+	$(UV) run --no-sync coverage run -m pytest $(PYTEST_ARGS)
+	$(UV) run --no-sync coverage combine -q
+	$(UV) run --no-sync coverage report
+
+# The quick gates alone: ruff (lint and format check) and mypy (pyproject.toml's [tool.mypy]).
+lint: $(SYNC_STAMP)
+	$(UV) run --no-sync ruff check .
+	$(UV) run --no-sync ruff format --check .
+	$(UV) run --no-sync mypy
 
 # The database a plain gwkit.connect() in a notebook uses (the notebooks' working directory is notebooks/).
 sandbox: $(SYNC_STAMP)
@@ -61,4 +73,4 @@ docs: bytecode
 	$(UV) run --no-sync python -m gwkit.devtools.build_docs site
 
 clean:
-	rm -rf .venv .tools .pytest_cache
+	rm -rf .venv .tools .pytest_cache .coverage-data

@@ -157,7 +157,7 @@ def main() -> None:
     total = per_round * args.rounds
     us = {name: sum(t) / total * 1e6 for name, t in times.items()}
     median = {
-        name: statistics.median(g / h for g, h in zip(times["gwkit"], times[name]))
+        name: statistics.median(g / h for g, h in zip(times["gwkit"], times[name], strict=True))
         for name in ("httpx", "strict")
     }
     print(f"requests per side: {total} in {args.rounds} rounds (order rotated each round)")

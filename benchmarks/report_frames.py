@@ -123,7 +123,7 @@ def naive_frame(records: list[dict[str, str]]) -> pd.DataFrame:
             frame[name] = frame[name].astype("string")
     for name in [c for c in frame.columns if report_kind(c) == AMOUNT]:
         frame[name + "_major"] = frame.apply(
-            lambda row: (
+            lambda row, name=name: (
                 float("nan")
                 if pd.isna(row[name])
                 else row[name]

@@ -236,7 +236,7 @@ def run_level(base_url: str, concurrency: int, requests: int) -> float:
         except BaseException as exc:  # reported after the run
             failures.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(c, n)) for c, n in zip(clients, per_thread)]
+    threads = [threading.Thread(target=worker, args=(c, n)) for c, n in zip(clients, per_thread, strict=True)]
     for thread in threads:
         thread.start()
     barrier.wait()

@@ -213,7 +213,8 @@ def insert_floor(sandbox, payments: int) -> float:
         sample = conn.execute(
             "SELECT * FROM transactions WHERE accounttypedescription = 'RECUR' LIMIT 1"
         ).fetchone()
-        columns = [c for c in sample.keys() if c != "id"]
+        # The store's Row is a tuple: iterating it gives values, its keys() the column names.
+        columns = [c for c in sample.keys() if c != "id"]  # noqa: SIM118
         conn.raw.execute("CREATE TABLE floor_transactions (LIKE transactions INCLUDING ALL)")
         conn.raw.execute("CREATE TABLE floor_payments (LIKE subscription_payments INCLUDING ALL)")
     rows = [

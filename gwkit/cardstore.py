@@ -171,7 +171,7 @@ def _check_complete(answer: Any, what: str) -> None:
         )
 
 
-def _site(sitereference: str | None) -> dict[str, str]:
+def _site(sitereference: str | None) -> dict[str, Any]:
     return {"sitereference": sitereference} if sitereference else {}
 
 

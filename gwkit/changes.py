@@ -29,9 +29,12 @@ class ChangeSignal:
     def connect(self, listener: Listener) -> Listener:
         ref: Callable[[], Listener | None]
         if hasattr(listener, "__self__") and hasattr(listener, "__func__"):
-            ref = weakref.WeakMethod(listener)  # type: ignore[arg-type]
-        else:
-            ref = lambda listener=listener: listener  # noqa: E731 - plain functions are held strongly
+            ref = weakref.WeakMethod(listener)
+        else:  # plain functions are held strongly
+
+            def ref() -> Listener:
+                return listener
+
         with self._lock:
             self._listeners.append(ref)
         return listener

@@ -13,9 +13,13 @@ import sqlite3
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cassette import Cassette
 from .journal import Journal
+
+if TYPE_CHECKING:  # the proxy needs the [sandbox] extra: imported only to run it
+    from .proxy import Upstream
 
 SANDBOX_HELP = """Run the sandbox gateway on a loopback port until Ctrl-C.
 
@@ -180,7 +184,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         faults = px.ProxyFaults.from_file(args.faults) if args.faults else px.ProxyFaults()
         if args.upstream == "sandbox":
             box = sb.Sandbox(sb.web.server.db_location(args.db) if args.db else sb.default_db_path())
-            upstream: px.Upstream = px.SandboxUpstream(box)
+            upstream: Upstream = px.SandboxUpstream(box)
         elif args.upstream.startswith("cassette:"):
             upstream = px.CassetteUpstream(args.upstream.removeprefix("cassette:"))
         else:

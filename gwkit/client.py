@@ -73,6 +73,25 @@ class _Requests:
     def _dispatch(self, build: Builder, validate: bool | None) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _single(
+        self, types: tuple[str, ...], fields: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _filtered(
+        self,
+        request_type: str,
+        filter: Mapping[str, Any] | None,
+        filter_fields: Mapping[str, Any],
+        updates: Mapping[str, Any] | None,
+    ) -> list[dict[str, Any]]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _raw(
+        self, requests: Mapping[str, Any] | Sequence[Mapping[str, Any]]
+    ) -> list[dict[str, Any]]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
     def auth(self, *, validate: bool | None = None, **fields: Any) -> Any:
         """AUTH with card details, a `cachetoken`, a `parenttransactionreference`, or `md`/`pares`."""
         return self._dispatch(partial(self._single, ("AUTH",), fields), validate)
@@ -413,7 +432,7 @@ class _Call:
         headers = http_response.headers
         # A fault the sandbox injected, by kind. Asked with `in` first: httpx's `get` of an absent
         # header raises and catches a KeyError, on every answer.
-        self.fault = headers[FAULT_HEADER] if FAULT_HEADER in headers else None
+        self.fault = headers[FAULT_HEADER] if FAULT_HEADER in headers else None  # noqa: SIM401
         data, response, error = self._read(http_response, elapsed)
         reference = data.get("requestreference") if isinstance(data, (dict, Mapping)) else None
         return self._finish(
@@ -501,6 +520,8 @@ class Client(_Base):
     """A synchronous client; one pooled httpx transport per gwkit client. Use it as a context manager
     or call `close()`. `transport` takes any httpx transport (e.g. `httpx.MockTransport`)."""
 
+    _transport: httpx.BaseTransport
+
     def _dispatch(self, build: Builder, validate: bool | None) -> Response:
         call = self._prepare(build, validate)
         while True:
@@ -533,6 +554,7 @@ class AsyncClient(_Base):
     httpx transport (`httpx.MockTransport` is both). Hooks may be coroutine functions."""
 
     _asynchronous = True
+    _transport: httpx.AsyncBaseTransport
 
     async def _dispatch(self, build: Builder, validate: bool | None) -> Response:
         call = self._prepare(build, validate)

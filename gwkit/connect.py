@@ -212,7 +212,7 @@ class Connection(Client):
             f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
             for k, v in rows
         )
-        where = t.sitereference + (
+        where = (t.sitereference or "no site reference") + (
             f", clock {self.sandbox.now():%Y-%m-%d}" if self.sandbox is not None else ""
         )
         # a small badge; the details one click away
@@ -249,13 +249,13 @@ def connect(
     """
     settings, source = read_settings(
         config,
-        dict(
-            base_url=base_url,
-            username=username,
-            password=password,
-            sitereference=sitereference,
-            currencyiso3a=currencyiso3a,
-        ),
+        {
+            "base_url": base_url,
+            "username": username,
+            "password": password,
+            "sitereference": sitereference,
+            "currencyiso3a": currencyiso3a,
+        },
     )
     wanted = (target or os.environ.get("GWKIT_TARGET") or "auto").lower()
     if wanted not in ("auto", SANDBOX, GATEWAY):
@@ -347,7 +347,7 @@ def sandbox_handle(
     from . import sandbox as sandbox_module  # the sandbox needs the [sandbox] extra
 
     chosen = db_path or sandbox_module.default_db_path()
-    if sandbox_module.gateway.store.serves_workers(chosen):
+    if sandbox_module.gateway.store.serves_workers(os.fspath(chosen)):
         raise ConfigError(
             "the sandbox database is a PostgreSQL URL: that is for `gwkit sandbox` (the team "
             "sandbox); a notebook reaches it with GWKIT_BASE_URL, GWKIT_USERNAME, GWKIT_PASSWORD "

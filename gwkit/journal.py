@@ -183,7 +183,8 @@ class Journal:
                 f"INSERT INTO exchanges ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                 tuple(row.values()),
             )
-            exchange_id = int(cursor.lastrowid)
+            exchange_id = cursor.lastrowid
+            assert exchange_id is not None  # an INSERT's cursor has the new row's id
             self._db.executemany(
                 "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)",
                 [

@@ -13,7 +13,7 @@ import html
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 from .errors import GatewayError, ResponseFormatError
 from .interface.codes import CANCELLED, record_ok
@@ -26,10 +26,11 @@ from .interface.vocabulary import applies, labelled
 EXCERPT_LENGTH = 200
 
 # `"securitycode": "123"` in text that is not (or not all) JSON, e.g. a cut-off body.
-_SECRET_JSON_VALUE = re.compile(r'"(%s)"(\s*:\s*)"[^"]*"?' % "|".join(sorted(SECRET_NAMES)))
+_SECRET_NAMES = "|".join(sorted(SECRET_NAMES))
+_SECRET_JSON_VALUE = re.compile(rf'"({_SECRET_NAMES})"(\s*:\s*)"[^"]*"?')
 
 
-class MaskedDict(dict):
+class MaskedDict(dict[str, Any]):
     """A plain dict (JSON-serialisable, comparable) whose repr masks card data and secrets."""
 
     def __repr__(self) -> str:
@@ -251,7 +252,13 @@ class Response(Sequence[Record]):
                 raise error
         return self
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> Record: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Record]: ...
+
+    def __getitem__(self, index: int | slice) -> Record | list[Record]:
         return self.records[index]
 
     def __iter__(self) -> Iterator[Record]:
@@ -275,7 +282,8 @@ class Response(Sequence[Record]):
 
 
 def _all_objects(records: list[Any]) -> bool:
-    for record in records:  # a plain loop: this runs for every answer
+    # A plain loop, not all() over a generator: this runs for every answer.
+    for record in records:  # noqa: SIM110
         if not isinstance(record, (dict, Mapping)):
             return False
     return True

@@ -105,6 +105,6 @@ def _keep_cookies(response: httpx.Response, cookies: httpx.Cookies) -> None:
 def _give_request(exc: httpx.RequestError, request: httpx.Request) -> None:
     """Set the request of an error raised without one, as httpx's `request_context` does in a send."""
     try:
-        exc.request
+        _ = exc.request  # the property raises when the error was given no request
     except RuntimeError:  # httpx's answer for an error that was given no request
         exc.request = request

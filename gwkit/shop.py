@@ -21,7 +21,7 @@ import base64
 import concurrent.futures
 import html
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,9 +188,11 @@ class DemoShop:
     def _can_drive(self) -> bool:
         return self.chromium is not None and self.chromium.exists() and browser_available()
 
-    def _in_browser(self, work, *args: Any) -> Any:
+    def _in_browser(self, work: Callable[..., Any], *args: Any) -> Any:
         """Run `work(page, *args)` on the page of this shop's headless Chromium (both started at the
         first use and kept until `close()`)."""
+        if self.chromium is None:
+            raise RuntimeError("no Chromium to drive (set GWKIT_CHROMIUM)")
         if self._browser is None:
             self._browser = _BrowserThread(self.chromium)
         return self._browser.run(work, *args)

@@ -163,7 +163,11 @@ class Subscription:
     def _records(self, references: list[str]) -> dict[str, Record]:
         """The records of `references` (one TRANSACTIONQUERY), by reference."""
         answer = query_answer(self.client, {"transactionreference": references})
-        return {r.get("transactionreference"): r for r in answer.query_records}
+        return {
+            reference: r
+            for r in answer.query_records
+            if isinstance(reference := r.get("transactionreference"), str)
+        }
 
     # state
 
@@ -242,7 +246,7 @@ class Subscription:
             raise SubscriptionError(
                 20004, f"subscription {self.reference} has made no payment {number}", ["subscriptionnumber"]
             )
-        fields = {} if baseamount is None else {"baseamount": baseamount}
+        fields: dict[str, Any] = {} if baseamount is None else {"baseamount": baseamount}
         response = self.client.refund(made[0]["transactionreference"], **fields)
         record = response.record
         if record.errorcode != 0:

@@ -99,8 +99,8 @@ def snapshot(model_id: str, models: Mapping[str, Any]) -> str:
             value = f"{value['year']:04d}-{value['month'] + 1:02d}-{value['date']:02d}"
         return f"<label>{label} <input disabled value='{html.escape(str(value), quote=True)}'></label>"
     if name in ("DropdownModel", "SelectModel"):
-        options, index = state.get("_options_labels") or [], state.get("index")
-        chosen = options[index] if isinstance(index, int) and index < len(options) else ""
+        options, selected = state.get("_options_labels") or [], state.get("index")
+        chosen = options[selected] if isinstance(selected, int) and selected < len(options) else ""
         return f"<label>{label} <select disabled><option>{html.escape(chosen)}</option></select></label>"
     if name == "CheckboxModel":
         checked = " checked" if state.get("value") else ""

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from . import types as t
 from .cards import luhn_ok, scheme_of
@@ -195,7 +196,7 @@ TIMESTAMP = Rule("must be a real time in the format YYYY-MM-DD HH:MM:SS", _times
 ZERO_OR_MORE = Rule("must be 0 or more, in base units with no separators", lambda v, _r: v.isdigit())
 
 
-def _f(name: str, type_: t.TypeClass, max_length: int | None = None, **kw) -> Field:
+def _f(name: str, type_: t.TypeClass, max_length: int | None = None, **kw: Any) -> Field:
     where = kw.pop("where", {REQUEST})
     return Field(name, type_, max_length, where=frozenset(where), **kw)
 

@@ -22,7 +22,7 @@ class TypeClass:
 
 class _DateType(TypeClass):
     def check(self, value: str) -> str | None:
-        if not self.pattern.fullmatch(value):
+        if super().check(value) is not None:
             return self.rule
         try:
             date.fromisoformat(value)

@@ -137,7 +137,7 @@ def validate_request(request: Mapping[str, Any], *, strict: bool = True) -> list
     problems: list[Problem] = []
     if "requesttypedescription" in request or "expirymonth" in request or "expiryyear" in request:
         request, problems = normalised(request)  # otherwise it is already in the tables' form
-    types = request.get("requesttypedescriptions")
+    types: Any = request.get("requesttypedescriptions")  # as sent: checked below
     entries = _known_entries(types)
     if entries is None:
         type_problems = _check_types(types)
@@ -273,7 +273,7 @@ def _entries(types: list[str]) -> tuple[tuple[RequestType, ...], tuple[bool, ...
 
 # The merged field sets of a combination of variants, made once per combination (validation is on
 # the client's hot path). Keyed by the variants' ids; the entry keeps the variants alive.
-_MERGED: dict[tuple[int, ...], tuple[Any, ...]] = {}
+_MERGED: dict[tuple[tuple[int, ...], tuple[bool, ...]], tuple[Any, ...]] = {}
 
 
 def _merged(variants: list[tuple[RequestType, Variant]], chained: tuple[bool, ...] = ()) -> tuple[Any, ...]:
@@ -325,7 +325,8 @@ def _merged(variants: list[tuple[RequestType, Variant]], chained: tuple[bool, ..
 
 def allowed_fields(variants: list[tuple[RequestType, Variant]]) -> frozenset[str]:
     """Every field the variants of one request object use together (`variants_for`'s answer)."""
-    return _merged(variants)[1]
+    allowed: frozenset[str] = _merged(variants)[1]
+    return allowed
 
 
 def _check_variants(

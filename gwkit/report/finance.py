@@ -197,7 +197,7 @@ def plot_declines_by_code(frame: pd.DataFrame, *, ax: Any = None) -> Any:
         raise ValueError("no failed payments: nothing to chart")
     series = pd.Series(
         table["count"].to_numpy(dtype="int64"),
-        index=[f"{c} {m}" for c, m in zip(table["errorcode"], table["message"])],
+        index=[f"{c} {m}" for c, m in zip(table["errorcode"], table["message"], strict=True)],
     ).sort_values()
     ax = series.plot.barh(ax=_axes(ax, (8, 3)), color="#b00020")
     return labelled(

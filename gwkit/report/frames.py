@@ -81,7 +81,7 @@ def records_frame(
     records = records if isinstance(records, list) else list(records)
     names = list(columns) if columns is not None else list(dict.fromkeys(chain.from_iterable(records)))
     table = _string_table(records, names)
-    typed = [_typed(name, column, errors) for name, column in zip(names, table.columns)]
+    typed = [_typed(name, column, errors) for name, column in zip(names, table.columns, strict=True)]
     frame = pa.Table.from_arrays(typed, names=names).to_pandas(types_mapper=_PANDAS_TYPES.get)
     return _add_major_units(frame)
 

@@ -90,7 +90,10 @@ def subscriptions_frame(
         made = payments.groupby("subscription").size()
         frame["next_due_date"] = pd.to_datetime(
             pd.Series(
-                [_next_due(s, state, int(made.get(s.reference, 0))) for s, state in zip(subs, states)],
+                [
+                    _next_due(s, state, int(made.get(s.reference, 0)))
+                    for s, state in zip(subs, states, strict=True)
+                ],
                 dtype="object",
             )
         )

@@ -327,12 +327,10 @@ class ThreeDSecureFlow:
     # -- internals ------------------------------------------------------------------------------
 
     def _authorise(self, send: Callable[..., Any], extra: Mapping[str, Any]) -> Any:
-        step = self.next_step
-        if step is None:
+        step, query = self.next_step, self.query_record
+        if step is None or query is None:
             raise ThreeDSecureError(
-                "send the THREEDQUERY first"
-                if self.query_record is None
-                else "this flow has already sent its AUTH"
+                "send the THREEDQUERY first" if query is None else "this flow has already sent its AUTH"
             )
         if step == REDIRECT:
             if not self.returned:
@@ -342,7 +340,7 @@ class ThreeDSecureFlow:
             request = {k: v for k, v in self._query_fields.items() if k in _THREEDQUERY_FIELDS}
             request = {"accounttypedescription": "ECOM", **request, **extra}
         else:
-            request = {"parenttransactionreference": self.query_record["transactionreference"], **extra}
+            request = {"parenttransactionreference": query["transactionreference"], **extra}
         response = send(**request)
         self.auth_record = response.record
         self._forget_pending()
@@ -457,7 +455,7 @@ def _paid_verdict(query: Mapping[str, Any] | None, auth: Mapping[str, Any]) -> V
             "standard AUTH was sent and authorised, with no liability shift.",
         )
     enrolled = query.get("enrolled")
-    why = {"N": "Not enrolled", "U": "Enrolment unknown"}.get(enrolled, f"Enrolled {enrolled}")
+    why = {"N": "Not enrolled", "U": "Enrolment unknown"}.get(enrolled or "", f"Enrolled {enrolled}")
     return Verdict(
         "warning",
         f"{why}: paid without 3-D Secure",

@@ -81,7 +81,7 @@ class TermUrlReceiver:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
-        bound_host, bound_port = self._server.server_address[:2]
+        bound_host, bound_port = self._address = self._server.socket.getsockname()[:2]
         self.base_url = (public_url or f"http://{bound_host}:{bound_port}").rstrip("/")
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="gwkit-term-url", daemon=True)
@@ -131,7 +131,7 @@ class TermUrlReceiver:
         if not self._stopping.is_set():
             self._stopping.set()
             try:  # wake the loop, which then sees it is stopping
-                socket.create_connection(self._server.server_address[:2], timeout=5).close()
+                socket.create_connection(self._address, timeout=5).close()
             except OSError:
                 pass
         self._thread.join(timeout=10)

@@ -11,6 +11,7 @@ import json
 import threading
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import httpx
 import pytest
@@ -92,7 +93,7 @@ def page(browser):
 
 
 class _Pages(BaseHTTPRequestHandler):
-    pages: dict[str, str] = {}
+    pages: ClassVar[dict[str, str]] = {}
 
     def do_GET(self):
         body = self.pages.get(self.path.split("?")[0])

@@ -85,7 +85,9 @@ def test_replay_answers_byte_for_byte_as_recorded(recorded):
     with client(replay) as gw:
         replayed = story(gw)
     assert len(replay.bodies) == len(recorded_bodies) == 6
-    for before, after, old, new in zip(recorded_bodies, replay.bodies, recorded_responses, replayed):
+    for before, after, old, new in zip(
+        recorded_bodies, replay.bodies, recorded_responses, replayed, strict=True
+    ):
         # the one difference: the gateway echoes each run's own request reference
         assert after.replace(new.requestreference.encode(), old.requestreference.encode()) == before
         assert [dict(r) for r in new] == [dict(r) for r in old]

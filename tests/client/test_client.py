@@ -451,11 +451,11 @@ def test_a_record_without_errorcode_is_a_format_error_not_a_key_error(gateway):
     client, _ = make_client(gateway)
     response = client.auth(**CARD)  # reading the envelope works
     with pytest.raises(ResponseFormatError, match="without errorcode"):
-        response.record.errorcode
+        _ = response.record.errorcode
     with pytest.raises(ResponseFormatError):
-        response.ok
+        _ = response.ok
     with pytest.raises(ResponseFormatError, match="not a number"):
-        Record({"errorcode": "zero"}).errorcode
+        _ = Record({"errorcode": "zero"}).errorcode
 
 
 def test_gateway_errors_do_not_raise_until_asked(gateway):
@@ -531,7 +531,7 @@ def test_transaction_query_records(gateway):
     assert all(isinstance(r, Record) and r.ok for r in response.query_records)
     assert Record({"errorcode": "0"}).query_records == []
     with pytest.raises(ResponseFormatError):
-        Record({"errorcode": "0", "records": "none"}).query_records
+        _ = Record({"errorcode": "0", "records": "none"}).query_records
 
 
 # -- the error hierarchy --------------------------------------------------------------------------------

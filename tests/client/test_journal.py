@@ -275,13 +275,13 @@ def test_an_injected_fault_is_journaled_with_its_kind(tmp_path):
             on_exchange=journal.hook(),
         ) as client,
     ):
-        card = dict(
-            accounttypedescription="ECOM",
-            currencyiso3a="GBP",
-            pan="4111111111111111",
-            expirydate="12/2030",
-            securitycode="123",
-        )
+        card = {
+            "accounttypedescription": "ECOM",
+            "currencyiso3a": "GBP",
+            "pan": "4111111111111111",
+            "expirydate": "12/2030",
+            "securitycode": "123",
+        }
         client.auth(baseamount=1050, orderreference="faulted", **card)
         client.auth(baseamount=1050, orderreference="clean", **card)
         faulted, clean = journal.entries(oldest_first=True)

@@ -23,7 +23,7 @@ def restore_logging():
 
 def test_requests_and_responses_are_logged_at_debug_masked(caplog):
     caplog.set_level(logging.DEBUG, logger="gwkit")
-    client, gateway = make_client()
+    client, _gateway = make_client()
     response = client.auth(**CARD)
     messages = [r.getMessage() for r in caplog.records if r.name == "gwkit"]
     assert len(messages) == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import date, timedelta
+from itertools import pairwise
 
 import pytest
 
@@ -64,7 +65,7 @@ def test_five_thousand_records_each_exactly_once(busy):
     }
     stamps = [r["transactionstartedtimestamp"] for r in records]
     assert stamps == sorted(stamps, reverse=True)  # newest first
-    assert seen[-1] == (DAYS + 1, DAYS + 1) and all(a <= b for (a, _), (b, _) in zip(seen, seen[1:]))
+    assert seen[-1] == (DAYS + 1, DAYS + 1) and all(a <= b for (a, _), (b, _) in pairwise(seen))
 
 
 def test_filters_apply_inside_every_window(busy):

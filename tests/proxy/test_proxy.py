@@ -310,7 +310,7 @@ def test_the_cassette_replays_the_session_with_the_upstream_stopped(tmp_path, ru
     # gwkit.cassette replays the same file: each recorded request answered as recorded.
     transport = Cassette(cassette_path).transport()
     with httpx.Client(transport=transport) as http:
-        for recording_line, answer in zip(Cassette(cassette_path), first):
+        for recording_line, answer in zip(Cassette(cassette_path), first, strict=True):
             assert http.post("http://gateway/json/", json=recording_line.request).json()["response"] == answer
     assert transport.unplayed == []
 

@@ -244,7 +244,10 @@ def test_decline_reasons_chart(activity):
     gw, orders = activity
     frame = report.query_frame(gw.transaction_query(orderreference=orders))
     table = report.decline_reasons_table(frame)
-    assert dict(zip(table["reason"], table["count"])) == {"70000 Decline": 3, "60010 Bank System Error": 3}
+    assert dict(zip(table["reason"], table["count"], strict=True)) == {
+        "70000 Decline": 3,
+        "60010 Bank System Error": 3,
+    }
     ax = report.decline_reasons(frame)
     assert ax.get_xlabel() == "Number of records" and ax.get_ylabel() == "Error code and message"
     assert sorted(p.get_width() for p in ax.patches) == [3, 3]

@@ -23,7 +23,11 @@ from support.sandbox import (
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 TEST_CARDS = list(
-    csv.DictReader(open(Path(__file__).resolve().parents[2] / "data" / "test_cards.csv", encoding="utf-8"))
+    csv.DictReader(
+        (Path(__file__).resolve().parents[2] / "data" / "test_cards.csv")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    )
 )
 AUTH_RECORD_FIELDS = {  # interface 2.4 (credentialsonfile only when sent)
     "transactionstartedtimestamp",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import queue
 import re
 import shutil
@@ -147,12 +148,25 @@ def test_a_new_user_pays_with_curl_restarts_and_finds_the_payment(run, db_path):
     db = str(db_path)
     first = run("--port", "0", "--db", db)
     banner = first.banner()
-    body = (
-        '{"alias": "%s", "version": "1.00", "request": [{"requesttypedescriptions": ["AUTH"], '
-        '"sitereference": "%s", "accounttypedescription": "ECOM", "currencyiso3a": "GBP", '
-        '"baseamount": "1050", "orderreference": "curl-order", "pan": "4111111111111111", '
-        '"expirydate": "12/2030", "securitycode": "123"}]}'
-    ) % (banner["user"], banner["site"])
+    body = json.dumps(
+        {
+            "alias": banner["user"],
+            "version": "1.00",
+            "request": [
+                {
+                    "requesttypedescriptions": ["AUTH"],
+                    "sitereference": banner["site"],
+                    "accounttypedescription": "ECOM",
+                    "currencyiso3a": "GBP",
+                    "baseamount": "1050",
+                    "orderreference": "curl-order",
+                    "pan": "4111111111111111",
+                    "expirydate": "12/2030",
+                    "securitycode": "123",
+                }
+            ],
+        }
+    )
     if shutil.which("curl"):
         out = subprocess.run(
             [

@@ -373,7 +373,7 @@ def test_one_users_faults_never_touch_another_users_sites(two_users):
 
 
 def test_naming_another_users_site_is_a_403_as_on_every_control_endpoint(two_users):
-    _, alice, bob = two_users
+    _, _alice, bob = two_users
     for path, payload in [
         ("/_sandbox/faults", {"kind": "drop", "sitereference": "test_alice12345"}),
         ("/_sandbox/faults/clear", {"sitereference": "test_alice12345"}),

@@ -71,7 +71,7 @@ async def round_of_auths(url: str, name: str) -> list[tuple[str, httpx.Response]
         answers = await asyncio.gather(
             *(client.post("/json/", json={**body, "request": [card_auth(orderreference=o)]}) for o in orders)
         )
-    return list(zip(orders, answers))
+    return list(zip(orders, answers, strict=True))
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE and prlimit as on Linux")

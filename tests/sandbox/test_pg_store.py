@@ -124,7 +124,7 @@ def two_workers(pg_url):
     handles = [gwkit.sandbox.start(pg_url, clock_start=CLOCK) for _ in range(2)]
     clients = [Gateway(handle.base_url) for handle in handles]
     yield clients
-    for client, handle in zip(clients, handles):
+    for client, handle in zip(clients, handles, strict=True):
         client.close()
         handle.stop()
 

@@ -308,7 +308,7 @@ def test_a_subscription_object_on_its_own_needs_its_parent(gateway, db_path):
 
 
 def test_a_subscription_cannot_be_a_parent(gateway):
-    check, subscription = gateway.records(
+    _check, subscription = gateway.records(
         {
             **accountcheck(baseamount="100"),
             **SUBSCRIPTION,
@@ -410,7 +410,7 @@ def test_installment_subscriptions_are_scheduled_and_must_end(sandbox, gateway):
         "subscriptionfinalnumber": "2",
         "requesttypedescriptions": ["ACCOUNTCHECK", "SUBSCRIPTION"],
     }
-    check, subscription = gateway.records(request)
+    _check, subscription = gateway.records(request)
     assert (subscription["errorcode"], subscription["subscriptiontype"]) == ("0", "INSTALLMENT")
     refused = gateway.one(
         {
@@ -456,7 +456,7 @@ def test_a_subscription_of_days_as_the_official_tests_send_it(sandbox, gateway):
 
 
 def test_days_between_payments_after_an_auth(sandbox, gateway):
-    auth, subscription = gateway.records(
+    _auth, subscription = gateway.records(
         card_auth(baseamount="700"),
         {
             "requesttypedescriptions": ["SUBSCRIPTION"],

@@ -48,7 +48,9 @@ BILLING = {
 ONE_CARD_PER_SCHEME = {
     row["paymenttypedescription"]: row["pan"]
     for row in csv.DictReader(
-        open(Path(__file__).resolve().parents[2] / "data" / "test_cards.csv", encoding="utf-8")
+        (Path(__file__).resolve().parents[2] / "data" / "test_cards.csv")
+        .read_text(encoding="utf-8")
+        .splitlines()
     )
     if row["outcome"] == "authorised"
 }

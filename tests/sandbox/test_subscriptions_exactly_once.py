@@ -15,6 +15,7 @@ import sys
 import textwrap
 import threading
 from datetime import date
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -262,7 +263,7 @@ def test_a_clock_move_commits_days_together_and_never_more_than_its_bound_at_onc
     sandbox.close()
 
     assert assert_each_payment_made_once(db_path, subscriptions, date(2026, 7, 1)) == 60 * 6
-    committed_at_once = [after - before for before, after in zip([0, *on_disk], on_disk)]
+    committed_at_once = [after - before for before, after in pairwise([0, *on_disk])]
     assert sum(committed_at_once) == 60 * 6
     assert max(committed_at_once) <= 50 + 7 - 1  # the bound, passed by at most one batch of the engine
     assert len(on_disk) < report["days"] / 2  # days shared their commits

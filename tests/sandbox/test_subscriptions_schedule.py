@@ -193,7 +193,7 @@ def test_engine_payments_equal_the_schedule(engine_sandbox, store_kind):
         horizon = sandbox.advance(by="P26M")
         until = sandbox.clock.today()
         assert horizon["subscriptions"]["declined"] == 0
-        for reference, (begin, frequency, first, final) in zip(references, expected_plans):
+        for reference, (begin, frequency, first, final) in zip(references, expected_plans, strict=True):
             assert made_payments(sandbox, reference) == payment_dates(
                 begin, frequency, first, final, until=until
             )
@@ -213,7 +213,7 @@ def test_engine_over_five_years_on_every_month_end_anchor(db_path):
     ]
     references = create(sandbox, [subscription_request(b, f, 1, n, "2") for b, f, n in cases])
     sandbox.advance(to="2031-01-01T08:00:00")
-    for reference, (begin, frequency, final) in zip(references, cases):
+    for reference, (begin, frequency, final) in zip(references, cases, strict=True):
         expected = payment_dates(begin, frequency, 2, final, until=date(2031, 1, 1))
         assert made_payments(sandbox, reference) == expected, (begin, frequency, final)
         if begin.day == 31 and frequency == 1 and final == 0:

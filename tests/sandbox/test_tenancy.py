@@ -172,7 +172,7 @@ def site_clock(caller: Gateway, site: str) -> str:
 
 
 def test_another_users_credentials_change_nothing_of_my_sites(two_accounts):
-    handle, alice, bob = two_accounts
+    _handle, alice, bob = two_accounts
     paid = alice.one(card_auth(sitereference=ALICE_1, orderreference="alice-pay"))
     before = alice.query(sitereference=[ALICE_1, ALICE_2])
     alice_clocks = alice.http.get("/_sandbox/clock").json()
@@ -220,7 +220,7 @@ def test_an_unknown_site_is_refused_like_another_users(two_accounts):
 
 
 def test_an_operator_acts_on_every_site(two_accounts, operator):
-    handle, alice, bob = two_accounts
+    _handle, alice, bob = two_accounts
     alices = alice.one(card_auth(sitereference=ALICE_1))["transactionreference"]
     bobs = bob.one(card_auth(sitereference=BOB))["transactionreference"]
     assert control(operator, "settle", all=True, sitereference=ALICE_1).json() == {
@@ -240,7 +240,7 @@ def test_an_operator_acts_on_every_site(two_accounts, operator):
 
 
 def test_each_site_has_its_own_clock(two_accounts):
-    handle, alice, bob = two_accounts
+    _handle, alice, bob = two_accounts
     assert control(alice, "clock/advance", by="P2D", sitereference=ALICE_1).json()["days"] == 2
     assert alice.http.get("/_sandbox/clock").json() == {
         "now": "2026-01-17T10:00:00",
@@ -284,7 +284,7 @@ def recur_payments(caller: Gateway, site: str) -> list[dict]:
 
 
 def test_advancing_one_users_clock_pays_only_its_subscriptions(two_accounts):
-    handle, alice, bob = two_accounts
+    _handle, alice, bob = two_accounts
     assert [r["errorcode"] for r in alice.records(subscription(ALICE_1, "a-sub"))] == ["0", "0"]
     assert [r["errorcode"] for r in bob.records(subscription(BOB, "b-sub"))] == ["0", "0"]
     report = control(alice, "clock/advance", to="2026-03-20T00:00:00").json()

@@ -319,7 +319,7 @@ def test_records_of_other_types_are_not_updatable(gateway):
 
 
 def test_subscriptionfrequency_applies_from_the_next_payment_on(sandbox, gateway):
-    auth, subscription = gateway.records(
+    _auth, subscription = gateway.records(
         {
             **card_auth(orderreference="freq"),
             "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],

@@ -260,7 +260,7 @@ def shared(tmp_path, db_path):
 
 
 def test_a_cachetoken_of_another_site_is_refused_and_nothing_is_paid_or_kept(shared):
-    handle, anonymous, db_path = shared
+    _handle, anonymous, db_path = shared
     foreign = token(anonymous, site=MALLORY_SITE)
     before = all_rows(db_path)
     page = anonymous.post(
@@ -273,7 +273,7 @@ def test_a_cachetoken_of_another_site_is_refused_and_nothing_is_paid_or_kept(sha
 
 
 def test_a_form_naming_another_site_is_refused_even_with_a_good_token(shared):
-    handle, anonymous, db_path = shared
+    _handle, anonymous, db_path = shared
     mine = token(anonymous)
     before = all_rows(db_path)
     page = anonymous.post(
@@ -299,7 +299,7 @@ def test_the_shop_page_is_only_for_the_merchants_own_site(shared):
 
 
 def test_received_lists_only_the_merchants_own_payments(shared):
-    handle, anonymous, db_path = shared
+    handle, anonymous, _db_path = shared
     anonymous.post(
         "/demo/merchant/pay",
         data={"cachetoken": token(anonymous), "baseamount": "100", "currencyiso3a": "GBP"},

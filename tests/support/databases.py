@@ -182,7 +182,7 @@ class Database:
         if not tables:
             return {}
         found = self.rows("SELECT " + ", ".join(f'(SELECT COUNT(*) FROM "{t}")' for t in tables))[0]
-        return dict(zip(tables, found))
+        return dict(zip(tables, found, strict=True))
 
     def references_made(self) -> Any:
         """How many transaction references were handed out (a sequence, or a counter in `meta`)."""

@@ -8,9 +8,12 @@ from gwkit.widgets import ProgressBar
 
 
 def test_the_bar_follows_query_all_to_the_end(gw):
-    card = dict(
-        accounttypedescription="ECOM", pan="4111111111111111", expirydate="12/2030", securitycode="123"
-    )
+    card = {
+        "accounttypedescription": "ECOM",
+        "pan": "4111111111111111",
+        "expirydate": "12/2030",
+        "securitycode": "123",
+    }
     gw.auth(baseamount=1050, orderreference="bar-1", **card)
     today = gw.sandbox.now().date()
     bar = ProgressBar("Days queried")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+from typing import Any, ClassVar
 
 import pytest
 
@@ -223,7 +224,7 @@ def test_an_exchange_and_a_journal_entry_show_the_same_records(gw):
 
 def test_a_failed_exchange_says_there_was_no_answer(gw):
     class Failed:
-        request = {"request": [{"requesttypedescriptions": ["AUTH"]}]}
+        request: ClassVar[dict[str, Any]] = {"request": [{"requesttypedescriptions": ["AUTH"]}]}
         response = None
         error = "ConnectError: could not connect to http://gateway.test/json/"
         elapsed = 0.01

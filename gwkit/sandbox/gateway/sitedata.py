@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from .sql import Sql, both
@@ -93,21 +94,21 @@ def delete_sites(conn: Any, tables: SiteTables, sites: Iterable[str], *, keep: I
     conn.execute(RESTORE_CARDS)
     conn.execute("DELETE FROM restore_cards")
     for table, column in tables.card_columns:
-        conn.execute(
-            tables.site_filter(table, sites).map(
-                lambda condition: (
-                    f'INSERT INTO restore_cards SELECT "{column}" FROM "{table}" '
-                    f'WHERE "{column}" IS NOT NULL AND {condition} ON CONFLICT DO NOTHING'
-                )
-            )
-        )
+        conn.execute(tables.site_filter(table, sites).map(partial(_restore_cards_of, table, column)))
     for table in [*tables.children, *tables.roots]:
         if table not in kept:
-            conn.execute(
-                tables.site_filter(table, sites).map(
-                    lambda condition: f'DELETE FROM "{table}" WHERE {condition}'
-                )
-            )
+            conn.execute(tables.site_filter(table, sites).map(partial(_delete_rows_of, table)))
     conn.execute(
         f"DELETE FROM cards WHERE id IN (SELECT id FROM restore_cards) AND id NOT IN ({tables.cards_used()})"
     )
+
+
+def _restore_cards_of(table: str, column: str, condition: str) -> str:
+    return (
+        f'INSERT INTO restore_cards SELECT "{column}" FROM "{table}" '
+        f'WHERE "{column}" IS NOT NULL AND {condition} ON CONFLICT DO NOTHING'
+    )
+
+
+def _delete_rows_of(table: str, condition: str) -> str:
+    return f'DELETE FROM "{table}" WHERE {condition}'

@@ -237,7 +237,7 @@ def test_unknown_enrolment_may_be_resent_then_auth_with_parent(flow):
 
 def test_altered_pares_is_refused_and_the_genuine_one_still_works(client, receiver):
     f = authenticated(client, receiver, "N")
-    payload, signature = f.pares.split(".")
+    _payload, signature = f.pares.split(".")
     data = pares_payload(f.pares)
     forged = base64.urlsafe_b64encode(json.dumps({**data, "status": "Y"}).encode()).decode().rstrip("=")
     for altered in (f"{forged}.{signature}", f.pares[:-1] + ("A" if f.pares[-1] != "A" else "B"), "x" * 40):

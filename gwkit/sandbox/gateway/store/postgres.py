@@ -38,11 +38,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-# The `team` extra, imported by the first PgStore: the SQLite sandbox (every notebook's) needs neither,
-# and psycopg takes a tenth of a second to import.
-psycopg: Any = None
-ConnectionPool: Any = None
-
 from ..moves import STALE_SECONDS, Move
 from ..sitedata import Catalog
 from ..vault import Vault
@@ -60,6 +55,11 @@ from .common import (
     text_for,
 )
 from .postgres_snapshots import RowSnapshots
+
+# The `team` extra, imported by the first PgStore: the SQLite sandbox (every notebook's) needs neither,
+# and psycopg takes a tenth of a second to import.
+psycopg: Any = None
+ConnectionPool: Any = None
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 POOL_SIZE = 16  # connections per worker process; a request holds one for its transaction only
@@ -532,7 +532,9 @@ class PostgresStore(Records):
         """Run `statement` for all of `rows` at once: its PostgreSQL text takes one array per column
         (`unnest`), so a day's payments are a few statements, not a few per payment."""
         if rows:
-            conn.raw.execute(_psycopg_text(statement, "%b"), [list(column) for column in zip(*rows)])
+            conn.raw.execute(
+                _psycopg_text(statement, "%b"), [list(column) for column in zip(*rows, strict=True)]
+            )
 
     def add_transaction_rows(
         self, conn: Any, columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
@@ -541,7 +543,7 @@ class PostgresStore(Records):
         if rows:
             conn.raw.execute(
                 _psycopg_text(_insert_transactions_sql(columns), "%b"),
-                [list(column) for column in zip(*rows)],
+                [list(column) for column in zip(*rows, strict=True)],
             )
 
     def update_transactions(self, conn: Any, references: Sequence[str], changes: Mapping[str, str]) -> None:
@@ -558,7 +560,7 @@ class PostgresStore(Records):
         changed = [(ref, json.dumps({**json.loads(record), **changes})) for ref, record in records]
         if not changed:
             return
-        references, texts = zip(*changed)
+        references, texts = zip(*changed, strict=True)
         conn.raw.execute(
             _psycopg_text(
                 f"UPDATE transactions t SET {', '.join([*assignments, 'record = v.record'])} "
