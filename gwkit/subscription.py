@@ -90,7 +90,10 @@ class Subscription:
     """
 
     def __init__(
-        self, client: GatewayClient, record: Mapping[str, Any], auth: Mapping[str, Any] | None = None
+        self,
+        client: GatewayClient | None,
+        record: Mapping[str, Any],
+        auth: Mapping[str, Any] | None = None,
     ):
         self.client = client
         self.record = record if isinstance(record, Record) else Record(record)
@@ -106,6 +109,15 @@ class Subscription:
         )
 
     # creating and finding
+
+    def require_client(self) -> GatewayClient:
+        """The client this subscription sends with; one made from a record alone (a report's) has none."""
+        if self.client is None:
+            raise RuntimeError(
+                "this Subscription was made from its record alone (for a report): give it a client, "
+                "Subscription(client, record), to query or change it"
+            )
+        return self.client
 
     @classmethod
     def create(cls, client: GatewayClient, **fields: Any) -> Subscription:
@@ -162,7 +174,7 @@ class Subscription:
 
     def _records(self, references: list[str]) -> dict[str, Record]:
         """The records of `references` (one TRANSACTIONQUERY), by reference."""
-        answer = query_answer(self.client, {"transactionreference": references})
+        answer = query_answer(self.require_client(), {"transactionreference": references})
         return {
             reference: r
             for r in answer.query_records
@@ -202,7 +214,7 @@ class Subscription:
 
     def update(self, **updates: Any) -> Subscription:
         """TRANSACTIONUPDATE of `baseamount`, `subscriptionfinalnumber` and/or `transactionactive`."""
-        response = self.client.transaction_update(transactionreference=self.reference, updates=updates)
+        response = self.require_client().transaction_update(transactionreference=self.reference, updates=updates)
         record = response.record
         if record.errorcode != 0:
             raise SubscriptionError(
@@ -234,7 +246,7 @@ class Subscription:
     def payments(self) -> list[Record]:
         """The automated payments made so far, by number (AUTH records whose parent is this subscription)."""
         found = query_paged(
-            self.client, {"parenttransactionreference": self.reference, "requesttypedescription": "AUTH"}
+            self.require_client(), {"parenttransactionreference": self.reference, "requesttypedescription": "AUTH"}
         )
         return sorted(found, key=lambda r: int(r.get("subscriptionnumber") or 0))
 
@@ -247,7 +259,7 @@ class Subscription:
                 20004, f"subscription {self.reference} has made no payment {number}", ["subscriptionnumber"]
             )
         fields: dict[str, Any] = {} if baseamount is None else {"baseamount": baseamount}
-        response = self.client.refund(made[0]["transactionreference"], **fields)
+        response = self.require_client().refund(made[0]["transactionreference"], **fields)
         record = response.record
         if record.errorcode != 0:
             raise SubscriptionError(

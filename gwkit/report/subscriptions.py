@@ -171,7 +171,7 @@ def subscription_payments_frame(subscription: Subscription) -> pd.DataFrame:
         r
         for start in range(0, len(references), 100)  # 100 references to a query, as fetch_subscriptions
         for r in query_paged(
-            subscription.client,
+            subscription.require_client(),
             {
                 "requesttypedescription": "REFUND",
                 "parenttransactionreference": references[start : start + 100],
