@@ -7,7 +7,6 @@ from typing import Any, Protocol
 from ..gateway.accounts import Account
 from ..gateway.core import Gateway
 from ..gateway.store.snapshots import Snapshots
-from ..http import SandboxRequest, SandboxResponse
 from .faults import FaultBook
 from .latency import LatencyBudget
 
@@ -18,7 +17,5 @@ class Served(Protocol):
     latency: LatencyBudget
 
     def health(self) -> dict[str, Any]: ...
-
-    def answer_without_faults(self, request: SandboxRequest) -> SandboxResponse: ...
 
     def snapshots_of(self, account: Account) -> Snapshots: ...
