@@ -1,12 +1,14 @@
-"""Served: what every page of the sandbox is given (the Sandbox, seen without importing it)."""
+"""Served: what every page of the sandbox is given (the Sandbox, seen without importing it), and a Page."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..gateway.accounts import Account
 from ..gateway.core import Gateway
 from ..gateway.store.snapshots import Snapshots
+from ..http import SandboxRequest, SandboxResponse
 from .faults import FaultBook
 from .latency import LatencyBudget
 
@@ -19,3 +21,6 @@ class Served(Protocol):
     def health(self) -> dict[str, Any]: ...
 
     def snapshots_of(self, account: Account) -> Snapshots: ...
+
+
+Page = Callable[[Served, SandboxRequest], SandboxResponse]  # what the routes table (routes.py) maps to
