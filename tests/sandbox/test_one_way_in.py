@@ -10,10 +10,12 @@ from typing import Any
 import httpx
 import pytest
 
-from gwkit.sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport
+from gwkit.sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport, start
 from gwkit.sandbox.http import read_json
+from gwkit.sandbox.web.control import ids_in
 from gwkit.sandbox.web.credentials import authenticate
 from gwkit.sandbox.web.pages import secured
+from gwkit.sandbox.web.routes import find_route
 
 VISA, EXPIRY = "4111111111111111", "12/2030"
 
@@ -121,3 +123,52 @@ def test_a_body_over_the_limit_is_refused_once_and_never_meets_a_fault(tmp_path,
             assert sandbox.faults.active()[0]["kind"] == "gateway_error"
     finally:
         sandbox.close()
+
+
+def test_clock_settle_and_reset_over_http_send_the_change_signal(tmp_path):
+    handle = start(tmp_path / "signal.db")
+    heard: list[str] = []
+    handle.on_change(heard.append)
+    try:
+        with httpx.Client(base_url=handle.base_url, auth=(handle.username, handle.password)) as http:
+            before = handle.now()
+            assert http.post("/_sandbox/clock/advance", json={"by": "P1D"}).status_code == 200
+            assert handle.now() > before
+            assert http.post("/_sandbox/settle", json={"all": True}).status_code == 200
+            assert (
+                http.post("/_sandbox/reset", json={"sitereference": handle.sitereference}).status_code == 200
+            )
+            assert heard == ["clock", "settle", "reset"]
+
+            refused = http.post("/_sandbox/clock/advance", json={"by": "P1D", "sitereference": "another"})
+            assert refused.status_code == 403 and refused.json()["field"] == "sitereference"
+            assert http.post("/_sandbox/clock/advance", json={"by": 1}).status_code == 400
+            assert http.post("/_sandbox/settle", json={"everything": True}).status_code == 400
+            assert heard == ["clock", "settle", "reset"]  # nothing changed, nothing signalled
+    finally:
+        handle.stop()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "page"),
+    [
+        ("GET", "/_sandbox/clock", "control_page(clock)"),
+        ("GET", "/_sandbox/clock/", "control_page(clock)"),
+        ("DELETE", "/_sandbox/notifications/rules/r-1", "control_page(delete_rule)"),
+        ("POST", "/_sandbox/notifications/deliveries/d-1/resend", "control_page(resend)"),
+        ("POST", "/_sandbox/notifications/deliveries/d-1", "no_such_control_endpoint"),
+        ("DELETE", "/_sandbox/notifications/rules/r-1/more", "no_such_control_endpoint"),
+        ("GET", "/_sandbox/notifications/rules/r-1", "no_such_control_endpoint"),
+        ("GET", "/_sandbox/health", "health_page"),
+        ("POST", "/json/", "gateway_endpoint"),
+    ],
+)
+def test_every_request_finds_its_page_in_the_one_routes_table(method, path, page):
+    found = find_route(method, path)
+    assert found is not None and found.page.__name__ == page
+
+
+def test_a_control_page_is_given_the_ids_its_path_carries():
+    template = "/_sandbox/notifications/deliveries/{id}/resend"
+    assert ids_in(template, "/_sandbox/notifications/deliveries/d-1/resend/") == ["d-1"]
+    assert ids_in("/_sandbox/clock", "/_sandbox/clock") == []

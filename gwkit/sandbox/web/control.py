@@ -90,8 +90,9 @@ def health_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     return SandboxResponse.json(health(sandbox, account) if account is not None else {"status": "ok"})
 
 
-def _sites(sandbox: Served, account: Account, payload: dict[str, Any], *allowed: str) -> tuple[str, ...]:
-    """The sites a request acts on: the caller's, or the one its "sitereference" names."""
+def _site(sandbox: Served, account: Account, payload: dict[str, Any], *allowed: str) -> str | None:
+    """The one site a request names ("sitereference"; 403 when not the caller's), or None: all of
+    the caller's. Any field but `allowed` and "sitereference" is refused."""
     unknown = sorted(set(payload) - {*allowed, "sitereference"})
     if unknown:
         listed = ", ".join(repr(name) for name in (*allowed, "sitereference"))
@@ -99,7 +100,8 @@ def _sites(sandbox: Served, account: Account, payload: dict[str, Any], *allowed:
     site = payload.get("sitereference")
     if "sitereference" in payload and not isinstance(site, str):
         raise ValueError("sitereference must be a string")
-    return sandbox.gateway.sites_of(account, site)
+    sandbox.gateway.sites_of(account, site)  # SiteNotYours before anything moves
+    return site
 
 
 def health(sandbox: Served, account: Account) -> dict[str, Any]:
@@ -121,22 +123,23 @@ def progress(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict
 
 
 def advance(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    sites = _sites(sandbox, account, payload, "by", "to")
+    site = _site(sandbox, account, payload, "by", "to")
     for name in ("by", "to"):
         if name in payload and not isinstance(payload[name], str):
             raise ClockError(f"{name} must be a string")
-    return sandbox.gateway.advance(by=payload.get("by"), to=payload.get("to"), sites=sites)
+    return sandbox.advance(by=payload.get("by"), to=payload.get("to"), sitereference=site, account=account)
 
 
 def settle(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    sites = _sites(sandbox, account, payload, "all")
-    return sandbox.gateway.settle(all_pending=payload.get("all") is True, sites=sites)
+    site = _site(sandbox, account, payload, "all")
+    return sandbox.settle(all_pending=payload.get("all") is True, sitereference=site, account=account)
 
 
 def reset(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    sites = _sites(sandbox, account, payload)
-    sandbox.gateway.reset(sites)
-    return {"reset": True, "now": sandbox.gateway.clock.now(sites).strftime(ISO)}
+    site = _site(sandbox, account, payload)
+    sandbox.reset(site, account=account)
+    now = sandbox.gateway.clock.now(sandbox.gateway.sites_of(account, site))
+    return {"reset": True, "now": now.strftime(ISO)}
 
 
 def _controls(sandbox: Served, account: Account) -> FaultControls:
