@@ -10,14 +10,13 @@ from typing import Any
 import httpx
 import pytest
 
-from gwkit.sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport, start
+from gwkit.sandbox import Sandbox, SandboxTransport, start
 from gwkit.sandbox.http import read_json
 from gwkit.sandbox.web.control import ids_in
 from gwkit.sandbox.web.credentials import authenticate
 from gwkit.sandbox.web.pages import secured
 from gwkit.sandbox.web.routes import find_route
-
-VISA, EXPIRY = "4111111111111111", "12/2030"
+from support.sandbox import card_auth
 
 
 @pytest.fixture
@@ -52,20 +51,6 @@ def calls_of(monkeypatch: pytest.MonkeyPatch, function: Callable[..., Any]) -> l
     return calls
 
 
-def auth(order: str) -> dict[str, Any]:
-    return {
-        "requesttypedescriptions": ["AUTH"],
-        "sitereference": DEFAULT_ACCOUNT.sitereferences[0],
-        "accounttypedescription": "ECOM",
-        "currencyiso3a": "GBP",
-        "baseamount": "1050",
-        "pan": VISA,
-        "expirydate": EXPIRY,
-        "securitycode": "123",
-        "orderreference": order,
-    }
-
-
 ARMED = {
     "none": None,
     "met": {"kind": "gateway_error", "code": 60010, "made": True},
@@ -82,7 +67,7 @@ def test_a_gateway_request_is_read_authenticated_and_secured_once(sandbox, http,
     parsed = calls_of(monkeypatch, read_json)
     secured_answers = calls_of(monkeypatch, secured)
 
-    response = http.post("/json/", json={"request": [auth(f"once-{fault}")]})
+    response = http.post("/json/", json={"request": [card_auth(orderreference=f"once-{fault}")]})
 
     assert response.status_code == 200
     (record,) = response.json()["response"]
@@ -114,7 +99,7 @@ def test_a_body_over_the_limit_is_refused_once_and_never_meets_a_fault(tmp_path,
             base_url="http://sandbox.test",
             auth=(account.username, account.password),
         ) as http:
-            response = http.post("/json/", json={"request": [auth("x" * 300)]})
+            response = http.post("/json/", json={"request": [card_auth(orderreference="x" * 300)]})
             assert response.status_code == 413
             assert response.json() == {"error": "request body too large", "limit_bytes": 200}
             assert "x-gwkit-fault" not in response.headers
