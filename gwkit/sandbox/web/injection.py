@@ -60,9 +60,9 @@ Process = Callable[[], SandboxResponse]  # the request's answer without a fault
 def serve(sandbox: Served, request: SandboxRequest, caller: Caller, process: Process) -> Answer:
     """A gateway POST with a fault armed somewhere: the fault it meets, if any, carried out."""
     target = target_of(caller)
-    fault = (
-        sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts) if target else None
-    )
+    if target is None:  # refused whatever is armed: wrong credentials, or another's site
+        return Answer(process())
+    fault = sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts)
     if fault is None:
         return Answer(process())
     return _APPLY[fault.kind](sandbox, request, fault, target, process)

@@ -21,7 +21,7 @@ from ..gateway.threeds import ACS_PATH
 from ..http import SandboxRequest, SandboxResponse
 from . import acs, control, home, merchant
 from . import notification_controls as notifications
-from .control import control_page
+from .control import ControlHandler, control_page
 from .credentials import authenticate, unauthorised
 from .endpoint import gateway_endpoint, method_not_allowed
 from .faults import GATEWAY_PATHS
@@ -58,6 +58,13 @@ def no_such_control_endpoint(sandbox: Served, request: SandboxRequest) -> Sandbo
     )
 
 
+def _control_rows(handlers: dict[tuple[str, str], ControlHandler]) -> dict[tuple[str, str], Route]:
+    """Control endpoints as rows of the table: each handler served by `control_page`."""
+    return {
+        (method, path): Route(control_page(handler, path)) for (method, path), handler in handlers.items()
+    }
+
+
 ROUTES: dict[tuple[str, str], Route] = {
     **{(method, path): Route(gateway_endpoint) for path in GATEWAY_PATHS for method in ("POST", "OPTIONS")},
     **{("*", path): Route(method_not_allowed, ANY_BODY) for path in GATEWAY_PATHS},  # 405 whatever the body
@@ -65,9 +72,8 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("GET", "/_sandbox/"): Route(home.home),
     ("GET", "/_sandbox"): Route(home.home),
     ("GET", "/_sandbox/health"): Route(control.health_page),  # without credentials: only that it is up
-    **{
-        (method, path): Route(control_page(handler, path))
-        for (method, path), handler in {
+    **_control_rows(
+        {
             ("GET", "/_sandbox/clock"): control.clock,
             ("POST", "/_sandbox/clock/advance"): control.advance,
             ("GET", "/_sandbox/clock/progress"): control.progress,
@@ -86,8 +92,8 @@ ROUTES: dict[tuple[str, str], Route] = {
             ("DELETE", f"{RULES}/{{id}}"): notifications.delete_rule,
             ("GET", DELIVERIES): notifications.deliveries,
             ("POST", f"{DELIVERIES}/{{id}}/resend"): notifications.resend,
-        }.items()
-    },
+        }
+    ),
     ("*", "/_sandbox/*"): Route(no_such_control_endpoint),
     ("GET", ACS_PATH): Route(acs.acs_get),
     ("POST", ACS_PATH): Route(acs.acs_page, FORM),
