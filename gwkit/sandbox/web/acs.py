@@ -132,7 +132,7 @@ def _error_page(message: str, status: int = 400) -> SandboxResponse:
 def _posted_form(request: SandboxRequest) -> dict[str, str] | SandboxResponse:
     """The browser's form post, or the error page for a body that is not a UTF-8 form of a few fields.
 
-    (Sandbox.answer_without_faults has already refused any content type but a URL-encoded form: routes.py.)"""
+    (Sandbox.answer has already refused any content type but a URL-encoded form: routes.py.)"""
     try:
         return dict(
             parse_qsl(request.body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)

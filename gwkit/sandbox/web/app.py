@@ -18,7 +18,8 @@ from starlette.types import Receive, Scope, Send
 
 from ..http import SandboxRequest
 from .injection import Answer
-from .sandbox import Sandbox, too_large
+from .pages import secured
+from .sandbox import Sandbox
 from .sandbox import internal_error as sandbox_internal_error
 from .workers import Workers
 
@@ -69,8 +70,9 @@ def create_app(
 
     async def _answer(request: Request) -> Response:
         declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > sandbox.max_body_bytes:
-            outcome = Answer(too_large(sandbox.max_body_bytes))
+        refused = sandbox.oversized(int(declared)) if declared and declared.isdigit() else None
+        if refused is not None:  # not read at all
+            outcome = Answer(secured(refused))
         else:
             try:
                 async with asyncio.timeout(body_read_seconds):  # unlike wait_for, no task per request

@@ -22,6 +22,9 @@ Every endpoint acts on the caller's own sites (an operator account, `admin = tru
 advance, settle and reset take an optional "sitereference" to act on one of them only. A site that
 is not the caller's is a 403 {"error": "forbidden", "field": "sitereference", "detail": ...}.
 
+Each endpoint is a row of the one routes table (routes.py), its page `control_page(handler, path)`;
+any other path under `/_sandbox/` is a 404 listing them all.
+
 Errors are HTTP 400 with {"error": "bad request", "detail": "..."}; a move of the clock backwards is
 one of them, and a move past a limit also names it ("limit": "max_move" or "latest"). A snapshot
 that does not exist is a 404 {"error": "not found", "detail": "..."}.
@@ -29,53 +32,67 @@ that does not exist is a 404 {"error": "not found", "detail": "..."}.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.clock import ISO, ClockError
+from ..gateway.notifications import NotFound
 from ..gateway.store.snapshots import SnapshotNotFound
 from ..http import BodyError, SandboxRequest, SandboxResponse
 from .credentials import authenticate, unauthorised
 from .fault_controls import FaultControls
-from .served import Served
+from .served import Page, Served
+
+ControlHandler = Callable[..., dict[str, Any]]  # (sandbox, account, payload, *the path's ids)
 
 
-def handle_control(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
-    route = (request.method, request.path.rstrip("/"))
+def control_page(handler: ControlHandler, path: str) -> Page:
+    """The page of a control endpoint (its path may carry `{id}`s): the caller's credentials, the
+    JSON body of a POST (the query of any other method), and refusals as 4xx naming what is wrong."""
+
+    def page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
+        account = authenticate(sandbox.gateway.accounts, request.headers)
+        if account is None:
+            return unauthorised()
+        try:
+            payload = request.json() if request.method == "POST" else dict(request.query)
+        except BodyError as error:
+            return SandboxResponse.bad_body(error, expected="a JSON object")
+        if not isinstance(payload, dict):
+            return bad_request("the body must be a JSON object")
+        try:
+            return SandboxResponse.json(handler(sandbox, account, payload, *ids_in(path, request.path)))
+        except SiteNotYours as exc:
+            return SandboxResponse.json(
+                {"error": "forbidden", "field": "sitereference", "detail": str(exc)}, status=403
+            )
+        except (SnapshotNotFound, NotFound) as exc:
+            return SandboxResponse.json({"error": "not found", "detail": str(exc)}, status=404)
+        except ClockError as exc:
+            return bad_request(str(exc), **({"limit": exc.limit} if exc.limit else {}))
+        except ValueError as exc:  # NotificationError too
+            return bad_request(str(exc))
+
+    page.__qualname__ = page.__name__ = f"control_page({handler.__name__})"
+    return page
+
+
+def ids_in(template: str, path: str) -> list[str]:
+    """The segments of `path` standing where `template` has `{id}` (routes.find_route matched them)."""
+    pairs = zip(template.split("/"), path.rstrip("/").split("/"), strict=True)
+    return [segment for wanted, segment in pairs if wanted == "{id}"]
+
+
+def health_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
+    """Up, without credentials; with them, the caller's sites' clock, transactions and faults."""
     account = authenticate(sandbox.gateway.accounts, request.headers)
-    if route == ("GET", "/_sandbox/health"):  # without credentials: only that it is up
-        return SandboxResponse.json(_health(sandbox, account) if account is not None else {"status": "ok"})
-    if account is None:
-        return unauthorised()
-    handler = _ROUTES.get(route)
-    if handler is None:
-        endpoints = [f"{m} {p}" for m, p in [*_ROUTES, ("GET", "/_sandbox/health")]]
-        return SandboxResponse.json(
-            {"error": f"no such control endpoint: {request.method} {request.path}", "endpoints": endpoints},
-            status=404,
-        )
-    try:
-        payload = request.json() if request.method == "POST" else {}
-    except BodyError as error:
-        return SandboxResponse.bad_body(error, expected="a JSON object")
-    if not isinstance(payload, dict):
-        return _bad_request("the body must be a JSON object")
-    try:
-        return SandboxResponse.json(handler(sandbox, account, payload))
-    except SiteNotYours as exc:
-        return SandboxResponse.json(
-            {"error": "forbidden", "field": "sitereference", "detail": str(exc)}, status=403
-        )
-    except ClockError as exc:
-        return _bad_request(str(exc), **({"limit": exc.limit} if exc.limit else {}))
-    except ValueError as exc:
-        return _bad_request(str(exc))
-    except SnapshotNotFound as exc:
-        return SandboxResponse.json({"error": "not found", "detail": str(exc)}, status=404)
+    return SandboxResponse.json(health(sandbox, account) if account is not None else {"status": "ok"})
 
 
-def _sites(sandbox: Served, account: Account, payload: dict[str, Any], *allowed: str) -> tuple[str, ...]:
-    """The sites a request acts on: the caller's, or the one its "sitereference" names."""
+def _site(sandbox: Served, account: Account, payload: dict[str, Any], *allowed: str) -> str | None:
+    """The one site a request names ("sitereference"; 403 when not the caller's), or None: all of
+    the caller's. Any field but `allowed` and "sitereference" is refused."""
     unknown = sorted(set(payload) - {*allowed, "sitereference"})
     if unknown:
         listed = ", ".join(repr(name) for name in (*allowed, "sitereference"))
@@ -83,16 +100,17 @@ def _sites(sandbox: Served, account: Account, payload: dict[str, Any], *allowed:
     site = payload.get("sitereference")
     if "sitereference" in payload and not isinstance(site, str):
         raise ValueError("sitereference must be a string")
-    return sandbox.gateway.sites_of(account, site)
+    sandbox.gateway.sites_of(account, site)  # SiteNotYours before anything moves
+    return site
 
 
-def _health(sandbox: Served, account: Account) -> dict[str, Any]:
+def health(sandbox: Served, account: Account) -> dict[str, Any]:
     """Up, with the caller's sites' clock, transactions and faults (an operator's: every site's)."""
     sites = sandbox.gateway.sites_of(account)
     return {**sandbox.gateway.health(sites), "faults": _controls(sandbox, account).state()}
 
 
-def _clock(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+def clock(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     clocks = sandbox.gateway.clock.clocks(sandbox.gateway.sites_of(account))
     return {
         "now": max(clocks.values()).strftime(ISO),
@@ -100,38 +118,39 @@ def _clock(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[s
     }
 
 
-def _progress(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+def progress(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return {"advances": sandbox.gateway.advances_of(sandbox.gateway.sites_of(account))}
 
 
-def _advance(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    sites = _sites(sandbox, account, payload, "by", "to")
+def advance(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    site = _site(sandbox, account, payload, "by", "to")
     for name in ("by", "to"):
         if name in payload and not isinstance(payload[name], str):
             raise ClockError(f"{name} must be a string")
-    return sandbox.gateway.advance(by=payload.get("by"), to=payload.get("to"), sites=sites)
+    return sandbox.advance(by=payload.get("by"), to=payload.get("to"), sitereference=site, account=account)
 
 
-def _settle(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    sites = _sites(sandbox, account, payload, "all")
-    return sandbox.gateway.settle(all_pending=payload.get("all") is True, sites=sites)
+def settle(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    site = _site(sandbox, account, payload, "all")
+    return sandbox.settle(all_pending=payload.get("all") is True, sitereference=site, account=account)
 
 
-def _reset(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    sites = _sites(sandbox, account, payload)
-    sandbox.gateway.reset(sites)
-    return {"reset": True, "now": sandbox.gateway.clock.now(sites).strftime(ISO)}
+def reset(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+    site = _site(sandbox, account, payload)
+    sandbox.reset(site, account=account)
+    now = sandbox.gateway.clock.now(sandbox.gateway.sites_of(account, site))
+    return {"reset": True, "now": now.strftime(ISO)}
 
 
 def _controls(sandbox: Served, account: Account) -> FaultControls:
     return FaultControls(sandbox.fault_book, sandbox.gateway, sandbox.gateway.sites_of(account))
 
 
-def _faults(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+def faults(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return _controls(sandbox, account).state()
 
 
-def _add_fault(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+def add_fault(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     controls = _controls(sandbox, account)
     if "drop_next" in payload:
         unknown = sorted(set(payload) - {"drop_next", "process"})
@@ -149,7 +168,7 @@ def _add_fault(sandbox: Served, account: Account, payload: dict[str, Any]) -> di
     return controls.add(payload["kind"], sitereference=site, **params)
 
 
-def _clear_faults(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+def clear_faults(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(payload) - {"sitereference"})
     if unknown:
         raise ValueError(f'unknown field(s) {", ".join(unknown)}: give {{}} or {{"sitereference": ...}}')
@@ -161,7 +180,7 @@ def _clear_faults(sandbox: Served, account: Account, payload: dict[str, Any]) ->
     return {"cleared": _controls(sandbox, account).clear(site)}
 
 
-def _fault_log(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+def fault_log(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return {"log": _controls(sandbox, account).log()}
 
 
@@ -172,38 +191,21 @@ def _named(payload: dict[str, Any]) -> str:
     return payload["name"]
 
 
-def _save_snapshot(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+def save_snapshot(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return sandbox.snapshots_of(account).save(_named(payload))
 
 
-def _snapshots(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+def snapshots(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return {"snapshots": sandbox.snapshots_of(account).list()}
 
 
-def _restore_snapshot(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+def restore_snapshot(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return sandbox.snapshots_of(account).restore(_named(payload))
 
 
-def _delete_snapshot(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
+def delete_snapshot(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return sandbox.snapshots_of(account).delete(_named(payload))
 
 
-_ROUTES = {
-    ("GET", "/_sandbox/clock"): _clock,
-    ("POST", "/_sandbox/clock/advance"): _advance,
-    ("GET", "/_sandbox/clock/progress"): _progress,
-    ("POST", "/_sandbox/settle"): _settle,
-    ("POST", "/_sandbox/reset"): _reset,
-    ("GET", "/_sandbox/faults"): _faults,
-    ("POST", "/_sandbox/faults"): _add_fault,
-    ("POST", "/_sandbox/faults/clear"): _clear_faults,
-    ("GET", "/_sandbox/faults/log"): _fault_log,
-    ("POST", "/_sandbox/snapshots"): _save_snapshot,
-    ("GET", "/_sandbox/snapshots"): _snapshots,
-    ("POST", "/_sandbox/snapshots/restore"): _restore_snapshot,
-    ("POST", "/_sandbox/snapshots/delete"): _delete_snapshot,
-}
-
-
-def _bad_request(message: str, **extra: Any) -> SandboxResponse:
+def bad_request(message: str, **extra: Any) -> SandboxResponse:
     return SandboxResponse.json({"error": "bad request", "detail": message, **extra}, status=400)

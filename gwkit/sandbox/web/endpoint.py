@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ...interface.validation import normalised
@@ -15,14 +16,41 @@ from .credentials import authenticate, unauthorised
 from .served import Served
 
 
-def gateway_endpoint(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
-    """POST and its CORS preflight: answers to browsers get their CORS headers."""
+@dataclass(frozen=True)
+class Caller:
+    """Who sends a gateway request and what it says: read once per request (`caller_of`), used by
+    the fault selection (injection.py) and by the answer."""
+
+    account: Account | None  # None: wrong credentials, or none and not a browser tokenisation
+    body: Any  # the parsed JSON body; None when it cannot be read (`error`)
+    error: BodyError | None = None
+
+
+def caller_of(gateway: Gateway, request: SandboxRequest) -> Caller:
+    """The one authentication of a gateway request: Basic credentials, or for browser tokenisation
+    without any, the site its body names."""
+    account = authenticate(gateway.accounts, request.headers)
+    try:
+        body, error = request.parsed_json(), None
+    except BodyError as exc:
+        body, error = None, exc
+    if account is None and error is None and "authorization" not in request.headers:
+        account = anonymous_account(gateway, body)
+    return Caller(account, body, error)
+
+
+def gateway_endpoint(
+    sandbox: Served, request: SandboxRequest, caller: Caller | None = None
+) -> SandboxResponse:
+    """POST and its CORS preflight: answers to browsers get their CORS headers. `caller`: the
+    request's `caller_of`, when the fault selection has already read it."""
     origin = request.headers.get("origin")
     if origin is not None and origin_rejected(origin):
         return rejected(origin)
-    response = (
-        SandboxResponse(204, {}, b"") if request.method == "OPTIONS" else answer(sandbox.gateway, request)
-    )
+    if request.method == "OPTIONS":
+        response = SandboxResponse(204, {}, b"")
+    else:
+        response = answer(sandbox.gateway, request, caller or caller_of(sandbox.gateway, request))
     if origin is not None:
         response.headers.update(cors_headers(origin, request))
     return response
@@ -39,25 +67,17 @@ def method_not_allowed(sandbox: Served, request: SandboxRequest) -> SandboxRespo
     )
 
 
-def answer(gateway: Gateway, request: SandboxRequest) -> SandboxResponse:
-    account = authenticate(gateway.accounts, request.headers)
-    if account is None and "authorization" in request.headers:
+def answer(gateway: Gateway, request: SandboxRequest, caller: Caller) -> SandboxResponse:
+    if caller.account is None:  # only an authenticated caller learns more than 401
         return unauthorised()
-    try:
-        body = request.parsed_json()
-    except BodyError as error:
-        if account is None:  # only an authenticated caller learns more than 401
-            return unauthorised()
+    if caller.error is not None:
         reference = usable_reference(request.headers.get("requestreference"))
-        return SandboxResponse.json(request_error(body_fault(error), reference))
-    account = account or anonymous_account(gateway, body)
-    if account is None:
-        return unauthorised()
+        return SandboxResponse.json(request_error(body_fault(caller.error), reference))
     try:
         return SandboxResponse.json(
             gateway.process(
-                body,
-                account,
+                caller.body,
+                caller.account,
                 origin=request.headers.get("origin"),
                 requestreference=request.headers.get("requestreference"),
                 base_url=request.base_url,

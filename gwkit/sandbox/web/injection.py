@@ -1,6 +1,7 @@
 """Carrying out a fault on a request to `POST /json/`: what is processed, what is answered, what is logged.
 
-`serve` gives an `Answer`: the answer (or none: `silence` "drop" or "timeout"), and how long to
+`serve` is given a gateway request, its `Caller` (read once, endpoint.py) and how to process it,
+and gives an `Answer`: the answer (or none: `silence` "drop" or "timeout"), and how long to
 wait before it. The Starlette app and the httpx transports act on it; only they can sleep, close a
 connection or time out. Every answer that carries a fault has the header `x-gwkit-fault: <kind>`.
 """
@@ -20,9 +21,8 @@ from ..gateway.clock import ISO
 from ..gateway.envelopes import answer_reference, envelope
 from ..gateway.refusal import log_internal_error, storage_failure
 from ..http import JSON_HEADERS, BodyError, SandboxRequest, SandboxResponse
-from .credentials import authenticate
-from .endpoint import anonymous_account
-from .faults import GATEWAY_PATHS, ActiveFault
+from .endpoint import Caller
+from .faults import ActiveFault
 from .latency import Slot, over_cap
 from .served import Served
 
@@ -55,49 +55,41 @@ class Target:
     orderreference: str | None
 
 
-def serve(sandbox: Served, request: SandboxRequest) -> Answer:
-    picked = _picked_fault(sandbox, request)
-    if picked is None:
-        return Answer(sandbox.answer_without_faults(request))  # the usual path: no fault anywhere
-    fault, target = picked
-    return _APPLY[fault.kind](sandbox, request, fault, target)
+Process = Callable[[], SandboxResponse]  # the request's answer without a fault
 
 
-def _picked_fault(sandbox: Served, request: SandboxRequest) -> tuple[ActiveFault, Target] | None:
+def serve(sandbox: Served, request: SandboxRequest, caller: Caller, process: Process) -> Answer:
+    """A gateway POST with a fault armed somewhere: the fault it meets, if any, carried out."""
+    target = target_of(caller)
+    if target is None:  # refused whatever is armed: wrong credentials, or another's site
+        return Answer(process())
+    fault = _picked_fault(sandbox, target)
+    if fault is None:
+        return Answer(process())
+    return _APPLY[fault.kind](sandbox, request, fault, target, process)
+
+
+def _picked_fault(sandbox: Served, target: Target) -> ActiveFault | None:
     """The fault armed for this request, if any. When the store cannot tell (it fails: a lost
     connection, a full disk), the request is answered as without faults: the gateway then answers
     99999 in a 200 if the store still fails, never an HTTP 500."""
-    if request.method != "POST" or request.path not in GATEWAY_PATHS:
-        return None
     try:
-        if not sandbox.fault_book:
-            return None
-        target = target_of(sandbox, request)
-        if target is None:
-            return None
-        fault = sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts)
+        return sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts)
     except Exception as exc:
         if not storage_failure(exc):
             raise
         log_internal_error(exc, "answered without faults: the store could not tell the armed faults")
         return None
-    return None if fault is None else (fault, target)
 
 
-def target_of(sandbox: Served, request: SandboxRequest) -> Target | None:
+def target_of(caller: Caller) -> Target | None:
     """The site a gateway request is for, its request types and amounts; None when no account is known
     (wrong credentials: the 401 is never faulted). Several sites in one envelope: the first by name."""
-    try:
-        body = request.parsed_json()
-    except BodyError:
-        body = None
-    account = authenticate(sandbox.gateway.accounts, request.headers)
-    if account is None and "authorization" not in request.headers:
-        account = anonymous_account(sandbox.gateway, body)  # browser tokenisation: the site named decides
-    objects = body.get("request") if isinstance(body, dict) else None
-    objects = [o for o in objects if isinstance(o, dict)] if isinstance(objects, list) else []
+    account, body = caller.account, caller.body
     if account is None:
         return None
+    objects = body.get("request") if isinstance(body, dict) else None
+    objects = [o for o in objects if isinstance(o, dict)] if isinstance(objects, list) else []
     sites = {o["sitereference"] for o in objects if isinstance(o.get("sitereference"), str)}
     if sites - set(account.sitereferences):
         return None  # refused by the gateway: not one of the caller's sites
@@ -114,8 +106,8 @@ def _amount(value: Any) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
-def _processed(sandbox: Served, request: SandboxRequest, process: bool) -> SandboxResponse | None:
-    return sandbox.answer_without_faults(request) if process else None
+def _processed(process: Process, wanted: bool) -> SandboxResponse | None:
+    return process() if wanted else None
 
 
 def _records(answer: SandboxResponse | None) -> list[dict[str, Any]]:
@@ -149,14 +141,18 @@ def _marked(response: SandboxResponse, fault: ActiveFault) -> SandboxResponse:
     return response
 
 
-def _latency(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
+def _latency(
+    sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target, process: Process
+) -> Answer:
     """Processed now, answered `fault.delay` later, within the site's budget of delayed requests:
     beyond it, a 429 and nothing processed."""
-    return _held(sandbox, fault, target, lambda: _latency_outcome(sandbox, request, fault, target))
+    return _held(sandbox, fault, target, lambda: _latency_outcome(sandbox, request, fault, target, process))
 
 
-def _latency_outcome(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
-    answer = sandbox.answer_without_faults(request)
+def _latency_outcome(
+    sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target, process: Process
+) -> Answer:
+    answer = process()
     _log(sandbox, fault, target, answer)
     return Answer(_marked(answer, fault), delay=fault.delay)
 
@@ -176,22 +172,26 @@ def _held(sandbox: Served, fault: ActiveFault, target: Target, outcome: Callable
     return held
 
 
-def _silence(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
+def _silence(
+    sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target, process: Process
+) -> Answer:
     """drop and timeout: the request is processed first or not at all; no answer is sent (a timeout
     holds the connection until the client gives up: within the site's budget, as a latency)."""
 
     def silenced() -> Answer:
-        answer = _processed(sandbox, request, fault.params["process"])
+        answer = _processed(process, fault.params["process"])
         _log(sandbox, fault, target, answer)
         return Answer(None, silence=fault.kind)
 
     return _held(sandbox, fault, target, silenced) if fault.kind == "timeout" else silenced()
 
 
-def _gateway_error(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
+def _gateway_error(
+    sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target, process: Process
+) -> Answer:
     """The error record for each record the request got (made: with its transactionreference), or for
     each request type sent (not made)."""
-    answer = _processed(sandbox, request, fault.params["made"])
+    answer = _processed(process, fault.params["made"])
     _log(sandbox, fault, target, answer)
     code = fault.params["code"]
     sent = [(r.get("requesttypedescription"), r.get("transactionreference")) for r in _records(answer)]
@@ -211,14 +211,16 @@ def _gateway_error(sandbox: Served, request: SandboxRequest, fault: ActiveFault,
 
 def _objects(request: SandboxRequest) -> Any:
     try:
-        body = request.json()
-    except ValueError:  # not JSON (nor UTF-8): nothing to echo
+        body = request.parsed_json()  # read once, for the fault selection
+    except BodyError:  # not JSON (nor UTF-8): nothing to echo
         return None
     return body.get("request") if isinstance(body, dict) else None
 
 
-def _http_status(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
-    answer = _processed(sandbox, request, fault.params["process"])
+def _http_status(
+    sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target, process: Process
+) -> Answer:
+    answer = _processed(process, fault.params["process"])
     _log(sandbox, fault, target, answer)
     status = fault.params["status"]
     title = f"{status} {_PROXY_REASONS[status]}"
@@ -226,8 +228,10 @@ def _http_status(sandbox: Served, request: SandboxRequest, fault: ActiveFault, t
     return Answer(_marked(SandboxResponse.html(page, status=status), fault))
 
 
-def _malformed(sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target) -> Answer:
-    answer = _processed(sandbox, request, fault.params["process"])
+def _malformed(
+    sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target, process: Process
+) -> Answer:
+    answer = _processed(process, fault.params["process"])
     _log(sandbox, fault, target, answer)
     if fault.params["body"] == "garbage":
         body = GARBAGE
@@ -238,7 +242,7 @@ def _malformed(sandbox: Served, request: SandboxRequest, fault: ActiveFault, tar
 
 
 # One way of applying each kind of gwkit.interface.faults.KINDS (tests/sandbox/test_faults.py checks both agree).
-_APPLY: dict[str, Callable[[Served, SandboxRequest, ActiveFault, Target], Answer]] = {
+_APPLY: dict[str, Callable[[Served, SandboxRequest, ActiveFault, Target, Process], Answer]] = {
     "latency": _latency,
     "timeout": _silence,
     "drop": _silence,

@@ -10,7 +10,8 @@
 
 Each caller sees and changes only their own sites' rules and deliveries (an operator: every site);
 a rule or delivery of another site is a 404, as one that does not exist. A bad rule is a 400 naming
-the field and the rule; a site that is not the caller's a 403.
+the field and the rule; a site that is not the caller's a 403. The handlers here are rows of the one
+routes table (routes.py), each served by `control.control_page`.
 """
 
 from __future__ import annotations
@@ -18,66 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..gateway.accounts import Account, SiteNotYours
-from ..gateway.notifications import NotFound, NotificationError
-from ..http import BodyError, SandboxRequest, SandboxResponse
-from .credentials import authenticate, unauthorised
+from ..gateway.accounts import Account
+from ..gateway.notifications import NotificationError
 from .served import Served
 
 PREFIX = "/_sandbox/notifications"
 RULES, DELIVERIES = f"{PREFIX}/rules", f"{PREFIX}/deliveries"
-
-Handler = Callable[[Served, Account, dict[str, Any], str], dict[str, Any]]
-
-
-def handle_notifications(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
-    account = authenticate(sandbox.gateway.accounts, request.headers)
-    if account is None:
-        return unauthorised()
-    found = _route(request.method, request.path.rstrip("/"))
-    if found is None:
-        return SandboxResponse.json(
-            {
-                "error": f"no such control endpoint: {request.method} {request.path}",
-                "endpoints": [
-                    f"POST {RULES}",
-                    f"GET {RULES}",
-                    f"DELETE {RULES}/{{id}}",
-                    f"GET {DELIVERIES}",
-                    f"POST {DELIVERIES}/{{id}}/resend",
-                ],
-            },
-            status=404,
-        )
-    handler, identifier = found
-    try:
-        payload = request.json() if request.method == "POST" else dict(request.query)
-    except BodyError as error:
-        return SandboxResponse.bad_body(error, expected="a JSON object")
-    if not isinstance(payload, dict):
-        return _error(400, "bad request", "the body must be a JSON object")
-    try:
-        return SandboxResponse.json(handler(sandbox, account, payload, identifier))
-    except SiteNotYours as exc:
-        return SandboxResponse.json(
-            {"error": "forbidden", "field": "sitereference", "detail": str(exc)}, status=403
-        )
-    except NotFound as exc:
-        return _error(404, "not found", str(exc))
-    except NotificationError as exc:
-        return _error(400, "bad request", str(exc))
-
-
-def _route(method: str, path: str) -> tuple[Handler, str] | None:
-    if path == RULES:
-        return {"POST": (_add_rule, ""), "GET": (_rules, "")}.get(method)
-    if path == DELIVERIES and method == "GET":
-        return _deliveries, ""
-    if method == "DELETE" and path.startswith(RULES + "/"):
-        return _delete_rule, path[len(RULES) + 1 :]
-    if method == "POST" and path.startswith(DELIVERIES + "/") and path.endswith("/resend"):
-        return _resend, path[len(DELIVERIES) + 1 : -len("/resend")]
-    return None
 
 
 def _site(sandbox: Served, account: Account, payload: dict[str, Any]) -> tuple[str, ...]:
@@ -87,23 +34,23 @@ def _site(sandbox: Served, account: Account, payload: dict[str, Any]) -> tuple[s
     return sandbox.gateway.sites_of(account, site)
 
 
-def _add_rule(sandbox: Served, account: Account, payload: dict[str, Any], _: str) -> dict[str, Any]:
+def add_rule(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     site = payload.get("sitereference")
     if site is None:
         site = account.sitereferences[0]  # an operator without a site named: its own first site
     return sandbox.gateway.notifier.add_rule(payload, _site(sandbox, account, {"sitereference": site})[0])
 
 
-def _rules(sandbox: Served, account: Account, payload: dict[str, Any], _: str) -> dict[str, Any]:
+def rules(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return {"rules": sandbox.gateway.notifier.rules(_site(sandbox, account, payload))}
 
 
-def _delete_rule(sandbox: Served, account: Account, payload: dict[str, Any], rule_id: str) -> dict[str, Any]:
+def delete_rule(sandbox: Served, account: Account, payload: dict[str, Any], rule_id: str) -> dict[str, Any]:
     sandbox.gateway.notifier.delete_rule(sandbox.gateway.sites_of(account), rule_id)
     return {"deleted": rule_id}
 
 
-def _deliveries(sandbox: Served, account: Account, payload: dict[str, Any], _: str) -> dict[str, Any]:
+def deliveries(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(payload) - {"sitereference", "transactionreference"})
     if unknown:
         raise NotificationError(
@@ -114,12 +61,8 @@ def _deliveries(sandbox: Served, account: Account, payload: dict[str, Any], _: s
     return {"deliveries": sandbox.gateway.notifier.deliveries(sites, payload.get("transactionreference"))}
 
 
-def _resend(sandbox: Served, account: Account, payload: dict[str, Any], reference: str) -> dict[str, Any]:
+def resend(sandbox: Served, account: Account, payload: dict[str, Any], reference: str) -> dict[str, Any]:
     return sandbox.gateway.notifier.resend(sandbox.gateway.sites_of(account), reference)
-
-
-def _error(status: int, error: str, detail: str) -> SandboxResponse:
-    return SandboxResponse.json({"error": error, "detail": detail}, status=status)
 
 
 class NotificationControls:

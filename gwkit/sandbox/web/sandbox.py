@@ -1,8 +1,11 @@
 """The Sandbox: the Gateway served over HTTP-shaped requests, without a server or a socket.
 
-`Sandbox.answer_without_faults(request)` serves everything the sandbox offers (routes.py): the gateway endpoint
-`POST /json/`, the control API under `/_sandbox/`, the ACS pages, st.js and the demo merchant.
-The Starlette app and the httpx transports are thin adapters over it.
+`Sandbox.answer(request)` is the one way in to everything the sandbox offers (routes.py): the
+gateway endpoint `POST /json/`, the control API under `/_sandbox/`, the ACS pages, st.js and the
+demo merchant. Each request is size-checked, routed and type-checked once; a gateway POST meeting
+an armed fault is read and authenticated once (`endpoint.caller_of`) for both the fault selection
+and the answer; every answer is `secured` once. The Starlette app and the httpx transports are
+thin adapters over it.
 """
 
 from __future__ import annotations
@@ -16,16 +19,17 @@ from ..gateway import faultlog, receipts
 from ..gateway.accounts import Account
 from ..gateway.clock import Clock
 from ..gateway.core import Gateway
-from ..gateway.refusal import log_internal_error
+from ..gateway.refusal import log_internal_error, storage_failure
 from ..gateway.store import Store
 from ..gateway.store.snapshots import Snapshots
 from ..http import BodyError, SandboxRequest, SandboxResponse
+from .endpoint import Caller, caller_of, gateway_endpoint
 from .fault_controls import FaultControls
 from .faults import FaultBook
 from .injection import Answer, serve
 from .latency import LatencyBudget
 from .pages import secured
-from .routes import find_route, unsupported_body
+from .routes import Route, find_route, unsupported_body
 
 MAX_BODY_BYTES = 1_048_576
 
@@ -81,20 +85,62 @@ class Sandbox:
     def default_account(self) -> Account:
         return self.gateway.default_account
 
+    def answer(self, request: SandboxRequest) -> Answer:
+        """The answer to a request, with fault injection: the answer, or none, and how long to wait
+        (injection.py)."""
+        outcome = self._answer(request, faults=True)
+        if outcome.response is not None:  # an injected fault's page too
+            secured(outcome.response)
+        return outcome
+
     def answer_without_faults(self, request: SandboxRequest) -> SandboxResponse:
-        if len(request.body) > self.max_body_bytes:
-            return too_large(self.max_body_bytes)
+        """The answer to a request as if no fault were armed."""
+        response = self._answer(request, faults=False).response
+        assert response is not None  # only a fault leaves a request unanswered
+        return secured(response)
+
+    def oversized(self, size: int) -> SandboxResponse | None:
+        """The one rule of body size: a 413 naming the limit for a body of `size` bytes over it (the
+        server asks it too, of a declared Content-Length, so as not to read such a body at all)."""
+        return too_large(self.max_body_bytes) if size > self.max_body_bytes else None
+
+    def _answer(self, request: SandboxRequest, *, faults: bool) -> Answer:
+        refused = self.oversized(len(request.body))
+        if refused is not None:
+            return Answer(refused)
         route = find_route(request.method, request.path)
         if route is None:
-            return secured(
+            return Answer(
                 SandboxResponse.json({"error": f"no such page: {request.method} {request.path}"}, status=404)
             )
+        refused = unsupported_body(route, request)
+        if refused is not None:
+            return Answer(refused)
+        if faults and request.method == "POST" and route.page is gateway_endpoint and self._faults_armed():
+            caller = caller_of(self.gateway, request)
+            return serve(self, request, caller, lambda: self._page(route, request, caller))
+        return Answer(self._page(route, request))
+
+    def _faults_armed(self) -> bool:
+        """Whether a fault is armed anywhere. When the store cannot tell (it fails: a lost connection,
+        a full disk), none is: the gateway then answers 99999 in a 200 if the store still fails."""
         try:
-            return secured(unsupported_body(route, request) or route.page(self, request))
+            return bool(self.fault_book)
+        except Exception as exc:
+            if not storage_failure(exc):
+                raise
+            log_internal_error(exc, "answered without faults: the store could not tell the armed faults")
+            return False
+
+    def _page(self, route: Route, request: SandboxRequest, caller: Caller | None = None) -> SandboxResponse:
+        try:
+            if caller is not None:
+                return gateway_endpoint(self, request, caller)
+            return route.page(self, request)
         except BodyError as error:  # a page read a body that cannot or may not be read
-            return secured(SandboxResponse.bad_body(error))
+            return SandboxResponse.bad_body(error)
         except Exception as exc:  # a sandbox bug: an answer the caller can report, and the connection stays
-            return secured(internal_error(exc, f"{request.method} {request.path}"))
+            return internal_error(exc, f"{request.method} {request.path}")
 
     def snapshots_of(self, account: Account) -> Snapshots:
         """The snapshots an account saved, covering its sites (an operator's: every site;
@@ -102,15 +148,6 @@ class Sandbox:
         return self.store.snapshots(
             self.gateway, account, receipts.SITE_EXPRESSIONS, sites=self.gateway.sites_of(account)
         )
-
-    def answer(self, request: SandboxRequest) -> Answer:
-        """`answer_without_faults` with fault injection: the answer, or none, and how long to wait (injection.py)."""
-        if len(request.body) > self.max_body_bytes:
-            return Answer(too_large(self.max_body_bytes))
-        outcome = serve(self, request)
-        if outcome.response is not None:  # an injected fault's page too
-            secured(outcome.response)
-        return outcome
 
     def now(self, sitereference: str | None = None) -> datetime:
         """The clock of a site (default: the latest of the first account's sites)."""
@@ -171,7 +208,7 @@ class Sandbox:
 
 def internal_error(exc: BaseException, where: str = "") -> SandboxResponse:
     """The one answer to a sandbox bug over HTTP: a JSON 500 with the reference its traceback is
-    logged under (`fault.log_internal_error`, the same reference format as the gateway's 99999). The
+    logged under (`refusal.log_internal_error`, the same reference format as the gateway's 99999). The
     exception's message is left out of both: it may quote request values such as card data."""
     reference = log_internal_error(exc, f"answered HTTP 500{' to ' + where if where else ''}")
     return SandboxResponse.json(
