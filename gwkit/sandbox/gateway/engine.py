@@ -112,6 +112,8 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
         if job.progress is not None:
             job.progress(f"{JOB_NAME} {today}", done, max(total, done))
         job.writes.commit_if_full()  # a batch is whole: its payments, claims and counters
+        if len(rows) < BATCH_SIZE:  # that was all that was due: each one's next due date is now after today
+            break
     return report.as_dict()
 
 
