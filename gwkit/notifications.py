@@ -15,6 +15,7 @@ merchant's handler must), keeps what arrived, and answers 200, or what a fault s
 
 from __future__ import annotations
 
+import html
 import threading
 import time
 from collections.abc import Callable
@@ -86,6 +87,22 @@ class NotificationListener:
 
     def __repr__(self) -> str:
         return f"NotificationListener({self.url!r}, received={len(self.received)})"
+
+    def _repr_html_(self) -> str:
+        """A sentence in a notebook: where it listens, what arrived, whether signatures are checked."""
+        with self._changed:
+            count, duplicates = len(self.received), sum(n.duplicate for n in self.received)
+            unverified = sum(n.verified is False for n in self.received)
+        arrived = "nothing has arrived yet" if not count else f"{count} notification(s) arrived"
+        if duplicates:
+            arrived += f" ({duplicates} repeat(s) of one already received)"
+        if self.password is None:
+            checked = "No password: signatures are not checked."
+        elif unverified:
+            checked = f"Signatures are checked with your password: {unverified} did not match."
+        else:
+            checked = "Signatures are checked with your password."
+        return f"<p>A notification listener at <code>{html.escape(self.url)}</code>: {arrived}. {checked}</p>"
 
     # faults
 

@@ -237,6 +237,10 @@ def test_the_glossary_explains_every_term_the_notebooks_lean_on():
         "THREEDQUERY",
         "Journal",
         "Sandbox",
+        "URL notification",
+        "notificationreference",
+        "responsesitesecurity",
+        "Online, offline, failover",
     ):
         assert term in terms, f"the glossary has no entry for {term}"
 

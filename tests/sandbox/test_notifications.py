@@ -7,16 +7,20 @@ sandbox's own `wait_for` when a delivery's attempt was recorded.
 
 from __future__ import annotations
 
+import socket
+import threading
 from datetime import datetime, timedelta
 
 import httpx
+import nbformat
 import pytest
 
 import gwkit.sandbox
+from gwkit.devtools import output_scan
 from gwkit.interface.notification import DEFAULT_FIELDS, signature
 from gwkit.notifications import NotificationListener
 from gwkit.sandbox.gateway import notifications
-from support.sandbox import CLOCK, Gateway, card_auth, update_request
+from support.sandbox import CLOCK, Gateway, card_auth, monthly_subscription, update_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -207,6 +211,63 @@ def test_a_clock_move_is_not_held_by_a_listener_that_never_answers(sandbox, gate
     listener.release()
 
 
+class Trickler:
+    """A listener on loopback that answers an HTTP status line and then one byte of a header at a
+    time, a pause between bytes, until told to stop (or, at most, for ~10 s): each read a sender
+    makes gets a byte well within any socket timeout, so only a total deadline ends the exchange."""
+
+    PAUSE, MOST_BYTES = 0.02, 500
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}/hook"
+        self.stop = threading.Event()
+        self.trickling = threading.Event()  # set once the first byte went out
+        self.finished = threading.Event()  # the whole (never-ending) answer was sent or cut off
+        self.sent = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        connection, _ = self.server.accept()
+        with connection:
+            connection.recv(65536)
+            try:
+                connection.sendall(b"HTTP/1.1 200 OK\r\nX-Trickle: ")
+                self.trickling.set()
+                for _ in range(self.MOST_BYTES):
+                    if self.stop.wait(self.PAUSE):
+                        break
+                    connection.sendall(b"a")
+                    self.sent += 1
+            except OSError:  # the sender cut the connection
+                pass
+        self.finished.set()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.server.close()
+
+
+def test_an_online_delivery_to_a_trickling_listener_ends_at_its_timeout_in_total(sandbox, gateway):
+    trickler = Trickler()
+    try:
+        add_rule(gateway, trickler.url, flow="online", timeout=0.2)
+        record = gateway.one(card_auth())
+        assert record["errorcode"] == "0"
+        # the answer came while the listener was still trickling: the deadline, not the listener, ended it
+        assert trickler.trickling.is_set() and not trickler.finished.is_set()
+        (delivery,) = deliveries(gateway, transactionreference=record["transactionreference"])
+        (attempt,) = delivery["attempts"]
+        assert delivery["state"] == "failed" and delivery["next_at"] is None
+        assert attempt["status"] is None and attempt["error"] == "no answer within 0.2 s"
+        trickler.finished.wait()  # the sender shut the connection: the trickle ends without being told
+        assert not trickler.stop.is_set() and trickler.sent < Trickler.MOST_BYTES
+    finally:
+        trickler.close()
+
+
 def test_bad_rules_are_refused_naming_the_field(gateway, listener):
     cases = [
         ({"url": "ftp://example.test/"}, "url"),
@@ -346,6 +407,37 @@ def test_a_restart_in_the_middle_of_retries_loses_none(db_path, listener):
         handle.stop()
 
 
+def test_payments_of_the_daily_jobs_caught_up_at_start_are_notified(db_path, listener):
+    """A stop in the middle of a clock move leaves days to run; the next start runs them, and what
+    they pay is notified like the payments of any clock move (offline, whatever the rule's flow)."""
+    handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
+    client = Gateway(handle.base_url)
+    try:
+        add_rule(client, listener.url, flow="online", requesttypes=["AUTH"])
+        _, subscription = client.records(monthly_subscription("2026-02-01"))
+        assert subscription["errorcode"] == "0"
+        handle.sandbox.gateway.stop_work()  # the server is stopping: the move ends before its first day
+        moved = client.http.post("/_sandbox/clock/advance", json={"to": "2026-02-02T10:00:00"})
+        assert moved.status_code == 200 and "stopped_before" in moved.json(), moved.text
+        assert client.query(parenttransactionreference=subscription["transactionreference"]) == []
+    finally:
+        client.close()
+        handle.stop()
+
+    handle = gwkit.sandbox.start(db_path)  # catches up the days the move left undone
+    client = Gateway(handle.base_url)
+    try:
+        (payment,) = client.query(parenttransactionreference=subscription["transactionreference"])
+        arrived = listener.assert_notified_once(payment["transactionreference"])
+        assert arrived["requesttypedescription"] == "AUTH" and arrived["errorcode"] == "0"
+        (delivery,) = deliveries(client, transactionreference=payment["transactionreference"])
+        assert delivery["event"] == "made"
+        handle.notifications.wait_for(payment["transactionreference"], state="delivered")
+    finally:
+        client.close()
+        handle.stop()
+
+
 def test_a_team_sandbox_delivers_only_to_hosts_its_operator_allows(db_path):
     sandbox = gwkit.sandbox.Sandbox(db_path, clock_start=CLOCK, notification_hosts=["hooks.example.test"])
     handle = gwkit.sandbox.start(sandbox=sandbox)
@@ -375,3 +467,24 @@ def test_a_delivery_is_kept_with_its_payment_and_a_failure_to_keep_it_never_cost
     monkeypatch.undo()
     reference = gateway.one(card_auth())["transactionreference"]
     listener.assert_notified_once(reference)
+
+
+def test_a_listener_shows_itself_in_a_notebook_as_a_sentence(sandbox, gateway):
+    with NotificationListener(password="notify-pw", path="/<hook>") as listener:
+        shown = listener._repr_html_()
+        assert shown.startswith("<p>") and "nothing has arrived yet" in shown
+        assert "/&lt;hook&gt;" in shown and "<hook>" not in shown  # escaped
+        assert "checked with your password" in shown and "notify-pw" not in shown
+        add_rule(gateway, listener.url, flow="online", password="another-pw")
+        gateway.one(card_auth())
+        shown = listener._repr_html_()
+        assert "1 notification(s) arrived" in shown and "1 did not match" in shown
+        notebook = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("listener")
+        cell.outputs = [
+            nbformat.v4.new_output("execute_result", {"text/html": shown, "text/plain": repr(listener)})
+        ]
+        notebook.cells = [cell]
+        assert output_scan.scan(notebook) == []
+    with NotificationListener() as unsigned:
+        assert "not checked" in unsigned._repr_html_()

@@ -12,7 +12,7 @@ import pytest
 
 import gwkit.sandbox
 from support.databases import Database
-from support.sandbox import CLOCK, Gateway, card_auth, parent_auth, store_request
+from support.sandbox import CLOCK, Gateway, card_auth, monthly_subscription, parent_auth, store_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
@@ -136,7 +136,7 @@ def captured_logs():
             logger.setLevel(1)
 
     yield records, attach
-    for logger, level in zip(loggers, levels):
+    for logger, level in zip(loggers, levels, strict=True):
         logger.removeHandler(handler)
         logger.setLevel(level)
 
@@ -211,21 +211,7 @@ def test_subscriptions_of_a_database_made_before_units_are_monthly(db_path):
     handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
     gateway = Gateway(handle.base_url)
     try:
-        auth, subscription = gateway.records(
-            {
-                **card_auth(),
-                "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
-                "orderreference": "old-db",
-                "subscriptiontype": "RECURRING",
-                "subscriptionunit": "MONTH",
-                "subscriptionfrequency": "1",
-                "subscriptionnumber": "1",
-                "subscriptionfinalnumber": "2",
-                "subscriptionbegindate": "2026-02-01",
-                "credentialsonfile": "1",
-                "transactionactive": "1",
-            }
-        )
+        _, subscription = gateway.records(monthly_subscription("2026-02-01", orderreference="old-db"))
         assert subscription["errorcode"] == "0"
         handle.advance(to="2026-02-02T10:00:00")
         assert len(gateway.query(parenttransactionreference=subscription["transactionreference"])) == 1

@@ -38,6 +38,22 @@ def card_auth(**fields: Any) -> dict[str, Any]:
     }
 
 
+def monthly_subscription(begindate: str, finalnumber: int = 2, **fields: Any) -> dict[str, Any]:
+    """An AUTH SUBSCRIPTION request object: a card payment now, then one a month from `begindate`."""
+    return {
+        **card_auth(**fields),
+        "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+        "subscriptiontype": "RECURRING",
+        "subscriptionunit": "MONTH",
+        "subscriptionfrequency": "1",
+        "subscriptionnumber": "1",
+        "subscriptionfinalnumber": str(finalnumber),
+        "subscriptionbegindate": begindate,
+        "credentialsonfile": "1",
+        "transactionactive": "1",
+    }
+
+
 def store_request(**fields: Any) -> dict[str, Any]:
     return {
         "requesttypedescriptions": ["STORE"],

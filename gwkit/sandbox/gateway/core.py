@@ -118,7 +118,7 @@ class Gateway:
         for job in self.daily_jobs:  # where a site without marks of its own stands
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.start().date().isoformat())
         self.notifier = Notifier(self.store, self.clock.clocks, self.accounts, notification_hosts)
-        self.run_due_jobs()  # catch up work a killed run left undone
+        self._catch_up()
         self.notifier.wake()  # deliveries a stopped sandbox left open go on
 
     def __repr__(self) -> str:
@@ -238,7 +238,7 @@ class Gateway:
             with self.store.read() if reads_only else self.store.write() as conn:
                 now = self.clock.now(home)
                 ctx = Context(self.store, self.tables, conn, account, now, origin, base_url)
-                for at, (request_type, takes_parent) in enumerate(zip(request_types, chained)):
+                for at, (request_type, takes_parent) in enumerate(zip(request_types, chained, strict=True)):
                     handler = self.tables.request_handlers.get(request_type.key)
                     if handler is None:
                         records.extend(error_record(t, Refusal(60018, [t])) for t in request_type.types)
@@ -336,6 +336,15 @@ class Gateway:
                 running.finish()
         self._notify(self.notifier.after_move, sites, mark, report.get("settlement", {}).get("settled", []))
         return {"from": start.strftime(ISO), "to": target.strftime(ISO), "days": days, **report}
+
+    def _catch_up(self) -> None:
+        """Run the days a stopped (or killed) run left undone, and notify what they paid and settled
+        as after any clock move."""
+        mark = self.notifier.mark()
+        report = self.run_due_jobs()
+        if report:
+            settled = report.get("settlement", {}).get("settled", [])
+            self._notify(self.notifier.after_move, self.every_site, mark, settled)
 
     def advances_of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
         """The running advances that move any of `sites`: how far each is (day n of N, the job's step).

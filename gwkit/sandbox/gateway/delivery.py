@@ -326,34 +326,77 @@ def post(
     url: str, form: Sequence[tuple[str, str]], timeout: float, allowed_hosts: frozenset[str] | None
 ) -> tuple[int | None, float, str | None]:
     """POST the form as the real service does; (HTTP status or None, latency in ms, error or None).
-    The whole exchange is bounded by `timeout` seconds of wall clock."""
+
+    The whole exchange is bounded by `timeout` seconds of wall clock in total: a socket timeout alone
+    bounds each read, and a listener that trickles a byte at a time would hold the caller (an answer
+    waiting on an online delivery) for as long as it liked. So the exchange runs on a thread of its
+    own and this waits for it until the deadline; past it the connection is shut, which ends the
+    exchange, and the attempt is a failure."""
     started = time.monotonic()
     try:
         n.checked_url(url, allowed_hosts)  # the operator may have narrowed the hosts since the rule
+    except ValueError as exc:
+        return None, _ms(started), f"{type(exc).__name__}: {exc}"[:200]
+    exchange = _Exchange(url, urlencode(list(form)).encode("utf-8"), timeout)
+    exchange.thread.start()
+    exchange.thread.join(timeout)
+    if exchange.thread.is_alive():
+        exchange.abort()
+        return None, _ms(started), f"no answer within {timeout:g} s"
+    status, error = exchange.status, exchange.error
+    if error is not None or status is None:
+        return None, _ms(started), error
+    return status, _ms(started), None if 200 <= status < 300 else f"HTTP {status}"
+
+
+class _Exchange:
+    """One POST and its answer, on a thread of its own; `abort` shuts its connection from another."""
+
+    def __init__(self, url: str, body: bytes, timeout: float):
         parts = urlsplit(url)
         connection_class = (
             http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         )
-        connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+        self.connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+        self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.body = body
+        self.status: int | None = None
+        self.error: str | None = None
+        self._aborted = False
+        self._lock = threading.Lock()  # abort either shuts the connected socket or is seen after connect
+        self.thread = threading.Thread(target=self._run, name="gwkit-notification-post", daemon=True)
+
+    def _run(self) -> None:
         try:
-            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            connection.request(
+            self.connection.connect()
+            with self._lock:
+                if self._aborted:
+                    return
+            self.connection.request(
                 "POST",
-                path,
-                body=urlencode(list(form)).encode("utf-8"),
+                self.path,
+                body=self.body,
                 headers={"Content-Type": CONTENT_TYPE, "User-Agent": USER_AGENT, "Connection": "close"},
             )
-            response = connection.getresponse()
+            response = self.connection.getresponse()
             response.read(65536)
-            status = response.status
+            self.status = response.status
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            self.error = f"{type(exc).__name__}: {exc}"[:200]
         finally:
-            connection.close()
-    except (OSError, http.client.HTTPException, ValueError) as exc:
-        return None, _ms(started), f"{type(exc).__name__}: {exc}"[:200]
-    elapsed = _ms(started)
-    if elapsed > timeout * 1000:
-        return None, elapsed, f"no answer within {timeout:g} s"
-    return status, elapsed, None if 200 <= status < 300 else f"HTTP {status}"
+            self.connection.close()
+
+    def abort(self) -> None:
+        """End the exchange now: a blocked send or read on the shut socket returns at once (one still
+        connecting stops as soon as it is connected)."""
+        with self._lock:
+            self._aborted = True
+            sock = self.connection.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed by the exchange itself
+                pass
 
 
 def _ms(started: float) -> float:
