@@ -6,7 +6,8 @@ Built with nbconvert and nbclient, which JupyterLab already brings (no new depen
 notebooks render as JupyterLab renders them). Each notebook runs headless on a fresh sandbox, as
 `make test` runs it; a widget is shown as it was left (its saved state drawn as plain HTML), with a
 note that it needs a live kernel to respond. The pages load nothing from the network: no MathJax,
-RequireJS, Mermaid or widget manager from a CDN (a Mermaid diagram shows as its source).
+RequireJS or widget manager from a CDN; Mermaid diagrams are drawn by the copy of Mermaid served with
+the site (`mermaid_assets`: the npm package, fetched once at build time).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
+from . import mermaid_assets
+
 ROOT = Path(__file__).resolve().parents[2]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -44,7 +47,6 @@ SAVED_NOTE = (
 OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
 """
 PAGE = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>
@@ -154,6 +156,9 @@ def build(target: Path) -> list[Path]:
         template_name="lab", extra_loaders=[DictLoader({"gwkit_offline.html.j2": OFFLINE_TEMPLATE})]
     )
     exporter.template_file = "gwkit_offline.html.j2"
+    entry = mermaid_assets.install(target / "assets" / "mermaid")
+    exporter.mermaid_js_url = f"../assets/mermaid/{entry}"  # relative to a page in notebooks/
+    exporter.mermaid_layout_elk_js_url = ""  # no ELK layouts: the page loads nothing else
     with tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch) / "notebooks"
         shutil.copytree(

@@ -10,10 +10,26 @@ from typing import Any
 
 from ..exchange import Exchange
 from ..interface.validation import Problem
+from ..interface.vocabulary import labelled
 
 # Who answered the application: the upstream (a gateway, the sandbox or a cassette) or the proxy
 # itself (--strict refusing an invalid request, a fault that was not forwarded, an upstream failure).
 UPSTREAM, PROXY = "upstream", "proxy"
+
+# `as_row`'s columns as a person reads them (the live view, the notebook).
+PEOPLE_COLUMNS = {
+    "number": "#",
+    "time": "time",
+    "request": "request",
+    "status": "HTTP status",
+    "errorcodes": "gateway's answer",
+    "answered_by": "answered by",
+    "fault": "fault injected",
+    "problems": "validation problems",
+    "drift": "differs from the sandbox",
+    "ms": "ms",
+    "error": "connection error",
+}
 
 
 @dataclass(frozen=True)
@@ -72,6 +88,12 @@ class ProxyExchange:
             "ms": round(self.exchange.elapsed * 1000, 1),
             "error": self.exchange.error or "",
         }
+
+    def as_people_row(self) -> dict[str, Any]:
+        """`as_row` as a person reads it: each error code with its words, columns named in words."""
+        row = self.as_row()
+        row["errorcodes"] = "; ".join(labelled("errorcode", code) for code in self.errorcodes)
+        return {PEOPLE_COLUMNS[name]: value for name, value in row.items()}
 
     def summary(self) -> str:
         """`08:01:02 #3 AUTH -> 200 0 in 12.5 ms [fault: latency] [2 problems]` for the terminal."""

@@ -70,7 +70,7 @@ class ProxyView(widgets.VBox):
         return [e for e in self.proxy.exchanges if wanted(e) and (kind == ANY or kind in e.request_types)]
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([e.as_row() for e in self.rows[-SHOWN_ROWS:]]).astype(str)
+        return pd.DataFrame([e.as_people_row() for e in self.rows[-SHOWN_ROWS:]]).astype(str)
 
     def refresh(self) -> None:
         seen = sorted({t for e in self.proxy.exchanges for t in e.request_types})

@@ -130,7 +130,8 @@ def compare(
     for position in range(max(len(lefts), len(rights))):
         a = lefts[position] if position < len(lefts) else None
         b = rights[position] if position < len(rights) else None
-        types = " + ".join((a or b).request_types) or "?"
+        either = a or b  # one of them, at a position below the longer run's length
+        types = (" + ".join(either.request_types) if either else "") or "?"
         if a is None or b is None:
             found.append(
                 Difference(

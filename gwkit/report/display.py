@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import re
+from types import ModuleType
 from typing import Any
 
 import pandas as pd
@@ -28,6 +29,7 @@ from ..interface.masking import mask_data
 from ..interface.vocabulary import WORDED_FIELDS, labelled
 from .frames import CURRENCY_COLUMN, MAJOR_SUFFIX, MONEY_COLUMNS, report_kind
 
+itables: ModuleType | None
 try:  # the [lab] extra brings itables; the plain table below is the fallback
     import itables
 except ImportError:  # pragma: no cover - exercised by test_people's fallback test through monkeypatch
@@ -49,7 +51,7 @@ def for_people(frame: pd.DataFrame, *, currency: str | None = None) -> pd.DataFr
     in the frame's `currencyiso3a` column, else `currency`, else the frame's `attrs["currency"]`."""
     currency = currency or frame.attrs.get("currency")
     shown = pd.DataFrame(index=frame.index)
-    currencies = frame[CURRENCY_COLUMN] if CURRENCY_COLUMN in frame else None
+    currencies = frame.get(CURRENCY_COLUMN)
     for name in frame.columns:
         column = frame[name]
         base = name[: -len(MAJOR_SUFFIX)] if isinstance(name, str) and name.endswith(MAJOR_SUFFIX) else None
@@ -78,7 +80,9 @@ def _written(
         in_major = major or (report_kind(name) != AMOUNT and pd.api.types.is_float_dtype(column))
         written = [
             _money(v, c if currencies is not None else currency, major=in_major)
-            for v, c in zip(column, currencies if currencies is not None else [currency] * len(column))
+            for v, c in zip(
+                column, currencies if currencies is not None else [currency] * len(column), strict=True
+            )
         ]
         return pd.Series(written, index=column.index).where(~missing, "")
     if pd.api.types.is_bool_dtype(column):
@@ -138,12 +142,7 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     if itables is not None:
         # "display compact" without itables' default "nowrap": long text (what a code means) wraps
         # inside the notebook's width instead of running off its right edge.
-        left = [p for p in range(shown.shape[1]) if p not in right]
-        column_defs = [
-            {"className": "dt-nowrap", "targets": unbroken_columns(frame, shown)},
-            {"className": "dt-right", "targets": right},
-            {"className": "dt-left", "targets": left},
-        ]
+        column_defs = column_classes(shown.shape[1], right, unbroken_columns(frame, shown))
         small = len(shown) < PAGED_FROM
         options: dict[str, Any] = {"paging": not small, "scrollX": True}
         if small:
@@ -158,6 +157,17 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
         )
         return DATATABLE_STYLE + table
     return plain_table_html(shown, right, caption=caption)
+
+
+def column_classes(width: int, right: list[int], unbroken: list[int]) -> list[dict[str, Any]]:
+    """DataTables' columnDefs: each column's whole class list in one entry (where entries overlap,
+    DataTables keeps one className: a time column lost its dt-left, its title right-aligned)."""
+    targets: dict[str, list[int]] = {}
+    for position in range(width):
+        align = "dt-right" if position in right else "dt-left"
+        classes = f"{align} dt-nowrap" if position in unbroken else align
+        targets.setdefault(classes, []).append(position)
+    return [{"className": classes, "targets": positions} for classes, positions in targets.items()]
 
 
 def numeric_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:

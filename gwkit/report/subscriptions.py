@@ -143,7 +143,7 @@ def payments_frame(
                     "errormessage": payment.get("errormessage"),
                     "transactionreference": payment.get("transactionreference"),
                     "settlestatus": payment.get("settlestatus"),
-                    "refunded": refunded.get(payment.get("transactionreference"), 0),
+                    "refunded": refunded.get(payment.get("transactionreference", ""), 0),
                 }
             )
     return _typed_payments(rows)

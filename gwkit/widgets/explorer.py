@@ -10,11 +10,12 @@ to the client's exchange hook); selecting an entry shows that exchange again.
 from __future__ import annotations
 
 from datetime import UTC
-from typing import Any
+from typing import Any, Protocol
 
 import ipywidgets as widgets
 import pandas as pd
 
+from ..exchange import ExchangeHook
 from ..interface import REQUEST_TYPES
 from ..interface.codes import record_ok
 from ..interface.vocabulary import labelled
@@ -65,12 +66,20 @@ def history_frame(exchanges: list[Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["#", "time (UTC)", "request", "answer", "transactionreference"])
 
 
+class WatchedClient(GatewayClient, Protocol):
+    """A client whose exchanges can be watched: a `gwkit.Client`, or a connection."""
+
+    def add_exchange_hook(self, hook: ExchangeHook) -> ExchangeHook: ...
+
+    def remove_exchange_hook(self, hook: ExchangeHook) -> None: ...
+
+
 class RequestExplorer(widgets.VBox):
     """`type_picker`, `variant_picker`, `form` (the current RequestForm), `response_box`,
     `history_table` (the session's exchanges as a table), `history` (a Dropdown choosing one to
     show again; its value is the index of an exchange in `exchanges`)."""
 
-    def __init__(self, client: GatewayClient, *, request_type: str = "AUTH", variant: str | None = None):
+    def __init__(self, client: WatchedClient, *, request_type: str = "AUTH", variant: str | None = None):
         super().__init__()
         self.client = client
         self.errors = widgets.HTML()

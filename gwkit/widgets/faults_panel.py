@@ -221,17 +221,23 @@ class FaultsPanel(widgets.VBox):
     # -- actions -----------------------------------------------------------------------------
     def inject(self) -> dict[str, Any]:
         """Add the fault the inputs describe; returns it as the sandbox has it (with its id)."""
-        fault = self.faults.add(self.kind.value, sitereference=self.sitereference, **self.parameters())
+        faults = self._sandbox_faults()
+        fault = faults.add(self.kind.value, sitereference=self.sitereference, **self.parameters())
         self.refresh()
         self._say(f"fault {fault['id']} injected: {fault['kind']} {_parameters_text(fault)}")
         return fault
 
     def clear(self) -> int:
         """Remove every active fault of the site; returns how many."""
-        cleared = self.faults.clear(self.sitereference)
+        cleared = self._sandbox_faults().clear(self.sitereference)
         self.refresh()
         self._say(f"{cleared} active fault{'' if cleared == 1 else 's'} cleared")
         return cleared
+
+    def _sandbox_faults(self) -> Any:
+        if self.faults is None:
+            raise RuntimeError("faults need the embedded sandbox: this connection is to a real gateway")
+        return self.faults
 
     def refresh(self) -> None:
         """Show the site's active faults and its fault log again."""
@@ -282,6 +288,8 @@ def _log_cell(key: str, value: Any) -> Any:
         return ", ".join(value)
     if key == "made":
         return "yes" if value else "no"
+    if key == "injected" and isinstance(value, str):
+        return value.replace("T", " ", 1)  # 2026-11-26 09:10:08, as every table of the kit writes a time
     return "" if value is None else value
 
 

@@ -1,7 +1,7 @@
 """One input row per field, chosen from the field's table entry alone.
 
     choices (per-variant choices override the field's)  -> Dropdown (SelectMultiple in a filter)
-    type "Date YYYY-MM-DD"                              -> DatePicker
+    type "Date YYYY-MM-DD"                              -> Text, YYYY-MM-DD (never the browser's locale)
     sensitive (redacted) fields                         -> Password
     anything else                                       -> Text, placeholder from type and limits
     report kind AMOUNT                                  -> plus the major-unit value beside it
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Sequence
-from datetime import date
 from typing import Any
 
 import ipywidgets as widgets
@@ -43,6 +42,8 @@ def limits_text(spec: Field) -> str:
 def placeholder_for(spec: Field) -> str:
     if spec.type is t.DATE_MONTH:
         return "MM/YYYY"
+    if spec.type is t.DATE_ISO:
+        return "YYYY-MM-DD"
     if spec.report == AMOUNT:
         return "base units, e.g. 1050"
     limits = limits_text(spec)
@@ -104,8 +105,6 @@ class FieldInput:
                 else [("(not sent)", MISSING)] + [(c, c) for c in self.choices]
             )
             return widgets.Dropdown(options=options, style=style(widgets.Dropdown), **looks)
-        if self.spec.type is t.DATE_ISO:
-            return widgets.DatePicker(style=style(widgets.DatePicker), **looks)
         text_style = style(widgets.Text)
         if self.spec.sensitive == REDACT:
             return widgets.Password(placeholder=placeholder_for(self.spec), style=text_style, **looks)
@@ -114,7 +113,7 @@ class FieldInput:
         )
 
     def _limits_hint(self) -> str:
-        if isinstance(self.widget, (widgets.DatePicker, widgets.Dropdown, widgets.SelectMultiple)):
+        if isinstance(self.widget, (widgets.Dropdown, widgets.SelectMultiple)):
             return ""  # the widget itself only allows valid shapes
         return f"<span style='color:#666;font-size:90%'>{html.escape(limits_text(self.spec))}</span>"
 
@@ -124,17 +123,13 @@ class FieldInput:
         value = self.widget.value
         if isinstance(self.widget, widgets.SelectMultiple):
             return list(value) or None
-        if isinstance(value, date):
-            return value.isoformat()
         if value is None or value == MISSING:
             return None
         return str(value)
 
     def set(self, value: Any) -> None:
         """Set from a wire value (a string; a list for multiple choice)."""
-        if isinstance(self.widget, widgets.DatePicker):
-            self.widget.value = date.fromisoformat(value) if value else None
-        elif isinstance(self.widget, widgets.SelectMultiple):
+        if isinstance(self.widget, widgets.SelectMultiple):
             self.widget.value = tuple(v for v in (value or ()) if v in self.choices)
         elif isinstance(self.widget, widgets.Dropdown):
             values = [o[1] if isinstance(o, tuple) else o for o in self.widget.options]

@@ -212,6 +212,8 @@ class ResponseView(widgets.VBox):
         """Carry out a follow-up: a query is sent and shown, a form is opened pre-filled."""
         self.action_status.value = ""
         if action.kind == QUERY:
+            if self.client is None:
+                raise RuntimeError(f"{action.label} sends a query: create the view with client=")
             try:
                 response = self.client.transaction_query(transactionreference=action.reference)
             except GwkitError as error:

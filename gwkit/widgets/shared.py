@@ -35,4 +35,4 @@ def shared(kind: type[W], **traits: Any) -> W:
     found = _SHARED.get(key)
     if found is None or found.comm is None:
         found = _SHARED[key] = kind(**traits)
-    return found  # type: ignore[return-value]
+    return found

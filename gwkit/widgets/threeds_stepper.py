@@ -163,7 +163,7 @@ def sequence_svg(states: Mapping[str, str]) -> str:
         "<defs><marker id='gwkit-arrow' viewBox='0 0 10 10' refX='10' refY='5' markerWidth='7' markerHeight='7' "
         "orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='context-stroke'/></marker></defs>",
     ]
-    for x, name in zip(centre, LANES):
+    for x, name in zip(centre, LANES, strict=True):
         parts.append(
             f"<text x='{x}' y='14' text-anchor='middle' font-weight='bold'>{html.escape(name)}</text>"
         )
@@ -246,9 +246,10 @@ class ThreeDSecureStepper(widgets.VBox):
 
     Controls: `card`, `expirydate`, `securitycode`, `baseamount`, `currency`, `query_button`,
     `requery_button`, `outcome` and `complete_button` (the sandbox ACS without a browser),
-    `auto_auth`, `auth_button`, `restart_button`. Views: `diagram` (who talks to whom, the current step highlighted), `step_views` (one HTML per step),
-    `acs_view` (the ACS in an iframe, and a link), `outcome_banner` (how the flow ended, in words),
-    `message` (errors). `flow` is the current
+    `auto_auth`, `auth_button`, `restart_button`. Views: `issuer_box` (right under the buttons:
+    `acs_view`, the issuer's page in an iframe with a link, and the ACS controls), `diagram` (who
+    talks to whom, the current step highlighted), `step_views` (one HTML per step), `outcome_banner`
+    (how the flow ended, in words), `message` (errors). `flow` is the current
     `gwkit.threeds.ThreeDSecureFlow`.
     """
 
@@ -328,14 +329,15 @@ class ThreeDSecureStepper(widgets.VBox):
                 widgets.HBox([self.query_button, self.requery_button, self.restart_button]),
             ]
         )
-        acs_controls = widgets.HBox([self.outcome, self.complete_button])
+        # The issuer's page opens right under the button that opened it, where the reader is
+        # looking (an HTML widget cannot scroll the notebook to it); the picture and steps follow.
+        self.issuer_box = widgets.VBox([self.acs_view, widgets.HBox([self.outcome, self.complete_button])])
         self.children = [
             inputs,
+            self.issuer_box,
             self.diagram,
             self.step_views["THREEDQUERY"],
             self.step_views["ACS"],
-            self.acs_view,
-            acs_controls,
             self.step_views["TERMURL"],
             widgets.HBox([self.auth_button, self.auto_auth]),
             self.step_views["AUTH"],
@@ -403,13 +405,14 @@ class ThreeDSecureStepper(widgets.VBox):
         self.diagram.value = sequence_svg(states)
         self.acs_view.value = self._acs_html()
         self.outcome_banner.value = self._banner_html()
-        step = flow.next_step
+        next_step = flow.next_step
         self.query_button.disabled = flow.query_record is not None
-        self.requery_button.disabled = step != RESEND_OR_AUTH
-        self.complete_button.disabled = not (step == REDIRECT and not flow.returned)
+        self.requery_button.disabled = next_step != RESEND_OR_AUTH
+        self.complete_button.disabled = not (next_step == REDIRECT and not flow.returned)
         self.outcome.disabled = self.complete_button.disabled
         self.auth_button.disabled = not (
-            step in (AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH) or (step == REDIRECT and flow.returned)
+            next_step in (AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH)
+            or (next_step == REDIRECT and flow.returned)
         )
 
     def step_states(self) -> dict[str, str]:
@@ -422,7 +425,7 @@ class ThreeDSecureStepper(widgets.VBox):
         enrolled_path, done = outcome.via_acs, outcome.ended
         states = {"THREEDQUERY": "done" if flow.query_record.get("errorcode") == "0" else "failed"}
         auth_state = "current"
-        if done:
+        if flow.auth_record is not None:  # the AUTH answered: `done`
             auth_state = "done" if record_ok(flow.auth_record) else "failed"
         if enrolled_path:
             states["ACS"] = _acs_state(flow) if flow.returned else "current"
@@ -467,8 +470,8 @@ class ThreeDSecureStepper(widgets.VBox):
             return html.escape(flow.query_advice)
         if name == "ACS" and state == "current":
             return (
-                "the cardholder answers on the issuer's page below (or press <i>Complete the ACS here</i> "
-                "to choose an outcome without a browser)."
+                "the cardholder answers on the issuer's page, open under the <i>Send THREEDQUERY</i> "
+                "button (or press <i>Complete the ACS here</i> to choose an outcome without a browser)."
             )
         outcome = flow.outcome
         back_with_pares = name == "TERMURL" and state == "done" and outcome.next_step == REDIRECT
@@ -498,8 +501,10 @@ class ThreeDSecureStepper(widgets.VBox):
             return ""
         url = html.escape(flow.start_url, quote=True)
         return (
-            f"<div><a href='{url}' target='_blank' rel='noopener'>Open the card issuer's page in a new tab</a>"
-            f" (or answer it below)</div><iframe src='{url}' title='Card issuer (ACS)' "
+            "<div class='gwkit-issuer-page'><b>Step 2: the card issuer's page</b> (the ACS), as the "
+            "customer sees it: answer it here, or "
+            f"<a href='{url}' target='_blank' rel='noopener'>open it in a new tab</a>.</div>"
+            f"<iframe src='{url}' title='Card issuer (ACS)' "
             f"style='width:100%;height:{self.iframe_height};border:1px solid #c5ccd6;border-radius:6px'>"
             "</iframe>"
         )
@@ -507,5 +512,5 @@ class ThreeDSecureStepper(widgets.VBox):
 
 def _acs_state(flow: ThreeDSecureFlow) -> str:
     """The ACS step once the customer is back: its status is known from the AUTH's answer."""
-    status = flow.auth_record.get("status") if flow.auth_record is not None else None
+    status = flow.auth_record.get("status", "") if flow.auth_record is not None else ""
     return {"N": "not authenticated", "U": "unavailable"}.get(status, "done")

@@ -42,6 +42,7 @@ CONTENT = {
     "06_tokenisation": ("Browser tokenisation", "Card data found in what the shop received", "table"),
     "07_reporting": ("Reporting", "query_all found 510", "img"),
     "08_faults_and_reconciliation": ("Faults and reconciliation", "authorised, waiting to settle", "table"),
+    "09_url_notifications": ("URL notifications", "notificationreference", "table"),
     "10_validating_proxy": ("A validating proxy", "Bank System Error", "table"),
 }
 
@@ -71,6 +72,8 @@ def test_every_notebook_has_a_page_with_its_content_and_no_console_error(site):
     from playwright.sync_api import sync_playwright
 
     assert set(CONTENT) == set(NOTEBOOKS), "every notebook has its expected content listed here"
+    drawn = [n for n in NOTEBOOKS if "```mermaid" in (ROOT / "notebooks" / f"{n}.ipynb").read_text()]
+    assert drawn, "a notebook has a Mermaid diagram for this test to check"
     with sync_playwright() as p:
         browser = launch(p)
         try:
@@ -96,6 +99,11 @@ def test_every_notebook_has_a_page_with_its_content_and_no_console_error(site):
                 assert title in body and text in body, f"{name}: its content is missing"
                 assert page.locator(selector).count() >= 1, f"{name}: no {selector}"
                 assert "Error displaying widget" not in body and "Loading widget" not in body
+                if name in drawn:  # drawn by the site's own copy of Mermaid, not shown as source
+                    diagrams = page.locator(".jp-Mermaid")
+                    page.locator(".jp-RenderedMermaid figure img").first.wait_for()
+                    assert diagrams.count() >= 1 and page.locator(".jp-Mermaid.jp-mod-warning").count() == 0
+                    assert page.locator(".jp-RenderedMermaid figure img").count() == diagrams.count()
             page.goto(f"{site}/docs/glossary.html")
             assert "Base units" in page.inner_text("body")
             assert errors == [] and elsewhere == []

@@ -236,10 +236,12 @@ def test_faults_notebook_runs_in_jupyterlab_and_the_panel_renders(lab):
                 ".jp-OutputArea-output table.dataTable, .jp-OutputArea-output table.dataframe"
             ).first.evaluate("element => element.scrollIntoView({block: 'start'})")
             page.screenshot(path=str(ARTIFACTS / "jupyterlab-faults-table.png"))
-            log = page.locator("table.dataTable", has=page.locator("th", has_text="injected")).first
+            # the fault log once DataTables has drawn it: scrolling sideways, its header is a table of
+            # its own (no rows), so the cells are the container's body rows
+            log = page.locator(".dt-container", has=page.locator("th", has_text="injected")).first
             log.evaluate("element => element.scrollIntoView({block: 'start'})")
             page.screenshot(path=str(ARTIFACTS / "jupyterlab-faults-log.png"))
-            when = log.locator("tbody tr").first.locator("td").first
+            when = log.locator("tbody tr td").first
             assert when.evaluate("cell => getComputedStyle(cell).whiteSpace") == "nowrap"
             line = when.evaluate("cell => parseFloat(getComputedStyle(cell).lineHeight) || 20")
             assert when.evaluate("cell => cell.getBoundingClientRect().height") < 2 * line  # one line

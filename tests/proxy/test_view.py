@@ -40,8 +40,13 @@ def test_the_view_follows_the_proxy_filters_and_copies_a_row_as_code(proxied):
     api.process(auth(baseamount="ten"))  # a validation problem
     api.process({**auth(), "requesttypedescriptions": ["ACCOUNTCHECK"]})  # meets the fault
     handle.flush()  # the listeners run on the proxy's writer thread
-    assert list(view.frame()["number"]) == ["1", "2", "3"]  # refreshed by each exchange
+    assert list(view.frame()["#"]) == ["1", "2", "3"]  # refreshed by each exchange
     assert "baseamount: Numeric: digits 0-9 only" in view.table.value
+    assert list(view.frame()["gateway's answer"]) == [
+        "0 · Ok",
+        "30000 · Invalid field",
+        "60010 · Bank System Error",
+    ]
     assert list(view.request_type.options) == ["any", "ACCOUNTCHECK", "AUTH"]
 
     view.shown.value = "with problems"

@@ -174,7 +174,18 @@ def test_times_and_single_words_are_kept_on_one_line_and_prose_wraps():
     )
     assert display.unbroken_columns(frame, for_people(frame)) == [0, 1, 2]
     html = display.to_html(frame)
-    assert '"className": "dt-nowrap"' in html and '"targets": [0, 1, 2]' in html
+    assert '"className": "dt-left dt-nowrap", "targets": [0, 1, 2]' in html
+    assert '"className": "dt-left", "targets": [3, 4]' in html
+
+
+def test_each_column_has_its_whole_class_list_in_one_column_def():
+    defs = display.column_classes(4, right=[1, 3], unbroken=[0, 1])
+    assert defs == [
+        {"className": "dt-left dt-nowrap", "targets": [0]},
+        {"className": "dt-right dt-nowrap", "targets": [1]},
+        {"className": "dt-left", "targets": [2]},
+        {"className": "dt-right", "targets": [3]},
+    ]
 
 
 def test_columns_are_counted_as_shown_when_an_amount_is_shown_once():

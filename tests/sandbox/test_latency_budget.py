@@ -8,6 +8,7 @@ from the sandbox's own count (`LatencyBudget.wait_until`), never from a pause.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import socket
@@ -142,3 +143,45 @@ def test_timeouts_hold_the_same_budget_and_give_it_back_when_the_client_leaves(t
     for sock in held:
         sock.close()
     assert handle.sandbox.latency.wait_until(ALICE, 0, IN_PLACE)
+
+
+@pytest.mark.parametrize("kind", ["latency", "timeout"])
+def test_requests_waiting_out_a_delay_never_keep_others_off_the_quick_path(tenants, kind):
+    """A delayed request does no work while it waits: with alice's 8 held, bob's AUTH is answered
+    as on an idle server (on the event loop, inline), not handed to a worker thread and back."""
+    handle, alice, bob = tenants
+    alice.http.post("/_sandbox/faults/clear", json={})
+    fault = {
+        "kind": kind,
+        "count": 1000,
+        "requesttypes": ["AUTH"],
+        **({"seconds": 3600} if kind == "latency" else {}),
+    }
+    assert alice.http.post("/_sandbox/faults", json=fault).status_code == 200
+    held = held_auths(handle, 8)
+    # Counted in the budget, the last may still be processed: bob's first AUTH, queued behind it in
+    # the one quick thread (or answered inline once it is done), is answered after it is waiting.
+    assert bob.one(card_auth(sitereference=BOB))["errorcode"] == "0"
+    on_event_loop: list[bool] = []
+    answer = handle.sandbox.answer
+
+    def recording(request):
+        on_event_loop.append(_running_loop() is not None)
+        return answer(request)
+
+    handle.sandbox.answer = recording
+    try:
+        assert bob.one(card_auth(sitereference=BOB))["errorcode"] == "0"
+    finally:
+        handle.sandbox.answer = answer
+    for sock in held:
+        sock.close()
+    assert handle.sandbox.latency.wait_until(ALICE, 0, IN_PLACE)
+    assert on_event_loop == [True]
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:  # a worker thread
+        return None

@@ -130,6 +130,25 @@ def test_offline_retries_follow_the_virtual_clock_with_backoff_and_stop_after_48
     assert [n.duplicate for n in arrived] == [False] + [True] * (len(arrived) - 1)
 
 
+def test_a_retry_is_due_five_minutes_after_its_attempt_even_when_the_clock_moved_while_it_was_sent(
+    sandbox, gateway, listener
+):
+    # The attempt is made at CLOCK; the clock moves 10 minutes while the listener still holds it, so
+    # its failure is recorded after the move: the retry is due at CLOCK + 5 minutes (already passed),
+    # not 5 minutes after the moved clock (a retry no further move would have made due).
+    listener.hold_next(1)
+    add_rule(gateway, listener.url, flow="offline", requesttypes=["AUTH"])
+    reference = gateway.one(card_auth())["transactionreference"]
+    listener.wait_holding(1)
+    advance_to(gateway, (CLOCK + timedelta(minutes=10)).strftime(ISO))
+    listener.release()  # answered 503 after the move
+    (delivery,) = sandbox.notifications.wait_for(reference, state="delivered", attempts=2)
+    first, retry = delivery["attempts"]
+    assert (first["status"], first["at"]) == (503, CLOCK.strftime(ISO))
+    assert (retry["status"], retry["at"]) == (200, (CLOCK + timedelta(minutes=10)).strftime(ISO))
+    assert [n.answered for n in listener.notifications(transactionreference=reference)] == [503, 200]
+
+
 def test_failover_sends_online_then_retries_offline(sandbox, gateway, listener):
     listener.fail_next(1)
     add_rule(gateway, listener.url, flow="failover")

@@ -144,7 +144,7 @@ def test_a_parent_due_to_settle_today_can_be_refunded(sandbox, gateway):
     )  # suspended: not settled
     sandbox.advance(by="P1D")
     record = gateway.one(refund(reference))
-    assert (record["errorcode"], record["errordata"] if "errordata" in record else None) == (
+    assert (record["errorcode"], record.get("errordata")) == (
         "20005",
         ["parenttransactionreference"],
     )  # suspended: it will not settle today
@@ -307,6 +307,8 @@ def test_an_auth_refunded_from_cannot_be_cancelled_or_lowered_below_its_refunds(
     before = all_rows(db_path)
     for updates, code, field in [
         ({"settlestatus": "3"}, 60017, "settlestatus"),
+        ({"settlestatus": "2"}, 60017, "settlestatus"),  # suspended: the refund would settle alone
+        ({"settleduedate": "2026-01-16"}, 60017, "settleduedate"),  # after its refund's day
         ({"settlebaseamount": "100"}, 20007, "settlebaseamount"),
         ({"settlebaseamount": "999", "settleduedate": "2026-01-16"}, 20007, "settlebaseamount"),
     ]:
@@ -325,6 +327,32 @@ def test_an_auth_refunded_from_cannot_be_cancelled_or_lowered_below_its_refunds(
     settled = {r["requesttypedescription"]: r for r in gateway.query(orderreference="refunded-from")}
     assert settled["AUTH"]["settlestatus"] == settled["REFUND"]["settlestatus"] == "100"
     assert int(settled["AUTH"]["settlebaseamount"]) >= int(settled["REFUND"]["baseamount"]) == 1000
+
+
+def test_an_auth_refunded_from_is_never_settled_after_its_refunds(sandbox, gateway):
+    """Each day, what has settled of the AUTH covers what has settled of its refunds."""
+    reference = authorised(gateway, orderreference="kept-in-step")  # 1050, due tomorrow
+    assert gateway.one(update_request(reference, settleduedate="2026-01-15"))["errorcode"] == "0"  # today
+    assert gateway.one(refund(reference, baseamount="400"))["errorcode"] == "0"
+    refused_updates = [
+        gateway.one(update_request(reference, **updates))["errorcode"]
+        for updates in ({"settlestatus": "2"}, {"settleduedate": "2026-01-17"}, {"settlestatus": "1"})
+    ]
+    assert refused_updates == ["60017", "60017", "0"]  # still pending (1) on its refund's day is fine
+    for _ in range(3):
+        sandbox.advance(by="P1D")
+        records = {r["requesttypedescription"]: r for r in gateway.query(orderreference="kept-in-step")}
+        parent_paid = records["AUTH"]["settlestatus"] == "100"
+        assert parent_paid or records["REFUND"]["settlestatus"] != "100", records
+
+
+def test_a_suspended_refund_leaves_its_parent_free_again(sandbox, gateway):
+    """Only live refunds bind the parent: once its refund is cancelled, the AUTH may be suspended."""
+    reference = authorised(gateway)
+    assert gateway.one(update_request(reference, settleduedate="2026-01-15"))["errorcode"] == "0"
+    refunded = gateway.one(refund(reference, baseamount="400"))["transactionreference"]
+    assert gateway.one(update_request(refunded, settlestatus="3"))["errorcode"] == "0"
+    assert gateway.one(update_request(reference, settlestatus="2"))["errorcode"] == "0"
 
 
 def test_an_auth_without_refunds_can_still_be_cancelled(gateway):

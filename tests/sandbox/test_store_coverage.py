@@ -15,6 +15,13 @@ ONE_STORE = {
     "test_store_coverage.py": "this check",
     "test_checkpoint.py": "SQLite's WAL checkpoints: PostgreSQL's store has no WAL of its own to copy",
     "test_references.py": "SQLite's reference counter taken ahead: PostgreSQL's numbers come from a sequence",
+    "test_framing.py": "the server's edge: ambiguous framing is refused before any store is reached",
+    "test_full_disk.py": "a full disk made with RLIMIT_FSIZE, which only a store in a file meets",
+    "test_latency_budget.py": "the web layer's budget of delayed requests, held before any store is reached",
+    "test_notifications_workers.py": "worker processes, which only a PostgreSQL sandbox has",
+    "test_scheduling.py": "which of the web layer's threads a request goes to, decided before any store",
+    "test_tables.py": "the handler tables, merged from the modules' constants without a store",
+    "test_uvicorn_adapter.py": "uvicorn's sources and version, with no sandbox",
 }
 MARKED = re.compile(r"^pytestmark = pytest\.mark\.both_stores\b", re.MULTILINE)
 

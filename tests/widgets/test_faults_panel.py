@@ -45,6 +45,11 @@ def test_a_gateway_error_injected_from_the_panel_answers_the_next_auth(gw):
     panel.refresh()
     assert "No active faults" in panel.active_table.value  # the count of 1 is used up
     assert "faulted-60010" in panel.log_table.value and "code=60010" in panel.log_table.value
+    injected = gw.sandbox.faults.log()[-1]["injected"]  # ISO with a T, as stored
+    assert (
+        f"<td>{injected.replace('T', ' ')}</td>" in panel.log_table.value
+        and injected not in panel.log_table.value
+    )
 
 
 def test_the_log_shows_the_newest_first(gw):
@@ -158,3 +163,6 @@ def test_against_a_real_gateway_the_panel_says_faults_need_the_sandbox(sandbox):
     assert "Faults need the embedded sandbox" in line.value
     assert not hasattr(panel, "inject_button")
     panel.refresh()  # nothing to show, and no error
+    for action in (panel.inject, panel.clear):
+        with pytest.raises(RuntimeError, match="faults need the embedded sandbox"):
+            action()

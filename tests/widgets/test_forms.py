@@ -91,7 +91,8 @@ def test_required_fields_come_first_and_are_marked():
 
 def test_widget_kinds_follow_the_field_table():
     form = RequestForm("AUTH+SUBSCRIPTION", "card")
-    assert isinstance(form.fields["subscriptionbegindate"], widgets.DatePicker)
+    assert isinstance(form.fields["subscriptionbegindate"], widgets.Text)  # ISO, not the browser's locale
+    assert form.fields["subscriptionbegindate"].placeholder == "YYYY-MM-DD"
     assert isinstance(form.fields["securitycode"], widgets.Password)
     assert isinstance(form.fields["expirydate"], widgets.Text)
     assert form.fields["expirydate"].placeholder == "MM/YYYY"
@@ -177,6 +178,17 @@ def test_subscription_defaults_are_valid_and_begin_in_the_future(gw):
     begin = date.fromisoformat(form.request()["subscriptionbegindate"])
     assert begin > gw.sandbox.now().date()
     assert form.request()["subscriptiontype"] == "RECURRING"
+
+
+def test_a_date_is_typed_as_iso_and_a_wrong_one_is_named_inline(gw):
+    form = RequestForm("AUTH+SUBSCRIPTION", client=gw)
+    form.fields["subscriptionbegindate"].value = "12/01/2030"  # a US-style date is refused, not guessed
+    assert "YYYY-MM-DD" in form.inputs["subscriptionbegindate"].message.value
+    assert [p.field for p in form.problems] == ["subscriptionbegindate"] and form.send_button.disabled
+
+    form.fields["subscriptionbegindate"].value = "2030-12-01"
+    assert form.inputs["subscriptionbegindate"].message.value == "" and form.problems == []
+    assert form.request()["subscriptionbegindate"] == "2030-12-01"
 
 
 def test_the_accountcheck_form_checks_a_card_without_taking_money(gw):
@@ -358,7 +370,7 @@ def test_transactionquery_multiple_choice_filter(mocked):
     client, gateway = mocked
     form = RequestForm("TRANSACTIONQUERY", client=client)
     form.fields["filter.settlestatus"].value = ("0", "100")
-    form.fields["filter.startdate"].value = date(2026, 1, 1)
+    form.fields["filter.startdate"].value = "2026-01-01"  # typed as ISO
     form.send_button.click()
     sent_filter = gateway.bodies[0]["request"][0]["filter"]
     assert sent_filter["settlestatus"] == [{"value": "0"}, {"value": "100"}]

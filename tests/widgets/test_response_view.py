@@ -209,6 +209,8 @@ def test_without_a_client_the_actions_are_disabled():
         )
     )
     assert [b.disabled for b in view.action_buttons] == [True]
+    with pytest.raises(RuntimeError, match="sends a query: create the view with client="):
+        view.run_action(view.actions[0])
 
 
 def test_an_exchange_and_a_journal_entry_show_the_same_records(gw):

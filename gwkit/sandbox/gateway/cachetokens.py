@@ -23,7 +23,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from cryptography.fernet import InvalidToken
 
@@ -100,8 +100,8 @@ def handle_cachetokenise(ctx: Context, request: dict[str, Any]) -> list[dict[str
     expirydate = checked_expiry(request["expirymonth"], request["expiryyear"], ctx.now)
     if request.get("paymenttypedescription") not in (None, "", scheme.code):
         raise invalid_field("paymenttypedescription")
-    token = ctx.store.vault.encrypt(json.dumps({"securitycode": request.get("securitycode") or None}))
-    token = token.decode("ascii")
+    sealed = {"securitycode": request.get("securitycode") or None}
+    token = ctx.store.vault.encrypt(json.dumps(sealed)).decode("ascii")
     card_id = ctx.store.add_card(ctx.conn, pan, expirydate, scheme.code)
     ctx.conn.execute(
         "INSERT INTO cachetokens (token_hash, sitereference, card_id, maskedpan, paymenttypedescription, "
@@ -157,7 +157,7 @@ def card_from_token(ctx: Context, request: Mapping[str, Any]) -> Card:
     return load_card(ctx, row["card_id"], securitycode)
 
 
-def _sealed_securitycode(ctx: Context, token: str) -> str | bool | None:
+def _sealed_securitycode(ctx: Context, token: str) -> str | Literal[False] | None:
     """The security code sealed in the token (None when none was given); False if it cannot be opened."""
     try:
         return json.loads(ctx.store.vault.decrypt(token.encode("ascii")))["securitycode"]

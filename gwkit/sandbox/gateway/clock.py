@@ -202,14 +202,14 @@ class Clock:
         sites: str | Iterable[str] | None = None,
     ) -> datetime:
         """Where a move `by` a duration or `to` an instant of `sites` (together) would land, checked."""
-        if (by is None) == (to is None):
+        if by is not None and to is None:
+            now = self.now(sites)
+            target = apply_duration(now, by)
+        elif to is not None and by is None:
+            now = self.now(sites)
+            target = to.replace(microsecond=0, tzinfo=None) if isinstance(to, datetime) else parse_instant(to)
+        else:
             raise ClockError("give exactly one of 'by' (an ISO 8601 duration) or 'to' (a date and time)")
-        now = self.now(sites)
-        target = (
-            apply_duration(now, by)
-            if by is not None
-            else (to.replace(microsecond=0, tzinfo=None) if isinstance(to, datetime) else parse_instant(to))
-        )
         check_move(now, target)
         return target
 

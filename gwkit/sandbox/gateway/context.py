@@ -16,6 +16,7 @@ from .accounts import Account
 from .clock import Clock
 from .jobwrites import SharedWrite
 from .refusal import Refusal
+from .sql import Statement
 from .store import Connection, Row, Store
 
 Record = dict[str, Any]
@@ -82,7 +83,7 @@ class Tables:
     parent_rules: dict[str, Callable[..., Any]]
     update_rules: dict[str, Callable[..., Any]]
     daily_jobs: list[DailyJob]
-    schemas: tuple[str, ...]
+    schemas: tuple[Statement, ...]
     read_only: frozenset[str] = frozenset()
     added_columns: tuple[tuple[str, str, str], ...] = ()
     record_views: dict[str, Callable[..., None]] = field(default_factory=dict)
@@ -191,10 +192,10 @@ class JobContext:
     clock: Clock
     tables: Tables
     accounts: Mapping[str, Account]
+    writes: SharedWrite
     progress: Callable[[str, int, int], None] | None = None
     cache: dict[str, Any] = field(default_factory=dict)
     sites: tuple[str, ...] = ()
-    writes: SharedWrite | None = None
 
     @property
     def sites_json(self) -> str:

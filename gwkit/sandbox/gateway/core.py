@@ -60,6 +60,7 @@ from .jobwrites import SharedWrite
 from .moves import Move
 from .refusal import Refusal, unknown_error
 from .sitedata import Expression, SiteTables, delete_sites
+from .sql import Statement
 from .store import open_store
 
 # Every part of the gateway, each listing what it serves in plain constants (see context.Tables).
@@ -97,7 +98,7 @@ class Gateway:
         accounts: Iterable[Account] | None = None,
         clock_start: datetime | None = None,
         modules: Iterable[ModuleType] = HANDLER_MODULES,
-        schemas: Iterable[str] = (),
+        schemas: Iterable[Statement] = (),
         site_expressions: Mapping[str, Expression] | None = None,
         notification_hosts: Iterable[str] | None = None,
     ):
@@ -395,7 +396,7 @@ class Gateway:
                     due = tuple(site for site in sites if marks[job.name][site] < day <= todays[site])
                     if due:
                         job_context = JobContext(
-                            self.store, self.clock, self.tables, self.accounts, progress, cache, due, writes
+                            self.store, self.clock, self.tables, self.accounts, writes, progress, cache, due
                         )
                         _merge(report.setdefault(job.name, {}), job.run(job_context, day) or {})
                         finished.append((job.name, due))
@@ -427,7 +428,7 @@ class Gateway:
             if not behind:
                 continue
             context = JobContext(
-                self.store, self.clock, self.tables, self.accounts, progress, cache, behind, writes
+                self.store, self.clock, self.tables, self.accounts, writes, progress, cache, behind
             )
             worked = job.next_day(context, day)  # type: ignore[misc]
             if worked is not None:

@@ -232,7 +232,7 @@ class Notifier:
             return None
         status, latency_ms, error = post(claimed.url, claimed.form, claimed.timeout, self.allowed_hosts)
         with self.store.write() as conn:
-            state = n.finish(conn, claimed, self._now(site), status, latency_ms, error, self.worker)
+            state = n.finish(conn, claimed, status, latency_ms, error, self.worker)
         with self.changed:
             self.changed.notify_all()
         for watcher in tuple(self._watchers):

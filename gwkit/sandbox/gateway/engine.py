@@ -80,7 +80,6 @@ def _due_rows(rows: list[Any]) -> list[Due]:
     return list(map(tuple.__new__, repeat(Due), rows))  # Due._make without a Python call per row
 
 
-_SCHEDULE = slice(3, 8)
 _PAID_WITH = slice(8, 15)
 _DUE = OF_SITES.map(
     lambda sites: (
@@ -172,8 +171,9 @@ def pay_batch(job: JobContext, conn: Connection, rows: list[Due], day: date, rep
     due: list[tuple[Due, int, str]] = []  # (subscription, number, due date), oldest first
     moves = []
     for row in rows:
-        schedule = row[_SCHEDULE]
-        number, when = row.nextnumber, row.next_due_date
+        schedule = row[3:8]  # begindate to unit (a literal slice, so its items keep their types)
+        number = row.nextnumber
+        when: str | None = row.next_due_date
         while when is not None and when <= today:
             due.append((row, number, when))
             number += 1

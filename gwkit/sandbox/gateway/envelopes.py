@@ -66,12 +66,12 @@ def error_record(requesttype: str, fault: Refusal, timestamp: str | None = None)
 # Fields a record keeps that its answer leaves out, as the real service answers: no record names its
 # site (the request did), and a THREEDQUERY echoes no amount (its AUTH inherits the kept one).
 NOT_ANSWERED = ("sitereference",)
-NOT_ANSWERED_BY_TYPE = {"THREEDQUERY": ("baseamount", "currencyiso3a")}
+NOT_ANSWERED_BY_TYPE: dict[str, tuple[str, ...]] = {"THREEDQUERY": ("baseamount", "currencyiso3a")}
 
 
 def answered_record(record: Mapping[str, Any]) -> dict[str, Any]:
     """A record as the gateway answers it (a kept one, or one just made)."""
-    left_out = NOT_ANSWERED + NOT_ANSWERED_BY_TYPE.get(record.get("requesttypedescription"), ())
+    left_out = NOT_ANSWERED + NOT_ANSWERED_BY_TYPE.get(record.get("requesttypedescription", ""), ())
     return {name: value for name, value in record.items() if name not in left_out}
 
 

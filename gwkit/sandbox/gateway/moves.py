@@ -36,7 +36,7 @@ class Move(dict):
         self._board = board
         self.key = board.start(self)
 
-    def update(self, *args: Any, **changes: Any) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **changes: Any) -> None:
         super().update(*args, **changes)
         self._board.changed(self)
 

@@ -398,6 +398,7 @@ class Claimed:
     flow: str
     created: datetime
     number: int
+    at: datetime  # the site's clock when the attempt was made: its retry is scheduled from it
 
 
 def claim(
@@ -421,7 +422,7 @@ def claim(
     )
     form = [(name, value) for name, value in json.loads(row[2])]
     return Claimed(
-        reference, row[0], row[1], form, float(row[3]), row[4], datetime.strptime(row[5], ISO), row[6]
+        reference, row[0], row[1], form, float(row[3]), row[4], datetime.strptime(row[5], ISO), row[6], now
     )
 
 
@@ -434,15 +435,12 @@ def next_retry(created: datetime, attempts: int, now: datetime) -> datetime | No
 
 
 def finish(
-    conn: Any,
-    claimed: Claimed,
-    now: datetime,
-    status: int | None,
-    latency_ms: float,
-    error: str | None,
-    worker: str,
+    conn: Any, claimed: Claimed, status: int | None, latency_ms: float, error: str | None, worker: str
 ) -> str:
-    """Record how an attempt went and what the delivery does next; its new state."""
+    """Record how an attempt went and what the delivery does next; its new state.
+
+    A retry is scheduled from the clock the attempt was made at, not the clock now: a clock move made
+    while the listener was answering (by any worker) must not push the retry past the move."""
     conn.execute(
         "UPDATE notification_attempts SET status = ?, latency_ms = ?, error = ? "
         "WHERE notificationreference = ? AND number = ?",
@@ -454,7 +452,7 @@ def finish(
     elif claimed.flow == "online":
         state = "failed"
     else:
-        next_at = next_retry(claimed.created, claimed.number, now)
+        next_at = next_retry(claimed.created, claimed.number, claimed.at)
         state = "retrying" if next_at is not None else "failed"
     conn.execute(
         "UPDATE notification_deliveries SET state = ?, next_at = COALESCE(?, next_at), claimed_by = NULL, "

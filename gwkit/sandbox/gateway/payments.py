@@ -165,7 +165,7 @@ def payment_record(
 ) -> dict[str, Any]:
     """The record of a payment made now, with the bank's decision, as `authorise` keeps it; nothing kept yet.
     Its reference is drawn (`new_reference`) only once the request is known to be good."""
-    fields = {name: request.get(name) or card.inherited.get(name) for name in INHERITABLE}
+    fields: dict[str, Any] = {name: request.get(name) or card.inherited.get(name) for name in INHERITABLE}
     if not takes_money:
         fields["baseamount"] = fields["baseamount"] or "0"
     missing = [n for n in ("baseamount", "currencyiso3a", "accounttypedescription") if not fields[n]]

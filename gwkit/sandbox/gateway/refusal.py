@@ -51,10 +51,14 @@ def log_internal_error(exc: BaseException, answered: str) -> str:
     return reference
 
 
+def storage_failure(exc: BaseException) -> bool:
+    """A failure of the storage (a full disk, an I/O error, a lost database connection), not a bug."""
+    return isinstance(exc, (sqlite3.Error, OSError)) or type(exc).__module__.startswith("psycopg")
+
+
 def _cause(exc: BaseException) -> str:
     """The exception's class, and for a storage failure its masked message ("database or disk is full")."""
-    storage = isinstance(exc, (sqlite3.Error, OSError)) or type(exc).__module__.startswith("psycopg")
-    return f"{type(exc).__name__}: {mask_text(str(exc))}" if storage else type(exc).__name__
+    return f"{type(exc).__name__}: {mask_text(str(exc))}" if storage_failure(exc) else type(exc).__name__
 
 
 _REFERENCE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread

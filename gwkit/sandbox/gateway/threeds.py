@@ -58,7 +58,7 @@ from .payments import (
 )
 from .refusal import Refusal, invalid_field
 from .sql import Sql
-from .store import Connection, Row, Store, details_of, record_of
+from .store import Connection, Row, Store, StoreError, details_of, record_of
 
 THREEDVERSION = "1.0.2"
 SESSION_LIFETIME = timedelta(hours=2)  # interface 4.4: wait no more than two hours
@@ -206,7 +206,10 @@ def verify(key: str, purpose: str, token: str) -> dict[str, str]:
 
 
 def signing_key(store: Store, conn: Connection | None = None) -> str:
-    return store.meta_get(KEY_NAME, conn)
+    key = store.meta_get(KEY_NAME, conn)
+    if key is None:  # SCHEMA makes it with the store: a store without it was changed by hand
+        raise StoreError(f"the store has no 3-D Secure signing key ({KEY_NAME!r} in table meta)")
+    return key
 
 
 def eci_for(status: str, paymenttype: str | None) -> str | None:

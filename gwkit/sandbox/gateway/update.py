@@ -9,8 +9,10 @@ interval; an AUTH's settlement while it is pending or suspended (`settlestatus` 
 - `settlebaseamount`, at most the authorised `baseamount`: lowered, and raised again up to it (the
   official client's module tests, written against the real test site, lower an AUTH to 35 and then
   set it to 50 of 100, and expect both accepted).
-Once an AUTH has been refunded from, it must settle at least what was refunded: cancelling it is
-60017 naming `settlestatus`, lowering `settlebaseamount` below the refunds is 20007 naming it.
+Once an AUTH has been refunded from, it must settle at least what was refunded, and no later than
+its refunds: cancelling (3) or suspending (2) it is 60017 naming `settlestatus`, a `settleduedate`
+after its refunds' is 60017 naming `settleduedate`, lowering `settlebaseamount` below the refunds is
+20007 naming it.
 Settled (100) and cancelled (3) AUTHs, declines, and records of other types answer 60017; a field
 the record does not take is 30000 naming it. All named records change, or none.
 """
@@ -24,7 +26,7 @@ from ...interface.codes import CANCELLED
 from ...interface.requests import AUTH_UPDATABLE
 from .context import Context
 from .query import filter_values, requested_sites
-from .refunded import refunded_so_far
+from .refunded import refunds_of
 from .refusal import Refusal, invalid_field
 from .store import Row
 
@@ -79,19 +81,23 @@ def update_auth(ctx: Context, row: Row, updates: Mapping[str, str]) -> dict[str,
 
 
 def _keeps_refunds_covered(ctx: Context, row: Row, updates: Mapping[str, str]) -> None:
-    """An AUTH refunded from must still settle what was refunded (else money never taken goes back)."""
-    if "settlebaseamount" not in updates and updates.get("settlestatus") != CANCELLED:
+    """An AUTH refunded from must still settle what was refunded, and no later than its refunds
+    (else a refund gives back money never taken, or before it was taken)."""
+    if not {"settlebaseamount", "settlestatus", "settleduedate"} & updates.keys():
         return
-    refunded = refunded_so_far(ctx.conn, row["transactionreference"])
-    if not refunded:
+    refunded = refunds_of(ctx.conn, row["transactionreference"])
+    if not refunded.total:
         return
-    if updates.get("settlestatus") == CANCELLED:
+    if updates.get("settlestatus") in (SUSPENDED, CANCELLED):
         raise Refusal(60017, ["settlestatus"])
-    if int(updates["settlebaseamount"]) < refunded:
+    if int(updates.get("settlebaseamount", refunded.total)) < refunded.total:
         raise Refusal(20007, ["settlebaseamount"])
+    if refunded.first_due is not None and updates.get("settleduedate", "") > refunded.first_due:
+        raise Refusal(60017, ["settleduedate"])
 
 
-PENDING = ("0", "1", "2")
+SUSPENDED = "2"
+PENDING = ("0", "1", SUSPENDED)
 
 
 REQUEST_HANDLERS = {"TRANSACTIONUPDATE": handle_update}

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from ..http import SandboxRequest
 from .injection import Answer
@@ -29,10 +29,6 @@ TIMEOUT_CAP_SECONDS = 600.0  # a timed-out request is held at most this long
 CLOSE_CONNECTION = "gwkit.close_connection"
 BODY_READ_SECONDS = 30.0  # a body not received in full by then is refused (408)
 log = logging.getLogger("gwkit.sandbox")
-
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class NoAnswer(Response):
@@ -95,7 +91,8 @@ def create_app(
             )
         if outcome.delay:  # ends early when the client leaves: nobody is waiting for the answer
             try:
-                left = await _until_disconnected(request.receive, outcome.delay)
+                with workers.waiting():
+                    left = await _until_disconnected(request.receive, outcome.delay)
             finally:
                 if outcome.slot is not None:
                     outcome.slot.release()
@@ -103,7 +100,8 @@ def create_app(
                 return NoAnswer()
         if outcome.silence == "timeout":
             try:
-                await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
+                with workers.waiting():
+                    await _until_disconnected(request.receive, TIMEOUT_CAP_SECONDS)
             finally:
                 if outcome.slot is not None:
                     outcome.slot.release()

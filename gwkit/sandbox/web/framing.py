@@ -38,7 +38,7 @@ class FramingCheckedConnection(h11.Connection):
 
     refusal: str | None = None  # why the last request was refused, for the 400's body
 
-    def next_event(self):  # type: ignore[no-untyped-def]
+    def next_event(self):
         event = super().next_event()
         if isinstance(event, h11.Request):
             problem = framing_problem(event)

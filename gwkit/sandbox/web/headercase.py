@@ -8,12 +8,7 @@ names are put in canonical case on their way out.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
-Message = dict[str, Any]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Message, Callable[[], Awaitable[Message]], Send], Awaitable[None]]
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 def canonical(name: bytes) -> bytes:
@@ -24,7 +19,7 @@ def canonical(name: bytes) -> bytes:
 def canonical_header_case(app: ASGIApp) -> ASGIApp:
     """`app` whose answers' header names are in canonical case."""
 
-    async def cased(scope: Message, receive: Callable[[], Awaitable[Message]], send: Send) -> None:
+    async def cased(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await app(scope, receive, send)
 

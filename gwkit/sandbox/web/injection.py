@@ -18,6 +18,7 @@ from ...interface.wire import FAULT_HEADER
 from ..gateway import faultlog
 from ..gateway.clock import ISO
 from ..gateway.envelopes import answer_reference, envelope
+from ..gateway.refusal import log_internal_error, storage_failure
 from ..http import JSON_HEADERS, BodyError, SandboxRequest, SandboxResponse
 from .credentials import authenticate
 from .endpoint import anonymous_account
@@ -55,15 +56,32 @@ class Target:
 
 
 def serve(sandbox: Served, request: SandboxRequest) -> Answer:
-    if not sandbox.fault_book or request.method != "POST" or request.path not in GATEWAY_PATHS:
+    picked = _picked_fault(sandbox, request)
+    if picked is None:
         return Answer(sandbox.answer_without_faults(request))  # the usual path: no fault anywhere
-    target = target_of(sandbox, request)
-    fault = (
-        sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts) if target else None
-    )
-    if fault is None:
-        return Answer(sandbox.answer_without_faults(request))
+    fault, target = picked
     return _APPLY[fault.kind](sandbox, request, fault, target)
+
+
+def _picked_fault(sandbox: Served, request: SandboxRequest) -> tuple[ActiveFault, Target] | None:
+    """The fault armed for this request, if any. When the store cannot tell (it fails: a lost
+    connection, a full disk), the request is answered as without faults: the gateway then answers
+    99999 in a 200 if the store still fails, never an HTTP 500."""
+    if request.method != "POST" or request.path not in GATEWAY_PATHS:
+        return None
+    try:
+        if not sandbox.fault_book:
+            return None
+        target = target_of(sandbox, request)
+        if target is None:
+            return None
+        fault = sandbox.fault_book.pick(target.sitereference, target.requesttypes, target.amounts)
+    except Exception as exc:
+        if not storage_failure(exc):
+            raise
+        log_internal_error(exc, "answered without faults: the store could not tell the armed faults")
+        return None
+    return None if fault is None else (fault, target)
 
 
 def target_of(sandbox: Served, request: SandboxRequest) -> Target | None:

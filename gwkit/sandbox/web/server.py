@@ -20,8 +20,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
 from ..gateway.accounts import Account
 from ..gateway.cachetokens import token_rows
 from ..gateway.store import store_target
@@ -99,13 +97,11 @@ def server_for(
         sandbox.gateway.stop_work()
 
     config = uvicorn_config(app, log_level, limits)
-    config.latency = sandbox.latency  # type: ignore[attr-defined]  # GuardedH11Protocol's allowance
+    config.latency = sandbox.latency  # GuardedH11Protocol's allowance
     return PromptServer(config, stopping=stopping, stopped=workers.shutdown)
 
 
-def uvicorn_config(
-    app: Any, log_level: str = "warning", limits: ServerLimits | None = None
-) -> uvicorn.Config:
+def uvicorn_config(app: Any, log_level: str = "warning", limits: ServerLimits | None = None) -> SandboxConfig:
     """The server settings of every sandbox (and of the benchmark's baseline endpoint)."""
     limits = limits or ServerLimits()
     return SandboxConfig(

@@ -47,10 +47,10 @@ def _to_httpx(answer: SandboxResponse) -> httpx.Response:
 
 def _answer(outcome: Answer, request: httpx.Request) -> httpx.Response:
     """The sandbox's answer; a silenced one (fault injection) fails as httpx fails without an answer."""
-    if outcome.silence == "drop":
-        raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
     if outcome.silence == "timeout":
         raise httpx.ReadTimeout("fault injection: the sandbox did not answer", request=request)
+    if outcome.response is None:  # silence "drop": the connection closes without an answer
+        raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
     return _to_httpx(outcome.response)
 
 

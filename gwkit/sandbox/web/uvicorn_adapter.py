@@ -34,12 +34,14 @@ __all__ = ["GuardedH11Protocol", "PromptServer", "SandboxConfig"]
 
 
 class SandboxConfig(uvicorn.Config):
-    """uvicorn's settings plus the deadline for a request's head (uvicorn has none)."""
+    """uvicorn's settings plus the deadline for a request's head (uvicorn has none), the stall allowed
+    a client reading its answer, and the sandbox's latency budget (`latency`, set by its server)."""
 
     def __init__(self, app: Any, *, timeout_header_read: float, timeout_write_stall: float, **kwargs: Any):
         super().__init__(app, **kwargs)
         self.timeout_header_read = timeout_header_read
         self.timeout_write_stall = timeout_write_stall
+        self.latency: LatencyBudget | None = None
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -56,16 +58,17 @@ class GuardedH11Protocol(H11Protocol):
     _stall_timer: asyncio.TimerHandle | None = None
 
     _max_connections: int | None = None
+    config: SandboxConfig
 
-    def __init__(self, config: Any, server_state: Any, app_state: Any, _loop: Any = None) -> None:
-        self._latency: LatencyBudget | None = getattr(config, "latency", None)
+    def __init__(self, config: SandboxConfig, server_state: Any, app_state: Any, _loop: Any = None) -> None:
+        self._latency = config.latency
         super().__init__(config, server_state, app_state, _loop)
         size = config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
         self.conn = FramingCheckedConnection(h11.SERVER, size)  # ambiguous framing: 400 and close
         self.app = self._offering_close(self.app)
 
     @property
-    def limit_concurrency(self) -> int | None:  # type: ignore[override]
+    def limit_concurrency(self) -> int | None:
         """uvicorn's bound on connections and tasks (beyond it, 503), not counting the requests that
         wait out an injected latency: those hold only their own site's budget (latency.py)."""
         if self._max_connections is None or self._latency is None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from ..http import BodyError, SandboxRequest
@@ -84,7 +85,7 @@ class WorkerThread:
             except Exception:  # the batch's commit failed (a full disk): nothing of it was kept
                 answers = [_run(job) for job in jobs]  # so each is answered on its own, once
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, Any, BaseException | None]]] = {}
-        for job, (result, error) in zip(jobs, answers):
+        for job, (result, error) in zip(jobs, answers, strict=True):
             by_loop.setdefault(job.loop, []).append((job.future, result, error))
         for loop, settled in by_loop.items():
             try:
@@ -176,6 +177,17 @@ class Workers:
             return sandbox.answer(request)
         together = sandbox.store if request.method == "POST" and request.path in GATEWAY_PATHS else None
         return await self._in_thread(self.quick.submit(sandbox.answer, request, together=together))
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """A request waiting out an injected delay does no work: while it waits it is not counted
+        among the requests under way, so one tenant's delayed requests never keep the others' from
+        being answered inline (on the event loop, without a hand-over to a thread)."""
+        self.requests -= 1
+        try:
+            yield
+        finally:
+            self.requests += 1
 
     def _may_answer_inline(self, sandbox: Sandbox) -> bool:
         """The only request, and nothing else runs: no job in a thread, no write open or waited for,

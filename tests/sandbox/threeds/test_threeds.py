@@ -431,3 +431,18 @@ def test_the_soft_decline_amount_is_authorised_once_the_customer_authenticated(c
         assert (record["errorcode"], record["status"], record["baseamount"]) == ("0", "Y", "71000")
     finally:
         f.close()
+
+
+def test_a_store_without_its_signing_key_is_a_clear_error(tmp_path):
+    from gwkit.sandbox.gateway.store import StoreError, open_store
+    from gwkit.sandbox.gateway.threeds import KEY_NAME, SCHEMA, signing_key
+
+    store = open_store(tmp_path / "s.db", schemas=[SCHEMA])
+    try:
+        assert len(signing_key(store)) == 64
+        with store.write() as conn:
+            conn.execute("DELETE FROM meta WHERE key = ?", (KEY_NAME,))
+        with pytest.raises(StoreError, match="3-D Secure signing key"):
+            signing_key(store)
+    finally:
+        store.close()

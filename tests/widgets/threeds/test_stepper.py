@@ -50,6 +50,11 @@ def test_enrolled_card_authenticated_moves_on_by_itself(stepper):
     stepper.query_button.click()
     assert stepper.step_states()["ACS"] == "current"
     assert "<iframe" in stepper.acs_view.value and stepper.flow.start_url in stepper.acs_view.value
+    # the issuer's page opens right under the buttons the reader just pressed, before the picture
+    inputs, first_below = stepper.children[:2]
+    assert stepper.query_button in inputs.children[-1].children
+    assert first_below is stepper.issuer_box and first_below.children[0] is stepper.acs_view
+    assert "under the <i>Send THREEDQUERY</i> button" in stepper.step_views["ACS"].value
     assert not stepper.complete_button.disabled and stepper.auth_button.disabled
     assert "send the customer&#x27;s browser to the ACS" in stepper.step_views["THREEDQUERY"].value
     stepper.outcome.value = "Y"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from ..moves import Board
 from ..sitedata import Catalog
@@ -133,7 +133,9 @@ class Store(Protocol):
     def add_transactions(
         self, conn: Any, kept: Iterable[tuple[Mapping[str, Any], int | None, Mapping[str, Any] | None]]
     ) -> None: ...
-    def add_transaction_rows(self, conn: Any, columns: tuple[str, ...], rows: list[list[Any]]) -> None: ...
+    def add_transaction_rows(
+        self, conn: Any, columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
+    ) -> None: ...
     def each_row(self, conn: Any, statement: Sql, rows: Sequence[Sequence[Any]]) -> None: ...
     def transaction(self, conn: Any, reference: str, sites: Iterable[str] | None = None) -> Any: ...
     def update_transaction(self, conn: Any, reference: str, changes: Mapping[str, str]) -> None: ...
@@ -172,5 +174,5 @@ def open_store(
     return SqliteStore(target, schemas=schemas, added_columns=added_columns)
 
 
-def _is_url(target: Any) -> bool:
+def _is_url(target: object) -> TypeGuard[str]:
     return isinstance(target, str) and target.startswith(URL_SCHEMES)

@@ -282,7 +282,9 @@ class Records:
         for columns, rows in by_columns.items():
             self.add_transaction_rows(conn, columns, rows)
 
-    def add_transaction_rows(self, conn: Any, columns: tuple[str, ...], rows: list[list[Any]]) -> None:
+    def add_transaction_rows(
+        self, conn: Any, columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
+    ) -> None:
         """Keep records already laid out: each row the values of `columns`, card_id, the record's JSON, the details'."""
         conn.executemany(_insert_transaction_sql(columns), rows)
 

@@ -137,12 +137,14 @@ def redacted(url: str) -> str:
 class Row(tuple):
     """A row read by position or by column name, like sqlite3.Row."""
 
+    _index: dict[str, int]
+
     def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> Row:
         row = super().__new__(cls, values)
         row._index = index
         return row
 
-    def __getitem__(self, key):  # type: ignore[override]
+    def __getitem__(self, key):
         if isinstance(key, str):
             return tuple.__getitem__(self, self._index[key])
         return tuple.__getitem__(self, key)
@@ -512,7 +514,7 @@ class PostgresStore(Records):
         """Numbers of the sequence, unique across workers, taken `REFERENCE_BLOCK` at a time (a round
         trip saved per payment): each worker's increase, the workers' interleave, and the ones a
         stopped worker held are never used."""
-        numbers = []
+        numbers: list[int] = []
         with self._numbers_lock:
             while len(numbers) < count:
                 if not self._numbers:
@@ -532,7 +534,9 @@ class PostgresStore(Records):
         if rows:
             conn.raw.execute(_psycopg_text(statement, "%b"), [list(column) for column in zip(*rows)])
 
-    def add_transaction_rows(self, conn: Any, columns: tuple[str, ...], rows: list[list[Any]]) -> None:
+    def add_transaction_rows(
+        self, conn: Any, columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
+    ) -> None:
         """Keep records already laid out (common.transaction_row): all of them in one statement."""
         if rows:
             conn.raw.execute(

@@ -179,10 +179,10 @@ def checkpoint_beside_writers(conn: sqlite3.Connection) -> None:
 class SqliteConnection(sqlite3.Connection):
     """A SQLite connection that runs the SQLite text of an `Sql` (common.py) given to it."""
 
-    def execute(self, sql: Statement, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, sql: Statement, parameters: Any = (), /) -> sqlite3.Cursor:
         return super().execute(sql if sql.__class__ is str else sql.sqlite, parameters)  # type: ignore[union-attr]
 
-    def executemany(self, sql: Statement, parameters: Any, /) -> sqlite3.Cursor:  # type: ignore[override]
+    def executemany(self, sql: Statement, parameters: Any, /) -> sqlite3.Cursor:
         return super().executemany(sql if sql.__class__ is str else sql.sqlite, parameters)  # type: ignore[union-attr]
 
 
