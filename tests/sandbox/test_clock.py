@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -198,3 +199,71 @@ def test_the_last_supported_instant_can_be_reached(tmp_path):
             late.advance(by="PT1S")
     finally:
         late.close()
+
+
+def days_each_job_ran(sandbox: Sandbox) -> dict[str, list[str]]:
+    """Wrap the sandbox's daily jobs (their `next_day` kept) to record the days each one runs."""
+    ran: dict[str, list[str]] = {}
+    for index, job in enumerate(sandbox.gateway.daily_jobs):
+        days = ran.setdefault(job.name, [])
+
+        def run(context, day, _run=job.run, _days=days):
+            _days.append(day.isoformat())
+            return _run(context, day)
+
+        sandbox.gateway.daily_jobs[index] = replace(job, run=run)
+    return ran
+
+
+def test_a_long_move_runs_only_the_days_with_work_and_marks_every_day(db_path):
+    """A year's move with one AUTH and a quarterly subscription: the jobs run on the day after the
+    AUTH's due date (settlement, then the subscription starts), on each payment's due date and the day
+    after (its payment settles), and on the last day, where every job's mark ends. The days between
+    are skipped, and what they would have done is done: each payment on its due date, each settled."""
+    sandbox = Sandbox(db_path, clock_start=CLOCK)
+    ran = days_each_job_ran(sandbox)
+    answer = sandbox.gateway.process(
+        {"request": [{**card_auth(), **QUARTERLY}], "alias": DEFAULT_ACCOUNT.username}, DEFAULT_ACCOUNT
+    )
+    assert [r["errorcode"] for r in answer["response"]] == ["0", "0"]
+
+    report = sandbox.advance(to="2027-01-15T10:00:00")
+
+    payment_days = ["2026-02-01", "2026-05-01", "2026-08-01", "2026-11-01"]
+    settling_days = ["2026-01-16", "2026-02-02", "2026-05-02", "2026-08-02", "2026-11-02"]
+    expected = sorted({*payment_days, *settling_days, "2027-01-15"})
+    assert report["days"] == 365
+    assert ran == {"settlement": expected, "subscriptions": expected, "cachetoken-expiry": expected}
+    assert report["subscriptions"]["made"] == 4 and report["subscriptions"]["caught_up"] == 0
+    assert len(report["settlement"]["settled"]) == 5  # the AUTH and the four payments
+    payments = sandbox.store.connection().execute(
+        "SELECT substr(transactionstartedtimestamp, 1, 10), settlestatus FROM transactions "
+        "WHERE accounttypedescription = 'RECUR' AND requesttypedescription = 'AUTH' ORDER BY id"
+    )
+    assert [tuple(row) for row in payments] == [(day, "100") for day in payment_days]
+    marks = Database(db_path).rows(
+        "SELECT job, through FROM site_jobs WHERE sitereference = ? ORDER BY job", (SITE,)
+    )
+    assert [tuple(row) for row in marks] == [(name, "2027-01-15") for name in sorted(ran)]
+    sandbox.close()
+
+
+def test_a_job_that_cannot_say_its_next_day_runs_every_day(db_path):
+    sandbox = Sandbox(db_path, clock_start=CLOCK)
+    ran = days_each_job_ran(sandbox)
+    sandbox.gateway.daily_jobs[0] = replace(sandbox.gateway.daily_jobs[0], next_day=None)
+    sandbox.advance(by="P10D")
+    assert all(len(days) == 10 for days in ran.values()), ran
+    sandbox.close()
+
+
+QUARTERLY = {
+    "requesttypedescriptions": ["AUTH", "SUBSCRIPTION"],
+    "subscriptiontype": "RECURRING",
+    "subscriptionunit": "MONTH",
+    "subscriptionfrequency": "3",
+    "subscriptionnumber": "1",
+    "subscriptionfinalnumber": "5",
+    "subscriptionbegindate": "2026-02-01",
+    "credentialsonfile": "1",
+}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
 from cryptography.fernet import InvalidToken
@@ -232,4 +232,18 @@ def token_rows(store: Store, clock: Clock, sitereference: str | None = None) -> 
 
 REQUEST_HANDLERS = {"CACHETOKENISE": handle_cachetokenise}
 CARD_SOURCES = {"cachetoken": card_from_token}
-DAILY_JOBS = (DailyJob("cachetoken-expiry", 90, expire_tokens),)
+
+
+def next_expiry_day(job: JobContext, day: date) -> date | None:
+    """`day` if a token of the sites has expired by its site's clock (a run drops those whatever its
+    day), else None: a later day's run would find the same, nothing."""
+    reads = job.store.connection()
+    clocks = job.clock.clocks(job.sites)
+    expired_by_now = any(
+        reads.execute(f"SELECT EXISTS (SELECT 1 {_EXPIRED})", (now.strftime(TIMESTAMP), site)).fetchone()[0]
+        for site, now in clocks.items()
+    )
+    return day if expired_by_now else None
+
+
+DAILY_JOBS = (DailyJob("cachetoken-expiry", 90, expire_tokens, next_expiry_day),)

@@ -42,11 +42,24 @@ class TablesError(ValueError):
 
 @dataclass(frozen=True)
 class DailyJob:
-    """Work done once per day of the sandbox clock, in `order` (settlement 10, subscriptions 20)."""
+    """Work done once per day of the sandbox clock, in `order` (settlement 10, subscriptions 20).
+
+    `next_day(job, day)` answers the first day on or after `day` whose `run` would do anything for
+    `job.sites` (None: none), reading through `job.store.connection()`; a clock move skips the days before the
+    earliest any job answers (Gateway.run_due_jobs). A job without it runs every day."""
 
     name: str
     order: int
     run: Callable[[JobContext, date], dict[str, Any]]
+    next_day: Callable[[JobContext, date], date | None] | None = None
+
+
+def day_of(text: str) -> date:
+    """The day a stored date or timestamp names; the earliest day for one that names none (so it runs)."""
+    try:
+        return date.fromisoformat(text[:10])
+    except ValueError:
+        return date.min
 
 
 @dataclass(frozen=True)

@@ -364,7 +364,8 @@ class Gateway:
         on_day: Callable[[date], None] | None = None,
     ) -> dict[str, Any]:
         """Run each daily job, for each of `sites` (default: every site), for every day up to that
-        site's today that the job has not finished for it yet."""
+        site's today that the job has not finished for it yet. Days on which no job has anything to
+        do are skipped (`_first_day_with_work`): the next day run sets their marks."""
         sites = tuple(self.every_site if sites is None else sites)
         report: dict[str, Any] = {}
         todays = {site: moment.date() for site, moment in self.clock.clocks(sites).items()}
@@ -386,6 +387,8 @@ class Gateway:
                     log.info("daily jobs stopped before %s: the sandbox is stopping", day)
                     report["stopped_before"] = day.isoformat()
                     break
+                in_turn = day  # the day after the last one run
+                day = self._first_day_with_work(day, sites, todays, marks, progress, cache, writes)
                 if on_day is not None:
                     on_day(day)
                 finished = []
@@ -400,9 +403,39 @@ class Gateway:
                 for name, due in finished:  # in the transaction that holds what the day's jobs wrote
                     self.clock.set_marks(writes.conn, name, due, day)
                     marks[name].update(dict.fromkeys(due, day))
-                writes.day_done()
+                writes.day_done((day - in_turn).days + 1)
                 day += timedelta(days=1)
         return report
+
+    def _first_day_with_work(
+        self,
+        day: date,
+        sites: tuple[str, ...],
+        todays: dict[str, date],
+        marks: dict[str, dict[str, date]],
+        progress: Progress | None,
+        cache: dict[str, Any],
+        writes: SharedWrite,
+    ) -> date:
+        """The next day from `day` on that must run: the earliest any job has work on, or a site's last
+        day (its marks are set there). The days skipped would each have run every job and done nothing:
+        one read per job instead of a run per idle day. Every job must say (`DailyJob.next_day`)."""
+        if any(job.next_day is None for job in self.daily_jobs):
+            return day
+        first = min(today for today in todays.values() if today >= day)
+        for job in self.daily_jobs:
+            behind = tuple(site for site in sites if marks[job.name][site] < todays[site])
+            if not behind:
+                continue
+            context = JobContext(
+                self.store, self.clock, self.tables, self.accounts, writes, progress, cache, behind
+            )
+            worked = job.next_day(context, day)  # type: ignore[misc]
+            if worked is not None:
+                first = min(first, worked)
+            if first <= day:
+                return day
+        return first
 
     def settle(self, all_pending: bool = False, sites: str | Iterable[str] | None = None) -> dict[str, Any]:
         """Settle now what is due on each site's today, or with `all_pending` every pending AUTH."""

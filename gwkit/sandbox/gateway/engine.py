@@ -43,7 +43,7 @@ from ...interface.cards import expired
 from ...interface.wire import TIMESTAMP
 from . import acquirer
 from .accounts import account_for_site
-from .context import Context, DailyJob, JobContext
+from .context import Context, DailyJob, JobContext, day_of
 from .payments import Card, kept_details, payment_record, settle_due_date
 from .sql import OF_SITES, Sql
 from .store import Connection, Store, transaction_row
@@ -111,6 +111,8 @@ def run_subscriptions(job: JobContext, day: date) -> dict[str, Any]:
         if job.progress is not None:
             job.progress(f"{JOB_NAME} {today}", done, max(total, done))
         job.writes.commit_if_full()  # a batch is whole: its payments, claims and counters
+        if len(rows) < BATCH_SIZE:  # that was all that was due: each one's next due date is now after today
+            break
     return report.as_dict()
 
 
@@ -415,4 +417,16 @@ class EngineReport:
         }
 
 
-DAILY_JOBS = (DailyJob(JOB_NAME, 20, run_subscriptions),)
+def next_payment_day(job: JobContext, day: date) -> date | None:
+    """The first day from `day` on whose run starts or pays a subscription: `day` if a parent AUTH has
+    settled, else the earliest next due date (one indexed read instead of a run per idle day)."""
+    conn = job.store.connection()
+    if _settled_parents(conn, job.sites_json):
+        return day
+    (earliest,) = conn.execute(
+        OF_SITES.map(lambda of: f"SELECT MIN(next_due_date) FROM subscriptions WHERE {of}"), (job.sites_json,)
+    ).fetchone()
+    return None if earliest is None else max(day, day_of(earliest))
+
+
+DAILY_JOBS = (DailyJob(JOB_NAME, 20, run_subscriptions, next_payment_day),)

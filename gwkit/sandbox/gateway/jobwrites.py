@@ -25,7 +25,7 @@ from .store import Connection, Store
 # on the 2-core machine, 12 months of 10,000 subscriptions: on SQLite 4,000 held the lock at most 0.5
 # to 0.9 s, as 2,000 did when each payment still rewrote its SUBSCRIPTION record, and save a tenth of
 # the engine's time; a writer of the process waiting there is let in at the next batch anyway.
-DAYS_PER_COMMIT = 31  # idle days still read and write a little: a long quiet move commits now and then
+DAYS_PER_COMMIT = 31  # days of the clock, idle ones skipped included: a long quiet move commits now and then
 # Rows written between the WAL checkpoints a shared write makes itself (SQLite). Left to SQLite's
 # automatic checkpoint (each 64 MB of WAL, store/sqlite.py) a 12-month run of 10,000 subscriptions made
 # seven, each some 0.4 s inside a COMMIT, so with the write lock held; each copies the index and
@@ -71,10 +71,10 @@ class SharedWrite:
         if self._full() or self._let_in():
             self.commit()
 
-    def day_done(self) -> None:
-        """A day and its marks are written: commit if its rows or days reached their bound, or
-        another writer is waiting."""
-        self.days += 1
+    def day_done(self, days: int = 1) -> None:
+        """A day and its marks are written, `days` of the clock since the last (the idle ones between
+        skipped): commit if its rows or days reached their bound, or another writer is waiting."""
+        self.days += days
         if self._full() or self.days >= DAYS_PER_COMMIT or self._let_in():
             self.commit()
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import Any
 
-from .context import DailyJob, JobContext
+from .context import DailyJob, JobContext, day_of
 from .sql import OF_SITES
 from .store import Connection, Store
 
@@ -52,4 +52,18 @@ def settlement_run(job: JobContext, day: date) -> dict[str, Any]:
     return {"settled": settled}
 
 
-DAILY_JOBS = (DailyJob("settlement", 10, settlement_run),)
+def next_settlement_day(job: JobContext, day: date) -> date | None:
+    """The first day from `day` on whose run settles anything: the day after the earliest due date."""
+    (earliest,) = (
+        job.store.connection()
+        .execute(
+            _DUE.map(lambda due: f"SELECT MIN(settleduedate) {due}"), (date.max.isoformat(), job.sites_json)
+        )
+        .fetchone()
+    )
+    if earliest is None:
+        return None
+    return max(day, day_of(earliest) + timedelta(days=1))
+
+
+DAILY_JOBS = (DailyJob("settlement", 10, settlement_run, next_settlement_day),)
