@@ -214,7 +214,9 @@ class Subscription:
 
     def update(self, **updates: Any) -> Subscription:
         """TRANSACTIONUPDATE of `baseamount`, `subscriptionfinalnumber` and/or `transactionactive`."""
-        response = self.require_client().transaction_update(transactionreference=self.reference, updates=updates)
+        response = self.require_client().transaction_update(
+            transactionreference=self.reference, updates=updates
+        )
         record = response.record
         if record.errorcode != 0:
             raise SubscriptionError(
@@ -246,7 +248,8 @@ class Subscription:
     def payments(self) -> list[Record]:
         """The automated payments made so far, by number (AUTH records whose parent is this subscription)."""
         found = query_paged(
-            self.require_client(), {"parenttransactionreference": self.reference, "requesttypedescription": "AUTH"}
+            self.require_client(),
+            {"parenttransactionreference": self.reference, "requesttypedescription": "AUTH"},
         )
         return sorted(found, key=lambda r: int(r.get("subscriptionnumber") or 0))
 
