@@ -21,6 +21,7 @@ ONE_STORE = {
     "test_latency_budget.py": "the web layer's budget of delayed requests, held before any store is reached",
     "test_notifications_workers.py": "worker processes, which only a PostgreSQL sandbox has",
     "test_scheduling.py": "which of the web layer's threads a request goes to, decided before any store",
+    "test_one_way_in.py": "how the web layer reads, authenticates, routes and secures a request, before any store",
     "test_tables.py": "the handler tables, merged from the modules' constants without a store",
     "test_uvicorn_adapter.py": "uvicorn's sources and version, with no sandbox",
 }
