@@ -46,7 +46,7 @@ class DailyJob:
 
     `next_day(job, day)` answers the first day on or after `day` whose `run` would do anything for
     `job.sites` (None: none), reading through `job.store.connection()`; a clock move skips the days before the
-    earliest any job answers (Gateway.run_due_jobs). A job without it runs every day."""
+    earliest any job answers (daily.DailyRunner.run). A job without it runs every day."""
 
     name: str
     order: int

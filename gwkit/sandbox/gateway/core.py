@@ -1,4 +1,5 @@
-"""The Gateway: one envelope in, one envelope out; the sites' clocks, their daily jobs, settle and reset.
+"""The Gateway: one envelope in, one envelope out; the sites' clocks, settle and reset (the daily jobs
+a clock move runs: daily.py).
 
 Each request object is validated with the spec tables (the same code as the client), then each
 of its request types is answered, in order, by the handler the handler modules list for it; a
@@ -17,7 +18,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -45,7 +46,8 @@ from . import (
 )
 from .accounts import DEFAULT_ACCOUNT, Account, account_for_site, control_sites
 from .clock import CLOCK_TABLES, ISO, Clock
-from .context import Context, JobContext, Tables
+from .context import Context, Tables
+from .daily import DailyRunner, Progress
 from .delivery import Notifier
 from .envelopes import (
     answer_reference,
@@ -56,7 +58,6 @@ from .envelopes import (
     too_many_objects,
     usable_reference,
 )
-from .jobwrites import SharedWrite
 from .moves import Move
 from .refusal import Refusal, unknown_error
 from .sitedata import Expression, SiteTables, delete_sites
@@ -78,7 +79,6 @@ HANDLER_MODULES: tuple[ModuleType, ...] = (
     cachetokens,
     refunds,
 )
-Progress = Callable[[str, int, int], None]
 log = logging.getLogger("gwkit.sandbox")
 
 
@@ -118,6 +118,9 @@ class Gateway:
         self.moves = self.store.moves()
         for job in self.daily_jobs:  # where a site without marks of its own stands
             self.store.meta_set_default(f"job:{job.name}:through", self.clock.start().date().isoformat())
+        self.daily = DailyRunner(
+            self.store, self.clock, self.tables, self.accounts, self.daily_jobs, self._stopping
+        )
         self.notifier = Notifier(self.store, self.clock.clocks, self.accounts, notification_hosts)
         self._catch_up()
         self.notifier.wake()  # deliveries a stopped sandbox left open go on
@@ -363,79 +366,8 @@ class Gateway:
         sites: Iterable[str] | None = None,
         on_day: Callable[[date], None] | None = None,
     ) -> dict[str, Any]:
-        """Run each daily job, for each of `sites` (default: every site), for every day up to that
-        site's today that the job has not finished for it yet. Days on which no job has anything to
-        do are skipped (`_first_day_with_work`): the next day run sets their marks."""
-        sites = tuple(self.every_site if sites is None else sites)
-        report: dict[str, Any] = {}
-        todays = {site: moment.date() for site, moment in self.clock.clocks(sites).items()}
-        marks = {job.name: self.clock.marks(job.name, sites) for job in self.daily_jobs}
-        behind = [
-            mark for job_marks in marks.values() for site, mark in job_marks.items() if mark < todays[site]
-        ]
-        if not behind:
-            return report
-        cache: dict[str, Any] = {}
-        day, last = min(behind) + timedelta(days=1), max(todays.values())
-        if day < last:
-            log.info("running the daily jobs for %d days, %s to %s", (last - day).days + 1, day, last)
-        with SharedWrite(self.store) as writes:  # days commit together with their marks (jobwrites.py)
-            while day <= last:
-                if (
-                    self._stopping.is_set()
-                ):  # what ran is committed on leaving; the rest runs at the next start
-                    log.info("daily jobs stopped before %s: the sandbox is stopping", day)
-                    report["stopped_before"] = day.isoformat()
-                    break
-                in_turn = day  # the day after the last one run
-                day = self._first_day_with_work(day, sites, todays, marks, progress, cache, writes)
-                if on_day is not None:
-                    on_day(day)
-                finished = []
-                for job in self.daily_jobs:
-                    due = tuple(site for site in sites if marks[job.name][site] < day <= todays[site])
-                    if due:
-                        job_context = JobContext(
-                            self.store, self.clock, self.tables, self.accounts, writes, progress, cache, due
-                        )
-                        _merge(report.setdefault(job.name, {}), job.run(job_context, day) or {})
-                        finished.append((job.name, due))
-                for name, due in finished:  # in the transaction that holds what the day's jobs wrote
-                    self.clock.set_marks(writes.conn, name, due, day)
-                    marks[name].update(dict.fromkeys(due, day))
-                writes.day_done((day - in_turn).days + 1)
-                day += timedelta(days=1)
-        return report
-
-    def _first_day_with_work(
-        self,
-        day: date,
-        sites: tuple[str, ...],
-        todays: dict[str, date],
-        marks: dict[str, dict[str, date]],
-        progress: Progress | None,
-        cache: dict[str, Any],
-        writes: SharedWrite,
-    ) -> date:
-        """The next day from `day` on that must run: the earliest any job has work on, or a site's last
-        day (its marks are set there). The days skipped would each have run every job and done nothing:
-        one read per job instead of a run per idle day. Every job must say (`DailyJob.next_day`)."""
-        if any(job.next_day is None for job in self.daily_jobs):
-            return day
-        first = min(today for today in todays.values() if today >= day)
-        for job in self.daily_jobs:
-            behind = tuple(site for site in sites if marks[job.name][site] < todays[site])
-            if not behind:
-                continue
-            context = JobContext(
-                self.store, self.clock, self.tables, self.accounts, writes, progress, cache, behind
-            )
-            worked = job.next_day(context, day)  # type: ignore[misc]
-            if worked is not None:
-                first = min(first, worked)
-            if first <= day:
-                return day
-        return first
+        """Run each daily job for every day its sites' clocks have passed (daily.py)."""
+        return self.daily.run(self.every_site, progress=progress, sites=sites, on_day=on_day)
 
     def settle(self, all_pending: bool = False, sites: str | Iterable[str] | None = None) -> dict[str, Any]:
         """Settle now what is due on each site's today, or with `all_pending` every pending AUTH."""
@@ -548,15 +480,3 @@ def _as_sent(types: Any) -> list[str]:
 
 _TYPES_SHOWN = 10
 _TYPE_CHARS_SHOWN = 60
-
-
-def _merge(into: dict[str, Any], part: Mapping[str, Any]) -> None:
-    for key, value in part.items():
-        if isinstance(value, list):
-            into.setdefault(key, []).extend(value)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            into[key] = into.get(key, 0) + value
-        elif isinstance(value, Mapping):
-            _merge(into.setdefault(key, {}), value)
-        else:
-            into[key] = value
