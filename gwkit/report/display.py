@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
@@ -246,7 +247,7 @@ def mapping_html(mapping: dict[str, Any]) -> str:
     masked = mask_data(dict(mapping))
     rows = "".join(
         f"<tr><th style='text-align:left;padding-right:1em'><code>{html.escape(str(name))}</code></th>"
-        f"<td style='text-align:left'>{html.escape(_field_text(str(name), value, masked))}</td></tr>"
+        f"<td style='text-align:left'>{html.escape(field_text(str(name), value, masked))}</td></tr>"
         for name, value in masked.items()
     )
     return f"<table class='gwkit-fields'>{rows}</table>"
@@ -255,7 +256,7 @@ def mapping_html(mapping: dict[str, Any]) -> str:
 ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?")
 
 
-def _field_text(name: str, value: Any, mapping: dict[str, Any]) -> str:
+def field_text(name: str, value: Any, mapping: Mapping[str, Any]) -> str:
     """One value of a record-like mapping as a person reads it."""
     if isinstance(value, bool):
         return "yes" if value else "no"

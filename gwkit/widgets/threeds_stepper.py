@@ -27,6 +27,7 @@ from ..interface.codes import record_ok
 from ..interface.masking import mask_data, mask_pan
 from ..interface.testcards import test_cards
 from ..protocols import GatewayClient
+from ..report.display import field_text
 from ..threeds import (
     AUTH_WITH_PARENT,
     REDIRECT,
@@ -197,6 +198,12 @@ def _shown(value: Any) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 
+def _in_words(name: str, value: Any, fields: Mapping[str, Any]) -> str:
+    """A code with its words (`0 · Ok`, `Y · authenticated`), an amount with its currency; long
+    values cut short."""
+    return _shown(field_text(name, value, fields) if isinstance(value, str) else value)
+
+
 KEY_STEP_FIELDS = (
     *FIELD_MEANINGS,
     "errorcode",
@@ -216,11 +223,12 @@ def _table(title: str, data: Mapping[str, Any]) -> str:
     def rows(items: list[tuple[str, Any]]) -> str:
         return "".join(
             f"<tr><td style='padding-right:1em'><code>{html.escape(k)}</code></td>"
-            f"<td><code>{html.escape(_shown(v))}</code></td></tr>"
+            f"<td><code>{html.escape(_in_words(k, v, fields))}</code></td></tr>"
             for k, v in items
         )
 
-    masked = list(mask_data(dict(data)).items())
+    fields = mask_data(dict(data))
+    masked = list(fields.items())
     key = [(k, v) for k, v in masked if k in KEY_STEP_FIELDS]
     every = (
         f"<details><summary>all {len(masked)} fields</summary><table style='font-size:90%'>{rows(masked)}"
