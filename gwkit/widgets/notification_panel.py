@@ -23,6 +23,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
+from ..interface.vocabulary import labelled
 from ..notifications import Notification, NotificationListener
 from .guard import guarded
 from .style import button, table_html
@@ -188,14 +189,14 @@ def deliveries_frame(deliveries: list[dict[str, Any]]) -> pd.DataFrame:
         rows.append(
             {
                 "Delivery": d["id"],
-                "Made": d["created"],
+                "Made": _shown_time(d["created"]),
                 "Transaction": d["transactionreference"],
                 "Event": d["event"],
                 "Flow": d["flow"],
                 "State": d["state"],
                 "Attempts": len(d["attempts"]),
                 "Last answer": last.get("status") or last.get("error") or "",
-                "Next attempt": d["next_at"] or "",
+                "Next attempt": _shown_time(d["next_at"]),
             }
         )
     columns = [
@@ -219,7 +220,7 @@ def received_frame(received: list[Notification]) -> pd.DataFrame:
                 "Notification": n.notificationreference,
                 "Transaction": n.transactionreference,
                 "Request type": n.fields.get("requesttypedescription", ""),
-                "Error code": n.fields.get("errorcode", ""),
+                "Error code": labelled("errorcode", n.fields.get("errorcode", "")),
                 "Signature": {True: "verified", False: "WRONG", None: "not checked"}[n.verified],
                 "Repeat": "yes" if n.duplicate else "",
                 "Answered": n.answered,
@@ -240,3 +241,8 @@ def received_frame(received: list[Notification]) -> pd.DataFrame:
 
 def _wide() -> widgets.Layout:
     return widgets.Layout(width="40em")
+
+
+def _shown_time(moment: str | None) -> str:
+    """A sandbox-clock time as a person reads it: `2026-11-26 09:44:14`, not ISO's `T`."""
+    return (moment or "").replace("T", " ")
