@@ -10,13 +10,14 @@ import signal
 import subprocess
 import sys
 import threading
+from datetime import date, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
 
 from support.databases import Database
-from support.sandbox import VISA, card_auth, query_request
+from support.sandbox import VISA, card_auth, monthly_subscription, query_request
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL (`--db` a file or a URL)
 
@@ -289,6 +290,16 @@ def test_a_stop_signal_during_a_long_clock_move_stops_the_server_and_keeps_the_d
     banner = sandbox.banner()
     database = Database(db_path)
     start = database.value("SELECT value FROM meta WHERE key = 'clock'")
+    # A payment due every day: a move skips the days with no work, and this one must be long.
+    begins = (date.fromisoformat(start[:10]) + timedelta(days=1)).isoformat()
+    daily = {**monthly_subscription(begins, finalnumber=0), "subscriptionunit": "DAY"}
+    subscribed = httpx.post(
+        f"{banner['url']}/json/",
+        json={"alias": banner["user"], "version": "1.00", "request": [daily]},
+        auth=(banner["user"], banner["password"]),
+        timeout=STARTUP_TIMEOUT,
+    )
+    assert [r["errorcode"] for r in subscribed.json()["response"]] == ["0", "0"], subscribed.text
 
     def advance() -> None:  # its answer is not awaited: the server stops under it
         try:
