@@ -9,10 +9,13 @@ the bounded number of requests is done; the median of `--rounds` rounds, servers
 
 The engine: `--subscriptions` monthly subscriptions (10,000 by default) moved on 12 months on
 PostgreSQL, against its insert floor: one transaction inserting as many rows of the same shape as
-the engine made payments (one `transactions` row and one `subscription_payments` row each).
+the engine made payments (one `transactions` row and one `subscription_payments` row each). The
+statements the move sent to PostgreSQL are counted (each `execute` of psycopg's cursors, and each
+row of an `executemany`), with the commonest shown: where the round trips go.
 
     python benchmarks/team_sandbox.py [--requests 2000] [--concurrency 32] [--workers 1,2,4]
-                                      [--rounds 3] [--subscriptions 10000]
+                                      [--rounds 3] [--subscriptions 10000] [--engine-only]
+                                      [--database gwkit_bench]
 
 Machine-readable lines: `ratio <name> <value>` and `seconds <name> <value>`.
 """
@@ -27,6 +30,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -37,9 +43,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def postgres_server() -> str | None:
-    """The database scripts/pg-up starts (or $GWKIT_PG_URL), or None, saying why, where there is none."""
-    done = subprocess.run([str(ROOT / "scripts" / "pg-up"), "gwkit_test"], capture_output=True, text=True)
+def postgres_server(database: str = "gwkit_bench") -> str | None:
+    """The database scripts/pg-up starts (or $GWKIT_PG_URL), or None, saying why, where there is none.
+
+    A database of its own: a long transaction of another session in the same database (a test run
+    beside the benchmark) keeps PostgreSQL from dropping the row versions the engine's updates leave,
+    and every later read of what is due walks them."""
+    done = subprocess.run([str(ROOT / "scripts" / "pg-up"), database], capture_output=True, text=True)
     if done.returncode != 0:
         print(f"team_sandbox: skipped, no PostgreSQL ({done.stderr.strip()})")
         return None
@@ -189,20 +199,51 @@ def engine(args: argparse.Namespace, server_url: str) -> None:
                     {"alias": account.username, "request": requests[start : start + MAX_REQUEST_OBJECTS]},
                     account,
                 )
-            started = time.perf_counter()
-            made = sandbox.advance(to="2027-01-01T08:00:00")["subscriptions"]["made"]
-            engine_seconds = time.perf_counter() - started
+            with counted_statements() as statements:
+                started, cpu = time.perf_counter(), time.process_time()
+                made = sandbox.advance(to="2027-01-01T08:00:00")["subscriptions"]["made"]
+                engine_seconds = time.perf_counter() - started
+                engine_cpu = time.process_time() - cpu
             floor_seconds = insert_floor(sandbox, made)
             sandbox.close()
     finally:
         drop_schema(server_url, name)
     print(
         f"engine on PostgreSQL: {args.subscriptions} subscriptions x 12 months, {made} payments in "
-        f"{engine_seconds:.1f} s; insert floor {floor_seconds:.1f} s"
+        f"{engine_seconds:.1f} s ({engine_cpu:.1f} s CPU of this process); insert floor {floor_seconds:.1f} s"
     )
+    print(f"statements sent during the move: {statements.total():,}; the commonest:")
+    for text, count in statements.most_common(8):
+        print(f"  {count:>7,}  {text}")
+    print(f"count statements_engine_postgresql {statements.total()}")
     print(f"seconds engine_postgresql {engine_seconds:.2f}")
     print(f"seconds insert_floor_postgresql {floor_seconds:.2f}")
     print(f"ratio engine_vs_insert_floor_postgresql {engine_seconds / floor_seconds:.3f}")
+
+
+@contextmanager
+def counted_statements() -> Iterator[Counter]:
+    """Count the statements psycopg sends meanwhile, by the start of their text (this benchmark's own
+    measurement: psycopg's cursor methods wrapped while it runs, put back after)."""
+    import psycopg
+
+    counts: Counter = Counter()
+    execute, executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
+
+    def counted_execute(self, query, params=None, **kwargs):
+        counts[" ".join(str(query).split())[:90]] += 1
+        return execute(self, query, params, **kwargs)
+
+    def counted_executemany(self, query, params_seq, **kwargs):
+        rows = list(params_seq)
+        counts[" ".join(str(query).split())[:90]] += len(rows)
+        return executemany(self, query, rows, **kwargs)
+
+    psycopg.Cursor.execute, psycopg.Cursor.executemany = counted_execute, counted_executemany
+    try:
+        yield counts
+    finally:
+        psycopg.Cursor.execute, psycopg.Cursor.executemany = execute, executemany
 
 
 def insert_floor(sandbox, payments: int) -> float:
@@ -266,12 +307,17 @@ def main() -> int:
     parser.add_argument("--workers", default="1,2,4", help="worker counts on PostgreSQL, comma separated")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--subscriptions", type=int, default=10_000, help="0 skips the engine")
+    parser.add_argument(
+        "--database", default="gwkit_bench", help="the database scripts/pg-up makes and starts"
+    )
+    parser.add_argument("--engine-only", action="store_true", help="only the engine, not the AUTH throughput")
     args = parser.parse_args()
     args.workers = [int(w) for w in args.workers.split(",")]
-    server_url = postgres_server()
+    server_url = postgres_server(args.database)
     if server_url is None:
         return 0
-    throughput(args, server_url)
+    if not args.engine_only:
+        throughput(args, server_url)
     if args.subscriptions:
         engine(args, server_url)
     return 0
