@@ -65,6 +65,7 @@ URL_SCHEMES = ("postgresql://", "postgres://")
 POOL_SIZE = 16  # connections per worker process; a request holds one for its transaction only
 REFERENCE_SEQUENCE = "transaction_reference"
 REFERENCE_BLOCK = 50  # sequence numbers a worker takes at once
+PROGRESS_SECONDS = 0.5  # a clock move's progress is written at most this often (StoredMoves.changed)
 
 # Versioned changes a `CREATE TABLE IF NOT EXISTS` cannot make; applied in order, each once.
 # The tables the modules declare are (re)declared at every start after these, idempotently.
@@ -580,14 +581,16 @@ def _insert_transactions_sql(columns: tuple[str, ...]) -> str:
 
 class StoredMoves:
     """The clock moves of every worker, in `gwkit_clock_moves` (schema version 4; the same methods as
-    moves.Moves). Each change is written at once, outside the move's own transaction (which commits
-    only every few days), on a connection of its own. A move whose worker was killed leaves a row:
+    moves.Moves). A change is written (the first at once, later ones at most every `PROGRESS_SECONDS`),
+    outside the move's own transaction (which commits only every few days), on a connection of its
+    own. A move whose worker was killed leaves a row:
     it is dropped when read, once its process is gone (same host) or it has not changed for
     `STALE_SECONDS` (another host)."""
 
     def __init__(self, store: PostgresStore):
         self._store = store
         self._worker = f"{socket.gethostname()}:{os.getpid()}"
+        self._written: dict[str, float] = {}  # by move: when its state was last written (monotonic)
 
     def start(self, move: Move) -> Any:
         key = f"{self._worker}:{secrets.token_hex(8)}"  # unique also between two sandboxes of one process
@@ -598,12 +601,20 @@ class StoredMoves:
         return key
 
     def changed(self, move: Move) -> None:
+        """Write the move's state: its first change at once, later ones at most every `PROGRESS_SECONDS`
+        (a long move changes twice a day of the clock; each write is a commit of its own)."""
+        now = time.monotonic()
+        written = self._written.get(move.key)
+        if written is not None and now - written < PROGRESS_SECONDS:
+            return
+        self._written[move.key] = now
         self._store.autocommit().execute(
             "UPDATE gwkit_clock_moves SET state = ?::jsonb, changed = ? WHERE key = ?",
             (json.dumps(dict(move)), time.time(), move.key),
         )
 
     def finish(self, move: Move) -> None:
+        self._written.pop(move.key, None)
         self._store.autocommit().execute("DELETE FROM gwkit_clock_moves WHERE key = ?", (move.key,))
 
     def of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
