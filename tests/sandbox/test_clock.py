@@ -218,8 +218,9 @@ def days_each_job_ran(sandbox: Sandbox) -> dict[str, list[str]]:
 def test_a_long_move_runs_only_the_days_with_work_and_marks_every_day(db_path):
     """A year's move with one AUTH and a quarterly subscription: the jobs run on the day after the
     AUTH's due date (settlement, then the subscription starts), on each payment's due date and the day
-    after (its payment settles), and on the last day, where every job's mark ends. The days between
-    are skipped, and what they would have done is done: each payment on its due date, each settled."""
+    after (its payment settles), on the day after each day that wrote (run without asking: it most
+    often has work too), and on the last day, where every job's mark ends. The days between are
+    skipped, and what they would have done is done: each payment on its due date, each settled."""
     sandbox = Sandbox(db_path, clock_start=CLOCK)
     ran = days_each_job_ran(sandbox)
     answer = sandbox.gateway.process(
@@ -231,7 +232,8 @@ def test_a_long_move_runs_only_the_days_with_work_and_marks_every_day(db_path):
 
     payment_days = ["2026-02-01", "2026-05-01", "2026-08-01", "2026-11-01"]
     settling_days = ["2026-01-16", "2026-02-02", "2026-05-02", "2026-08-02", "2026-11-02"]
-    expected = sorted({*payment_days, *settling_days, "2027-01-15"})
+    after_settling = ["2026-01-17", "2026-02-03", "2026-05-03", "2026-08-03", "2026-11-03"]
+    expected = sorted({*payment_days, *settling_days, *after_settling, "2027-01-15"})
     assert report["days"] == 365
     assert ran == {"settlement": expected, "subscriptions": expected, "cachetoken-expiry": expected}
     assert report["subscriptions"]["made"] == 4 and report["subscriptions"]["caught_up"] == 0

@@ -188,18 +188,36 @@ def purge_expired(conn, now: datetime, sitereference: str) -> int:
 
 
 def expire_tokens(job: JobContext, day) -> dict[str, Any]:
-    clocks = job.clock.clocks(job.sites)
-    reads = job.store.connection()  # asked first without the write lock: most days expire nothing
-    expiring = [
-        (site, now)
-        for site, now in clocks.items()
-        if reads.execute(f"SELECT EXISTS (SELECT 1 {_EXPIRED})", (now.strftime(TIMESTAMP), site)).fetchone()[
-            0
-        ]
-    ]
-    purged = sum(purge_expired(job.writes.conn, now, site) for site, now in expiring)
+    """Drop the cards of the tokens of `job.sites` expired by their sites' clocks."""
+    purged = 0
+    for site, now in _expiring(job).items():
+        purged += purge_expired(job.writes.conn, now, site)
+        job.cache[_CHECKED].add(site)
     job.writes.wrote(purged)
     return {"expired_tokens": purged}
+
+
+# JobContext.cache: the sites that have no expired token left in this run. A token expires by its site's
+# clock, which stands still while the run goes on, so once a site's are dropped (or it had none), the
+# later days of the run find none: a token made meanwhile expires after the clock's now.
+_CHECKED = "cachetokens checked"
+
+
+def _expiring(job: JobContext) -> dict[str, datetime]:
+    """The sites of `job` with a token to drop, and their clocks (asked without the write lock)."""
+    checked = job.cache.setdefault(_CHECKED, set())
+    reads = job.store.connection()
+    expiring = {}
+    for site, now in job.clocks().items():
+        if site in checked:
+            continue
+        if reads.execute(f"SELECT EXISTS (SELECT 1 {_EXPIRED})", (now.strftime(TIMESTAMP), site)).fetchone()[
+            0
+        ]:
+            expiring[site] = now
+        else:
+            checked.add(site)
+    return expiring
 
 
 def token_rows(store: Store, clock: Clock, sitereference: str | None = None) -> list[dict[str, Any]]:
@@ -237,13 +255,7 @@ CARD_SOURCES = {"cachetoken": card_from_token}
 def next_expiry_day(job: JobContext, day: date) -> date | None:
     """`day` if a token of the sites has expired by its site's clock (a run drops those whatever its
     day), else None: a later day's run would find the same, nothing."""
-    reads = job.store.connection()
-    clocks = job.clock.clocks(job.sites)
-    expired_by_now = any(
-        reads.execute(f"SELECT EXISTS (SELECT 1 {_EXPIRED})", (now.strftime(TIMESTAMP), site)).fetchone()[0]
-        for site, now in clocks.items()
-    )
-    return day if expired_by_now else None
+    return day if _expiring(job) else None
 
 
 DAILY_JOBS = (DailyJob("cachetoken-expiry", 90, expire_tokens, next_expiry_day),)

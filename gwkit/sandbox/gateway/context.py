@@ -178,6 +178,9 @@ def timestamp_of(now: datetime) -> str:
     return now.strftime(TIMESTAMP)
 
 
+RUN_CLOCKS = "clocks"  # JobContext.cache: the clocks of the run's sites
+
+
 @dataclass
 class JobContext:
     """What a daily job gets: the gateway's parts, a way to report progress on long runs, a
@@ -201,3 +204,12 @@ class JobContext:
     def sites_json(self) -> str:
         """`sites` for SQL: the parameter of sql.OF_SITES."""
         return json.dumps(list(self.sites))
+
+    def clocks(self) -> dict[str, datetime]:
+        """The clocks of `sites`, read once per run (the runner starts the cache with those it read): a run
+        follows a clock move, and a later move of the same sites runs the days it adds itself."""
+        known = self.cache.setdefault(RUN_CLOCKS, {})
+        missing = [site for site in self.sites if site not in known]
+        if missing:
+            known.update(self.clock.clocks(missing))
+        return {site: known[site] for site in self.sites}

@@ -15,7 +15,7 @@ from typing import Any
 
 from .accounts import Account
 from .clock import Clock
-from .context import DailyJob, JobContext, Tables
+from .context import RUN_CLOCKS, DailyJob, JobContext, Tables
 from .jobwrites import SharedWrite
 from .store import Store
 
@@ -48,20 +48,25 @@ class DailyRunner:
     ) -> dict[str, Any]:
         """Run each daily job, for each of `sites` (default: every site), for every day up to that
         site's today that the job has not finished for it yet. Days on which no job has anything to
-        do are skipped (`_first_day_with_work`): the next day run sets their marks."""
+        do are skipped (`_first_day_with_work`): the next day run sets their marks. The day after one
+        that wrote is run without asking: it most likely has work too (the payments of the day before
+        to settle, a month's due dates spread over its days), and each job reads what is due under
+        the write lock anyway, so asking would read it twice."""
         sites = tuple(every_site if sites is None else sites)
         report: dict[str, Any] = {}
-        todays = {site: moment.date() for site, moment in self.clock.clocks(sites).items()}
+        clocks = self.clock.clocks(sites)
+        todays = {site: moment.date() for site, moment in clocks.items()}
         marks = {job.name: self.clock.marks(job.name, sites) for job in self.jobs}
         behind = [
             mark for job_marks in marks.values() for site, mark in job_marks.items() if mark < todays[site]
         ]
         if not behind:
             return report
-        cache: dict[str, Any] = {}
+        cache: dict[str, Any] = {RUN_CLOCKS: clocks}  # JobContext.clocks
         day, last = min(behind) + timedelta(days=1), max(todays.values())
         if day < last:
             log.info("running the daily jobs for %d days, %s to %s", (last - day).days + 1, day, last)
+        busy = False  # the day before wrote something
         with SharedWrite(self.store) as writes:  # days commit together with their marks (jobwrites.py)
             while day <= last:
                 if (
@@ -71,7 +76,9 @@ class DailyRunner:
                     report["stopped_before"] = day.isoformat()
                     break
                 in_turn = day  # the day after the last one run
-                day = self._first_day_with_work(day, sites, todays, marks, progress, cache, writes)
+                if not busy:  # after a day that wrote, the next is run as it comes (see `run`)
+                    day = self._first_day_with_work(day, sites, todays, marks, progress, cache, writes)
+                written = writes.written
                 if on_day is not None:
                     on_day(day)
                 finished = []
@@ -86,6 +93,7 @@ class DailyRunner:
                 for name, due in finished:  # in the transaction that holds what the day's jobs wrote
                     self.clock.set_marks(writes.conn, name, due, day)
                     marks[name].update(dict.fromkeys(due, day))
+                busy = writes.written > written
                 writes.day_done((day - in_turn).days + 1)
                 day += timedelta(days=1)
         return report

@@ -39,6 +39,8 @@ class SharedWrite:
     """A write transaction opened on first use and committed at the bounds; as a context manager,
     what is left commits on leaving, and an exception rolls back what was not committed."""
 
+    written = 0  # rows written in all, committed or not (`rows`: since the last commit)
+
     def __init__(self, store: Store):
         self._store = store
         self._opened: AbstractContextManager | None = None
@@ -47,6 +49,9 @@ class SharedWrite:
         self._unchecked = 0  # rows committed since the last checkpoint
         self.rows = 0  # written since the last commit
         self.days = 0  # finished since the last commit
+        # What the jobs learnt under the write lock (the day a job's work is done through): true while
+        # the lock is held, forgotten when the transaction ends, as other writers may come in then.
+        self.known: dict[Any, Any] = {}
 
     @property
     def conn(self) -> Connection:
@@ -64,6 +69,7 @@ class SharedWrite:
 
     def wrote(self, rows: int) -> None:
         self.rows += rows
+        self.written += rows
 
     def commit_if_full(self) -> None:
         """At a point where what is written is whole: commit if the rows reached their bound, or a
@@ -111,6 +117,7 @@ class SharedWrite:
         if self._opened is None:
             return
         opened, self._opened, self._conn = self._opened, None, None
+        self.known.clear()
         try:
             opened.__exit__(kind, error, trace)
         finally:

@@ -16,38 +16,59 @@ from datetime import date, timedelta
 from typing import Any
 
 from .context import DailyJob, JobContext, day_of
-from .sql import OF_SITES
+from .sql import OF_SITES, Sql
 from .store import Connection, Store
 
-_DUE = OF_SITES.map(
+JOB_NAME = "settlement"
+
+# Due after a day (all due by it are known to be settled; '' for none) and by another. The lower bound
+# matters on PostgreSQL: each record settled leaves its earlier version's index entry behind until a
+# vacuum, and a read of everything due by today would walk those of every day before.
+_DUE_WHERE = OF_SITES.map(
     lambda sites: (
-        "FROM transactions WHERE settlestatus IN ('0', '1') AND settleduedate <= ? "
+        "WHERE settlestatus IN ('0', '1') AND settleduedate > ? AND settleduedate <= ? "
         "AND requesttypedescription IN ('AUTH', 'REFUND') AND " + sites
     )
 )
+_DUE = _DUE_WHERE.map(lambda where: "FROM transactions " + where)
+# Settled in one statement, the record's JSON with its column: SQLite's json_set changes the key in place;
+# on PostgreSQL the text the store keeps (json.dumps) holds `"settlestatus": "<the column's value>"`, so a
+# replace keeps the key in its place (a JSON function there would reorder the keys). A record whose text
+# is not so laid out is left to the store's `update_transactions`.
+_KEPT_STATUS = """'"settlestatus": "' || settlestatus || '"'"""
+_SETTLE = Sql(
+    sqlite="UPDATE transactions SET settlestatus = '100', record = json_set(record, '$.settlestatus', '100') "
+    f"{_DUE_WHERE.sqlite} RETURNING id, transactionreference",
+    postgresql="UPDATE transactions SET settlestatus = '100', "
+    f"""record = replace(record, {_KEPT_STATUS}, '"settlestatus": "100"') """
+    f"{_DUE_WHERE.postgresql} AND strpos(record, {_KEPT_STATUS}) > 0 RETURNING id, transactionreference",
+)
 
 
-def settle_due(store: Store, conn: Connection, day: date, sites: Iterable[str]) -> list[str]:
-    """Settle the AUTHs of `sites` due on or before `day`; their references."""
-    rows = conn.execute(
-        _DUE.map(lambda due: f"SELECT transactionreference {due} ORDER BY id"),
-        (day.isoformat(), json.dumps(list(sites))),
-    ).fetchall()
-    references = [r[0] for r in rows]
-    store.update_transactions(conn, references, {"settlestatus": "100"})
-    return references
+def settle_due(
+    store: Store, conn: Connection, day: date, sites: Iterable[str], after: date | None = None
+) -> list[str]:
+    """Settle the AUTHs of `sites` due on or before `day` (and after `after`, when all due by then are
+    known to be settled); their references, oldest first."""
+    due = (after.isoformat() if after else "", day.isoformat(), json.dumps(list(sites)))
+    settled = conn.execute(_SETTLE, due).fetchall()
+    rest = conn.execute(_DUE.map(lambda rows: f"SELECT id, transactionreference {rows}"), due).fetchall()
+    store.update_transactions(conn, [reference for _, reference in rest], {"settlestatus": "100"})
+    return [reference for _, reference in sorted((row[0], row[1]) for row in [*settled, *rest])]
 
 
 def settlement_run(job: JobContext, day: date) -> dict[str, Any]:
     """The run at the start of `day` is the end of the day before: it settles what was due by then."""
     ended = day - timedelta(days=1)
-    # Asked first without taking the write lock: a day with nothing to settle writes nothing.
-    due = job.store.connection().execute(
-        _DUE.map(lambda due: f"SELECT EXISTS (SELECT 1 {due})"), (ended.isoformat(), job.sites_json)
-    )
-    if not due.fetchone()[0]:
-        return {"settled": []}
-    settled = settle_due(job.store, job.writes.conn, ended, job.sites)
+    if not job.writes.is_open:  # asked first without taking the write lock: an idle day writes nothing
+        due = job.store.connection().execute(
+            _DUE.map(lambda due: f"SELECT EXISTS (SELECT 1 {due})"), ("", ended.isoformat(), job.sites_json)
+        )
+        if not due.fetchone()[0]:
+            return {"settled": []}
+    through = (JOB_NAME, job.sites)  # writes.known: the day all due by it are settled, under this lock
+    settled = settle_due(job.store, job.writes.conn, ended, job.sites, job.writes.known.get(through))
+    job.writes.known[through] = ended
     job.writes.wrote(len(settled))
     return {"settled": settled}
 
@@ -57,7 +78,8 @@ def next_settlement_day(job: JobContext, day: date) -> date | None:
     (earliest,) = (
         job.store.connection()
         .execute(
-            _DUE.map(lambda due: f"SELECT MIN(settleduedate) {due}"), (date.max.isoformat(), job.sites_json)
+            _DUE.map(lambda due: f"SELECT MIN(settleduedate) {due}"),
+            ("", date.max.isoformat(), job.sites_json),
         )
         .fetchone()
     )
@@ -66,4 +88,4 @@ def next_settlement_day(job: JobContext, day: date) -> date | None:
     return max(day, day_of(earliest) + timedelta(days=1))
 
 
-DAILY_JOBS = (DailyJob("settlement", 10, settlement_run, next_settlement_day),)
+DAILY_JOBS = (DailyJob(JOB_NAME, 10, settlement_run, next_settlement_day),)
