@@ -95,11 +95,14 @@ class Held:
         return "held"
 
 
-async def _answered_together(held: Held, store, jobs: list, together=True) -> list:
+async def _answered_together(held: Held, store, jobs: list, together=True, sites=None) -> list:
     first = held.thread.submit(held.hold, None)
     await asyncio.get_running_loop().run_in_executor(None, held.started.wait)
     futures = [
-        held.thread.submit(work, argument, together=store if together else None) for work, argument in jobs
+        held.thread.submit(
+            work, argument, together=store if together else None, sites=sites[at] if sites else ()
+        )
+        for at, (work, argument) in enumerate(jobs)
     ]
     held.go.set()
     await first
@@ -111,9 +114,9 @@ def test_jobs_waiting_together_share_one_transaction_and_keep_their_own_outcome(
     batches: list[int] = []
     real_batch = store.batch
 
-    def counting_batch():
+    def counting_batch(sites=None):
         batches.append(1)
-        return real_batch()
+        return real_batch(sites)
 
     store.batch = counting_batch
 
@@ -132,11 +135,47 @@ def test_jobs_waiting_together_share_one_transaction_and_keep_their_own_outcome(
     assert _keys(db_path) == {f"batch-{i}" for i in (0, 1, 2, 4, 5)}
 
 
+def test_a_store_that_locks_per_site_gets_a_batch_per_sites_in_the_order_they_came(store, db_path):
+    """On PostgreSQL a batch takes the locks of the sites its requests write to: requests of two
+    accounts waiting together make two batches (each another worker's batch of the other account
+    would not wait for), in the order each account's first request came, each request in its own
+    batch's order. SQLite has one writer whatever the sites: one batch for all."""
+    held = Held()
+    batches: list[list[str]] = []
+    real_batch = store.batch
+
+    def recording_batch(sites=None):
+        batches.append(list(sites))
+        return real_batch(sites)
+
+    store.batch = recording_batch
+    order: list[str] = []
+
+    def write(name: str) -> str:
+        with store.write() as conn:
+            _add(conn, name)
+        order.append(name)
+        return name
+
+    sites = [("site_b",), ("site_a",), ("site_b",), ("site_a", "site_c"), ("site_b",)]
+    jobs = [(write, f"batch-{i}") for i in range(5)]
+    answers = asyncio.run(_answered_together(held, store, jobs, sites=sites))
+    held.thread.shutdown()
+    assert answers == [f"batch-{i}" for i in range(5)]
+    if store.writes_side_by_side:
+        assert batches == [["site_b"], ["site_a"], ["site_a", "site_c"]]
+        assert order == ["batch-0", "batch-2", "batch-4", "batch-1", "batch-3"]
+    else:
+        assert batches == [["site_a", "site_b", "site_c"]]
+        assert order == [f"batch-{i}" for i in range(5)]
+    assert _keys(db_path) == {f"batch-{i}" for i in range(5)}
+
+
 def test_a_round_is_bounded_and_jobs_without_a_store_run_alone(store, db_path):
     held = Held(most_together=4)
     batches: list[int] = []
     real_batch = store.batch
-    store.batch = lambda: batches.append(1) or real_batch()
+    store.batch = lambda sites=None: batches.append(1) or real_batch(sites)
 
     def write(name: str) -> str:
         with store.write() as conn:
@@ -162,9 +201,12 @@ def test_when_the_batchs_commit_fails_each_request_is_answered_on_its_own_once(s
     batches: list[str] = []
 
     class FailingCommit:
+        def __init__(self, sites=None):
+            self.sites = sites
+
         def __enter__(self):
             batches.append("failed")
-            self.inner = real_batch()
+            self.inner = real_batch(self.sites)
             self.inner.__enter__()
 
         def __exit__(self, *exc_info):
