@@ -27,6 +27,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from gwkit.sandbox import Sandbox
 from gwkit.sandbox.gateway import jobwrites
@@ -123,11 +124,11 @@ def timed_writes(sandbox: Sandbox) -> list[float]:
     write = sandbox.store.write
 
     @contextmanager
-    def timed_write():
+    def timed_write(*args: Any, **kwargs: Any):
         with ExitStack() as stack:
             locked: list[float] = []
             stack.callback(lambda: held.extend(time.perf_counter() - at for at in locked))  # after the commit
-            conn = stack.enter_context(write())
+            conn = stack.enter_context(write(*args, **kwargs))  # the sites whose locks it takes
             locked.append(time.perf_counter())
             yield conn
 
