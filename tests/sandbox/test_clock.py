@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import datetime
 
@@ -269,3 +270,32 @@ QUARTERLY = {
     "subscriptionbegindate": "2026-02-01",
     "credentialsonfile": "1",
 }
+
+
+def test_a_record_kept_in_another_layout_is_settled_all_the_same_with_its_keys_in_order(db_path):
+    """Settlement changes the kept record's `settlestatus` in the database (on PostgreSQL in the text
+    json.dumps made); a record whose text is laid out otherwise is settled through the store's update."""
+    sandbox = Sandbox(db_path, clock_start=CLOCK)
+    answer = sandbox.gateway.process(
+        {"request": [card_auth(), card_auth()], "alias": DEFAULT_ACCOUNT.username}, DEFAULT_ACCOUNT
+    )
+    plain, packed = (record["transactionreference"] for record in answer["response"])
+
+    def kept(reference: str) -> dict:
+        sql = "SELECT record FROM transactions WHERE transactionreference = ?"
+        return json.loads(sandbox.store.connection().execute(sql, (reference,)).fetchone()[0])
+
+    keys = {reference: list(kept(reference)) for reference in (plain, packed)}
+    with sandbox.store.write() as conn:
+        conn.execute(
+            "UPDATE transactions SET record = ? WHERE transactionreference = ?",
+            (json.dumps(kept(packed), separators=(",", ":")), packed),
+        )
+
+    report = sandbox.advance(by="P1D")
+
+    assert report["settlement"]["settled"] == [plain, packed]
+    for reference in (plain, packed):
+        record = kept(reference)
+        assert record["settlestatus"] == "100" and list(record) == keys[reference]
+    sandbox.close()

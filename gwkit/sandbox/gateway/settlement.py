@@ -33,15 +33,16 @@ _DUE_WHERE = OF_SITES.map(
 _DUE = _DUE_WHERE.map(lambda where: "FROM transactions " + where)
 # Settled in one statement, the record's JSON with its column: SQLite's json_set changes the key in place;
 # on PostgreSQL the text the store keeps (json.dumps) holds `"settlestatus": "<the column's value>"`, so a
-# replace keeps the key in its place (a JSON function there would reorder the keys). A record whose text
-# is not so laid out is left to the store's `update_transactions`.
+# replace keeps the key in its place (a JSON function there would reorder the keys). The last value
+# returned says the record was changed; one whose text is not so laid out (none is known) is left to
+# the store's `update_transactions`.
 _KEPT_STATUS = """'"settlestatus": "' || settlestatus || '"'"""
 _SETTLE = Sql(
     sqlite="UPDATE transactions SET settlestatus = '100', record = json_set(record, '$.settlestatus', '100') "
-    f"{_DUE_WHERE.sqlite} RETURNING id, transactionreference",
+    f"{_DUE_WHERE.sqlite} RETURNING id, transactionreference, 1",
     postgresql="UPDATE transactions SET settlestatus = '100', "
-    f"""record = replace(record, {_KEPT_STATUS}, '"settlestatus": "100"') """
-    f"{_DUE_WHERE.postgresql} AND strpos(record, {_KEPT_STATUS}) > 0 RETURNING id, transactionreference",
+    f"""record = replace(record, {_KEPT_STATUS}, '"settlestatus": "100"') {_DUE_WHERE.postgresql} """
+    """RETURNING id, transactionreference, strpos(record, '"settlestatus": "100"') > 0""",
 )
 
 
@@ -51,10 +52,10 @@ def settle_due(
     """Settle the AUTHs of `sites` due on or before `day` (and after `after`, when all due by then are
     known to be settled); their references, oldest first."""
     due = (after.isoformat() if after else "", day.isoformat(), json.dumps(list(sites)))
-    settled = conn.execute(_SETTLE, due).fetchall()
-    rest = conn.execute(_DUE.map(lambda rows: f"SELECT id, transactionreference {rows}"), due).fetchall()
-    store.update_transactions(conn, [reference for _, reference in rest], {"settlestatus": "100"})
-    return [reference for _, reference in sorted((row[0], row[1]) for row in [*settled, *rest])]
+    settled = sorted((row[0], row[1], row[2]) for row in conn.execute(_SETTLE, due).fetchall())
+    unchanged = [reference for _, reference, changed in settled if not changed]
+    store.update_transactions(conn, unchanged, {"settlestatus": "100"})
+    return [reference for _, reference, _ in settled]
 
 
 def settlement_run(job: JobContext, day: date) -> dict[str, Any]:
