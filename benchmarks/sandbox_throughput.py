@@ -208,35 +208,44 @@ def process_cpu_seconds(pid: int) -> float:
 # load
 
 
-def run_level(base_url: str, concurrency: int, requests: int) -> float:
-    """Requests per second with `concurrency` threads sharing `requests` posts."""
+def run_level(
+    base_url: str, concurrency: int, requests: int, callers: list[tuple[tuple[str, str], bytes]] | None = None
+) -> float:
+    """Requests per second with `concurrency` threads sharing `requests` posts. `callers`: (user name
+    and password, AUTH body) of each tenant, thread i posting as tenant i modulo their number
+    (benchmarks/team_sandbox.py); by default the one default account."""
+    callers = callers or [((USERNAME, PASSWORD), AUTH_BODY)]
     per_thread = [
         requests // concurrency + (1 if i < requests % concurrency else 0) for i in range(concurrency)
     ]
     clients = [
         httpx.Client(
             base_url=base_url,
-            auth=(USERNAME, PASSWORD),
+            auth=callers[i % len(callers)][0],
             timeout=60,
             transport=transport(),
             headers={"content-type": "application/json"},
         )
-        for _ in range(concurrency)
+        for i in range(concurrency)
     ]
-    for client in clients:  # open every connection before the clock starts
-        check(client.post("/json/", content=AUTH_BODY))
+    bodies = [callers[i % len(callers)][1] for i in range(concurrency)]
+    for client, body in zip(clients, bodies, strict=True):  # open every connection before the clock starts
+        check(client.post("/json/", content=body))
     barrier = threading.Barrier(concurrency + 1)
     failures: list[BaseException] = []
 
-    def worker(client: httpx.Client, count: int) -> None:
+    def worker(client: httpx.Client, count: int, body: bytes) -> None:
         barrier.wait()
         try:
             for _ in range(count):
-                check(client.post("/json/", content=AUTH_BODY))
+                check(client.post("/json/", content=body))
         except BaseException as exc:  # reported after the run
             failures.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(c, n)) for c, n in zip(clients, per_thread, strict=True)]
+    threads = [
+        threading.Thread(target=worker, args=(c, n, body))
+        for c, n, body in zip(clients, per_thread, bodies, strict=True)
+    ]
     for thread in threads:
         thread.start()
     barrier.wait()

@@ -1,26 +1,36 @@
-"""The team sandbox on PostgreSQL: AUTH throughput with 1, 2 and 4 workers against the single-process
-SQLite sandbox, and the subscription engine against its insert floor.
+"""The team sandbox on PostgreSQL: AUTH throughput of several tenants with 1, 2 and 4 workers
+against the single-process SQLite sandbox, the time their writes waited for their locks, and the
+subscription engine against its insert floor.
 
 Each server is `gwkit sandbox` in its own process tree (`--workers N` on PostgreSQL, in a fresh
 schema of the database scripts/pg-up starts, or of $GWKIT_PG_URL; without one it says so and
-skips). The load comes from this
-process: `--concurrency` threads, each posting AUTH requests over one keep-alive connection, until
-the bounded number of requests is done; the median of `--rounds` rounds, servers taking turns.
+skips), serving `--tenants` users of one site each (an accounts file). The load comes from this
+process: `--concurrency` threads, thread i paying as tenant i modulo their number, each posting AUTH
+requests over one keep-alive connection, until the bounded number of requests is done; the median
+of `--rounds` rounds, servers taking turns.
+
+Lock waiting: each server process logs at exit how long its write transactions waited for their
+turn (their advisory locks on PostgreSQL, SQLite's one writer), summed here over the processes and
+divided by the requests served. With a lock per site, a write waits only for writes of the same
+tenant, so it should not grow with the workers (two cores cannot show a speed-up: they also run
+PostgreSQL and the load). CPU per request is each part's CPU time over the requests served.
 
 The engine: `--subscriptions` monthly subscriptions (10,000 by default) moved on 12 months on
 PostgreSQL, against its insert floor: one transaction inserting as many rows of the same shape as
 the engine made payments (one `transactions` row and one `subscription_payments` row each).
 
     python benchmarks/team_sandbox.py [--requests 2000] [--concurrency 32] [--workers 1,2,4]
-                                      [--rounds 3] [--subscriptions 10000]
+                                      [--tenants 4] [--rounds 3] [--subscriptions 10000]
 
-Machine-readable lines: `ratio <name> <value>` and `seconds <name> <value>`.
+Machine-readable lines: `ratio <name> <value>`, `seconds <name> <value>` and `ms <name> <value>`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import secrets
 import statistics
 import subprocess
@@ -31,7 +41,7 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from sandbox_throughput import SITE, run_level  # the same AUTH load as the single-process benchmark
+from sandbox_throughput import AUTH_BODY, SITE, run_level  # the same AUTH load as the single-process one
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -65,7 +75,8 @@ def drop_schema(server: str, name: str) -> None:
 class Server:
     """`gwkit sandbox` on a free port; its base URL read from its first line, ready once it says so."""
 
-    def __init__(self, db: str, workers: int):
+    def __init__(self, db: str, workers: int, accounts: Path, log: Path):
+        self.log = log
         command = [
             sys.executable,
             "-m",
@@ -77,10 +88,13 @@ class Server:
             "0",
             "--workers",
             str(workers),
+            "--accounts",
+            str(accounts),
         ]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT
-        )
+        with log.open("w") as stderr:
+            self.process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=ROOT
+            )
         first = self.process.stdout.readline()
         if " on http" not in first:
             self.process.kill()
@@ -91,15 +105,55 @@ class Server:
             if line.startswith(ready):
                 break
 
-    def stop(self) -> None:
+    def stop(self) -> dict[str, float]:
+        """Stop it; what its processes logged of their write transactions' waiting, summed."""
         self.process.terminate()
         self.process.wait(timeout=60)
+        turns = {"transactions": 0.0, "seconds": 0.0, "longest": 0.0}
+        for match in WAITED.finditer(self.log.read_text()):
+            turns["transactions"] += int(match["transactions"])
+            turns["seconds"] += float(match["seconds"])
+            turns["longest"] = max(turns["longest"], float(match["longest"]) / 1000)
+        return turns
+
+
+WAITED = re.compile(
+    r"(?P<transactions>\d+) write transactions waited (?P<seconds>[\d.]+) s in all for their turn "
+    r"\(longest (?P<longest>[\d.]+) ms\)"
+)
+
+
+def tenants(count: int) -> tuple[str, list[tuple[tuple[str, str], bytes]]]:
+    """An accounts file of `count` users with a site each, and each one's credentials and AUTH body."""
+    lines, callers = [], []
+    for number in range(count):
+        user, password, site = (
+            f"tenant{number}@example.test",
+            f"tenant-{number}-password",
+            f"test_tenant{number:05d}",
+        )
+        lines += [
+            "[[account]]",
+            f'username = "{user}"',
+            f'password = "{password}"',
+            f'sitereferences = ["{site}"]',
+            "",
+        ]
+        body = json.loads(AUTH_BODY)
+        body["alias"], body["request"][0]["sitereference"] = user, site
+        callers.append(((user, password), json.dumps(body).encode()))
+    return "\n".join(lines), callers
 
 
 def throughput(args: argparse.Namespace, server_url: str) -> None:
     schemas: list[str] = []
+    served: dict[str, int] = {}  # requests each server answered, its connections' first ones included
+    turns: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="gwkit-team-bench-") as tmp:
         os.environ["GWKIT_SANDBOX_KEY_FILE"] = str(Path(tmp) / "team.key")
+        accounts_text, callers = tenants(args.tenants)
+        accounts = Path(tmp) / "accounts.toml"
+        accounts.write_text(accounts_text)
         dbs = {"sqlite": (os.path.join(tmp, "bench.db"), 1)}
         for workers in args.workers:
             name, url = fresh_schema(server_url)
@@ -108,34 +162,45 @@ def throughput(args: argparse.Namespace, server_url: str) -> None:
         servers = {}
         try:
             for kind, (db, workers) in dbs.items():
-                servers[kind] = Server(db, workers)
+                servers[kind] = Server(db, workers, accounts, Path(tmp) / f"{kind}.log")
+                served[kind] = 0
             results: dict[str, list[float]] = {kind: [] for kind in servers}
             busy: dict[str, list[dict[str, float]]] = {kind: [] for kind in servers}
             for round_ in range(args.rounds):
                 order = list(servers) if round_ % 2 == 0 else list(reversed(servers))
                 for kind in order:
                     before, started = cpu_seconds(servers[kind].process.pid), time.perf_counter()
-                    results[kind].append(run_level(servers[kind].base_url, args.concurrency, args.requests))
+                    results[kind].append(
+                        run_level(servers[kind].base_url, args.concurrency, args.requests, callers)
+                    )
+                    served[kind] += args.requests + args.concurrency
                     after, elapsed = cpu_seconds(servers[kind].process.pid), time.perf_counter() - started
                     busy[kind].append({part: (after[part] - before[part]) / elapsed for part in after})
         finally:
-            for server in servers.values():
-                server.stop()
+            for kind, server in servers.items():
+                turns[kind] = server.stop()
             for name in schemas:
                 drop_schema(server_url, name)
     medians = {kind: statistics.median(values) for kind, values in results.items()}
     print(
-        f"AUTH over loopback HTTP at concurrency {args.concurrency}, {args.requests} requests, "
-        f"median of {args.rounds} rounds"
+        f"AUTH over loopback HTTP of {args.tenants} tenants at concurrency {args.concurrency}, "
+        f"{args.requests} requests, median of {args.rounds} rounds"
     )
     cores = os.cpu_count() or 1
-    print(f"{'':>18} {'req/s':>8}   cores busy (of {cores}): load generator, sandbox, PostgreSQL, all")
+    print(
+        f"{'':>18} {'req/s':>8}   cores busy (of {cores}): load, sandbox, PostgreSQL, all"
+        "   CPU ms/request: sandbox, PostgreSQL   lock wait: ms/request, longest ms"
+    )
     for kind, value in medians.items():
         use = {part: statistics.median(run[part] for run in busy[kind]) for part in busy[kind][0]}
+        waited = turns[kind]["seconds"] / served[kind] * 1000
         print(
             f"  {kind:>16} {value:8.0f}   {use['load']:.2f} {use['sandbox']:.2f} {use['postgres']:.2f} "
-            f"{sum(use.values()):.2f}"
+            f"{sum(use.values()):.2f}   {use['sandbox'] / value * 1000:6.3f} {use['postgres'] / value * 1000:6.3f}"
+            f"   {waited:7.3f} {turns[kind]['longest'] * 1000:7.1f}"
         )
+        print(f"ms lock_wait_per_request_{kind} {waited:.4f}")
+        print(f"ms sandbox_cpu_per_request_{kind} {use['sandbox'] / value * 1000:.4f}")
     for kind, value in medians.items():
         if kind != "sqlite":
             print(f"ratio {kind}_vs_sqlite {value / medians['sqlite']:.3f}")
@@ -143,6 +208,11 @@ def throughput(args: argparse.Namespace, server_url: str) -> None:
     for workers in args.workers:
         if one and workers != 1:
             print(f"ratio postgresql_{workers}w_vs_1w {medians[f'postgresql_{workers}w'] / one:.3f}")
+    one_waited = turns.get("postgresql_1w", {}).get("seconds", 0) / max(served.get("postgresql_1w", 1), 1)
+    for workers in args.workers:
+        if one_waited and workers != 1:
+            waited = turns[f"postgresql_{workers}w"]["seconds"] / served[f"postgresql_{workers}w"]
+            print(f"ratio lock_wait_postgresql_{workers}w_vs_1w {waited / one_waited:.3f}")
 
 
 def cpu_seconds(server_pid: int) -> dict[str, float]:
@@ -264,6 +334,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=2000, help="AUTH requests per round and server")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--workers", default="1,2,4", help="worker counts on PostgreSQL, comma separated")
+    parser.add_argument("--tenants", type=int, default=4, help="users paying at once, a site each")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--subscriptions", type=int, default=10_000, help="0 skips the engine")
     args = parser.parse_args()

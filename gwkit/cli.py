@@ -332,11 +332,26 @@ def _serve(sb, sandbox, sock: socket.socket, args: argparse.Namespace) -> int:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous_sigterm)
+        _log_write_turns(sandbox.store)
         sandbox.close()
         sock.close()
     if not args.worker:
         print("gwkit sandbox stopped.", flush=True)
     return 0
+
+
+def _log_write_turns(store) -> None:
+    """How long this process's writes waited for their turn (their locks, on PostgreSQL): whether
+    the workers, or a long clock move, hold one another up (docs/team-sandbox.md)."""
+    turns = store.write_turns()
+    if turns["transactions"]:
+        logging.getLogger("gwkit.sandbox").info(
+            "process %d: %d write transactions waited %.3f s in all for their turn (longest %.1f ms)",
+            os.getpid(),
+            turns["transactions"],
+            turns["seconds"],
+            turns["longest"] * 1000,
+        )
 
 
 def _worker_command(args: argparse.Namespace, sock: socket.socket) -> list[str]:

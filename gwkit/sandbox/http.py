@@ -48,6 +48,9 @@ class SandboxRequest:
     query: dict[str, str] = field(default_factory=dict)
     base_url: str = ""  # scheme://host:port the client used, for links back to the sandbox
     _parsed: Any = field(default=None, repr=False, compare=False)  # (value or BodyError,) once read
+    # What the sandbox learnt of the request while answering it, for its later steps (as Starlette's
+    # `request.state`): who sends a gateway request (web/endpoint.caller_of), read once.
+    state: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def parsed_json(self) -> Any:
         """The body as JSON (`read_json`), parsed once however many readers ask: the scheduler that

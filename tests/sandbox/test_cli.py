@@ -142,6 +142,7 @@ def test_serves_prints_credentials_and_stops_cleanly_on_ctrl_c(run, db_path):
     code, output = sandbox.stop(signal.SIGINT)
     assert code == 0
     assert "gwkit sandbox stopped." in output
+    assert re.search(r"process \d+: \d+ write transactions waited [\d.]+ s in all for their turn", output)
     assert "Traceback" not in output and VISA not in output
 
 

@@ -291,7 +291,7 @@ def test_a_restore_of_many_rows_is_one_transaction(sandbox, store_kind, monkeypa
     if store_kind == "postgresql":  # no statement trace there: the write transactions opened are counted
         opened: list[int] = []
         real_write = sandbox.store.write
-        monkeypatch.setattr(sandbox.store, "write", lambda: opened.append(1) or real_write())
+        monkeypatch.setattr(sandbox.store, "write", lambda sites=None: opened.append(1) or real_write(sites))
         sandbox.snapshots.restore("bulk")
         assert opened == [1]
     else:

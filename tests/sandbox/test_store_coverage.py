@@ -24,6 +24,7 @@ ONE_STORE = {
     "test_one_way_in.py": "how the web layer reads, authenticates, routes and secures a request, before any store",
     "test_tables.py": "the handler tables, merged from the modules' constants without a store",
     "test_uvicorn_adapter.py": "uvicorn's sources and version, with no sandbox",
+    "test_site_locks.py": "PostgreSQL's lock per site: SQLite has one writer at a time, whatever the sites",
 }
 MARKED = re.compile(r"^pytestmark = pytest\.mark\.both_stores\b", re.MULTILINE)
 

@@ -107,12 +107,12 @@ def test_two_threads_reaching_the_same_due_batch_at_once(db_path, tmp_path, monk
         real_write = sandbox.store.write
         waited = threading.Event()
 
-        def write(real_write=real_write, waited=waited):
+        def write(sites=None, real_write=real_write, waited=waited):
             if not waited.is_set() and called_from("run_subscriptions"):  # through the shared write
                 waited.set()
                 rendezvous.wait()  # both runs are about to read the same first due batch
                 met.append(True)
-            return real_write()
+            return real_write(sites)
 
         sandbox.store.write = write
 

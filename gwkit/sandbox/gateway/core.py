@@ -239,7 +239,7 @@ class Gateway:
         home = site if isinstance(site, str) and site else account.sitereferences[0]
         made: Any = None
         try:
-            with self.store.read() if reads_only else self.store.write() as conn:
+            with self.store.read() if reads_only else self.store.write(account.sitereferences) as conn:
                 now = self.clock.now(home)
                 ctx = Context(self.store, self.tables, conn, account, now, origin, base_url)
                 for at, (request_type, takes_parent) in enumerate(zip(request_types, chained, strict=True)):
@@ -314,7 +314,7 @@ class Gateway:
             mark = self.notifier.mark()
             start = self.clock.now(sites)
             target = self.clock.target(by=by, to=to, sites=sites)
-            with self.store.write() as conn:
+            with self.store.write(sites) as conn:
                 self.clock.set(conn, target, sites)
             days = (target.date() - start.date()).days
             running = Move(
@@ -375,7 +375,7 @@ class Gateway:
         clocks = self.clock.clocks(sites)
         settled: list[str] = []
         mark = self.notifier.mark()
-        with self.store.write() as conn:
+        with self.store.write(sites) as conn:
             for site in sites:
                 settled += settlement.settle_due(
                     self.store, conn, date.max if all_pending else clocks[site].date(), [site]
@@ -387,6 +387,8 @@ class Gateway:
         """Delete every transaction, card, subscription and token of `sites`; their clocks stay."""
         sites = self._scope(sites)
         whole_sandbox = set(self.every_site) <= set(sites)
+        # The whole sandbox's turn even for some sites: the card rows no site uses any more go too,
+        # and a writer of another site may be about to use one of them again.
         with self.store.write() as conn:
             tables = SiteTables.of(self.store.catalog(conn), site_expressions=self.site_expressions)
             # Rows of no site (a demo receipt without an AUTH) are nobody's: only a reset of every site takes them.

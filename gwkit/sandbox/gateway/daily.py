@@ -62,7 +62,7 @@ class DailyRunner:
         day, last = min(behind) + timedelta(days=1), max(todays.values())
         if day < last:
             log.info("running the daily jobs for %d days, %s to %s", (last - day).days + 1, day, last)
-        with SharedWrite(self.store) as writes:  # days commit together with their marks (jobwrites.py)
+        with SharedWrite(self.store, sites) as writes:  # days commit together with their marks (jobwrites.py)
             while day <= last:
                 if (
                     self.stopping.is_set()

@@ -70,7 +70,7 @@ class Notifier:
 
     def add_rule(self, payload: Mapping[str, Any], sitereference: str) -> dict[str, Any]:
         rule = n.rule_from(payload, sitereference, self._now(sitereference), self.allowed_hosts)
-        with self.store.write() as conn:
+        with self.store.write([sitereference]) as conn:
             n.add_rule(conn, rule)
         return rule.shown()
 
@@ -78,7 +78,7 @@ class Notifier:
         return [rule.shown() for rule in n.rules_of(self.store.connection(), sites)]
 
     def delete_rule(self, sites: Sequence[str], rule_id: str) -> None:
-        with self.store.write() as conn:
+        with self.store.write(sites) as conn:
             n.delete_rule(conn, sites, rule_id)
 
     def _rules(self, sites: Sequence[str]) -> list[n.Rule]:
@@ -95,7 +95,7 @@ class Notifier:
 
     def resend(self, sites: Sequence[str], reference: str) -> dict[str, Any]:
         """Send a delivery again now (same notificationreference), from its tenant's sender."""
-        with self.store.write() as conn:
+        with self.store.write(sites) as conn:
             row = conn.execute(
                 "SELECT sitereference FROM notification_deliveries WHERE notificationreference = ?",
                 (reference,),
@@ -201,8 +201,9 @@ class Notifier:
     def _make(self, rules: list[n.Rule], events: Sequence[tuple[Mapping[str, Any], str]]) -> Made:
         if not events:
             return [], []
-        clocks = self._clocks(list(dict.fromkeys(str(record["sitereference"]) for record, _ in events)))
-        with self.store.write() as conn:
+        sites = list(dict.fromkeys(str(record["sitereference"]) for record, _ in events))
+        clocks = self._clocks(sites)
+        with self.store.write(sites) as conn:
             return self._keep(conn, rules, events, clocks.__getitem__)
 
     def _keep(
@@ -226,12 +227,12 @@ class Notifier:
         """One attempt at a delivery, claimed and recorded before it is sent; its new state, or None
         when it was not ours to send (another worker has it, or it is no longer open)."""
         now = self._now(site)
-        with self.store.write() as conn:
+        with self.store.write([site]) as conn:
             claimed = n.claim(conn, reference, self.worker, time.time(), LEASE_SECONDS, now)
         if claimed is None:
             return None
         status, latency_ms, error = post(claimed.url, claimed.form, claimed.timeout, self.allowed_hosts)
-        with self.store.write() as conn:
+        with self.store.write([site]) as conn:
             state = n.finish(conn, claimed, status, latency_ms, error, self.worker)
         with self.changed:
             self.changed.notify_all()

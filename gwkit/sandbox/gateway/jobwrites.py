@@ -15,7 +15,7 @@ the run commit at its next such point and let it in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -39,8 +39,9 @@ class SharedWrite:
     """A write transaction opened on first use and committed at the bounds; as a context manager,
     what is left commits on leaving, and an exception rolls back what was not committed."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, sites: Iterable[str] | None = None):
         self._store = store
+        self._sites = None if sites is None else tuple(sites)  # those the jobs write to (Store.write)
         self._opened: AbstractContextManager | None = None
         self._conn: Connection | None = None
         self._put_back: Callable[[], None] = lambda: None  # the connection's settings (Store.long_write)
@@ -52,7 +53,7 @@ class SharedWrite:
     def conn(self) -> Connection:
         """The open transaction's connection, opening it (taking the write lock) if none is."""
         if self._conn is None:
-            opened = self._store.write()
+            opened = self._store.write(self._sites)
             self._conn = opened.__enter__()
             self._opened = opened
             self._put_back = self._store.long_write(self._conn)

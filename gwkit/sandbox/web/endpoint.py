@@ -28,7 +28,23 @@ class Caller:
 
 def caller_of(gateway: Gateway, request: SandboxRequest) -> Caller:
     """The one authentication of a gateway request: Basic credentials, or for browser tokenisation
-    without any, the site its body names."""
+    without any, the site its body names. Read once, however many steps ask (the scheduler's
+    group commit, the fault selection, the answer)."""
+    known = request.state.get("caller")
+    if known is not None and known[0] is gateway:
+        return known[1]
+    caller = _read_caller(gateway, request)
+    request.state["caller"] = (gateway, caller)
+    return caller
+
+
+def sites_written_by(gateway: Gateway, request: SandboxRequest) -> tuple[str, ...]:
+    """The sites a gateway request may write to: its account's (none when it is refused unread)."""
+    account = caller_of(gateway, request).account
+    return tuple(account.sitereferences) if account is not None else ()
+
+
+def _read_caller(gateway: Gateway, request: SandboxRequest) -> Caller:
     account = authenticate(gateway.accounts, request.headers)
     try:
         body, error = request.parsed_json(), None

@@ -132,7 +132,7 @@ def _log(sandbox: Served, fault: ActiveFault, target: Target, answer: SandboxRes
         bool(made),
     )
     store = sandbox.gateway.store
-    with store.write() as conn:
+    with store.write([target.sitereference]) as conn:
         faultlog.record(conn, sandbox.gateway.clock.now(target.sitereference).strftime(ISO), entry)
 
 

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from ..http import BodyError, SandboxRequest
+from .endpoint import sites_written_by
 from .faults import GATEWAY_PATHS
 from .injection import Answer
 from .sandbox import Sandbox
@@ -33,7 +34,12 @@ class WorkerThread:
 
     Jobs submitted with a store (`together`) that are waiting at the same time are answered in one
     write transaction of that store (`Store.batch`, group commit): each one's writes are kept or
-    rolled back on their own, and all are answered once the batch has committed. If the commit
+    rolled back on their own, and all are answered once the batch has committed. On a store whose
+    writers of different sites write side by side (PostgreSQL), the jobs are grouped by the sites
+    they write to (`sites`, their account's): a batch waits for the first group's locks and takes in
+    every other group whose locks are free at that moment (`Store.batch_of`); the groups another
+    worker holds go in a later batch. So one worker alone commits all its waiting requests at once,
+    and a tenant's requests never wait for another tenant's batch. If the commit
     fails (a full disk), nothing of the batch was kept, and each job is run again on its own: the
     gateway answers each (99999 if the store still fails), never an HTTP 500 for the whole round.
     A job that is alone in the queue runs on its own, as without a store."""
@@ -44,10 +50,12 @@ class WorkerThread:
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
-    def submit(self, work: Callable[[Any], Any], argument: Any, *, together: Any = None) -> asyncio.Future:
+    def submit(
+        self, work: Callable[[Any], Any], argument: Any, *, together: Any = None, sites: tuple[str, ...] = ()
+    ) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._jobs.put(_Job(loop, future, work, argument, together))
+        self._jobs.put(_Job(loop, future, work, argument, together, sites))
         return future
 
     def _serve(self) -> None:
@@ -77,25 +85,49 @@ class WorkerThread:
     def _answer(jobs: list[_Job]) -> None:
         together = jobs[0].together
         if together is None or (len(jobs) == 1 and not together.batch_alone):
-            answers = [_run(jobs[0])]
-        else:
+            _settle_jobs(jobs, [_run(jobs[0])])
+            return
+        waiting = _by_sites(jobs) if together.writes_side_by_side else [jobs]
+        while waiting:
+            answered = waiting[:1]  # what a batch that fails before saying which groups it holds answers
             try:
-                with together.batch():
-                    answers = [_run(job) for job in jobs]
+                with together.batch_of([_sites_of(group) for group in waiting]) as held:
+                    answered = [waiting[index] for index in held]
+                    answers = [_run(job) for group in answered for job in group]
             except Exception:  # the batch's commit failed (a full disk): nothing of it was kept
-                answers = [_run(job) for job in jobs]  # so each is answered on its own, once
-        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, Any, BaseException | None]]] = {}
-        for job, (result, error) in zip(jobs, answers, strict=True):
-            by_loop.setdefault(job.loop, []).append((job.future, result, error))
-        for loop, settled in by_loop.items():
-            try:
-                loop.call_soon_threadsafe(_settle_all, settled)
-            except RuntimeError:  # the loop has closed: nobody is waiting
-                pass
+                answers = [
+                    _run(job) for group in answered for job in group
+                ]  # so each is answered alone, once
+            _settle_jobs([job for group in answered for job in group], answers)
+            waiting = [group for group in waiting if not any(group is done for done in answered)]
 
     def shutdown(self) -> None:
         self._jobs.put(None)
         self._thread.join()
+
+
+def _by_sites(jobs: list[_Job]) -> list[list[_Job]]:
+    """The jobs in batches of the same sites, each batch in the order of its first job."""
+    batches: dict[tuple[str, ...], list[_Job]] = {}
+    for job in jobs:
+        batches.setdefault(job.sites, []).append(job)
+    return list(batches.values())
+
+
+def _sites_of(jobs: list[_Job]) -> list[str]:
+    return sorted({site for job in jobs for site in job.sites})
+
+
+def _settle_jobs(jobs: list[_Job], answers: list[tuple[Any, BaseException | None]]) -> None:
+    """Hand each job's answer to its event loop, one wake-up per loop."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, Any, BaseException | None]]] = {}
+    for job, (result, error) in zip(jobs, answers, strict=True):
+        by_loop.setdefault(job.loop, []).append((job.future, result, error))
+    for loop, settled in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle_all, settled)
+        except RuntimeError:  # the loop has closed: nobody is waiting
+            pass
 
 
 class _Job(NamedTuple):
@@ -104,6 +136,7 @@ class _Job(NamedTuple):
     work: Callable[[Any], Any]
     argument: Any
     together: Any  # a Store whose batch() it may share, or None
+    sites: tuple[str, ...]  # those it may write to: batches of a store that locks per site share them
 
 
 _NEXT = object()  # no job waiting to be answered: take the next from the queue
@@ -176,7 +209,14 @@ class Workers:
         if self._may_answer_inline(sandbox):
             return sandbox.answer(request)
         together = sandbox.store if request.method == "POST" and request.path in GATEWAY_PATHS else None
-        return await self._in_thread(self.quick.submit(sandbox.answer, request, together=together))
+        sites = (
+            sites_written_by(sandbox.gateway, request)
+            if together is not None and together.writes_side_by_side
+            else ()
+        )
+        return await self._in_thread(
+            self.quick.submit(sandbox.answer, request, together=together, sites=sites)
+        )
 
     @contextmanager
     def waiting(self) -> Iterator[None]:

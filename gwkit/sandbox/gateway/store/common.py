@@ -146,6 +146,25 @@ CREATE TABLE IF NOT EXISTS transactions (
 )
 
 
+class WaitTally:
+    """How long a process's write transactions waited for their turn (`Store.write_turns`):
+    `transactions` opened, `seconds` from asking for the turn (the locks) to holding it, the `longest`."""
+
+    def __init__(self) -> None:
+        self._figures = {"transactions": 0, "seconds": 0.0, "longest": 0.0}
+        self._lock = threading.Lock()
+
+    def count(self, seconds: float) -> None:
+        with self._lock:
+            self._figures["transactions"] += 1
+            self._figures["seconds"] += seconds
+            self._figures["longest"] = max(self._figures["longest"], seconds)
+
+    def figures(self) -> dict[str, float]:
+        with self._lock:
+            return dict(self._figures)
+
+
 class Records:
     """Meta, cards and transactions: the same SQL on both stores (`connection()`, `vault` and
     `_references(conn, count)` are each store's own)."""
@@ -160,24 +179,32 @@ class Records:
     def _numbers_for(self, conn: Any, count: int) -> Iterable[int]:
         raise NotImplementedError
 
-    def write(self) -> Any:
+    def write(self, sites: Iterable[str] | None = None) -> Any:
         raise NotImplementedError
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self, sites: Iterable[str] | None = None) -> Iterator[None]:
         """One write transaction for several requests in a row, on this thread (group commit).
 
         Each `write()` (and `read()`) inside it is a savepoint of this transaction, kept or rolled
         back on its own as if it were a transaction of its own; all of them commit together when the
         batch ends, and none is answered before that (the caller's part: web.app.WorkerThread). It
         saves a COMMIT per request, and the rewrite of the same index pages by each one.
-        If the batch fails as a whole (its COMMIT), nothing of it is kept."""
-        with self.write() as conn:
+        If the batch fails as a whole (its COMMIT), nothing of it is kept. `sites`: those its
+        requests write to (`write`), None for the whole sandbox."""
+        with self.write(sites) as conn:
             self._local.batch = conn
             try:
                 yield
             finally:
                 self._local.batch = None
+
+    @contextmanager
+    def batch_of(self, groups: Sequence[Sequence[str]]) -> Iterator[list[int]]:
+        """One `batch()` for the requests of several groups of sites: the indexes of the groups it
+        answers (here all of them; a store with a lock per site may take fewer: PostgresStore)."""
+        with self.batch([site for group in groups for site in group]):
+            yield list(range(len(groups)))
 
     # meta
 
@@ -253,10 +280,12 @@ class Records:
         prefix = self._prefix
         if prefix is None:
             prefix = self.meta_get("reference_prefix", conn)
-            if prefix is None:
-                prefix = str(10 + secrets.randbelow(90))
-                self.meta_set(conn, "reference_prefix", prefix)
-                return prefix  # cached only once committed: see the next call
+            if prefix is None:  # the first: writers of other sites may be choosing one at the same time
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('reference_prefix', ?) ON CONFLICT (key) DO NOTHING",
+                    (str(10 + secrets.randbelow(90)),),
+                )
+                return str(self.meta_get("reference_prefix", conn))  # cached only once committed
             self._prefix = prefix
         return prefix
 

@@ -7,11 +7,17 @@ name or by position.
 
 - Connections come from a pool (psycopg_pool); a thread inside `write()` or `read()` keeps its
   transaction's connection, so `connection()` there sees that transaction, as with SQLite.
-- Writes take turns across every worker, as SQLite's single writer does: a write transaction first
-  takes one transaction-scoped advisory lock (per schema). So a batch of the subscription engine
-  or of settlement re-reads what is due under that lock, and two workers or two clock moves
-  cannot both make a payment; the unique (number, subscription) is the last line of defence.
-  A worker killed mid-transaction leaves nothing: PostgreSQL rolls it back and frees the lock.
+- Writes of the same site take turns across every worker: a write transaction first takes a
+  transaction-scoped advisory lock per site it writes to (`write(sites)`), in one order (by number,
+  so two writers never each hold what the other waits for), after the schema's lock shared; a write
+  of the whole sandbox (a reset, a restore, a migration) takes the schema's lock alone, after every
+  writer. Writers of different sites (tenants) write side by side. A batch of the subscription
+  engine or of settlement re-reads what is due under its sites' locks, so two workers or two clock
+  moves cannot both make a payment; the unique (number, subscription) is the last line of defence.
+  A worker killed mid-transaction leaves nothing: PostgreSQL rolls it back and frees the locks.
+  Rows no site owns: a card's row made by two tenants' first payments with it at the same moment
+  may be two rows (`card_for` reuses rows to save work; both are that card's); the references'
+  prefix is chosen once (`INSERT ... ON CONFLICT DO NOTHING`).
 - Reads run in REPEATABLE READ READ ONLY transactions beside the writers.
 - References come from a sequence; card numbers are encrypted by the same `Vault`, its key in a
   file (GWKIT_SANDBOX_KEY_FILE, else under ~/.gwkit/team-sandbox/), never in the database.
@@ -51,6 +57,7 @@ from .common import (
     Sql,
     Statement,
     StoreError,
+    WaitTally,
     changed_columns,
     text_for,
 )
@@ -265,6 +272,7 @@ class PostgresStore(Records):
     # (2,000 subscriptions), 2,000 rows 0.75 s; other workers' writers are not known to wait.
     rows_per_commit = 2000
     shared_by_workers = True  # every worker process of a team sandbox opens the same database
+    writes_side_by_side = True  # a lock per site: writers of different sites do not wait for each other
 
     def __init__(
         self,
@@ -284,6 +292,7 @@ class PostgresStore(Records):
         self._prefix: str | None = None
         self._numbers: deque[int] = deque()  # of the sequence, taken ahead (next_reference)
         self._numbers_lock = threading.Lock()
+        self._waits = WaitTally()
         self._schemas = tuple(schemas)
         self._added_columns = tuple(added_columns)
         self._pool = ConnectionPool(
@@ -390,23 +399,83 @@ class PostgresStore(Records):
         return _Autocommit(self._pool)
 
     @contextmanager
-    def write(self) -> Iterator[Connection]:
-        """A write transaction, after every earlier writer of any worker (an advisory lock); inside
-        `batch()`, a savepoint of the batch's transaction (Store.batch)."""
+    def write(self, sites: Iterable[str] | None = None) -> Iterator[Connection]:
+        """A write transaction, after every earlier writer of any worker that writes to any of `sites`
+        (advisory locks: `_locks_of`); `sites` None: the whole sandbox, after every writer. Inside
+        `batch()`, a savepoint of the batch's transaction (Store.batch), after taking what locks of
+        `sites` the batch does not hold yet."""
         batch = getattr(self._local, "batch", None)
         if batch is not None:
+            self._lock_more(batch, sites)
             # psycopg's savepoint: after a failed statement it first leaves the pipeline's aborted state
             with batch.raw.transaction():
                 yield batch
             return
         # One round trip: without parameters, psycopg sends the statements as one simple query. The
-        # last one answers `faults_present` for as long as the lock is held (adding a fault writes).
-        with self._transaction(
-            f"BEGIN; SELECT pg_advisory_xact_lock({int(self._write_lock)}); "
-            "SELECT EXISTS (SELECT 1 FROM gwkit_faults)",
-            faults=True,
-        ) as conn:
+        # last one answers `faults_present` for as long as the locks are held (adding a fault writes).
+        with self._transaction(self._locks_of(sites), sites) as (conn, _):
             yield conn
+
+    @contextmanager
+    def batch_of(self, groups: Sequence[Sequence[str]]) -> Iterator[list[int]]:
+        """One write transaction (`batch()`) for the requests of several groups of sites (an account's
+        each): it waits for the first group's locks, and takes each other group's only if no writer
+        holds it now (`pg_try_advisory_xact_lock`: it never waits for them, so it can deadlock with no
+        one). Yields the indexes of the groups it holds; the caller answers only their requests here."""
+        first = list(groups[0])
+        tries = [sorted({self._site_lock(site) for site in group}) for group in groups[1:]]
+        trying = ", ".join(f"pg_try_advisory_xact_lock({key})" for keys in tries for key in keys)
+        with self._transaction(self._locks_of(first), first, f"SELECT {trying}" if trying else None) as (
+            conn,
+            taken,
+        ):
+            held, at = [0], 0
+            for index, keys in enumerate(tries, start=1):
+                if all(taken[at : at + len(keys)]):
+                    held.append(index)
+                    self._local.held.update(groups[index])
+                at += len(keys)
+            self._local.batch = conn
+            try:
+                yield held
+            finally:
+                self._local.batch = None
+
+    def _locks_of(self, sites: Iterable[str] | None) -> list[str]:
+        """The advisory locks a write to `sites` takes, in the one order every writer takes them in (so
+        two writers never each hold what the other waits for): the schema's, shared by writers of sites
+        and taken alone by writers of the whole sandbox (reset, restore, migrations), then each site's,
+        by number."""
+        if sites is None:
+            return [f"pg_advisory_xact_lock({self._write_lock})"]
+        keys = sorted({self._site_lock(site) for site in sites})
+        return [
+            f"pg_advisory_xact_lock_shared({self._write_lock})",
+            *(f"pg_advisory_xact_lock({k})" for k in keys),
+        ]
+
+    def _site_lock(self, site: str) -> int:
+        """A site's advisory lock key: the same number in every worker (Python's `hash` is not)."""
+        digest = hashlib.blake2b(f"{self._write_lock} {site}".encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big", signed=True)
+
+    def _lock_more(self, conn: Connection, sites: Iterable[str] | None) -> None:
+        """Inside a batch: the locks of `sites` it does not hold yet. The batch took those of every request
+        it answers when it opened (web/workers.py); this is the safety net of a write that names more."""
+        held = getattr(self._local, "held", None)
+        if held is None:  # the batch holds the whole sandbox
+            return
+        missing = None if sites is None else set(sites) - held
+        if missing == set():
+            return
+        locks = self._locks_of(missing)[1:] if missing is not None else self._locks_of(None)
+        for lock in locks:  # in the pipeline: the server takes them before the statements after them
+            conn.raw.execute(f"SELECT {lock}")
+        self._local.held = None if missing is None else held | missing
+
+    def write_turns(self) -> dict[str, float]:
+        """How long this process's write transactions waited for their locks (common.WaitTally)."""
+        return self._waits.figures()
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -415,7 +484,7 @@ class PostgresStore(Records):
         if batch is not None:
             yield batch
             return
-        with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") as conn:
+        with self._opened("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") as (conn, _):
             yield conn
 
     def faults_present(self) -> bool:
@@ -427,32 +496,48 @@ class PostgresStore(Records):
         return bool(self.connection().execute("SELECT EXISTS (SELECT 1 FROM gwkit_faults)").fetchone()[0])
 
     @contextmanager
-    def _transaction(self, begin: str, faults: bool = False) -> Iterator[Connection]:
+    def _transaction(
+        self, locks: list[str], sites: Iterable[str] | None, tries: str | None = None
+    ) -> Iterator[tuple[Connection, tuple[bool, ...]]]:
+        """A write transaction: BEGIN, its `locks`, the statement `tries` (its answer yielded), and
+        whether any fault is armed, in one round trip (psycopg sends statements without parameters
+        as one simple query); the time it took is the wait for the locks (`write_turns`)."""
+        statements = ["BEGIN", *(f"SELECT {lock}" for lock in locks), *([tries] if tries else [])]
+        started = time.perf_counter()
+        with self._opened("; ".join([*statements, "SELECT EXISTS (SELECT 1 FROM gwkit_faults)"])) as (
+            conn,
+            answers,
+        ):
+            self._waits.count(time.perf_counter() - started)
+            self._local.faults = bool(answers[-1][0])
+            self._local.held = None if sites is None else set(sites)
+            yield conn, tuple(answers[-2]) if tries else ()
+
+    @contextmanager
+    def _opened(self, begin: str) -> Iterator[tuple[Connection, list[Any]]]:
+        """A transaction begun by `begin` (its statements' last rows), on this thread until it ends."""
         if getattr(self._local, "conn", None) is not None:
             raise RuntimeError("a transaction was opened inside another one on the same thread")
         with self._pool.connection() as raw:
             conn = Connection(raw)
             cursor = raw.execute(begin)
-            if faults:
-                while cursor.nextset():
-                    pass  # to the last statement's answer
-                self._local.faults = bool(cursor.fetchone()[0])
-            else:
-                self._local.faults = None
+            answers = [cursor.fetchone() if cursor.description else None]
+            while cursor.nextset():
+                answers.append(cursor.fetchone() if cursor.description else None)
             self._local.conn = conn
             try:
                 # Pipeline mode: a statement whose result nobody reads (a SAVEPOINT, an INSERT) goes
                 # out with the next one that is read, or with the COMMIT, not in a round trip of its own.
                 with raw.pipeline():
-                    yield conn
+                    yield conn, answers
             except BaseException:
-                self._local.conn = None
+                self._local.conn = self._local.held = self._local.faults = None
                 try:
                     raw.execute("ROLLBACK")
                 except psycopg.Error:  # the connection broke: the server rolled it back; the pool drops it
                     pass
                 raise
-            self._local.conn = None
+            self._local.conn = self._local.held = self._local.faults = None
             raw.execute("COMMIT")
 
     def apply_schemas(self) -> None:
@@ -664,7 +749,7 @@ class PostgresFaultRows:
         return self._store.faults_present()
 
     def add(self, sitereference: str, payload: dict[str, Any], count: int | None, state: Any) -> int:
-        with self._store.write() as conn:
+        with self._store.write([sitereference]) as conn:
             (fault_id,) = conn.execute(
                 "INSERT INTO gwkit_faults (sitereference, payload, count_left, random_state) "
                 "VALUES (?, ?::jsonb, ?, ?::jsonb) RETURNING id",
@@ -684,8 +769,9 @@ class PostgresFaultRows:
         return [FaultRow(*row) for row in rows]
 
     def clear(self, sites: Iterable[str], kind: str | None) -> int:
+        sites = list(sites)
         of_sites = "DELETE FROM gwkit_faults WHERE sitereference = ANY(?)"
-        with self._store.write() as conn:
+        with self._store.write(sites) as conn:
             if kind is None:
                 cleared = conn.execute(of_sites, (list(sites),))
             else:
@@ -694,7 +780,7 @@ class PostgresFaultRows:
 
     @contextmanager
     def picking(self, sitereference: str) -> Iterator[_StoredPicking]:
-        with self._store.write() as conn:
+        with self._store.write([sitereference]) as conn:
             rows = conn.execute(
                 f"SELECT {_FAULT_COLUMNS} FROM gwkit_faults WHERE sitereference = ? ORDER BY id",
                 (sitereference,),

@@ -43,7 +43,7 @@ class RowSnapshots(Snapshots):
         check_name(name)
         sites = list(self.sites)
         store = self.gateway.store
-        with self.gateway.advance_lock, store.write() as conn:
+        with self.gateway.advance_lock, store.write(sites) as conn:
             tables = SiteTables.of(store.catalog(conn), site_expressions=self.site_expressions)
             conn.execute("DELETE FROM gwkit_snapshots WHERE owner = ? AND name = ?", (self._owner, name))
             (count,) = conn.execute(
@@ -80,7 +80,7 @@ class RowSnapshots(Snapshots):
         return [_info(row) for row in rows]
 
     def delete(self, name: str) -> dict[str, Any]:
-        with self.gateway.store.write() as conn:
+        with self.gateway.store.write(self.sites) as conn:
             self._existing(conn, name)
             conn.execute("DELETE FROM gwkit_snapshots WHERE owner = ? AND name = ?", (self._owner, name))
         return {"deleted": name}
@@ -88,6 +88,8 @@ class RowSnapshots(Snapshots):
     def restore(self, name: str) -> dict[str, Any]:
         """Replace this account's sites' data with the snapshot's, in one write transaction."""
         store = self.gateway.store
+        # The whole sandbox's turn: the rows come back with new ids, past those of every site, and
+        # the card rows no site uses any more go.
         with self.gateway.advance_lock, store.write() as conn:
             snapshot, info = self._existing(conn, name)
             sites = [s for s in info["sites"] if s in self.sites]

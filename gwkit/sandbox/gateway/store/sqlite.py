@@ -16,6 +16,7 @@ import os
 import sqlite3
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -34,6 +35,7 @@ from .common import (
     Sql,
     Statement,
     StoreError,
+    WaitTally,
     changed_columns,
     create_private,
     savepoint,
@@ -202,6 +204,7 @@ class SqliteStore(Records):
     batch_alone = False  # whether a request alone in the queue is answered in `batch()` too
     rows_per_commit = 4000  # of a long run of writes (jobwrites.SharedWrite): see there
     shared_by_workers = False  # one process writes it: --workers needs a PostgreSQL store
+    writes_side_by_side = False  # one writer at a time, whatever the sites
 
     def __init__(
         self,
@@ -222,6 +225,7 @@ class SqliteStore(Records):
         self._connections: dict[threading.Thread, sqlite3.Connection] = {}  # each thread's own
         self._lock = threading.Lock()
         self._turns = WriteTurns()
+        self._waits = WaitTally()  # write_turns()
         self.checkpointer = Checkpointer(self.path, CHECKPOINT_EVERY)
         self._prefix: str | None = None  # of transaction references: set once per database
         self._numbers = ReferenceNumbers()  # of transaction references, taken ahead
@@ -311,8 +315,9 @@ class SqliteStore(Records):
             self._connections.pop(thread).close()
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (BEGIN IMMEDIATE): all of it is kept, or none of it.
+    def write(self, sites: Iterable[str] | None = None) -> Iterator[sqlite3.Connection]:
+        """A write transaction (BEGIN IMMEDIATE): all of it is kept, or none of it. SQLite has one
+        writer at a time whatever `sites` it writes to.
 
         Inside `batch()` it is a savepoint of the batch's transaction instead: kept or rolled back on
         its own, committed with the batch."""
@@ -322,9 +327,11 @@ class SqliteStore(Records):
                 yield batch
             return
         conn = self.connection()
+        asked = time.perf_counter()
         self._turns.acquire()
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("BEGIN IMMEDIATE")  # after another process's writer (busy timeout)
+            self._waits.count(time.perf_counter() - asked)
             try:
                 yield conn
             except BaseException:
@@ -343,6 +350,10 @@ class SqliteStore(Records):
             self.checkpointer.committed()
         finally:
             self._turns.release()
+
+    def write_turns(self) -> dict[str, float]:
+        """How long this process's write transactions waited for their turn (common.WaitTally)."""
+        return self._waits.figures()
 
     @property
     def writing(self) -> bool:
