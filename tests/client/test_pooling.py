@@ -5,11 +5,13 @@ of rebuilding anyio's attribute table."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import ipaddress
 import json
 import socket
 import ssl
+from collections.abc import AsyncIterator
 
 import httpcore
 import httpx
@@ -310,23 +312,23 @@ def test_a_refused_connection_is_httpx_connect_error_knowing_its_request(refusin
     assert isinstance(error.__cause__, httpcore.ConnectError)
 
 
+async def failed_auth(port: int, expected: type[gwkit.TransportError], **options) -> tuple[Exception, int]:
+    """The error an AsyncClient's AUTH to `port` on loopback raised, and how many attempts it made."""
+    attempts: list[gwkit.Exchange] = []
+    url = f"http://127.0.0.1:{port}"
+    async with gwkit.AsyncClient(url, "user", "pw", sitereference="test_site12345", **options) as client:
+        client.add_exchange_hook(attempts.append)
+        with pytest.raises(expected) as failed:
+            await client.auth(**CARD)
+    return failed.value, len(attempts)
+
+
 def test_a_refused_connection_is_gwkit_connect_error_after_the_retries(refusing_port):
-    attempts = []
-
-    async def main() -> gwkit.ConnectError:
-        async with gwkit.AsyncClient(
-            f"http://127.0.0.1:{refusing_port}", "user", "pw", sitereference="test_site12345", retries=1
-        ) as client:
-            client.add_exchange_hook(attempts.append)
-            with pytest.raises(gwkit.ConnectError) as refused:
-                await client.auth(**CARD)
-        return refused.value
-
-    error = asyncio.run(main())
+    error, attempts = asyncio.run(failed_auth(refusing_port, gwkit.ConnectError, retries=1))
     assert isinstance(error, gwkit.TransportError)
     assert f"could not connect to http://127.0.0.1:{refusing_port}" in str(error)
     assert "(attempt 2)" in str(error)  # refused before anything was sent, so sent again once
-    assert len(attempts) == 2
+    assert attempts == 2
 
 
 @pytest.fixture
@@ -374,20 +376,12 @@ def test_a_server_that_never_answers_is_a_read_timeout(silent_server):
 
 
 def test_a_server_that_never_answers_is_a_gwkit_timeout_not_sent_again(silent_server):
-    attempts = []
+    async def main(port: int, accepted: asyncio.Event) -> tuple[Exception, int]:
+        return await failed_auth(port, gwkit.RequestTimeoutError, timeout=0.05)
 
-    async def main(port: int, accepted: asyncio.Event) -> gwkit.RequestTimeoutError:
-        async with gwkit.AsyncClient(
-            f"http://127.0.0.1:{port}", "user", "pw", sitereference="test_site12345", timeout=0.05
-        ) as client:
-            client.add_exchange_hook(attempts.append)
-            with pytest.raises(gwkit.RequestTimeoutError) as timed_out:
-                await client.auth(**CARD)
-        return timed_out.value
-
-    error = silent_server(main)
+    error, attempts = silent_server(main)
     assert "the request may have been processed, so it was not sent again" in str(error)
-    assert len(attempts) == 1
+    assert attempts == 1
 
 
 def test_a_request_waiting_for_a_busy_pool_is_a_pool_timeout(silent_server):
@@ -408,69 +402,63 @@ def test_a_request_waiting_for_a_busy_pool_is_a_pool_timeout(silent_server):
     silent_server(main)
 
 
-def test_the_limits_given_bound_the_connections_opened():
+@contextlib.asynccontextmanager
+async def keep_alive_server(answer: bytes) -> AsyncIterator[tuple[str, list[asyncio.StreamWriter]]]:
+    """A loopback server giving `answer` to every request on a connection until the client hangs up:
+    its URL and the connections it was given."""
     connections = []
 
-    async def main() -> list[int]:
-        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            connections.append(writer)
-            try:
-                while True:
-                    await reader.readuntil(b"\r\n\r\n")
-                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                    await writer.drain()
-            except (asyncio.IncompleteReadError, ConnectionError):
-                writer.close()
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(writer)
+        try:
+            while True:
+                await reader.readuntil(b"\r\n\r\n")
+                writer.write(answer)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
 
-        server = await asyncio.start_server(answer, "127.0.0.1", 0)
-        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
-        transport = AsyncPoolTransport(limits=httpx.Limits(max_connections=2))
-        async with httpx.AsyncClient(transport=transport) as client:
-            responses = await asyncio.gather(*(client.get(url) for _ in range(8)))
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/", connections
+    finally:
         server.close()
         await server.wait_closed()
-        return [response.status_code for response in responses]
 
-    assert asyncio.run(main()) == [200] * 8
-    assert 1 <= len(connections) <= 2  # httpx's default of 100 would have opened one per request
+
+def test_the_limits_given_bound_the_connections_opened():
+    async def main() -> tuple[list[int], int]:
+        async with keep_alive_server(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") as (url, connections):
+            transport = AsyncPoolTransport(limits=httpx.Limits(max_connections=2))
+            async with httpx.AsyncClient(transport=transport) as client:
+                responses = await asyncio.gather(*(client.get(url) for _ in range(8)))
+        return [response.status_code for response in responses], len(connections)
+
+    statuses, connections = asyncio.run(main())
+    assert statuses == [200] * 8
+    assert 1 <= connections <= 2  # httpx's default of 100 would have opened one per request
 
 
 def test_a_streamed_body_is_read_whole_and_its_connection_goes_back_to_the_pool():
     chunks = [b"x" * 1000, b"y" * 70_000, b"z" * 5]
-    connections = []
+    answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer += b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in chunks) + b"0\r\n\r\n"
 
-    async def main() -> None:
-        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            connections.append(writer)
-            try:
-                while True:
-                    await reader.readuntil(b"\r\n\r\n")
-                    writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
-                    for chunk in chunks:
-                        writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                        await writer.drain()
-                    writer.write(b"0\r\n\r\n")
-                    await writer.drain()
-            except (asyncio.IncompleteReadError, ConnectionError):
-                writer.close()
-
-        server = await asyncio.start_server(answer, "127.0.0.1", 0)
-        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
-        transport = AsyncPoolTransport()
-        async with httpx.AsyncClient(transport=transport) as client:
-            for _ in range(2):
-                async with client.stream("GET", url) as response:
+    async def main() -> int:
+        async with keep_alive_server(answer) as (url, connections):
+            transport = AsyncPoolTransport()
+            async with httpx.AsyncClient(transport=transport) as client:
+                for _ in range(2):
+                    async with client.stream("GET", url) as response:
+                        [connection] = transport.pool.connections
+                        assert not connection.is_idle()  # the body is still coming on it
+                        parts = [part async for part in response.aiter_raw()]
+                    assert b"".join(parts) == b"".join(chunks)
                     [connection] = transport.pool.connections
-                    assert not connection.is_idle()  # the body is still coming on it
-                    body = b"".join([part async for part in response.aiter_raw()])
-                assert body == b"".join(chunks)
-                [connection] = transport.pool.connections
-                assert connection.is_idle() and connection.is_available()
-        server.close()
-        await server.wait_closed()
+                    assert connection.is_idle() and connection.is_available()
+        return len(connections)
 
-    asyncio.run(main())
-    assert len(connections) == 1  # the second request went over the connection given back
+    assert asyncio.run(main()) == 1  # the second request went over the connection given back
 
 
 def test_a_body_cut_short_is_an_httpx_remote_protocol_error():
