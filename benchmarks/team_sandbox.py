@@ -9,11 +9,16 @@ process: `--concurrency` threads, thread i paying as tenant i modulo their numbe
 requests over one keep-alive connection, until the bounded number of requests is done; the median
 of `--rounds` rounds, servers taking turns.
 
-Lock waiting: each server process logs at exit how long its write transactions waited for their
-turn (their advisory locks on PostgreSQL, SQLite's one writer), summed here over the processes and
-divided by the requests served. With a lock per site, a write waits only for writes of the same
-tenant, so it should not grow with the workers (two cores cannot show a speed-up: they also run
-PostgreSQL and the load). CPU per request is each part's CPU time over the requests served.
+Lock waiting, two ways, per request: each server process logs at exit how long its write
+transactions took from asking for their turn to holding it (their advisory locks on PostgreSQL,
+SQLite's one writer; one round trip included, so it grows with the machine's load too), summed here
+over the processes; and PostgreSQL itself is asked every 2 ms how many of the server's sessions
+wait for an advisory lock (`LockWaits`: summed over time, the time spent waiting for locks and
+nothing else). With a lock per site, a tenant's write waits only for writes of the same tenant: with
+one client per tenant (`--tenants 32` at concurrency 32) waiting should not grow with the workers;
+with several clients per tenant, a tenant's own payments take turns. Two cores cannot show a
+speed-up (they also run PostgreSQL and the load). CPU per request is each part's CPU time over the
+requests served.
 
 The engine: `--subscriptions` monthly subscriptions (10,000 by default) moved on 12 months on
 PostgreSQL, against its insert floor: one transaction inserting as many rows of the same shape as
@@ -22,7 +27,7 @@ statements the move sent to PostgreSQL are counted (each `execute` of psycopg's 
 row of an `executemany`), with the commonest shown: where the round trips go.
 
     python benchmarks/team_sandbox.py [--requests 2000] [--concurrency 32] [--workers 1,2,4]
-                                      [--tenants 4] [--rounds 3] [--subscriptions 10000]
+                                      [--tenants 32] [--rounds 3] [--subscriptions 10000]
                                       [--engine-only] [--database gwkit_bench]
 
 Machine-readable lines: `ratio <name> <value>`, `seconds <name> <value>` and `ms <name> <value>`.
@@ -39,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -127,10 +133,55 @@ class Server:
         return turns
 
 
+class LockWaits:
+    """PostgreSQL's own count of the server's sessions waiting for an advisory lock, sampled every
+    few milliseconds while a round runs: their sum over time is the time requests spent waiting for
+    locks (Little's law), whatever the processes' scheduling on a busy machine adds to a round trip."""
+
+    def __init__(self, server_url: str, application: str | None):
+        import psycopg
+
+        self._conn = psycopg.connect(server_url, autocommit=True)
+        self._application = application  # None: a SQLite server, nothing to sample
+        self.seconds = 0.0  # session-seconds spent waiting
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample)
+
+    def __enter__(self) -> LockWaits:
+        if self._application is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self._conn.close()
+
+    def _sample(self) -> None:
+        last = time.perf_counter()
+        while not self._stop.wait(SAMPLE_SECONDS):
+            (waiting,) = self._conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
+                "AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+                (self._application,),
+            ).fetchone()
+            now = time.perf_counter()
+            self.seconds += waiting * (now - last)
+            last = now
+
+
+SAMPLE_SECONDS = 0.002  # how often LockWaits asks PostgreSQL
+
 WAITED = re.compile(
     r"(?P<transactions>\d+) write transactions waited (?P<seconds>[\d.]+) s in all for their turn "
     r"\(longest (?P<longest>[\d.]+) ms\)"
 )
+
+
+def application_of(db: str) -> str | None:
+    """The application name a PostgreSQL server's sessions carry (its schema's), None for SQLite."""
+    return db.rpartition("application_name=")[2] if "application_name=" in db else None
 
 
 def tenants(count: int) -> tuple[str, list[tuple[tuple[str, str], bytes]]]:
@@ -158,6 +209,7 @@ def tenants(count: int) -> tuple[str, list[tuple[tuple[str, str], bytes]]]:
 def throughput(args: argparse.Namespace, server_url: str) -> None:
     schemas: list[str] = []
     served: dict[str, int] = {}  # requests each server answered, its connections' first ones included
+    sampled: dict[str, float] = {}  # session-seconds PostgreSQL saw the server's sessions wait for a lock
     turns: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="gwkit-team-bench-") as tmp:
         os.environ["GWKIT_SANDBOX_KEY_FILE"] = str(Path(tmp) / "team.key")
@@ -168,24 +220,29 @@ def throughput(args: argparse.Namespace, server_url: str) -> None:
         for workers in args.workers:
             name, url = fresh_schema(server_url)
             schemas.append(name)
-            dbs[f"postgresql_{workers}w"] = (url, workers)
+            dbs[f"postgresql_{workers}w"] = (f"{url}&application_name={name}", workers)
         servers = {}
         try:
             for kind, (db, workers) in dbs.items():
                 servers[kind] = Server(db, workers, accounts, Path(tmp) / f"{kind}.log")
                 served[kind] = 0
+                sampled[kind] = 0.0
             results: dict[str, list[float]] = {kind: [] for kind in servers}
             busy: dict[str, list[dict[str, float]]] = {kind: [] for kind in servers}
             for round_ in range(args.rounds):
                 order = list(servers) if round_ % 2 == 0 else list(reversed(servers))
                 for kind in order:
                     before, started = cpu_seconds(servers[kind].process.pid), time.perf_counter()
-                    results[kind].append(
-                        run_level(servers[kind].base_url, args.concurrency, args.requests, callers)
-                    )
+                    with LockWaits(server_url, application_of(dbs[kind][0])) as waits:
+                        results[kind].append(
+                            run_level(servers[kind].base_url, args.concurrency, args.requests, callers)
+                        )
+                    sampled[kind] += waits.seconds
                     served[kind] += args.requests + args.concurrency
                     after, elapsed = cpu_seconds(servers[kind].process.pid), time.perf_counter() - started
-                    busy[kind].append({part: (after[part] - before[part]) / elapsed for part in after})
+                    busy[kind].append(
+                        {part: used_between(before[part], after[part]) / elapsed for part in after}
+                    )
         finally:
             for kind, server in servers.items():
                 turns[kind] = server.stop()
@@ -199,16 +256,19 @@ def throughput(args: argparse.Namespace, server_url: str) -> None:
     cores = os.cpu_count() or 1
     print(
         f"{'':>18} {'req/s':>8}   cores busy (of {cores}): load, sandbox, PostgreSQL, all"
-        "   CPU ms/request: sandbox, PostgreSQL   lock wait: ms/request, longest ms"
+        "   CPU ms/request: sandbox, PostgreSQL"
+        "   ms/request: asking for the locks to holding them (longest), waiting for them (sampled)"
     )
     for kind, value in medians.items():
         use = {part: statistics.median(run[part] for run in busy[kind]) for part in busy[kind][0]}
-        waited = turns[kind]["seconds"] / served[kind] * 1000
+        asked = turns[kind]["seconds"] / served[kind] * 1000
+        waited = sampled[kind] / (args.requests * args.rounds) * 1000
         print(
             f"  {kind:>16} {value:8.0f}   {use['load']:.2f} {use['sandbox']:.2f} {use['postgres']:.2f} "
             f"{sum(use.values()):.2f}   {use['sandbox'] / value * 1000:6.3f} {use['postgres'] / value * 1000:6.3f}"
-            f"   {waited:7.3f} {turns[kind]['longest'] * 1000:7.1f}"
+            f"   {asked:7.3f} ({turns[kind]['longest'] * 1000:5.1f})  {waited:7.3f}"
         )
+        print(f"ms locks_asked_to_held_per_request_{kind} {asked:.4f}")
         print(f"ms lock_wait_per_request_{kind} {waited:.4f}")
         print(f"ms sandbox_cpu_per_request_{kind} {use['sandbox'] / value * 1000:.4f}")
     for kind, value in medians.items():
@@ -218,18 +278,29 @@ def throughput(args: argparse.Namespace, server_url: str) -> None:
     for workers in args.workers:
         if one and workers != 1:
             print(f"ratio postgresql_{workers}w_vs_1w {medians[f'postgresql_{workers}w'] / one:.3f}")
-    one_waited = turns.get("postgresql_1w", {}).get("seconds", 0) / max(served.get("postgresql_1w", 1), 1)
     for workers in args.workers:
-        if one_waited and workers != 1:
-            waited = turns[f"postgresql_{workers}w"]["seconds"] / served[f"postgresql_{workers}w"]
-            print(f"ratio lock_wait_postgresql_{workers}w_vs_1w {waited / one_waited:.3f}")
+        if "postgresql_1w" in sampled and workers != 1:
+            waited = sampled[f"postgresql_{workers}w"] * 1000 / (args.requests * args.rounds)
+            print(
+                f"ms lock_wait_postgresql_{workers}w_minus_1w {waited - sampled['postgresql_1w'] * 1000 / (args.requests * args.rounds):.4f}"
+            )
 
 
-def cpu_seconds(server_pid: int) -> dict[str, float]:
-    """CPU time used so far by this process (the load), the sandbox's process tree, and PostgreSQL's
-    processes: whether the machine's cores, not the sandbox, bound the throughput."""
+def used_between(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU time the processes used between two readings: a process that ended meanwhile is left out
+    (its time is gone from /proc), one that started counts whole."""
+    return sum(used - before.get(pid, 0.0) for pid, used in after.items())
+
+
+def cpu_seconds(server_pid: int) -> dict[str, dict[int, float]]:
+    """CPU time used so far, process by process, by this process (the load), the sandbox's process
+    tree, and PostgreSQL's processes: whether the machine's cores, not the sandbox, bound the throughput."""
     ticks = os.sysconf("SC_CLK_TCK")
-    parts = {"load": time.process_time(), "sandbox": 0.0, "postgres": 0.0}
+    parts: dict[str, dict[int, float]] = {
+        "load": {os.getpid(): time.process_time()},
+        "sandbox": {},
+        "postgres": {},
+    }
     tree = {server_pid}
     stats = []
     for entry in Path("/proc").iterdir():
@@ -247,9 +318,9 @@ def cpu_seconds(server_pid: int) -> dict[str, float]:
         grown = len(tree) > before
     for pid, name, _, used in stats:
         if pid in tree:
-            parts["sandbox"] += used
+            parts["sandbox"][pid] = used
         elif name == "postgres":
-            parts["postgres"] += used
+            parts["postgres"][pid] = used
     return parts
 
 
@@ -375,7 +446,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=2000, help="AUTH requests per round and server")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--workers", default="1,2,4", help="worker counts on PostgreSQL, comma separated")
-    parser.add_argument("--tenants", type=int, default=4, help="users paying at once, a site each")
+    parser.add_argument("--tenants", type=int, default=32, help="users paying at once, a site each")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--subscriptions", type=int, default=10_000, help="0 skips the engine")
     parser.add_argument(

@@ -50,7 +50,8 @@ def proxy_for(url: httpx.URL) -> str | None:
 def transport_for(
     url: httpx.URL, verify: ssl.SSLContext | bool, *, asynchronous: bool
 ) -> httpx.HTTPTransport:
-    """httpx's transport for a client of `url` given none: direct, or through the environment's proxy."""
+    """The transport for a client of `url` given none: httpx's through the environment's proxy, else
+    direct (for an async client, `AsyncPoolTransport`, httpx's settings over gwkit's pool)."""
     proxy = proxy_for(url)
     if asynchronous:
         if proxy is None:

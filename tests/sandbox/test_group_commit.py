@@ -112,13 +112,13 @@ async def _answered_together(held: Held, store, jobs: list, together=True, sites
 def test_jobs_waiting_together_share_one_transaction_and_keep_their_own_outcome(store, db_path):
     held = Held()
     batches: list[int] = []
-    real_batch = store.batch
+    real_batch = store.batch_of
 
-    def counting_batch(sites=None):
+    def counting_batch(groups):
         batches.append(1)
-        return real_batch(sites)
+        return real_batch(groups)
 
-    store.batch = counting_batch
+    store.batch_of = counting_batch
 
     def write(name: str) -> str:
         with store.write() as conn:
@@ -135,20 +135,20 @@ def test_jobs_waiting_together_share_one_transaction_and_keep_their_own_outcome(
     assert _keys(db_path) == {f"batch-{i}" for i in (0, 1, 2, 4, 5)}
 
 
-def test_a_store_that_locks_per_site_gets_a_batch_per_sites_in_the_order_they_came(store, db_path):
-    """On PostgreSQL a batch takes the locks of the sites its requests write to: requests of two
-    accounts waiting together make two batches (each another worker's batch of the other account
-    would not wait for), in the order each account's first request came, each request in its own
-    batch's order. SQLite has one writer whatever the sites: one batch for all."""
+def test_requests_waiting_together_are_grouped_by_their_accounts_sites(store, db_path):
+    """One batch for all (no other writer holds any of their sites). On a store with a lock per site
+    (PostgreSQL) the batch names each account's sites as a group, and answers the requests group by
+    group, each group in the order its requests came; on SQLite, one writer whatever the sites, in
+    the order they came."""
     held = Held()
-    batches: list[list[str]] = []
-    real_batch = store.batch
+    batches: list[list[list[str]]] = []
+    real_batch = store.batch_of
 
-    def recording_batch(sites=None):
-        batches.append(list(sites))
-        return real_batch(sites)
+    def recording_batch(groups):
+        batches.append([list(group) for group in groups])
+        return real_batch(groups)
 
-    store.batch = recording_batch
+    store.batch_of = recording_batch
     order: list[str] = []
 
     def write(name: str) -> str:
@@ -163,10 +163,10 @@ def test_a_store_that_locks_per_site_gets_a_batch_per_sites_in_the_order_they_ca
     held.thread.shutdown()
     assert answers == [f"batch-{i}" for i in range(5)]
     if store.writes_side_by_side:
-        assert batches == [["site_b"], ["site_a"], ["site_a", "site_c"]]
+        assert batches == [[["site_b"], ["site_a"], ["site_a", "site_c"]]]
         assert order == ["batch-0", "batch-2", "batch-4", "batch-1", "batch-3"]
     else:
-        assert batches == [["site_a", "site_b", "site_c"]]
+        assert batches == [[["site_a", "site_b", "site_c"]]]
         assert order == [f"batch-{i}" for i in range(5)]
     assert _keys(db_path) == {f"batch-{i}" for i in range(5)}
 
@@ -175,7 +175,7 @@ def test_a_round_is_bounded_and_jobs_without_a_store_run_alone(store, db_path):
     held = Held(most_together=4)
     batches: list[int] = []
     real_batch = store.batch
-    store.batch = lambda sites=None: batches.append(1) or real_batch(sites)
+    store.batch_of = lambda groups: batches.append(1) or real_batch(groups)
 
     def write(name: str) -> str:
         with store.write() as conn:
@@ -197,23 +197,23 @@ def test_when_the_batchs_commit_fails_each_request_is_answered_on_its_own_once(s
     """Nothing of a failed batch was kept: each job runs again alone, and is kept once (a full disk
     that stays full fails each alone too: the gateway answers 99999, tests/sandbox/test_full_disk.py)."""
     held = Held()
-    real_batch = store.batch
+    real_batch = store.batch_of
     batches: list[str] = []
 
     class FailingCommit:
-        def __init__(self, sites=None):
-            self.sites = sites
+        def __init__(self, groups):
+            self.groups = groups
 
         def __enter__(self):
             batches.append("failed")
-            self.inner = real_batch(self.sites)
-            self.inner.__enter__()
+            self.inner = real_batch(self.groups)
+            return self.inner.__enter__()
 
         def __exit__(self, *exc_info):
             self.inner.__exit__(RuntimeError, RuntimeError("disk I/O error"), None)  # rolled back
             raise RuntimeError("disk I/O error")
 
-    store.batch = FailingCommit
+    store.batch_of = FailingCommit
 
     def write(name: str) -> str:
         with store.write() as conn:

@@ -16,22 +16,16 @@ from urllib.parse import quote
 import pytest
 
 import gwkit.sandbox
+from gwkit.sandbox.gateway.accounts import Account
 from gwkit.sandbox.gateway.store import PostgresStore
 from support.databases import Database
 from support.sandbox import CLOCK, Gateway, card_auth
 
-ACCOUNTS = """
-[[account]]
-username = "alice@example.test"
-password = "alice-secret"
-sitereferences = ["test_alice12345", "test_alice67890"]
-
-[[account]]
-username = "bob@example.test"
-password = "bob-secret"
-sitereferences = ["test_bob12345"]
-"""
 ALICE, BOB = ("test_alice12345", "test_alice67890"), ("test_bob12345",)
+ACCOUNTS = [
+    Account("alice@example.test", "alice-secret", ALICE),
+    Account("bob@example.test", "bob-secret", BOB),
+]
 
 
 @pytest.fixture
@@ -193,12 +187,10 @@ def test_a_write_in_a_batch_takes_the_locks_of_sites_the_batch_did_not_name(stor
     assert keys(url) == {"w-batch", "w-other"}
 
 
-def test_one_tenants_payments_are_answered_while_anothers_writes_are_held(url, tmp_path):
+def test_one_tenants_payments_are_answered_while_anothers_writes_are_held(url):
     """Over HTTP, as a team sandbox serves it: while a write of alice's sites is open (her clock
     move's transaction), bob's AUTH is answered; alice's own waits for it, then is answered."""
-    accounts = tmp_path / "accounts.toml"
-    accounts.write_text(ACCOUNTS, encoding="utf-8")
-    handle = gwkit.sandbox.start(url, accounts=gwkit.sandbox.load_accounts(accounts), clock_start=CLOCK)
+    handle = gwkit.sandbox.start(url, accounts=ACCOUNTS, clock_start=CLOCK)
     alice = Gateway(handle.base_url, "alice@example.test", "alice-secret")
     bob = Gateway(handle.base_url, "bob@example.test", "bob-secret")
     try:
@@ -216,3 +208,33 @@ def test_one_tenants_payments_are_answered_while_anothers_writes_are_held(url, t
         alice.close()
         bob.close()
         handle.stop()
+
+
+def test_a_batch_takes_in_the_groups_no_writer_holds_and_leaves_the_others(store, url):
+    """A worker's batch of several accounts' requests: the first account's locks waited for, each
+    other account's taken only if free (another worker's batch has them: a later batch answers them)."""
+    other_worker = held(store, ["site_b"], "w-other-worker")
+    with store.batch_of([["site_a"], ["site_b"], ["site_d", "site_c"]]) as taken:
+        assert taken == [0, 2]
+        with store.write(["site_c", "site_d"]) as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('w-batch', '1')")
+        assert waiting_for_locks(url) == 0  # it took nothing more: the batch holds them
+    other_worker.release()
+    assert keys(url) == {"w-other-worker", "w-batch"}
+
+
+def test_a_batch_waits_for_its_first_groups_locks(store, url):
+    first = held(store, ["site_a"], "w-first")
+    results: list[list[int]] = []
+
+    def batch() -> None:
+        with store.batch_of([["site_a"], ["site_b"]]) as taken:
+            results.append(taken)
+
+    batching = threading.Thread(target=batch)
+    batching.start()
+    until(lambda: waiting_for_locks(url) == 1, "the batch waiting for site_a")
+    assert results == []
+    first.release()
+    batching.join()
+    assert results == [[0, 1]]

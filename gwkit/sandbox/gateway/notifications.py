@@ -437,10 +437,12 @@ def next_retry(created: datetime, attempts: int, now: datetime) -> datetime | No
 def finish(
     conn: Any, claimed: Claimed, status: int | None, latency_ms: float, error: str | None, worker: str
 ) -> str:
-    """Record how an attempt went and what the delivery does next; its new state.
+    """Record how an attempt went and what the delivery does next; the delivery's state after it.
 
     A retry is scheduled from the clock the attempt was made at, not the clock now: a clock move made
-    while the listener was answering (by any worker) must not push the retry past the move."""
+    while the listener was answering (by any worker) must not push the retry past the move. An
+    attempt whose claim was lost meanwhile (its lease ran out and another worker took the delivery
+    over) is recorded as an attempt only: the state is the one the other worker left."""
     conn.execute(
         "UPDATE notification_attempts SET status = ?, latency_ms = ?, error = ? "
         "WHERE notificationreference = ? AND number = ?",
@@ -454,12 +456,17 @@ def finish(
     else:
         next_at = next_retry(claimed.created, claimed.number, claimed.at)
         state = "retrying" if next_at is not None else "failed"
-    conn.execute(
+    kept = conn.execute(
         "UPDATE notification_deliveries SET state = ?, next_at = COALESCE(?, next_at), claimed_by = NULL, "
-        "claimed_until = NULL WHERE notificationreference = ? AND claimed_by = ?",
+        "claimed_until = NULL WHERE notificationreference = ? AND claimed_by = ? RETURNING state",
         (state, next_at.strftime(ISO) if next_at else None, claimed.reference, worker),
-    )
-    return state
+    ).fetchone()
+    if kept is not None:
+        return state
+    current = conn.execute(
+        "SELECT state FROM notification_deliveries WHERE notificationreference = ?", (claimed.reference,)
+    ).fetchone()
+    return current[0] if current is not None else state  # None: a reset deleted it meanwhile
 
 
 def due(conn: Any, clocks: Mapping[str, datetime], wall_now: float) -> list[tuple[str, str]]:

@@ -35,10 +35,11 @@ class WorkerThread:
     Jobs submitted with a store (`together`) that are waiting at the same time are answered in one
     write transaction of that store (`Store.batch`, group commit): each one's writes are kept or
     rolled back on their own, and all are answered once the batch has committed. On a store whose
-    writers of different sites write side by side (PostgreSQL), the jobs are batched by the sites
-    they write to (`sites`), so a batch takes the locks of one account, not of every account whose
-    request happened to wait beside it, and another worker's batch of another account goes on
-    meanwhile. If the commit
+    writers of different sites write side by side (PostgreSQL), the jobs are grouped by the sites
+    they write to (`sites`, their account's): a batch waits for the first group's locks and takes in
+    every other group whose locks are free at that moment (`Store.batch_of`); the groups another
+    worker holds go in a later batch. So one worker alone commits all its waiting requests at once,
+    and a tenant's requests never wait for another tenant's batch. If the commit
     fails (a full disk), nothing of the batch was kept, and each job is run again on its own: the
     gateway answers each (99999 if the store still fails), never an HTTP 500 for the whole round.
     A job that is alone in the queue runs on its own, as without a store."""
@@ -86,14 +87,19 @@ class WorkerThread:
         if together is None or (len(jobs) == 1 and not together.batch_alone):
             _settle_jobs(jobs, [_run(jobs[0])])
             return
-        for batch in _by_sites(jobs) if together.writes_side_by_side else [jobs]:
-            sites = sorted({site for job in batch for site in job.sites})
+        waiting = _by_sites(jobs) if together.writes_side_by_side else [jobs]
+        while waiting:
+            answered = waiting[:1]  # what a batch that fails before saying which groups it holds answers
             try:
-                with together.batch(sites):
-                    answers = [_run(job) for job in batch]
+                with together.batch_of([_sites_of(group) for group in waiting]) as held:
+                    answered = [waiting[index] for index in held]
+                    answers = [_run(job) for group in answered for job in group]
             except Exception:  # the batch's commit failed (a full disk): nothing of it was kept
-                answers = [_run(job) for job in batch]  # so each is answered on its own, once
-            _settle_jobs(batch, answers)
+                answers = [
+                    _run(job) for group in answered for job in group
+                ]  # so each is answered alone, once
+            _settle_jobs([job for group in answered for job in group], answers)
+            waiting = [group for group in waiting if not any(group is done for done in answered)]
 
     def shutdown(self) -> None:
         self._jobs.put(None)
@@ -106,6 +112,10 @@ def _by_sites(jobs: list[_Job]) -> list[list[_Job]]:
     for job in jobs:
         batches.setdefault(job.sites, []).append(job)
     return list(batches.values())
+
+
+def _sites_of(jobs: list[_Job]) -> list[str]:
+    return sorted({site for job in jobs for site in job.sites})
 
 
 def _settle_jobs(jobs: list[_Job], answers: list[tuple[Any, BaseException | None]]) -> None:
@@ -200,7 +210,9 @@ class Workers:
             return sandbox.answer(request)
         together = sandbox.store if request.method == "POST" and request.path in GATEWAY_PATHS else None
         sites = (
-            sites_written_by(sandbox.gateway, request) if together and together.writes_side_by_side else ()
+            sites_written_by(sandbox.gateway, request)
+            if together is not None and together.writes_side_by_side
+            else ()
         )
         return await self._in_thread(
             self.quick.submit(sandbox.answer, request, together=together, sites=sites)

@@ -199,6 +199,13 @@ class Records:
             finally:
                 self._local.batch = None
 
+    @contextmanager
+    def batch_of(self, groups: Sequence[Sequence[str]]) -> Iterator[list[int]]:
+        """One `batch()` for the requests of several groups of sites: the indexes of the groups it
+        answers (here all of them; a store with a lock per site may take fewer: PostgresStore)."""
+        with self.batch([site for group in groups for site in group]):
+            yield list(range(len(groups)))
+
     # meta
 
     def meta_get(self, key: str, conn: Any = None) -> str | None:

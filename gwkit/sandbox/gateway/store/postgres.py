@@ -414,15 +414,33 @@ class PostgresStore(Records):
             return
         # One round trip: without parameters, psycopg sends the statements as one simple query. The
         # last one answers `faults_present` for as long as the locks are held (adding a fault writes).
-        locks = self._locks_of(sites)
-        with self._transaction(
-            "BEGIN; "
-            + "".join(f"SELECT {lock}; " for lock in locks)
-            + "SELECT EXISTS (SELECT 1 FROM gwkit_faults)",
-            faults=True,
-        ) as conn:
-            self._local.held = None if sites is None else set(sites)
+        with self._transaction(self._locks_of(sites), sites) as (conn, _):
             yield conn
+
+    @contextmanager
+    def batch_of(self, groups: Sequence[Sequence[str]]) -> Iterator[list[int]]:
+        """One write transaction (`batch()`) for the requests of several groups of sites (an account's
+        each): it waits for the first group's locks, and takes each other group's only if no writer
+        holds it now (`pg_try_advisory_xact_lock`: it never waits for them, so it can deadlock with no
+        one). Yields the indexes of the groups it holds; the caller answers only their requests here."""
+        first = list(groups[0])
+        tries = [sorted({self._site_lock(site) for site in group}) for group in groups[1:]]
+        trying = ", ".join(f"pg_try_advisory_xact_lock({key})" for keys in tries for key in keys)
+        with self._transaction(self._locks_of(first), first, f"SELECT {trying}" if trying else None) as (
+            conn,
+            taken,
+        ):
+            held, at = [0], 0
+            for index, keys in enumerate(tries, start=1):
+                if all(taken[at : at + len(keys)]):
+                    held.append(index)
+                    self._local.held.update(groups[index])
+                at += len(keys)
+            self._local.batch = conn
+            try:
+                yield held
+            finally:
+                self._local.batch = None
 
     def _locks_of(self, sites: Iterable[str] | None) -> list[str]:
         """The advisory locks a write to `sites` takes, in the one order every writer takes them in (so
@@ -467,7 +485,7 @@ class PostgresStore(Records):
         if batch is not None:
             yield batch
             return
-        with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") as conn:
+        with self._opened("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") as (conn, _):
             yield conn
 
     def faults_present(self) -> bool:
@@ -479,34 +497,48 @@ class PostgresStore(Records):
         return bool(self.connection().execute("SELECT EXISTS (SELECT 1 FROM gwkit_faults)").fetchone()[0])
 
     @contextmanager
-    def _transaction(self, begin: str, faults: bool = False) -> Iterator[Connection]:
+    def _transaction(
+        self, locks: list[str], sites: Iterable[str] | None, tries: str | None = None
+    ) -> Iterator[tuple[Connection, tuple[bool, ...]]]:
+        """A write transaction: BEGIN, its `locks`, the statement `tries` (its answer yielded), and
+        whether any fault is armed, in one round trip (psycopg sends statements without parameters
+        as one simple query); the time it took is the wait for the locks (`write_turns`)."""
+        statements = ["BEGIN", *(f"SELECT {lock}" for lock in locks), *([tries] if tries else [])]
+        started = time.perf_counter()
+        with self._opened("; ".join([*statements, "SELECT EXISTS (SELECT 1 FROM gwkit_faults)"])) as (
+            conn,
+            answers,
+        ):
+            self._waits.count(time.perf_counter() - started)
+            self._local.faults = bool(answers[-1][0])
+            self._local.held = None if sites is None else set(sites)
+            yield conn, tuple(answers[-2]) if tries else ()
+
+    @contextmanager
+    def _opened(self, begin: str) -> Iterator[tuple[Connection, list[Any]]]:
+        """A transaction begun by `begin` (its statements' last rows), on this thread until it ends."""
         if getattr(self._local, "conn", None) is not None:
             raise RuntimeError("a transaction was opened inside another one on the same thread")
         with self._pool.connection() as raw:
             conn = Connection(raw)
-            started = time.perf_counter()
             cursor = raw.execute(begin)
-            if faults:
-                self._waits.count(time.perf_counter() - started)
-                while cursor.nextset():
-                    pass  # to the last statement's answer
-                self._local.faults = bool(cursor.fetchone()[0])
-            else:
-                self._local.faults = None
+            answers = [cursor.fetchone() if cursor.description else None]
+            while cursor.nextset():
+                answers.append(cursor.fetchone() if cursor.description else None)
             self._local.conn = conn
             try:
                 # Pipeline mode: a statement whose result nobody reads (a SAVEPOINT, an INSERT) goes
                 # out with the next one that is read, or with the COMMIT, not in a round trip of its own.
                 with raw.pipeline():
-                    yield conn
+                    yield conn, answers
             except BaseException:
-                self._local.conn = self._local.held = None
+                self._local.conn = self._local.held = self._local.faults = None
                 try:
                     raw.execute("ROLLBACK")
                 except psycopg.Error:  # the connection broke: the server rolled it back; the pool drops it
                     pass
                 raise
-            self._local.conn = self._local.held = None
+            self._local.conn = self._local.held = self._local.faults = None
             raw.execute("COMMIT")
 
     def apply_schemas(self) -> None:
