@@ -5,6 +5,7 @@ and the control API alike from either."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import threading
@@ -327,7 +328,9 @@ def _a_finished_pid() -> int:
 def test_writes_of_two_workers_take_turns_and_reads_go_on_beside_them(pg_url):
     import psycopg  # there is a server, so there is its driver
 
-    first, second = PgStore(pg_url), PgStore(pg_url)
+    name = f"gwkit-turns-{os.getpid()}"  # this test's sessions: other tests' may wait at the same time
+    named = f"{pg_url}&application_name={name}"
+    first, second = PgStore(named), PgStore(named)
     order: list[str] = []
     try:
         with first.write() as conn:
@@ -339,7 +342,9 @@ def test_writes_of_two_workers_take_turns_and_reads_go_on_beside_them(pg_url):
             ) as watcher:  # until the second writer waits for the lock
                 for _ in range(100_000):
                     (waiters,) = watcher.execute(
-                        "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                        "SELECT COUNT(*) FROM pg_locks JOIN pg_stat_activity USING (pid) "
+                        "WHERE locktype = 'advisory' AND NOT granted AND application_name = %s",
+                        (name,),
                     ).fetchone()
                     if waiters:
                         break
