@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
-import ipaddress
 import json
 import socket
 import ssl
@@ -16,10 +14,6 @@ from collections.abc import AsyncIterator
 import httpcore
 import httpx
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 import gwkit
 import gwkit.sandbox
@@ -31,6 +25,7 @@ from gwkit.pooling import (
     httpx_error,
     plain_http_ssl_context,
 )
+from support.upstream import self_signed
 
 CARD = {
     "accounttypedescription": "ECOM",
@@ -175,31 +170,8 @@ def test_a_connection_the_server_closed_is_replaced_not_reused():
 
 @pytest.fixture
 def tls_server(tmp_path):
-    """A loopback HTTPS server with a self-signed certificate for 127.0.0.1, answering a gateway record."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
-        )
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
-    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return cert_file, key_file
+    """A certificate for 127.0.0.1 signed by its own key, for a loopback HTTPS server: (certificate, key)."""
+    return self_signed(tmp_path)
 
 
 def test_https_through_the_pool_checks_the_certificate(tls_server):
