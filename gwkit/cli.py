@@ -11,12 +11,12 @@ import signal
 import socket
 import sqlite3
 import sys
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .cassette import Cassette
 from .journal import Journal
+from .journal import default_path as journal_path
 
 if TYPE_CHECKING:  # the proxy needs the [sandbox] extra: imported only to run it
     from .proxy import Upstream
@@ -174,10 +174,20 @@ def _add_proxy_command(commands) -> None:
         metavar="FILE",
         help="journal (default $GWKIT_JOURNAL or .gwkit/journal.db)",
     )
+    proxy.add_argument(
+        "--show-drift",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="ID",
+        help="print the drift the journal keeps (every line of it) and exit: of journal entry ID, or of every entry",
+    )
 
 
 def run_proxy(args: argparse.Namespace) -> int:
     sb, px = _server_modules()
+    if args.show_drift is not None:
+        return show_drift(px, args)
 
     box = None
     try:
@@ -194,8 +204,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         return 2
     shadow = None
     if isinstance(upstream, px.GatewayUpstream) and not args.no_drift:  # the shadow lives for this run only
-        shadow_box = sb.Sandbox(Path(tempfile.mkdtemp(prefix="gwkit-shadow-")) / "shadow.db")
-        shadow = px.Shadow(px.SandboxUpstream(shadow_box))
+        shadow = px.Shadow.temporary()
     journal = Journal(args.journal) if args.journal else Journal()
     cassette = Cassette(args.cassette) if args.cassette else None
     proxy = px.Proxy(
@@ -236,11 +245,37 @@ def run_proxy(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous_sigterm)
         sock.close()
-        proxy.flush()  # every exchange answered is journalled and recorded before the process ends
-        for opened in (box, shadow.sandbox.sandbox if shadow else None):
+        proxy.close()  # every exchange answered is journalled and recorded before the process ends
+        for opened in (box, shadow):
             if opened is not None:
-                opened.close()
+                opened.close()  # the shadow's folder goes with it
     print("gwkit proxy stopped.", flush=True)
+    return 0
+
+
+def show_drift(px: Any, args: argparse.Namespace) -> int:
+    """`gwkit proxy --show-drift [ID]`: the drift the journal keeps, every line of it."""
+    path = args.journal or journal_path()
+    if not Path(path).exists():
+        print(f"gwkit proxy: no journal at {path}", file=sys.stderr)
+        return 2
+    wanted = None if args.show_drift == "all" else args.show_drift
+    if wanted is not None and not wanted.isdigit():
+        print(
+            f"gwkit proxy: --show-drift takes a journal entry's id (a number), not {wanted!r}",
+            file=sys.stderr,
+        )
+        return 2
+    Journal(path)  # its tables, for a journal no proxy has written yet
+    notes = px.ProxyNotes(path)
+    try:
+        entries = notes.drift(int(wanted) if wanted is not None else None)
+    finally:
+        notes.close()
+    for entry in entries:
+        print(entry)
+    if not entries:
+        print(f"no drift in {path}" + (f" for journal entry {wanted}" if wanted else ""))
     return 0
 
 

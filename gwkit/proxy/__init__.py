@@ -14,8 +14,9 @@ command line (docs/proxy.md).
 from .answers import Answer
 from .app import MAX_BODY_BYTES, ProxyHandle, create_app, start
 from .drift import Shadow
-from .exchanges import PROXY, UPSTREAM, ProxyExchange
+from .exchanges import PROXY, UPSTREAM, ProxyExchange, ProxyProblem
 from .faults import FaultsError, ProxyFaults
+from .notes import ProxyNotes
 from .proxy import Proxy
 from .upstreams import CassetteUpstream, GatewayUpstream, SandboxUpstream, Upstream, UpstreamError
 
@@ -31,6 +32,8 @@ __all__ = [
     "ProxyExchange",
     "ProxyFaults",
     "ProxyHandle",
+    "ProxyNotes",
+    "ProxyProblem",
     "SandboxUpstream",
     "Shadow",
     "Upstream",

@@ -101,12 +101,12 @@ def test_the_proxy_command_validates_faults_records_and_stops_cleanly(tmp_path):
         running.until(r"#1 AUTH -> 200 0 in [\d.]+ ms$")
         refused = post(url, expirydate="13/2030").json()["response"][0]
         assert (refused["errorcode"], refused["errordata"]) == ("30000", ["expirydate"])
-        running.until(r"#2 AUTH problem: expirydate: ")
+        running.until(r"#2 request.0 AUTH problem: expirydate: ")
         running.until(r"#2 AUTH -> 200 30000 .*\[answered by the proxy\] \[1 problem\]")
         faulted = post(url, requesttypedescriptions=["ACCOUNTCHECK"]).json()["response"][0]
         assert faulted["errorcode"] == "60034"
         running.until(r"#3 ACCOUNTCHECK -> 200 60034 .*\[fault: gateway_error\]")
-        assert httpx.get(f"{url}/_sandbox/health").status_code == 404
+        assert httpx.get(f"{url}/js/v3/st.js").status_code == 404
     finally:
         code, output = running.stop()
     assert code == 0 and output.endswith("gwkit proxy stopped.")
