@@ -67,7 +67,7 @@ class Recording:
     error: str | None = None
     fault: str | None = None  # the kind of fault injected into the answer (its x-gwkit-fault header)
     body: bytes | None = None  # an answer that is not a JSON object (a 503 page, garbage), masked
-    content_type: str | None = None  # that answer's
+    content_type: str | None = None  # the answer's, when it was recorded
 
     def as_line(self) -> str:
         line: dict[str, Any] = {
@@ -81,6 +81,7 @@ class Recording:
             line["fault"] = self.fault
         if self.body is not None:
             line["body_base64"] = base64.b64encode(self.body).decode("ascii")
+        if self.content_type is not None:
             line["content_type"] = self.content_type
         return json.dumps(line, ensure_ascii=False)
 
@@ -254,7 +255,7 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             answer["requestreference"] = echoed  # the gateway echoes the reference it was sent
         return httpx.Response(
             recording.status_code or 200,
-            headers={"content-type": "application/json", **marked},
+            headers={"content-type": recording.content_type or "application/json", **marked},
             content=json.dumps(answer).encode("utf-8"),
             request=request,
         )

@@ -70,7 +70,7 @@ class ProxyExchange:
     drift: tuple[str, ...] = ()  # how the upstream's answer differs from a shadow sandbox's (drift.py)
     # The answer's body when it is not a JSON object (a 503 page, garbage), masked: for the cassette.
     answer_body: bytes | None = None
-    answer_type: str | None = None  # its content-type
+    answer_type: str | None = None  # the answer's content-type
 
     @property
     def started_at(self) -> datetime:

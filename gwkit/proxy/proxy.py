@@ -86,9 +86,9 @@ class Proxy:
         self.journal = journal
         self.notes = ProxyNotes(journal.path) if journal is not None else None
         self.cassette = cassette
-        for written in (journal.path if journal else None, cassette.path if cassette else None):
+        for written in (journal, cassette):  # (both have a length: an empty one is false)
             if written is not None:
-                owner_only(written)
+                owner_only(written.path)
         self._echo = echo
         self._sleep = sleep
         self.shadow = shadow  # drift: each forwarded request also answered by a shadow sandbox
@@ -159,7 +159,7 @@ class Proxy:
             answered_by,
             drift,
             unread,
-            answer.headers.get("content-type") if unread is not None else None,
+            answer.headers.get("content-type"),
         )
         self._keep(kept)
         return answer

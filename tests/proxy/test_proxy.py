@@ -21,17 +21,14 @@ import securetrading  # a dev dependency: the official client, standing for any 
 
 import gwkit.sandbox
 from gwkit.cassette import Cassette
-from gwkit.journal import Journal
 from gwkit.proxy import (
     PROXY,
     UPSTREAM,
     CassetteUpstream,
     FaultsError,
     GatewayUpstream,
-    Proxy,
     ProxyFaults,
     SandboxUpstream,
-    start,
 )
 from support.upstream import RecordingGateway, self_signed, tls_context
 
@@ -67,13 +64,6 @@ def ok(response) -> dict:
     return record
 
 
-@pytest.fixture
-def box(tmp_path):
-    sandbox = gwkit.sandbox.Sandbox(tmp_path / "sandbox.db", clock_start=CLOCK)
-    yield sandbox
-    sandbox.close()
-
-
 class Delays:
     """The proxy's sleep: keeps each delay asked for instead of waiting."""
 
@@ -82,24 +72,6 @@ class Delays:
 
     async def __call__(self, seconds: float) -> None:
         self.asked.append(seconds)
-
-
-@pytest.fixture
-def run_proxy(tmp_path):
-    """run_proxy(upstream, **options) -> (handle, lines): a proxy on loopback, journalled to
-    tmp_path/journal.db; `lines` is what it would print in the terminal."""
-    handles = []
-
-    def run(upstream, **options):
-        lines: list[str] = []
-        options.setdefault("journal", Journal(tmp_path / "journal.db"))
-        handle = start(Proxy(upstream, echo=lines.append, **options))
-        handles.append(handle)
-        return handle, lines
-
-    yield run
-    for handle in handles:
-        handle.stop()
 
 
 def test_the_official_client_makes_every_request_type_through_the_proxy_to_the_sandbox(box, run_proxy):
