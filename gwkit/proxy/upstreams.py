@@ -43,6 +43,9 @@ class UpstreamAnswer:
     body: bytes
 
 
+UNREAD: Any = object()  # `send` was given no envelope: the body is read where the envelope is needed
+
+
 class UpstreamError(Exception):
     """The upstream gave no answer: it could not be reached, it timed out or closed the connection,
     or (a cassette) it has no recording for the request.
@@ -73,8 +76,9 @@ class Upstream:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
 
-    async def send(self, headers: Mapping[str, str], body: bytes, envelope: Any = None) -> UpstreamAnswer:
-        """Post `body`; `envelope` is the JSON it encodes, when it is JSON (the proxy's one reading)."""
+    async def send(self, headers: Mapping[str, str], body: bytes, envelope: Any = UNREAD) -> UpstreamAnswer:
+        """Post `body`; `envelope` is the JSON it encodes, when it is JSON (the proxy's one reading),
+        None when it cannot be read."""
         forwarded = {name: headers[name] for name in FORWARDED_HEADERS if name in headers}
         return await asyncio.get_running_loop().run_in_executor(self._threads, self._post, forwarded, body)
 
@@ -157,9 +161,11 @@ class SandboxUpstream(Upstream):
     def sitereference(self) -> str:
         return self.account.sitereferences[0]
 
-    async def send(self, headers: Mapping[str, str], body: bytes, envelope: Any = None) -> UpstreamAnswer:
-        """The sandbox's answer to `envelope` with its sites mapped (`body` as it came when it is
-        not JSON), and the application's site in the answer."""
+    async def send(self, headers: Mapping[str, str], body: bytes, envelope: Any = UNREAD) -> UpstreamAnswer:
+        """The sandbox's answer to `envelope` (read from `body` when not given) with its sites
+        mapped (`body` as it came when it is not JSON), and the application's site in the answer."""
+        if envelope is UNREAD:
+            envelope = _json_or_none(body)
         sites = _sites_named(envelope)
         if isinstance(envelope, dict):
             body = json.dumps(_map_sites(envelope, self.sitereference, self.account.username)).encode()
