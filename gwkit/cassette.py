@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 
 from .errors import GwkitError
+from .interface.jsonread import BodyError, read_json
 from .interface.masking import mask_data, mask_text
 from .interface.wire import FAULT_HEADER
 
@@ -223,10 +224,11 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def _answer(self, request: httpx.Request, body: bytes) -> httpx.Response:
         try:
-            envelope = json.loads(body)
-        except ValueError:
+            envelope = read_json(body)  # bounded, as every body gwkit reads
+        except BodyError as exc:
             raise CassetteMiss(
-                f"{request.method} {request.url.path}: the body is not JSON, so no recording can match it"
+                f"{request.method} {request.url.path}: the body cannot be read as JSON ({exc.detail}), "
+                "so no recording can match it"
             ) from None
         recording = self._take(match_key(envelope))
         if recording is None:

@@ -109,6 +109,14 @@ def test_a_body_nested_100000_deep_is_answered_30000_naming_the_limit_not_a_500(
         assert data[1] == "arrays and objects nested deeper than 32"
 
 
+def test_a_body_nested_100000_deep_replayed_from_a_cassette_is_a_502_naming_it(run_proxy, tmp_path):
+    (tmp_path / "empty.jsonl").write_text("")
+    handle, _ = run_proxy(CassetteUpstream(tmp_path / "empty.jsonl"))
+    answer = post(handle, b"[" * 100_000)
+    assert answer.status_code == 502
+    assert "nested deeper than 32" in answer.json()["detail"]
+
+
 def test_a_duplicate_key_through_the_sandbox_upstream_is_the_sandboxs_30000(box, run_proxy):
     handle, _ = run_proxy(SandboxUpstream(box))
     assert records(post(handle, with_duplicate_amount("1050", "1050"))) == [
