@@ -28,6 +28,7 @@ from ..sandbox.web.app import DroppedConnection
 from ..sandbox.web.server import ServerLimits, bind, uvicorn_config  # bind: TCP_NODELAY, no delayed-ACK waits
 from .answers import Answer
 from .proxy import Proxy
+from .upstreams import UpstreamError
 
 MAX_BODY_BYTES = 1_048_576  # as the sandbox: far more than any envelope needs
 BODY_READ_SECONDS = 30.0
@@ -36,39 +37,23 @@ TIMEOUT_HOLD_SECONDS = 300.0  # a "timeout" fault holds the answer until the cli
 
 def create_app(proxy: Proxy) -> Starlette:
     async def gateway(request: Request) -> Response:
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            return _too_large()
-        try:
-            async with asyncio.timeout(BODY_READ_SECONDS):
-                body = await _read_limited(request)
-        except TimeoutError:
-            return JSONResponse(
-                {
-                    "error": "request timeout",
-                    "detail": f"the body must arrive within {BODY_READ_SECONDS:g} s",
-                },
-                status_code=408,
-            )
-        except ClientDisconnect:
-            return Response(status_code=400)
-        if body is None:
-            return _too_large()
+        body = await _bounded_body(request)
+        if isinstance(body, Response):
+            return body
         answer = await proxy.answer({k.lower(): v for k, v in request.headers.items()}, body)
         if answer.silence is not None:
             return _Silence(answer)
         return Response(answer.body, status_code=answer.status, headers=answer.headers)
 
     async def control(request: Request) -> Response:
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            return _too_large()
-        body = await _read_limited(request)
-        if body is None:
-            return _too_large()
-        answer = await proxy.upstream.control(
-            request.method, request.url.path, dict(request.query_params), body
-        )
+        body = await _bounded_body(request)
+        if isinstance(body, Response):
+            return body
+        query = dict(request.query_params)
+        try:
+            answer = await proxy.upstream.control(request.method, request.url.path, query, body)
+        except UpstreamError as exc:
+            return JSONResponse({"error": "upstream failed", "detail": str(exc)}, status_code=502)
         if answer is None:
             return await elsewhere(request)
         kept = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "allow")}
@@ -98,6 +83,24 @@ def create_app(proxy: Proxy) -> Starlette:
 
 
 _METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+async def _bounded_body(request: Request) -> bytes | Response:
+    """The request's body, or the answer to one over MAX_BODY_BYTES or slower than BODY_READ_SECONDS."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return _too_large()
+    try:
+        async with asyncio.timeout(BODY_READ_SECONDS):
+            body = await _read_limited(request)
+    except TimeoutError:
+        return JSONResponse(
+            {"error": "request timeout", "detail": f"the body must arrive within {BODY_READ_SECONDS:g} s"},
+            status_code=408,
+        )
+    except ClientDisconnect:
+        return Response(status_code=400)
+    return _too_large() if body is None else body
 
 
 async def _read_limited(request: Request) -> bytes | None:

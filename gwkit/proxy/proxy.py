@@ -25,7 +25,7 @@ from ..cassette import Cassette, Recording
 from ..exchange import Exchange, error_text
 from ..interface.jsonread import BodyError, read_json
 from ..interface.masking import mask_text
-from ..interface.validation import Problem, validate_request
+from ..interface.validation import Problem, normalised, validate_request
 from ..interface.wire import FAULT_HEADER
 from ..journal import Journal
 from ..sandbox.gateway.chains import with_envelope_parent
@@ -323,7 +323,7 @@ def _chains(previous: Any, obj: Any) -> bool:
     if not last_types:
         return False
     record = {"requesttypedescription": last_types[-1], "transactionreference": _CHAINED}
-    return "parenttransactionreference" in with_envelope_parent(obj, record)
+    return "parenttransactionreference" in with_envelope_parent(normalised(obj)[0], record)
 
 
 def _whole(rule: str) -> ProxyProblem:
