@@ -126,9 +126,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 PROXY_HELP = """Run the validating proxy on a loopback port until Ctrl-C: point an application's gateway base
-URL at it. It forwards POST /json/ only, checks every request against the interface (each problem
-shown as it is met, naming the field and the rule), records every exchange masked to the journal
-(and --cassette), and injects --faults. The default upstream is the embedded sandbox: the
+URL at it. It forwards POST /json/ (and a sandbox upstream's /_sandbox/ control API), checks every
+request against the interface (each problem shown as it is met, naming the object, the field and
+the rule), records every exchange masked to the journal (and --cassette), and injects --faults. The default upstream is the embedded sandbox: the
 application's credentials and site reference are mapped to a sandbox account and site. With an
 https:// upstream (a real test site) credentials pass through. Credentials are never logged or
 recorded."""
@@ -197,6 +197,8 @@ def run_proxy(args: argparse.Namespace) -> int:
             upstream: Upstream = px.SandboxUpstream(box)
         elif args.upstream.startswith("cassette:"):
             upstream = px.CassetteUpstream(args.upstream.removeprefix("cassette:"))
+        elif px.is_sandbox(args.upstream, ca=args.ca):  # its control API is proxied too
+            upstream = px.SandboxOverHttp(args.upstream, ca=args.ca)
         else:
             upstream = px.GatewayUpstream(args.upstream, ca=args.ca)
     except (px.FaultsError, ValueError, OSError, sqlite3.Error) as exc:
@@ -222,7 +224,9 @@ def run_proxy(args: argparse.Namespace) -> int:
         print(f"gwkit proxy: cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
     host, port = sock.getsockname()[:2]
-    print(f"gwkit proxy listening on http://{host}:{port} (it forwards POST /json/ only)")
+    controls = isinstance(upstream, (px.SandboxUpstream, px.SandboxOverHttp))
+    forwarded = "POST /json/ and the sandbox's /_sandbox/ control API" if controls else "POST /json/ only"
+    print(f"gwkit proxy listening on http://{host}:{port} (it forwards {forwarded})")
     print(f"  upstream:  {upstream.name} {'' if box else upstream.url}".rstrip())
     if box is not None:
         print(f"  sandbox:   {box.store.path} (any credentials and site reference are mapped to it)")

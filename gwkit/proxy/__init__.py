@@ -18,7 +18,15 @@ from .exchanges import PROXY, UPSTREAM, ProxyExchange, ProxyProblem
 from .faults import FaultsError, ProxyFaults
 from .notes import ProxyNotes
 from .proxy import Proxy
-from .upstreams import CassetteUpstream, GatewayUpstream, SandboxUpstream, Upstream, UpstreamError
+from .upstreams import (
+    CassetteUpstream,
+    GatewayUpstream,
+    SandboxOverHttp,
+    SandboxUpstream,
+    Upstream,
+    UpstreamError,
+    is_sandbox,
+)
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -34,10 +42,12 @@ __all__ = [
     "ProxyHandle",
     "ProxyNotes",
     "ProxyProblem",
+    "SandboxOverHttp",
     "SandboxUpstream",
     "Shadow",
     "Upstream",
     "UpstreamError",
     "create_app",
+    "is_sandbox",
     "start",
 ]

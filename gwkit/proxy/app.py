@@ -51,7 +51,8 @@ def create_app(proxy: Proxy) -> Starlette:
             return body
         query = dict(request.query_params)
         try:
-            answer = await proxy.upstream.control(request.method, request.url.path, query, body)
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            answer = await proxy.upstream.control(request.method, request.url.path, query, body, headers)
         except UpstreamError as exc:
             return JSONResponse({"error": "upstream failed", "detail": str(exc)}, status_code=502)
         if answer is None:

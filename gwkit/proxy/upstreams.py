@@ -31,6 +31,7 @@ from ..sandbox.gateway.accounts import Account
 # request reference and version info as headers); nothing else is forwarded.
 FORWARDED_HEADERS = ("authorization", "content-type", "accept", "requestreference", "versioninfo", "origin")
 UPSTREAM_TIMEOUT = httpx.Timeout(90.0, connect=10.0)  # the real gateway may take a minute to answer
+PROBE_TIMEOUT = 5.0  # `is_sandbox`: a sandbox's health page answers at once; a gateway 404s or is slow
 # Requests waiting on the upstream at once (each in a thread, created as needed); beyond, they queue.
 # More than asyncio's default executor (CPUs + 4): a real gateway's answers take seconds.
 UPSTREAM_THREADS = 64
@@ -94,7 +95,7 @@ class Upstream:
         return UpstreamAnswer(answer.status_code, dict(answer.headers), answer.content)
 
     async def control(
-        self, method: str, path: str, query: Mapping[str, str], body: bytes
+        self, method: str, path: str, query: Mapping[str, str], body: bytes, headers: Mapping[str, str]
     ) -> UpstreamAnswer | None:
         """The sandbox's control API (`/_sandbox/...`), when the upstream is a sandbox; None otherwise."""
         return None
@@ -124,6 +125,43 @@ class GatewayUpstream(Upstream):
     def __init__(self, url: str, *, ca: str | os.PathLike[str] | None = None):
         verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=os.fspath(ca)) if ca else True
         super().__init__(url, verify=verify)
+
+
+class SandboxOverHttp(GatewayUpstream):
+    """A gwkit sandbox served over HTTP (`gwkit sandbox`, a team sandbox): a gateway whose control
+    API (`/_sandbox/...`) the proxy forwards too, with the application's credentials as they came
+    (as its gateway requests)."""
+
+    name = "sandbox over HTTP"
+
+    async def control(
+        self, method: str, path: str, query: Mapping[str, str], body: bytes, headers: Mapping[str, str]
+    ) -> UpstreamAnswer | None:
+        forwarded = {name: headers[name] for name in FORWARDED_HEADERS if name in headers}
+        url = str(httpx.URL(self.url).copy_with(path=path, query=None))
+        return await asyncio.get_running_loop().run_in_executor(
+            self._threads, self._control, method, url, dict(query), forwarded, body
+        )
+
+    def _control(
+        self, method: str, url: str, query: dict[str, str], headers: dict[str, str], body: bytes
+    ) -> UpstreamAnswer:
+        try:
+            answer = self._client.request(method, url, params=query, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise UpstreamError(f"{type(exc).__name__}: {exc}") from None
+        return UpstreamAnswer(answer.status_code, dict(answer.headers), answer.content)
+
+
+def is_sandbox(url: str, *, ca: str | os.PathLike[str] | None = None) -> bool:
+    """Does `url` serve a gwkit sandbox? Its health page answers `{"status": "ok"}` to anyone."""
+    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=os.fspath(ca)) if ca else True
+    health = str(httpx.URL(gateway_url(url)).copy_with(path="/_sandbox/health"))
+    try:
+        answer = httpx.get(health, verify=verify, timeout=PROBE_TIMEOUT)
+        return answer.status_code == 200 and answer.json() == {"status": "ok"}
+    except (httpx.HTTPError, ValueError):
+        return False
 
 
 class CassetteUpstream(Upstream):
@@ -173,7 +211,7 @@ class SandboxUpstream(Upstream):
         return self._mapped_back(answer, sites[0]) if sites else answer
 
     async def control(
-        self, method: str, path: str, query: Mapping[str, str], body: bytes
+        self, method: str, path: str, query: Mapping[str, str], body: bytes, headers: Mapping[str, str]
     ) -> UpstreamAnswer | None:
         """The sandbox's control API as the application's account: any credentials and site
         reference mapped to the sandbox's, as for the gateway endpoint."""

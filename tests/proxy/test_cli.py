@@ -99,7 +99,8 @@ def test_the_proxy_command_validates_faults_records_and_stops_cleanly(tmp_path):
         cwd=tmp_path,
     )  # fmt: skip
     try:
-        url = running.until(r"listening on (http://\S+) \(it forwards POST /json/ only\)").group(1)
+        forwards = r"\(it forwards POST /json/ and the sandbox's /_sandbox/ control API\)"
+        url = running.until(r"listening on (http://\S+) " + forwards).group(1)
         running.until("Press Ctrl-C to stop")
 
         first = post(url).json()["response"]

@@ -16,7 +16,14 @@ import pytest
 import gwkit.sandbox
 from gwkit.cassette import Cassette
 from gwkit.journal import Journal
-from gwkit.proxy import CassetteUpstream, GatewayUpstream, SandboxUpstream, Shadow
+from gwkit.proxy import (
+    CassetteUpstream,
+    GatewayUpstream,
+    SandboxOverHttp,
+    SandboxUpstream,
+    Shadow,
+    is_sandbox,
+)
 from gwkit.proxy.answers import PROBLEMS_HEADER, PROBLEMS_HEADER_BYTES
 from support.sandbox import CLOCK, card_auth, monthly_subscription
 from support.upstream import RecordingGateway
@@ -290,6 +297,23 @@ def test_the_sandboxs_control_api_is_reachable_with_the_applications_credentials
         http.post("/_sandbox/faults", json={"kind": "drop", "sitereference": APP_SITE})
         with pytest.raises(httpx.RemoteProtocolError):
             post(handle, envelope(auth()))
+
+
+def test_a_sandbox_served_over_http_has_its_control_api_reachable_with_its_own_credentials(
+    tmp_path, run_proxy, gateway
+):
+    served = gwkit.sandbox.start(tmp_path / "served.db", clock_start=CLOCK)
+    try:
+        assert is_sandbox(served.base_url) and not is_sandbox(gateway.base_url)
+        handle, _ = run_proxy(SandboxOverHttp(served.base_url))
+        with httpx.Client(base_url=handle.base_url, auth=(served.username, served.password)) as http:
+            moved = http.post("/_sandbox/clock/advance", json={"by": "P2D"})
+            assert moved.status_code == 200, moved.text
+            clock = http.get("/_sandbox/clock", params={"sitereference": served.sitereference})
+            assert clock.json()["sites"][served.sitereference] == "2026-01-17T10:00:00"
+            assert http.get("/_sandbox/clock", auth=APP).status_code == 401  # its credentials, not any
+    finally:
+        served.stop()
 
 
 def test_with_a_real_upstream_the_control_api_is_404(gateway, run_proxy):
