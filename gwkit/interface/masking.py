@@ -50,8 +50,9 @@ SECURITY_CODE_NAMES = frozenset(
 )
 # Separators a name may have: `security_code`, `security-code`, `Security Code`, `cvv.2`.
 _NAME_SEPARATORS = str.maketrans("", "", "_- .")
-# A run of digits, single spaces, dashes or dots between them, that is not part of a longer number.
-_DIGIT_RUN = re.compile(r"(?<![\d])\d(?:[ .-]?\d)*(?![\d])")
+# A run of at least 12 digits, single spaces, dashes or dots between them, that is not part of a
+# longer number (a shorter run cannot hold a card number: the regex alone passes it by, in C).
+_DIGIT_RUN = re.compile(r"(?<!\d)\d(?:[ .-]?\d){11,}(?!\d)")
 _GROUP = re.compile(r"\d+")
 MIN_PAN_DIGITS, MAX_PAN_DIGITS = 12, 19
 
