@@ -11,11 +11,19 @@ Card data is masked before it is written (a PAN as `411111######1111`, security 
 kept), as everywhere in gwkit. Replay follows vcrpy's and respx's conventions: each recording
 answers once, in order, the request that matches it; a request with no recording is a
 `CassetteMiss` naming it. The answer is the recorded body, with the request reference echoed as
-the gateway echoes it.
+the gateway echoes it. An answer that carried an injected fault replays as the application saw it:
+a JSON answer with its `x-gwkit-fault` header, a page that is not JSON (a proxy's 503, garbage) as
+it came, and a dropped connection as a `RecordedSilence` (an `httpx.RemoteProtocolError`, what an
+httpx client meets when a server closes without answering).
+
+What is never in a cassette: card numbers in clear (any field, any spelling), security codes,
+`pares`, `md`, `cachetoken`, passwords, and any HTTP header (credentials included). Its file is
+its owner's only (mode 0600).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import threading
@@ -27,7 +35,9 @@ from typing import Any
 import httpx
 
 from .errors import GwkitError
-from .interface.masking import mask_data
+from .interface.jsonread import BodyError, read_json
+from .interface.masking import mask_data, mask_text
+from .interface.wire import FAULT_HEADER
 
 # Fields that differ on every run of the same request: left out when requests are matched.
 VOLATILE_REQUEST_FIELDS = frozenset({"requestreference"})
@@ -35,6 +45,16 @@ VOLATILE_REQUEST_FIELDS = frozenset({"requestreference"})
 
 class CassetteMiss(GwkitError, LookupError):
     """A replayed request has no recording left in the cassette."""
+
+
+class RecordedSilence(httpx.RemoteProtocolError):
+    """A replayed exchange whose answer never came (a dropped connection, a timeout): `silence` is
+    "drop" or "timeout", `fault` the injected fault's kind when one was recorded."""
+
+    def __init__(self, message: str, *, request: httpx.Request, silence: str, fault: str | None):
+        super().__init__(message, request=request)
+        self.silence = silence
+        self.fault = fault
 
 
 @dataclass(frozen=True)
@@ -46,44 +66,64 @@ class Recording:
     status_code: int | None = None
     request_types: tuple[str, ...] = ()
     error: str | None = None
+    fault: str | None = None  # the kind of fault injected into the answer (its x-gwkit-fault header)
+    body: bytes | None = None  # an answer that is not a JSON object (a 503 page, garbage), masked
+    content_type: str | None = None  # the answer's, when it was recorded
 
     def as_line(self) -> str:
-        return json.dumps(
-            {
-                "request": self.request,
-                "response": self.response,
-                "status_code": self.status_code,
-                "request_types": list(self.request_types),
-                "error": self.error,
-            },
-            ensure_ascii=False,
-        )
+        line: dict[str, Any] = {
+            "request": self.request,
+            "response": self.response,
+            "status_code": self.status_code,
+            "request_types": list(self.request_types),
+            "error": self.error,
+        }
+        if self.fault is not None:
+            line["fault"] = self.fault
+        if self.body is not None:
+            line["body_base64"] = base64.b64encode(self.body).decode("ascii")
+        if self.content_type is not None:
+            line["content_type"] = self.content_type
+        return json.dumps(line, ensure_ascii=False)
 
     @classmethod
     def from_line(cls, line: str) -> Recording:
         data = json.loads(line)
+        body = data.get("body_base64")
         return cls(
             data["request"],
             data.get("response"),
             data.get("status_code"),
             tuple(data.get("request_types") or ()),
             data.get("error"),
+            data.get("fault"),
+            base64.b64decode(body) if isinstance(body, str) else None,
+            data.get("content_type"),
         )
 
     @classmethod
-    def of(cls, exchange: Any) -> Recording:
-        """From a `gwkit.Exchange` or a journal entry (both masked already; masked again here)."""
+    def of(cls, exchange: Any, body: bytes | None = None, content_type: str | None = None) -> Recording:
+        """From a `gwkit.Exchange` or a journal entry (both masked already; masked again here);
+        `body`: the answer as it came when it is not a JSON object."""
         return cls(
             mask_data(dict(exchange.request)),
             None if exchange.response is None else mask_data(dict(exchange.response)),
             exchange.status_code,
             tuple(exchange.request_types),
             exchange.error,
+            getattr(exchange, "fault", None),
+            None if body is None or exchange.response is not None else masked_bytes(body),
+            content_type,
         )
 
     @property
     def key(self) -> str:
         return match_key(self.request)
+
+
+def masked_bytes(body: bytes) -> bytes:
+    """A body that is not JSON with any card number in it masked, every other byte kept."""
+    return mask_text(body.decode("latin-1")).encode("latin-1")
 
 
 def match_key(envelope: Mapping[str, Any]) -> str:
@@ -140,7 +180,7 @@ class Cassette:
 
     def append(self, recording: Recording) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
+        with self._lock, open(self.path, "a", encoding="utf-8", opener=_owner_only) as handle:
             handle.write(recording.as_line() + "\n")
 
     def recorder(self) -> Callable[[Any], None]:
@@ -184,10 +224,11 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def _answer(self, request: httpx.Request, body: bytes) -> httpx.Response:
         try:
-            envelope = json.loads(body)
-        except ValueError:
+            envelope = read_json(body)  # bounded, as every body gwkit reads
+        except BodyError as exc:
             raise CassetteMiss(
-                f"{request.method} {request.url.path}: the body is not JSON, so no recording can match it"
+                f"{request.method} {request.url.path}: the body cannot be read as JSON ({exc.detail}), "
+                "so no recording can match it"
             ) from None
         recording = self._take(match_key(envelope))
         if recording is None:
@@ -195,15 +236,28 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 f"no recording left for {describe(envelope)} ({request.method} {request.url.path}); "
                 "record it first, or check the request against the cassette"
             )
+        marked = {FAULT_HEADER: recording.fault} if recording.fault else {}
+        if recording.response is None and recording.body is not None:  # a page, garbage: as it came
+            return httpx.Response(
+                recording.status_code or 200,
+                headers={"content-type": recording.content_type or "application/octet-stream", **marked},
+                content=recording.body,
+                request=request,
+            )
         if recording.response is None:
-            raise httpx.RemoteProtocolError(recording.error or "no answer was recorded", request=request)
+            raise RecordedSilence(
+                recording.error or "no answer was recorded",
+                request=request,
+                silence="timeout" if recording.fault == "timeout" else "drop",
+                fault=recording.fault,
+            )
         answer = dict(recording.response)
         echoed = request.headers.get("requestreference") or _single_reference(envelope)
         if echoed and "requestreference" in answer:
             answer["requestreference"] = echoed  # the gateway echoes the reference it was sent
         return httpx.Response(
             recording.status_code or 200,
-            headers={"content-type": "application/json"},
+            headers={"content-type": recording.content_type or "application/json", **marked},
             content=json.dumps(answer).encode("utf-8"),
             request=request,
         )
@@ -214,6 +268,13 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 if recording.key == key:
                     return self._unplayed.pop(position)
         return None
+
+
+def _owner_only(path: str, flags: int) -> int:
+    """Open a cassette file as its owner's only (0600): it is made so, and one made before is made so."""
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
 
 
 def _single_reference(envelope: Any) -> str | None:

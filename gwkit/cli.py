@@ -11,12 +11,12 @@ import signal
 import socket
 import sqlite3
 import sys
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .cassette import Cassette
 from .journal import Journal
+from .journal import default_path as journal_path
 
 if TYPE_CHECKING:  # the proxy needs the [sandbox] extra: imported only to run it
     from .proxy import Upstream
@@ -126,9 +126,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 PROXY_HELP = """Run the validating proxy on a loopback port until Ctrl-C: point an application's gateway base
-URL at it. It forwards POST /json/ only, checks every request against the interface (each problem
-shown as it is met, naming the field and the rule), records every exchange masked to the journal
-(and --cassette), and injects --faults. The default upstream is the embedded sandbox: the
+URL at it. It forwards POST /json/ (and a sandbox upstream's /_sandbox/ control API), checks every
+request against the interface (each problem shown as it is met, naming the object, the field and
+the rule), records every exchange masked to the journal (and --cassette), and injects --faults. The default upstream is the embedded sandbox: the
 application's credentials and site reference are mapped to a sandbox account and site. With an
 https:// upstream (a real test site) credentials pass through. Credentials are never logged or
 recorded."""
@@ -174,10 +174,20 @@ def _add_proxy_command(commands) -> None:
         metavar="FILE",
         help="journal (default $GWKIT_JOURNAL or .gwkit/journal.db)",
     )
+    proxy.add_argument(
+        "--show-drift",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="ID",
+        help="print the drift the journal keeps (every line of it) and exit: of journal entry ID, or of every entry",
+    )
 
 
 def run_proxy(args: argparse.Namespace) -> int:
     sb, px = _server_modules()
+    if args.show_drift is not None:
+        return show_drift(px, args)
 
     box = None
     try:
@@ -187,6 +197,8 @@ def run_proxy(args: argparse.Namespace) -> int:
             upstream: Upstream = px.SandboxUpstream(box)
         elif args.upstream.startswith("cassette:"):
             upstream = px.CassetteUpstream(args.upstream.removeprefix("cassette:"))
+        elif px.is_sandbox(args.upstream, ca=args.ca):  # its control API is proxied too
+            upstream = px.SandboxOverHttp(args.upstream, ca=args.ca)
         else:
             upstream = px.GatewayUpstream(args.upstream, ca=args.ca)
     except (px.FaultsError, ValueError, OSError, sqlite3.Error) as exc:
@@ -194,8 +206,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         return 2
     shadow = None
     if isinstance(upstream, px.GatewayUpstream) and not args.no_drift:  # the shadow lives for this run only
-        shadow_box = sb.Sandbox(Path(tempfile.mkdtemp(prefix="gwkit-shadow-")) / "shadow.db")
-        shadow = px.Shadow(px.SandboxUpstream(shadow_box))
+        shadow = px.Shadow.temporary()
     journal = Journal(args.journal) if args.journal else Journal()
     cassette = Cassette(args.cassette) if args.cassette else None
     proxy = px.Proxy(
@@ -213,7 +224,9 @@ def run_proxy(args: argparse.Namespace) -> int:
         print(f"gwkit proxy: cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
     host, port = sock.getsockname()[:2]
-    print(f"gwkit proxy listening on http://{host}:{port} (it forwards POST /json/ only)")
+    controls = isinstance(upstream, (px.SandboxUpstream, px.SandboxOverHttp))
+    forwarded = "POST /json/ and the sandbox's /_sandbox/ control API" if controls else "POST /json/ only"
+    print(f"gwkit proxy listening on http://{host}:{port} (it forwards {forwarded})")
     print(f"  upstream:  {upstream.name} {'' if box else upstream.url}".rstrip())
     if box is not None:
         print(f"  sandbox:   {box.store.path} (any credentials and site reference are mapped to it)")
@@ -236,11 +249,37 @@ def run_proxy(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous_sigterm)
         sock.close()
-        proxy.flush()  # every exchange answered is journalled and recorded before the process ends
-        for opened in (box, shadow.sandbox.sandbox if shadow else None):
+        proxy.close()  # every exchange answered is journalled and recorded before the process ends
+        for opened in (box, shadow):
             if opened is not None:
-                opened.close()
+                opened.close()  # the shadow's folder goes with it
     print("gwkit proxy stopped.", flush=True)
+    return 0
+
+
+def show_drift(px: Any, args: argparse.Namespace) -> int:
+    """`gwkit proxy --show-drift [ID]`: the drift the journal keeps, every line of it."""
+    path = args.journal or journal_path()
+    if not Path(path).exists():
+        print(f"gwkit proxy: no journal at {path}", file=sys.stderr)
+        return 2
+    wanted = None if args.show_drift == "all" else args.show_drift
+    if wanted is not None and not wanted.isdigit():
+        print(
+            f"gwkit proxy: --show-drift takes a journal entry's id (a number), not {wanted!r}",
+            file=sys.stderr,
+        )
+        return 2
+    Journal(path)  # its tables, for a journal no proxy has written yet
+    notes = px.ProxyNotes(path)
+    try:
+        entries = notes.drift(int(wanted) if wanted is not None else None)
+    finally:
+        notes.close()
+    for entry in entries:
+        print(entry)
+    if not entries:
+        print(f"no drift in {path}" + (f" for journal entry {wanted}" if wanted else ""))
     return 0
 
 

@@ -14,10 +14,19 @@ command line (docs/proxy.md).
 from .answers import Answer
 from .app import MAX_BODY_BYTES, ProxyHandle, create_app, start
 from .drift import Shadow
-from .exchanges import PROXY, UPSTREAM, ProxyExchange
+from .exchanges import PROXY, UPSTREAM, ProxyExchange, ProxyProblem
 from .faults import FaultsError, ProxyFaults
+from .notes import ProxyNotes
 from .proxy import Proxy
-from .upstreams import CassetteUpstream, GatewayUpstream, SandboxUpstream, Upstream, UpstreamError
+from .upstreams import (
+    CassetteUpstream,
+    GatewayUpstream,
+    SandboxOverHttp,
+    SandboxUpstream,
+    Upstream,
+    UpstreamError,
+    is_sandbox,
+)
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -31,10 +40,14 @@ __all__ = [
     "ProxyExchange",
     "ProxyFaults",
     "ProxyHandle",
+    "ProxyNotes",
+    "ProxyProblem",
+    "SandboxOverHttp",
     "SandboxUpstream",
     "Shadow",
     "Upstream",
     "UpstreamError",
     "create_app",
+    "is_sandbox",
     "start",
 ]

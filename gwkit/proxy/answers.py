@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..interface.codes import message_of
+from ..interface.jsonread import BodyError, read_json
+from ..interface.masking import mask_text
 from ..interface.requests import SINGLE_TYPES
 from ..interface.validation import Problem, errordata, normalised, validate_request
 from ..interface.wire import FAULT_HEADER
 from ..sandbox.gateway.envelopes import envelope, error_record
 from ..sandbox.gateway.refusal import Refusal
-from ..sandbox.http import BodyError
 from .upstreams import UpstreamAnswer
 
 JSON_TYPE = {"content-type": "application/json; charset=utf-8"}
@@ -23,6 +24,9 @@ _PROXY_REASONS = {
     503: "Service Unavailable",
     504: "Gateway Timeout",
 }
+# The validation problems of the request, on every answer to one that has them (strict or not).
+PROBLEMS_HEADER = "x-gwkit-problems"
+PROBLEMS_HEADER_BYTES = 4096  # well under the 8 KiB most servers and clients accept for a header
 GARBAGE = b"\x00\xff<html>upstream sent garbage\xfe\x1f"
 
 
@@ -47,23 +51,31 @@ def types_of(obj: dict[str, Any]) -> list[str]:
     return [t for t in types if isinstance(t, str)] if isinstance(types, list) else []
 
 
-def refused(sent: Any, problems: list[Problem], reference: str | None) -> Answer:
-    """--strict: the gateway's answer to an invalid request, made here (the gateway is never asked):
-    10205 for a body that is not JSON, 30000 for an envelope without request objects, and for each
-    invalid object 60018 (request types it does not offer) or 30000 naming the fields."""
-    objects = objects_of(sent)
-    if isinstance(sent, BodyError) or not objects:
+def refused(sent: Any, reference: str | None) -> Answer:
+    """--strict, for a request none of whose objects can be forwarded: the gateway's answer made
+    here (the gateway is never asked): 10205 for a body that is not JSON, 30000 for one over a
+    limit or with a key named twice, 30000 for an envelope without request objects, and for each
+    object its `refusal_record`."""
+    objects = sent.get("request") if isinstance(sent, dict) else None
+    if isinstance(sent, BodyError) or not isinstance(objects, list) or not objects:
         fault = _body_fault(sent) if isinstance(sent, BodyError) else Refusal(30000, ["request"])
         return Answer(200, dict(JSON_TYPE), as_json(envelope([error_record("ERROR", fault)], reference)))
-    records = []
-    for obj in objects:
-        types = obj.get("requesttypedescriptions", obj.get("requesttypedescription"))
-        listed = types if isinstance(types, list) else [types]
-        if not types or not all(isinstance(t, str) and t in SINGLE_TYPES for t in listed):
-            records.append(error_record("ERROR", Refusal(60018, [str(t)[:40] for t in listed[:5]])))
-        elif found := validate_request(obj):  # one ERROR record per refused object, as the gateway answers
-            records.append(error_record("ERROR", Refusal(30000, errordata(found))))
+    records = [record for obj in objects if (record := refusal_record(obj)) is not None]
     return Answer(200, dict(JSON_TYPE), as_json(envelope(records, reference)))
+
+
+def refusal_record(obj: Any, problems: list[Problem] | None = None) -> dict[str, Any] | None:
+    """The gateway's ERROR record for an invalid request object: 30000 naming `request` for one that
+    is not a JSON object, 60018 for request types it does not offer, else 30000 naming the fields
+    (`problems`, or the object's own); None when it is valid."""
+    if not isinstance(obj, dict):
+        return error_record("ERROR", Refusal(30000, ["request"]))
+    types = obj.get("requesttypedescriptions", obj.get("requesttypedescription"))
+    listed = types if isinstance(types, list) else [types]
+    if not types or not all(isinstance(t, str) and t in SINGLE_TYPES for t in listed):
+        return error_record("ERROR", Refusal(60018, [str(t)[:40] for t in listed[:5]]))
+    found = problems if problems is not None else validate_request(obj)
+    return error_record("ERROR", Refusal(30000, errordata(found))) if found else None
 
 
 def _body_fault(error: BodyError) -> Refusal:
@@ -73,7 +85,7 @@ def _body_fault(error: BodyError) -> Refusal:
 
 def passed(upstream: UpstreamAnswer | None) -> Answer:
     assert upstream is not None
-    kept = {k: v for k, v in upstream.headers.items() if k.lower() in ("content-type", FAULT_HEADER)}
+    kept = {k.lower(): v for k, v in upstream.headers.items() if k.lower() in ("content-type", FAULT_HEADER)}
     return Answer(upstream.status, kept, upstream.body)
 
 
@@ -134,8 +146,31 @@ def as_json(data: Any) -> bytes:
 
 
 def json_object(body: bytes) -> dict[str, Any] | None:
+    """An answer's JSON object, read as every body is (bounded, `read_json`); None when it is not one."""
     try:
-        value = json.loads(body)
-    except ValueError:
+        value = read_json(body)
+    except BodyError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def with_problems(answer: Answer, problems: list[Any]) -> Answer:
+    """The answer with its request's validation problems in `x-gwkit-problems` (PROBLEMS_HEADER)."""
+    if not problems or answer.silence is not None:
+        return answer
+    return Answer(answer.status, {**answer.headers, PROBLEMS_HEADER: problems_header(problems)}, answer.body)
+
+
+def problems_header(problems: list[Any]) -> str:
+    """`[{"object": 0, "field": "baseamount", "rule": "Numeric: digits 0-9 only"}, ...]`: ASCII JSON
+    of at most PROBLEMS_HEADER_BYTES, never a value sent (card numbers in a name masked); the
+    problems past the cap counted as `{"more": N}`."""
+    shown: list[dict[str, Any]] = []
+    for position, found in enumerate(problems):
+        item = {"object": found.index, "field": mask_text(found.field), "rule": mask_text(found.rule)}
+        more = {"more": len(problems) - position - 1}
+        if len(json.dumps([*shown, item, more])) > PROBLEMS_HEADER_BYTES:
+            shown.append({"more": len(problems) - position})
+            break
+        shown.append(item)
+    return json.dumps(shown)

@@ -1,7 +1,9 @@
 """The proxy over HTTP: a Starlette app on loopback serving `POST /json/` only, and its server.
 
-Only the gateway's JSON endpoint is proxied: any other path (the payment pages, st.js, a
-sandbox's control API) is answered 404 saying so. Every request is bounded: its body
+The gateway's JSON endpoint is proxied, and with a sandbox upstream the sandbox's control API
+(`/_sandbox/...`: clock, settle, faults), with the same credentials and site mapping. Any other
+path (the payment pages, st.js; the control API of an upstream that is not the sandbox) is answered
+404 saying so. Every request is bounded: its body
 (MAX_BODY_BYTES, read within BODY_READ_SECONDS) and the connections served at once.
 """
 
@@ -26,6 +28,7 @@ from ..sandbox.web.app import DroppedConnection
 from ..sandbox.web.server import ServerLimits, bind, uvicorn_config  # bind: TCP_NODELAY, no delayed-ACK waits
 from .answers import Answer
 from .proxy import Proxy
+from .upstreams import UpstreamError
 
 MAX_BODY_BYTES = 1_048_576  # as the sandbox: far more than any envelope needs
 BODY_READ_SECONDS = 30.0
@@ -34,34 +37,35 @@ TIMEOUT_HOLD_SECONDS = 300.0  # a "timeout" fault holds the answer until the cli
 
 def create_app(proxy: Proxy) -> Starlette:
     async def gateway(request: Request) -> Response:
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            return _too_large()
-        try:
-            async with asyncio.timeout(BODY_READ_SECONDS):
-                body = await _read_limited(request)
-        except TimeoutError:
-            return JSONResponse(
-                {
-                    "error": "request timeout",
-                    "detail": f"the body must arrive within {BODY_READ_SECONDS:g} s",
-                },
-                status_code=408,
-            )
-        except ClientDisconnect:
-            return Response(status_code=400)
-        if body is None:
-            return _too_large()
+        body = await _bounded_body(request)
+        if isinstance(body, Response):
+            return body
         answer = await proxy.answer({k.lower(): v for k, v in request.headers.items()}, body)
         if answer.silence is not None:
             return _Silence(answer)
         return Response(answer.body, status_code=answer.status, headers=answer.headers)
 
+    async def control(request: Request) -> Response:
+        body = await _bounded_body(request)
+        if isinstance(body, Response):
+            return body
+        query = dict(request.query_params)
+        try:
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            answer = await proxy.upstream.control(request.method, request.url.path, query, body, headers)
+        except UpstreamError as exc:
+            return JSONResponse({"error": "upstream failed", "detail": str(exc)}, status_code=502)
+        if answer is None:
+            return await elsewhere(request)
+        kept = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "allow")}
+        return Response(answer.body, status_code=answer.status, headers=kept)
+
     async def elsewhere(request: Request) -> Response:
         return JSONResponse(
             {
                 "error": f"not proxied: {request.method} {request.url.path}",
-                "detail": f"gwkit proxy forwards the gateway's JSON endpoint only: POST {GATEWAY_PATH}",
+                "detail": f"gwkit proxy forwards the gateway's JSON endpoint only: POST {GATEWAY_PATH} "
+                "(and the sandbox's control API /_sandbox/... when its upstream is the sandbox)",
             },
             status_code=404 if request.url.path not in (GATEWAY_PATH, GATEWAY_PATH.rstrip("/")) else 405,
             headers={"allow": "POST"} if request.url.path.startswith(GATEWAY_PATH.rstrip("/")) else None,
@@ -73,12 +77,31 @@ def create_app(proxy: Proxy) -> Starlette:
         await proxy.upstream.aclose()  # its connections, on the loop that opened them
 
     routes = [Route(path, gateway, methods=["POST"]) for path in (GATEWAY_PATH, GATEWAY_PATH.rstrip("/"))]
+    routes += [Route(path, control, methods=_METHODS) for path in ("/_sandbox", "/_sandbox/{path:path}")]
     app = Starlette(routes=routes + [Route("/{path:path}", elsewhere, methods=_METHODS)], lifespan=lifespan)
     app.router.redirect_slashes = False
     return app
 
 
 _METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+async def _bounded_body(request: Request) -> bytes | Response:
+    """The request's body, or the answer to one over MAX_BODY_BYTES or slower than BODY_READ_SECONDS."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return _too_large()
+    try:
+        async with asyncio.timeout(BODY_READ_SECONDS):
+            body = await _read_limited(request)
+    except TimeoutError:
+        return JSONResponse(
+            {"error": "request timeout", "detail": f"the body must arrive within {BODY_READ_SECONDS:g} s"},
+            status_code=408,
+        )
+    except ClientDisconnect:
+        return Response(status_code=400)
+    return _too_large() if body is None else body
 
 
 async def _read_limited(request: Request) -> bytes | None:
@@ -149,7 +172,7 @@ class ProxyHandle:
         self.proxy.flush()
 
     def stop(self) -> None:
-        self.proxy.flush()
+        self.proxy.close()
         self._server.should_exit = True
         self._thread.join(timeout=30)
         self._sock.close()

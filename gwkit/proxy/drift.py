@@ -7,17 +7,32 @@ references, timestamps and other per-answer values never count), keeping what dr
 codes, fields present on one side only, and settle status. A request whose parent exists only
 upstream (made before the proxy started, or by another route) is not sent to the shadow: its
 comparison is limited to what needs no parent (the validation), and its drift line says so.
+
+`Shadow.temporary()` is the shadow of one run: a sandbox in a private temporary folder (0700),
+removed with everything in it at `close()` (and at the process's exit, if nothing closed it). The
+key of its card vault is never on disk beside its data: it is made in a folder of its own, read
+once into the sandbox's memory, and removed before the first request.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from cryptography.fernet import Fernet
+
 from ..cassette import Recording
+from ..interface.jsonread import BodyError, read_json
 from ..report.diff import ERRORCODE, MISSING_EXCHANGE, MISSING_RECORD, ONLY_LEFT, ONLY_RIGHT, compare
+from ..sandbox import Sandbox
 from .upstreams import SandboxUpstream, UpstreamAnswer, UpstreamError
 
 REFERENCE_FIELDS = ("parenttransactionreference",)
@@ -28,16 +43,36 @@ MAX_MAPPED = 100_000  # references remembered; the oldest are forgotten beyond (
 class Shadow:
     """The shadow sandbox of one proxy, and the references mapped between it and the upstream."""
 
-    def __init__(self, sandbox: SandboxUpstream):
+    def __init__(self, sandbox: SandboxUpstream, folder: Path | None = None):
         self.sandbox = sandbox
+        self.folder = folder  # a temporary shadow's folder, removed at close()
         self._mapped: dict[str, str] = {}  # upstream reference -> the shadow's
         self._lock = threading.Lock()
 
-    async def drift(
-        self, headers: Mapping[str, str], body: bytes, upstream: UpstreamAnswer
-    ) -> tuple[str, ...]:
-        """What differs between the upstream's answer and the shadow's to the same request."""
-        sent = _json(body)
+    @classmethod
+    def temporary(cls, clock_start: datetime | None = None) -> Shadow:
+        """A fresh shadow sandbox for one run, in a private temporary folder removed at `close()`."""
+        folder = Path(tempfile.mkdtemp(prefix="gwkit-shadow-"))  # 0700: its owner's only
+        try:
+            sandbox = _sandbox_without_its_key(folder / "shadow.db", clock_start)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        shadow = cls(SandboxUpstream(sandbox), folder)
+        atexit.register(shadow.close)
+        return shadow
+
+    def close(self) -> None:
+        """Close the shadow sandbox; a temporary one's folder is removed with all in it."""
+        self.sandbox.sandbox.close()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            atexit.unregister(self.close)
+            self.folder = None
+
+    async def drift(self, headers: Mapping[str, str], sent: Any, upstream: UpstreamAnswer) -> tuple[str, ...]:
+        """What differs between the upstream's answer and the shadow's to the same envelope `sent`
+        (as the proxy read it and forwarded it)."""
         if not isinstance(sent, dict):
             return ()
         mapped, unknown = self._mapped_envelope(sent)
@@ -45,7 +80,7 @@ class Shadow:
             parents = ", ".join(unknown)
             return (f"not compared: parent {parents} exists only upstream; compared only its validation",)
         try:
-            shadow = await self.sandbox.send(headers, json.dumps(mapped).encode())
+            shadow = await self.sandbox.send(headers, json.dumps(mapped).encode(), mapped)
         except UpstreamError as exc:
             return (f"the shadow sandbox gave no answer: {exc}",)
         real, mine = _json(upstream.body), _json(shadow.body)
@@ -132,6 +167,24 @@ def _records(answer: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _json(body: bytes) -> Any:
     try:
-        return json.loads(body)
-    except ValueError:
+        return read_json(body)
+    except BodyError:
         return None
+
+
+def _sandbox_without_its_key(db_path: Path, clock_start: datetime | None) -> Sandbox:
+    """A sandbox at `db_path` whose vault key is read once into memory and on disk nowhere after:
+    the key is made in a folder of its own, found through a link beside the database (where the
+    sandbox looks for it), and both are removed as soon as the sandbox has opened."""
+    key_folder = Path(tempfile.mkdtemp(prefix="gwkit-shadow-key-"))
+    key_link = db_path.with_name(db_path.name + ".key")
+    try:
+        key_file = key_folder / "key"
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(Fernet.generate_key())
+        key_link.symlink_to(key_file)
+        return Sandbox(db_path, clock_start=clock_start)
+    finally:
+        key_link.unlink(missing_ok=True)
+        shutil.rmtree(key_folder, ignore_errors=True)

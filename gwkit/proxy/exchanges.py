@@ -33,12 +33,44 @@ PEOPLE_COLUMNS = {
 
 
 @dataclass(frozen=True)
+class ProxyProblem:
+    """A validation problem of request object `index` (0, 1, ... as in the envelope), or of the body
+    or the envelope as a whole (`index` None)."""
+
+    index: int | None
+    problem: Problem
+
+    @property
+    def field(self) -> str:
+        return self.problem.field
+
+    @property
+    def rule(self) -> str:
+        return self.problem.rule
+
+    @property
+    def value(self) -> Any:
+        return self.problem.value  # masked
+
+    @property
+    def where(self) -> str:
+        """`request.1` (the object, as the sandbox's paths name it) or `body`."""
+        return "body" if self.index is None else f"request.{self.index}"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.problem}"
+
+
+@dataclass(frozen=True)
 class ProxyExchange:
     number: int  # 1, 2, ... in the order requests arrived
     exchange: Exchange  # masked: what the application sent and what it was answered
-    problems: tuple[Problem, ...] = ()
+    problems: tuple[ProxyProblem, ...] = ()
     answered_by: str = UPSTREAM
     drift: tuple[str, ...] = ()  # how the upstream's answer differs from a shadow sandbox's (drift.py)
+    # The answer's body when it is not a JSON object (a 503 page, garbage), masked: for the cassette.
+    answer_body: bytes | None = None
+    answer_type: str | None = None  # the answer's content-type
 
     @property
     def started_at(self) -> datetime:
@@ -95,19 +127,26 @@ class ProxyExchange:
         row["errorcodes"] = "; ".join(labelled("errorcode", code) for code in self.errorcodes)
         return {PEOPLE_COLUMNS[name]: value for name, value in row.items()}
 
-    def summary(self) -> str:
-        """`08:01:02 #3 AUTH -> 200 0 in 12.5 ms [fault: latency] [2 problems]` for the terminal."""
+    def summary(self, journal_id: int | None = None) -> str:
+        """`08:01:02 #3 AUTH -> 200 0 in 12.5 ms [fault: latency] [2 problems]` for the terminal.
+        Drift beyond two lines is counted, with how to see all of it (`journal_id`: its journal entry)."""
         row = self.as_row()
         answer = self.exchange.error or f"{row['status']} {row['errorcodes'] or '-'}".strip()
         notes = ["answered by the proxy" if self.answered_by == PROXY else ""]
         notes += [f"fault: {self.fault}" if self.fault else ""]
         notes += [f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}" if self.problems else ""]
-        more = f"; and {len(self.drift) - 2} more" if len(self.drift) > 2 else ""
+        shown_by = f": gwkit proxy --show-drift {journal_id}" if journal_id is not None else ""
+        more = f"; and {len(self.drift) - 2} more{shown_by}" if len(self.drift) > 2 else ""
         notes += [f"drift: {'; '.join(self.drift[:2])}{more}" if self.drift else ""]
         shown = "".join(f" [{note}]" for note in notes if note)
         return f"{row['time']} #{self.number} {row['request']} -> {answer} in {row['ms']} ms{shown}"
 
 
-def problem_line(number: int, request_types: tuple[str, ...], problem: Problem) -> str:
-    """A validation problem as it is met: `#3 AUTH problem: pan: must pass the Luhn check (sent ...)`."""
-    return f"#{number} {' ; '.join(request_types) or '?'} problem: {problem}"
+def problem_line(number: int, request_types: tuple[str, ...], found: ProxyProblem) -> str:
+    """A validation problem as it is met, naming the object:
+    `#3 request.1 AUTH problem: pan: must pass the Luhn check (sent ...)`."""
+    if found.index is not None and found.index < len(request_types):
+        what = f"{found.where} {request_types[found.index]}"
+    else:
+        what = f"{found.where} {' ; '.join(request_types) or '?'}"
+    return f"#{number} {what} problem: {found.problem}"

@@ -9,12 +9,12 @@ so a seeded fault picks the same requests and draws the same delays here as in t
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..interface.jsonread import BodyError, read_json
 from ..sandbox.web.faults import FaultBook
 
 ANY_SITE = "*"  # the faults that name no sitereference: every site of the application
@@ -39,11 +39,11 @@ class ProxyFaults:
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> ProxyFaults:
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            data = read_json(Path(path).read_bytes())
         except OSError as exc:
             raise FaultsError(f"cannot read the faults file {path}: {exc.strerror}") from None
-        except ValueError as exc:
-            raise FaultsError(f"the faults file {path} is not JSON: {exc}") from None
+        except BodyError as exc:
+            raise FaultsError(f"the faults file {path} is not JSON within the limits: {exc}") from None
         faults = data if isinstance(data, list) else [data]
         try:
             return cls(faults)

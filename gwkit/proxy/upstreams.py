@@ -21,7 +21,8 @@ from typing import Any
 
 import httpx
 
-from ..cassette import Cassette, CassetteMiss
+from ..cassette import Cassette, CassetteMiss, RecordedSilence
+from ..interface.jsonread import BodyError, read_json
 from ..interface.wire import GATEWAY_PATH
 from ..sandbox import Sandbox, SandboxRequest
 from ..sandbox.gateway.accounts import Account
@@ -30,6 +31,7 @@ from ..sandbox.gateway.accounts import Account
 # request reference and version info as headers); nothing else is forwarded.
 FORWARDED_HEADERS = ("authorization", "content-type", "accept", "requestreference", "versioninfo", "origin")
 UPSTREAM_TIMEOUT = httpx.Timeout(90.0, connect=10.0)  # the real gateway may take a minute to answer
+PROBE_TIMEOUT = 5.0  # `is_sandbox`: a sandbox's health page answers at once; a gateway 404s or is slow
 # Requests waiting on the upstream at once (each in a thread, created as needed); beyond, they queue.
 # More than asyncio's default executor (CPUs + 4): a real gateway's answers take seconds.
 UPSTREAM_THREADS = 64
@@ -42,9 +44,21 @@ class UpstreamAnswer:
     body: bytes
 
 
+UNREAD: Any = object()  # `send` was given no envelope: the body is read where the envelope is needed
+
+
 class UpstreamError(Exception):
     """The upstream gave no answer: it could not be reached, it timed out or closed the connection,
-    or (a cassette) it has no recording for the request."""
+    or (a cassette) it has no recording for the request.
+
+    `silence`: the upstream gave no answer on purpose, and the application gets none either ("drop"
+    or "timeout"): the sandbox's own fault injection, or a cassette replaying a dropped answer;
+    `fault` is then the fault's kind."""
+
+    def __init__(self, message: str, *, silence: str | None = None, fault: str | None = None):
+        super().__init__(message)
+        self.silence = silence
+        self.fault = fault
 
 
 class Upstream:
@@ -63,16 +77,28 @@ class Upstream:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
 
-    async def send(self, headers: Mapping[str, str], body: bytes) -> UpstreamAnswer:
+    async def send(self, headers: Mapping[str, str], body: bytes, envelope: Any = UNREAD) -> UpstreamAnswer:
+        """Post `body`; `envelope` is the JSON it encodes, when it is JSON (the proxy's one reading),
+        None when it cannot be read."""
         forwarded = {name: headers[name] for name in FORWARDED_HEADERS if name in headers}
         return await asyncio.get_running_loop().run_in_executor(self._threads, self._post, forwarded, body)
 
     def _post(self, headers: dict[str, str], body: bytes) -> UpstreamAnswer:
         try:
             answer = self._client.post(self.url, content=body, headers=headers)
+        except RecordedSilence as exc:  # a cassette replaying an answer that never came, as it came
+            raise UpstreamError(
+                f"{type(exc).__name__}: {exc}", silence=exc.silence, fault=exc.fault
+            ) from None
         except (httpx.HTTPError, CassetteMiss) as exc:
             raise UpstreamError(f"{type(exc).__name__}: {exc}") from None
         return UpstreamAnswer(answer.status_code, dict(answer.headers), answer.content)
+
+    async def control(
+        self, method: str, path: str, query: Mapping[str, str], body: bytes, headers: Mapping[str, str]
+    ) -> UpstreamAnswer | None:
+        """The sandbox's control API (`/_sandbox/...`), when the upstream is a sandbox; None otherwise."""
+        return None
 
     async def aclose(self) -> None:
         self._threads.shutdown(wait=False)
@@ -99,6 +125,43 @@ class GatewayUpstream(Upstream):
     def __init__(self, url: str, *, ca: str | os.PathLike[str] | None = None):
         verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=os.fspath(ca)) if ca else True
         super().__init__(url, verify=verify)
+
+
+class SandboxOverHttp(GatewayUpstream):
+    """A gwkit sandbox served over HTTP (`gwkit sandbox`, a team sandbox): a gateway whose control
+    API (`/_sandbox/...`) the proxy forwards too, with the application's credentials as they came
+    (as its gateway requests)."""
+
+    name = "sandbox over HTTP"
+
+    async def control(
+        self, method: str, path: str, query: Mapping[str, str], body: bytes, headers: Mapping[str, str]
+    ) -> UpstreamAnswer | None:
+        forwarded = {name: headers[name] for name in FORWARDED_HEADERS if name in headers}
+        url = str(httpx.URL(self.url).copy_with(path=path, query=None))
+        return await asyncio.get_running_loop().run_in_executor(
+            self._threads, self._control, method, url, dict(query), forwarded, body
+        )
+
+    def _control(
+        self, method: str, url: str, query: dict[str, str], headers: dict[str, str], body: bytes
+    ) -> UpstreamAnswer:
+        try:
+            answer = self._client.request(method, url, params=query, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise UpstreamError(f"{type(exc).__name__}: {exc}") from None
+        return UpstreamAnswer(answer.status_code, dict(answer.headers), answer.content)
+
+
+def is_sandbox(url: str, *, ca: str | os.PathLike[str] | None = None) -> bool:
+    """Does `url` serve a gwkit sandbox? Its health page answers `{"status": "ok"}` to anyone."""
+    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=os.fspath(ca)) if ca else True
+    health = str(httpx.URL(gateway_url(url)).copy_with(path="/_sandbox/health"))
+    try:
+        answer = httpx.get(health, verify=verify, timeout=PROBE_TIMEOUT)
+        return answer.status_code == 200 and answer.json() == {"status": "ok"}
+    except (httpx.HTTPError, ValueError):
+        return False
 
 
 class CassetteUpstream(Upstream):
@@ -136,25 +199,54 @@ class SandboxUpstream(Upstream):
     def sitereference(self) -> str:
         return self.account.sitereferences[0]
 
-    async def send(self, headers: Mapping[str, str], body: bytes) -> UpstreamAnswer:
-        envelope = _json_or_none(body)
+    async def send(self, headers: Mapping[str, str], body: bytes, envelope: Any = UNREAD) -> UpstreamAnswer:
+        """The sandbox's answer to `envelope` (read from `body` when not given) with its sites
+        mapped (`body` as it came when it is not JSON), and the application's site in the answer."""
+        if envelope is UNREAD:
+            envelope = _json_or_none(body)
         sites = _sites_named(envelope)
         if isinstance(envelope, dict):
             body = json.dumps(_map_sites(envelope, self.sitereference, self.account.username)).encode()
-        answer = await self._answer(headers, body)
-        answered = _json_or_none(answer.body) if sites else None
+        answer = await self._answer("POST", GATEWAY_PATH, headers, body)
+        return self._mapped_back(answer, sites[0]) if sites else answer
+
+    async def control(
+        self, method: str, path: str, query: Mapping[str, str], body: bytes, headers: Mapping[str, str]
+    ) -> UpstreamAnswer | None:
+        """The sandbox's control API as the application's account: any credentials and site
+        reference mapped to the sandbox's, as for the gateway endpoint."""
+        site = query.get("sitereference")
+        mapped_query = {**query, "sitereference": self.sitereference} if site is not None else dict(query)
+        payload = _json_or_none(body)
+        if isinstance(payload, dict) and isinstance(payload.get("sitereference"), str):
+            site = payload["sitereference"]
+            body = json.dumps({**payload, "sitereference": self.sitereference}).encode()
+        headers = {"content-type": "application/json"} if body else {}
+        answer = await self._answer(method, path, headers, body, mapped_query)
+        return self._mapped_back(answer, site) if site else answer
+
+    def _mapped_back(self, answer: UpstreamAnswer, site: str) -> UpstreamAnswer:
+        answered = _json_or_none(answer.body)
         if not isinstance(answered, dict):
             return answer
-        back = json.dumps(_answer_sites(answered, self.sitereference, sites[0])).encode()
+        back = json.dumps(_answer_sites(answered, self.sitereference, site)).encode()
         return UpstreamAnswer(answer.status, answer.headers, back)
 
-    async def _answer(self, headers: Mapping[str, str], body: bytes) -> UpstreamAnswer:
+    async def _answer(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        query: Mapping[str, str] | None = None,
+    ) -> UpstreamAnswer:
         forwarded = {name: headers[name] for name in FORWARDED_HEADERS if name in headers}
         request = SandboxRequest(
-            "POST",
-            GATEWAY_PATH,
+            method,
+            path,
             {**forwarded, "authorization": self._authorization},
             body,
+            query=dict(query or {}),
             base_url=SANDBOX_URL,
         )
         outcome = await asyncio.get_running_loop().run_in_executor(
@@ -166,8 +258,12 @@ class SandboxUpstream(Upstream):
         finally:
             if outcome.slot is not None:  # the site's budget of delayed requests (sandbox/web/latency.py)
                 outcome.slot.release()
-        if outcome.response is None:  # the sandbox's own fault injection: no answer
-            raise UpstreamError(f"the sandbox sent no answer (its fault: {outcome.silence})")
+        if outcome.response is None:  # the sandbox's own fault injection: no answer, and none given
+            raise UpstreamError(
+                f"the sandbox sent no answer (its fault: {outcome.silence})",
+                silence="timeout" if outcome.silence == "timeout" else "drop",
+                fault=outcome.silence,
+            )
         return UpstreamAnswer(outcome.response.status, outcome.response.headers, outcome.response.body)
 
     async def aclose(self) -> None:
@@ -178,9 +274,10 @@ SANDBOX_URL = "http://sandbox.invalid"
 
 
 def _json_or_none(body: bytes) -> Any:
+    """The JSON of a body, read as every body is (bounded, `read_json`); None when it cannot be."""
     try:
-        return json.loads(body)
-    except ValueError:
+        return read_json(body)
+    except BodyError:
         return None
 
 
@@ -224,9 +321,9 @@ def _map_object(request: dict[str, Any], site: str) -> dict[str, Any]:
 def _answer_sites(answer: Any, sandbox_site: str, site: str) -> Any:
     """The sandbox's answer with its site reference the application's, at any depth. Records name
     no site (as the real gateway's); a value that names the sandbox's site elsewhere is mapped too."""
-    if isinstance(answer, dict):
+    if isinstance(answer, dict):  # a site as a key too: the control API's {"sites": {site: ...}}
         return {
-            key: site
+            (site if key == sandbox_site else key): site
             if key == "sitereference" and value == sandbox_site
             else _answer_sites(value, sandbox_site, site)
             for key, value in answer.items()

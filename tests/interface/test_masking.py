@@ -178,3 +178,48 @@ def test_errors_show_no_card_data():
 )
 def test_excerpts_are_short_and_masked(body, shown):
     assert excerpt(body) == shown
+
+
+@pytest.mark.parametrize(
+    "written, masked",
+    [
+        ("5100 0000 0000 0008", "510000######0008"),
+        ("4000-0000-0000-0812", "400000######0812"),
+        ("4111.1111.1111.1111", "411111######1111"),
+        ("3782 822463 10005", "378282######0005"),
+        ("card: 4111 1111 1111 1111, exp 12/30", "card: 411111######1111, exp 12/30"),
+        ("ref 12 4111 1111 1111 1111", "ref 12 411111######1111"),  # the card inside a longer run
+    ],
+)
+def test_card_numbers_are_masked_in_every_spelling(written, masked):
+    assert mask_text(written) == masked
+    assert mask_data({"customerreference": written}) == {"customerreference": masked}
+
+
+@pytest.mark.parametrize(
+    "clear",
+    [
+        "+44 20 7946 0958",
+        "0044-20-7946-0958",
+        "23-9-1234567",
+        "2026-01-15 10:00:00",
+        "order 1234 5678 9012 3",
+    ],
+)
+def test_references_phone_numbers_and_dates_stay_clear(clear):
+    assert mask_text(clear) == clear
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["SecurityCode", "security_code", "Security-Code", "cvv", "CVV2", "CVV-2", "cvc", "cvc2", "cv2", "CSC"],
+)
+def test_security_codes_are_redacted_under_any_name_a_client_might_use(name):
+    assert mask_data({name: "739", "request": [{name: 739}]}) == {
+        name: "[redacted]",
+        "request": [{name: "[redacted]"}],
+    }
+
+
+def test_a_card_number_as_a_key_is_masked():
+    assert mask_data({"4111111111111111": "x"}) == {"411111######1111": "x"}

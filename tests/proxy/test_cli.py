@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 import signal
@@ -27,9 +28,14 @@ PASSWORD, PAN = "pw-cli-Zq8x", "4111111111111111"
 class Running:
     """A `gwkit proxy` process; its output lines are read by a thread into a queue."""
 
-    def __init__(self, *args: str, cwd: Path):
+    def __init__(self, *args: str, cwd: Path, env: dict[str, str] | None = None):
         self.process = subprocess.Popen(
-            [str(GWKIT), "proxy", *args], cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+            [str(GWKIT), "proxy", *args],
+            cwd=cwd,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.output: list[str] = []
@@ -93,7 +99,8 @@ def test_the_proxy_command_validates_faults_records_and_stops_cleanly(tmp_path):
         cwd=tmp_path,
     )  # fmt: skip
     try:
-        url = running.until(r"listening on (http://\S+) \(it forwards POST /json/ only\)").group(1)
+        forwards = r"\(it forwards POST /json/ and the sandbox's /_sandbox/ control API\)"
+        url = running.until(r"listening on (http://\S+) " + forwards).group(1)
         running.until("Press Ctrl-C to stop")
 
         first = post(url).json()["response"]
@@ -101,12 +108,12 @@ def test_the_proxy_command_validates_faults_records_and_stops_cleanly(tmp_path):
         running.until(r"#1 AUTH -> 200 0 in [\d.]+ ms$")
         refused = post(url, expirydate="13/2030").json()["response"][0]
         assert (refused["errorcode"], refused["errordata"]) == ("30000", ["expirydate"])
-        running.until(r"#2 AUTH problem: expirydate: ")
+        running.until(r"#2 request.0 AUTH problem: expirydate: ")
         running.until(r"#2 AUTH -> 200 30000 .*\[answered by the proxy\] \[1 problem\]")
         faulted = post(url, requesttypedescriptions=["ACCOUNTCHECK"]).json()["response"][0]
         assert faulted["errorcode"] == "60034"
         running.until(r"#3 ACCOUNTCHECK -> 200 60034 .*\[fault: gateway_error\]")
-        assert httpx.get(f"{url}/_sandbox/health").status_code == 404
+        assert httpx.get(f"{url}/js/v3/st.js").status_code == 404
     finally:
         code, output = running.stop()
     assert code == 0 and output.endswith("gwkit proxy stopped.")
@@ -151,18 +158,57 @@ def test_a_busy_port_is_a_clear_error(tmp_path):
 def test_an_https_upstream_with_ca_and_drift_against_the_shadow_sandbox(tmp_path):
     cert, key = self_signed(tmp_path)
     gateway = RecordingGateway(tls=tls_context(cert, key))  # answers every request with one bare record
+    temporary = tmp_path / "tmp"  # where the shadow sandbox lives for the run
+    temporary.mkdir()
     running = Running(
-        "--port", "0", "--upstream", gateway.base_url, "--ca", str(cert), "--journal", "j.db", cwd=tmp_path
+        "--port",
+        "0",
+        "--upstream",
+        gateway.base_url,
+        "--ca",
+        str(cert),
+        "--journal",
+        "j.db",
+        cwd=tmp_path,
+        env={"TMPDIR": str(temporary)},
     )
     try:
         url = running.until(r"listening on (http://\S+)").group(1)
         running.until(r"drift: +each answer compared with a shadow sandbox's")
+        (shadow,) = temporary.iterdir()
+        assert shadow.name.startswith("gwkit-shadow-")
         assert post(url).json()["response"][0]["errorcode"] == "0"
         (received,) = gateway.received
         assert httpx.BasicAuth("shop", PASSWORD)._auth_header == received.headers["authorization"]
         line = running.until(r"#1 AUTH -> 200 0 .*\[drift: ").string
         assert "only in the shadow sandbox" in line  # the stand-in's record lacks what a payment has
+        # more drift than the line shows: all of it is in the journal, and the line says how to see it
+        more = re.search(r"and (\d+) more: gwkit proxy --show-drift (\d+)\]", line)
+        assert more is not None, line
+        assert not [p for p in shadow.rglob("*") if p.name.endswith(".key")]  # its key is not beside it
     finally:
         code, output = running.stop()
         gateway.stop()
     assert code == 0 and PASSWORD not in output and PAN not in output
+    assert list(temporary.iterdir()) == []  # the shadow's files are gone with the run
+
+    shown = subprocess.run(
+        [str(GWKIT), "proxy", "--journal", "j.db", "--show-drift", more.group(2)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_TIMEOUT,
+        check=True,
+    ).stdout.splitlines()
+    assert shown[0].startswith(f"journal entry {more.group(2)} (")
+    assert len(shown[1:]) == 2 + int(more.group(1))  # every line, the two the summary showed first
+    assert all(drift in line for drift in (s.strip() for s in shown[1:3]))
+    everything = subprocess.run(
+        [str(GWKIT), "proxy", "--journal", "j.db", "--show-drift"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_TIMEOUT,
+        check=True,
+    ).stdout.splitlines()
+    assert everything == shown
