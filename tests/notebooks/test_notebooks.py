@@ -91,6 +91,8 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
     assert output_scan.reading_minutes(notebook) - 1 <= stated <= output_scan.reading_minutes(notebook) + 1
     assert (tmp_path / "journal.db").exists(), "the notebook's exchanges went to the journal under test"
     assert not (workdir / ".gwkit").exists(), "nothing written beside the notebooks under test"
+    if path.stem in SCREEN_TRUTHS:
+        SCREEN_TRUTHS[path.stem](notebook)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -316,3 +318,24 @@ def test_the_output_scan_passes_sentences_tables_code_and_widgets_that_read_well
         }
     }
     assert [(f.cell, f.kind) for f in output_scan.scan(notebook)] == [(-1, "a quoted string"), (-1, "a list")]
+
+
+# What each notebook's text says, held against what its outputs show (issue 43: every screen true).
+def output_text_after(notebook: nbformat.NotebookNode, marker: str) -> str:
+    """The plain text of the outputs of the first code cell after the markdown cell holding `marker`."""
+    cells = notebook.cells
+    start = next(i for i, c in enumerate(cells) if c.cell_type == "markdown" and marker in c.source)
+    cell = next(c for c in cells[start + 1 :] if c.cell_type == "code")
+    return "\n".join(
+        str(o.get("text") or (o.get("data") or {}).get("text/plain") or "") for o in cell.outputs
+    )
+
+
+def card_store_truths(notebook: nbformat.NotebookNode) -> None:
+    refused = output_text_after(notebook, "## 3. The rules, as the gateway answers them")
+    assert "30000" in refused and "Ok" not in refused, "the table said to be refused shows an accepted STORE"
+    accepted = output_text_after(notebook, "Two STOREs the gateway **accepts**")
+    assert accepted.count("Ok") == 2 and "security code" in accepted
+
+
+SCREEN_TRUTHS = {"05_card_store": card_store_truths}
