@@ -366,13 +366,23 @@ def subscriptions_truths(notebook: nbformat.NotebookNode) -> None:
     assert "Across the whole sandbox" in engine, "the engine's totals say they count more than the portfolio"
 
 
-SCREEN_TRUTHS = {"05_card_store": card_store_truths, "04_subscriptions": subscriptions_truths}
+def tokenisation_truths(notebook: nbformat.NotebookNode) -> None:
+    received = "\n".join(
+        str(o.get("text") or "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs
+    )
+    assert "characters and no card data." in received
+
+
+SCREEN_TRUTHS = {
+    "05_card_store": card_store_truths,
+    "04_subscriptions": subscriptions_truths,
+    "06_tokenisation": tokenisation_truths,
+}
 
 # Teaching cells teach: checks live in the tests, and a cell says what it found in a sentence.
 ASSERTS_PENDING = {  # notebooks still checking with assert lines, each with why
     "02_request_explorer": "issue 43's final polish, after the forms' validation work",
     "03_threeds_v1_walkthrough": "issue 43's final polish, after the 3-D Secure v2 work lands",
-    "06_tokenisation": "issue 43's final polish",
     "07_reporting": "issue 43's final polish, after the reporting work lands",
     "10_validating_proxy": "issue 43's final polish, after the proxy work lands",
 }
