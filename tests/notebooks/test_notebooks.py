@@ -243,6 +243,11 @@ def test_the_glossary_explains_every_term_the_notebooks_lean_on():
         "notificationreference",
         "responsesitesecurity",
         "Online, offline, failover",
+        "accounttypedescription: ECOM, MOTO, RECUR, CARDSTORE",
+        "CORS (cross-origin resource sharing)",
+        "Credentials on file (`credentialsonfile`)",
+        "Durations: P1D, P1M, PT2H1M",
+        "settleduedate (settle due date)",
     ):
         assert term in terms, f"the glossary has no entry for {term}"
 
