@@ -47,10 +47,7 @@ def in_words(record: Mapping[str, Any], cause: Cause | None = None) -> str:
     if kind == "THREEDQUERY":
         return f"Enrolment checked{ref}: {_ENROLMENT.get(str(record.get('enrolled')), 'see enrolled.')}"
     if kind == "SUBSCRIPTION":
-        return (
-            f"Subscription set up{ref}: payment {record.get('subscriptionnumber', '1')} is this AUTH; the "
-            "gateway makes the next ones on their dates."
-        )
+        return f"Subscription set up{ref}: {_subscription_payments(record)}"
     if kind == "TRANSACTIONQUERY":
         found = record.get("found", len(record.get("records") or []))
         return f"Query answered: {int(found):,} record(s) found."
@@ -59,6 +56,20 @@ def in_words(record: Mapping[str, Any], cause: Cause | None = None) -> str:
     if kind == "CACHETOKENISE":
         return "Card tokenised: the cachetoken can be used once, within its lifetime, to pay."
     return f"{kind} succeeded{ref}."
+
+
+def _subscription_payments(record: Mapping[str, Any]) -> str:
+    """Which payment the AUTH sent with a SUBSCRIPTION was, and when the gateway makes the next: the
+    record's `subscriptionnumber` is the next payment's number, one higher than the AUTH's."""
+    number = str(record.get("subscriptionnumber") or "")
+    begins = record.get("subscriptionbegindate")
+    starting = f", starting on {begins}" if begins else ""
+    if not number.isdigit() or int(number) < 2:
+        return f"the gateway makes the next payments on their dates{starting}."
+    return (
+        f"the AUTH sent with it is payment {int(number) - 1}; the gateway makes payment {number} and "
+        f"the ones after it on their dates{starting}."
+    )
 
 
 def _failure(record: Mapping[str, Any], cause: Cause | None) -> str:

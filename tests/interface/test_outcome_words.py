@@ -41,6 +41,21 @@ def test_an_authorised_auth_in_words():
     assert words == "Authorised: £15.00 from 411111######1111 (transaction 1-9-3); it settles on 2027-01-02."
 
 
+def test_a_subscription_says_the_auth_was_payment_one_and_the_gateway_makes_the_next():
+    record = {
+        "requesttypedescription": "SUBSCRIPTION",
+        "errorcode": "0",
+        "transactionreference": "1-9-4",
+        "subscriptionnumber": "2",  # the next payment's number (interface 4.2)
+        "subscriptionbegindate": "2026-12-31",
+    }
+    assert in_words(record) == (
+        "Subscription set up (transaction 1-9-4): the AUTH sent with it is payment 1; the gateway makes "
+        "payment 2 and the ones after it on their dates, starting on 2026-12-31."
+    )
+    assert "payment 2 is this AUTH" not in in_words(record)
+
+
 def test_a_cancelled_auth_is_not_called_authorised():
     words = in_words(
         {

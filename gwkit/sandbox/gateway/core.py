@@ -383,8 +383,10 @@ class Gateway:
         self._notify(self.notifier.after_move, sites, mark, settled)
         return {"settlement": {"settled": settled}}
 
-    def reset(self, sites: str | Iterable[str] | None = None) -> None:
-        """Delete every transaction, card, subscription and token of `sites`; their clocks stay."""
+    def reset(self, sites: str | Iterable[str] | None = None, *, clock: bool = False) -> None:
+        """Delete every transaction, card, subscription and token of `sites`; their clocks stay. With
+        `clock`, the sites start afresh: their clocks and the daily jobs' marks go too, so each is back
+        at the sandbox's start. The clock never moves back while a site has anything dated by it."""
         sites = self._scope(sites)
         whole_sandbox = set(self.every_site) <= set(sites)
         # The whole sandbox's turn even for some sites: the card rows no site uses any more go too,
@@ -392,7 +394,8 @@ class Gateway:
         with self.store.write() as conn:
             tables = SiteTables.of(self.store.catalog(conn), site_expressions=self.site_expressions)
             # Rows of no site (a demo receipt without an AUTH) are nobody's: only a reset of every site takes them.
-            delete_sites(conn, tables, [*sites, ""] if whole_sandbox else sites, keep=CLOCK_TABLES)
+            keep = () if clock else CLOCK_TABLES
+            delete_sites(conn, tables, [*sites, ""] if whole_sandbox else sites, keep=keep)
             if whole_sandbox:
                 conn.execute(f"DELETE FROM cards WHERE id NOT IN ({tables.cards_used()})")
         self.store.checkpoint()  # what was deleted (demo receipts, masked cards) lives on in the WAL no more

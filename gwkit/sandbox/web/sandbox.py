@@ -185,10 +185,13 @@ class Sandbox:
         self._changed("settle")
         return report
 
-    def reset(self, sitereference: str | None = None, *, account: Account | None = None) -> None:
+    def reset(
+        self, sitereference: str | None = None, *, account: Account | None = None, clock: bool = False
+    ) -> None:
         """Delete every transaction, card, subscription and token of an account's sites (or of one
-        site); the clocks stay where they are."""
-        self.gateway.reset(self._sites(account, sitereference))
+        site); the clocks stay where they are, unless `clock`: then the sites start afresh, their
+        clocks back at the sandbox's start."""
+        self.gateway.reset(self._sites(account, sitereference), clock=clock)
         self._changed("reset")
 
     def _sites(self, account: Account | None, sitereference: str | None) -> Any:
