@@ -190,7 +190,7 @@ def start_here(notebooks: Path) -> str:
 
 def index_page(docs: list[Path], notebooks: Path) -> str:
     """The site's first page: what gwkit is, the notebooks' story, then the guides by their titles."""
-    guides = "".join(f"<dt><a href='docs/{d.stem}.md'>{html.escape(title_of(d))}</a></dt>" for d in docs)
+    guides = "".join(f'<dt><a href="docs/{d.stem}.md">{html.escape(title_of(d))}</a></dt>' for d in docs)
     body = (
         f"<h1>gwkit: docs and notebooks</h1><p class='gwkit-lead'>{INDEX_LEAD}</p>"
         f"<h2>Start here</h2>{start_here(notebooks)}"
