@@ -26,6 +26,8 @@ from gwkit.sandbox.gateway import delivery
 from gwkit.sandbox.gateway.notifications import notification_hosts
 from support.sandbox import CLOCK, SITE, Gateway, card_auth
 
+pytestmark = pytest.mark.both_stores  # the tests that open a store run on SQLite and on PostgreSQL
+
 RULES, DELIVERIES = "/_sandbox/notifications/rules", "/_sandbox/notifications/deliveries"
 ISO = "%Y-%m-%dT%H:%M:%S"
 ACCOUNTS = """
@@ -59,7 +61,6 @@ def advance_to(gateway: Gateway, moment: str) -> None:
     assert response.status_code == 200, response.text
 
 
-@pytest.mark.both_stores
 def test_a_resend_asked_while_an_attempt_waits_on_the_listener_is_sent_after_it(sandbox, gateway, listener):
     listener.hold_next(1)
     add_rule(gateway, listener.url, flow="offline")
@@ -76,7 +77,6 @@ def test_a_resend_asked_while_an_attempt_waits_on_the_listener_is_sent_after_it(
     assert [a["status"] for a in delivery["attempts"]] == [503, 200]
 
 
-@pytest.mark.both_stores
 def test_the_fields_are_the_stored_transactions_for_every_event(sandbox, gateway, listener):
     fields = ["transactionreference", "billingfirstname", "billingemail", "billingtown", "settlestatus"]
     add_rule(gateway, listener.url, flow="online", fields=fields)
@@ -93,7 +93,6 @@ def test_the_fields_are_the_stored_transactions_for_every_event(sandbox, gateway
     assert {name: settled[name] for name in billing} == billing
 
 
-@pytest.mark.both_stores
 def test_a_rule_url_in_any_script_is_encoded_as_sent(sandbox, gateway):
     with NotificationListener(password="pw", path="/hook/été") as listener:
         port = listener.url.split(":")[2].split("/")[0]
@@ -215,7 +214,6 @@ def test_an_off_loopback_sandbox_refuses_a_loopback_listener_naming_the_option(t
         handle.stop()
 
 
-@pytest.mark.both_stores
 def test_a_clock_moves_failed_online_delivery_is_retried_the_offline_way(sandbox, gateway, listener):
     add_rule(gateway, listener.url, flow="online", settlestatuses=["100"])
     reference = gateway.one(card_auth())["transactionreference"]
@@ -228,7 +226,6 @@ def test_a_clock_moves_failed_online_delivery_is_retried_the_offline_way(sandbox
     assert [a["status"] for a in delivery_["attempts"]] == [500, 200]
 
 
-@pytest.mark.both_stores
 def test_a_deleted_rules_deliveries_not_made_yet_are_cancelled(sandbox, gateway, listener):
     listener.fail_next(1)
     rule = add_rule(gateway, listener.url, flow="offline")
@@ -249,7 +246,6 @@ def test_a_deleted_rules_deliveries_not_made_yet_are_cancelled(sandbox, gateway,
     assert {d["state"] for d in deliveries(gateway)} == {"cancelled", "delivered"}
 
 
-@pytest.mark.both_stores
 def test_the_deliveries_list_pages_with_its_total(sandbox, gateway, listener):
     add_rule(gateway, listener.url, flow="online")
     references = [gateway.one(card_auth())["transactionreference"] for _ in range(3)]
