@@ -234,9 +234,16 @@ class Notifier:
             os.kill(os.getpid(), signal.SIGKILL)  # the test hook: the crash between commit and send
         self._wake(outbox.offline_sites)
         return [
-            self._online_workers(site).submit(self.attempt, reference, site, for_answer=True)
+            self._online_workers(site).submit(self._answers_attempt, reference, site)
             for reference, site in outbox.online
         ]
+
+    def _answers_attempt(self, reference: str, site: str) -> str | None:
+        try:
+            return self.attempt(reference, site, for_answer=True)
+        except Exception:  # a notification never changes an answer: logged, the answer goes out
+            log.exception("an online URL notification could not be sent")
+            return None
 
     def _online_workers(self, site: str) -> ThreadPoolExecutor:
         owner = self._owner(site)

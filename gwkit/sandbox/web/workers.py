@@ -211,7 +211,12 @@ class Workers:
             with notifier.collecting(outbox):
                 return sandbox.answer(request)
 
-        answer = await self._answer(sandbox, request, answered)
+        try:
+            answer = await self._answer(sandbox, request, answered)
+        except BaseException:
+            if outbox:  # what was committed is notified all the same (a claim finds nothing else)
+                notifier.send_kept(outbox)
+            raise
         if outbox:
             attempts = notifier.send_kept(outbox)
             if attempts:
