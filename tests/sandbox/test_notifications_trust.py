@@ -269,3 +269,29 @@ def test_the_signature_is_over_the_values_as_decoded(sandbox, gateway, listener)
     expected = hashlib.sha256("1050a&b c+épw".encode()).hexdigest()
     assert arrived["responsesitesecurity"] == expected == signature(arrived.fields, "pw")
     assert reference
+
+
+def test_a_database_made_before_the_new_delivery_columns_opens_and_goes_on(db_path, listener):
+    handle = gwkit.sandbox.start(db_path, clock_start=CLOCK)
+    client = Gateway(handle.base_url)
+    try:
+        add_rule(client, listener.url, flow="online")
+        reference = client.one(card_auth())["transactionreference"]
+        with handle.sandbox.gateway.store.write() as conn:  # as the gwkit before `late` and `resend` made it
+            for column in ("late", "resend"):
+                conn.execute(f"ALTER TABLE notification_deliveries DROP COLUMN {column}")
+    finally:
+        client.close()
+        handle.stop()
+
+    handle = gwkit.sandbox.start(db_path)  # adds the columns
+    client = Gateway(handle.base_url)
+    try:
+        (delivery,) = deliveries(client)
+        assert (delivery["state"], delivery["late"]) == ("delivered", False)
+        resent = client.http.post(f"{DELIVERIES}/{delivery['id']}/resend", json={})
+        assert resent.status_code == 200, resent.text
+        assert len(listener.wait_for(2, transactionreference=reference)) == 2
+    finally:
+        client.close()
+        handle.stop()
