@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="HOST",
         help="a host or network (127.0.0.1, 10.0.0.0/8, hooks.example.test) URL notifications may go to; "
-        "repeat for more (default: none, so no rule can be added; docs/notifications.md)",
+        "repeat for more (default: loopback listeners on a sandbox bound to loopback without --accounts, "
+        "none on a team sandbox; docs/notifications.md)",
     )
     limits = sandbox.add_argument_group("limits (see docs/sandbox.md)")
     limits.add_argument(
@@ -319,7 +320,10 @@ def run_sandbox(args: argparse.Namespace) -> int:
         return 1
     _log_to_stderr()  # from here: opening runs the days a stopped clock move left undone, and says so
     try:
-        sandbox = sb.Sandbox(db, accounts=accounts, notification_hosts=args.notify_host or ())
+        hosts = sb.gateway.notifications.notification_hosts(
+            args.host, team=args.accounts is not None, allowed=args.notify_host or ()
+        )
+        sandbox = sb.Sandbox(db, accounts=accounts, notification_hosts=hosts)
     except (OSError, sqlite3.Error, sb.gateway.store.StoreError) as exc:
         sock.close()
         print(f"gwkit sandbox: cannot open the database {sb.gateway.store.shown(db)}: {exc}", file=sys.stderr)

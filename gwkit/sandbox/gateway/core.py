@@ -107,7 +107,7 @@ class Gateway:
         self.store = open_store(  # a postgresql:// URL: the team sandbox
             db_path,
             schemas=(clock.SCHEMA, notifications.SCHEMA, *self.tables.schemas, *schemas),
-            added_columns=self.tables.added_columns,
+            added_columns=(*notifications.ADDED_COLUMNS, *self.tables.added_columns),
         )
         self.accounts = {a.username: a for a in (accounts or [DEFAULT_ACCOUNT])}
         self.site_expressions = dict(site_expressions or {})
@@ -121,7 +121,9 @@ class Gateway:
         self.daily = DailyRunner(
             self.store, self.clock, self.tables, self.accounts, self.daily_jobs, self._stopping
         )
-        self.notifier = Notifier(self.store, self.clock.clocks, self.accounts, notification_hosts)
+        self.notifier = Notifier(
+            self.store, self.clock.clocks, self.accounts, notification_hosts, self.tables.record_views
+        )
         self._catch_up()
         self.notifier.wake()  # deliveries a stopped sandbox left open go on
 
@@ -268,7 +270,7 @@ class Gateway:
                     made = self._keep_notifications(conn, records, home, request, now)
         except _FirstRefused as refused:  # no savepoint around the first: two statements fewer per payment
             return _refusal(request_types[0].types, refused.fault, now.strftime(TIMESTAMP))
-        if made:  # committed: online notifications go out before the answer, offline ones after
+        if made:  # sent once committed: online ones before the answer goes out, offline ones after
             self._notify(self.notifier.send, made)
         return records
 
