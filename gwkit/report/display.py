@@ -49,10 +49,12 @@ def for_people(frame: pd.DataFrame, *, currency: str | None = None) -> pd.DataFr
     """A copy of `frame` with every value written for a person (all strings, "" where missing).
 
     Money: integer columns are base units (1050 -> £10.50), float columns major units (10.5 -> £10.50),
-    in the frame's `currencyiso3a` column, else `currency`, else the frame's `attrs["currency"]`."""
+    in the frame's `currencyiso3a` (or `currency`) column, else `currency`, else the frame's
+    `attrs["currency"]`."""
     currency = currency or frame.attrs.get("currency")
     shown = pd.DataFrame(index=frame.index)
-    currencies = frame.get(CURRENCY_COLUMN)
+    # a gateway record's currency column, else a report's (the accounting view's "currency")
+    currencies = frame.get(CURRENCY_COLUMN, frame.get("currency"))
     for name in frame.columns:
         column = frame[name]
         base = name[: -len(MAJOR_SUFFIX)] if isinstance(name, str) and name.endswith(MAJOR_SUFFIX) else None
