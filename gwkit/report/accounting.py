@@ -36,7 +36,7 @@ from .display import to_html
 from .export import to_csv
 from .frames import MONEY_COLUMNS
 from .spreadsheet import BOLD, by_currency, money_format, save, write_lines, write_table
-from .timing import ReportTime, report_time
+from .timing import ReportTime, report_time, time_of
 
 CURRENCY = "currency"
 AMOUNT = "amount"
@@ -165,7 +165,8 @@ class AccountingView:
 
 def accounting_view(frame: pd.DataFrame, clock: Any = None, *, title: str | None = None) -> AccountingView:
     """The accounting view of a transactions frame (`query_frame`); `clock`: whose "now" to state
-    (a client or connection, a sandbox handle, a `ReportTime`; default the wall clock)."""
+    (a client or connection, a sandbox handle, a `ReportTime`; default the frame's own, which
+    `query_frame(..., clock=gw)` and `transactions_frame` set, else the wall clock)."""
     needed = ("requesttypedescription", "errorcode", "settlestatus", "baseamount", "currencyiso3a")
     missing = [c for c in needed if c not in frame.columns]
     if missing:
@@ -196,7 +197,7 @@ def accounting_view(frame: pd.DataFrame, clock: Any = None, *, title: str | None
         book=book,
         apart=apart,
         totals=_totals(book, apart),
-        when=report_time(clock),
+        when=report_time(clock) if clock is not None else time_of(frame),
         left_out=left_out,
         title=title or "Transactions for accounting",
     )

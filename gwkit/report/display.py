@@ -137,7 +137,9 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     """The frame for people as HTML, in the one table style: text left, numbers and money right,
     a small table (under PAGED_FROM rows) whole, a wide one scrolling sideways instead of cut off.
     Interactive (itables) when installed, else a plain table. A meaningful index (named, or other
-    than 0, 1, 2, ...) is shown as the first columns."""
+    than 0, 1, 2, ...) is shown as the first columns. `caption` defaults to the frame's own
+    (`attrs["caption"]`: what it is, as of when, by which clock, in which time zone)."""
+    caption = caption if caption is not None else frame.attrs.get("caption")
     if frame.index.names != [None] or not isinstance(frame.index, pd.RangeIndex):
         frame = frame.reset_index()  # keeps attrs (the currency, the money columns)
     shown = for_people(frame)

@@ -31,8 +31,9 @@ import pandas as pd
 
 from ..interface.codes import explain
 from ..interface.currency import exponent
-from .charts import DAY_COLUMN, _axes, _main_currency, labelled
+from .charts import DAY_COLUMN, _axes, _panels, currencies_of, labelled
 from .frames import MONEY_COLUMNS
+from .timing import captioned
 
 RECONCILIATION_COLUMNS = [
     "day",
@@ -120,36 +121,43 @@ def settlement_reconciliation(frame: pd.DataFrame) -> pd.DataFrame:
     table["day"] = pd.to_datetime(table["day"])
     table = table.reindex(columns=RECONCILIATION_COLUMNS)
     table.attrs[MONEY_COLUMNS] = ["authorised", "settled", "pending", "released", "refunded", "net"]
-    return table
+    return captioned(table, "Settlement reconciliation per day and currency (base units)", frame)
 
 
 def plot_reconciliation(frame: pd.DataFrame, *, currency: str | None = None, ax: Any = None) -> Any:
     """Bars per day of what settled (green), what is still pending (blue) and what was refunded (red,
-    drawn below zero), with the day's net as a line; one currency (default: the most frequent)."""
+    drawn below zero), with the day's net as a line: a panel per currency (or only `currency`).
+    Returns the Axes, a list of them when there are several currencies."""
     table = settlement_reconciliation(frame)
-    currency = currency or _main_currency(
-        table["currencyiso3a"].astype("string"), "no payments or refunds to chart"
-    )
-    rows = table[table["currencyiso3a"] == currency].set_index("day")
-    scale = 10.0 ** exponent(currency)
-    shown = (
-        pd.DataFrame(
-            {"settled": rows["settled"], "still pending": rows["pending"], "refunded": -rows["refunded"]}
-        ).astype("float64")
-        / scale
-    )
-    shown.index = shown.index.strftime("%Y-%m-%d")
-    ax = shown.plot.bar(ax=_axes(ax, (9, 4)), rot=45, color=["#1b7f3b", "#1f77b4", "#b00020"])
-    net = (rows["net"].astype("float64") / scale).to_numpy()
-    ax.plot(range(len(shown)), net, color="black", marker="o", label="net (settled - refunded)")
-    ax.axhline(0, color="#555555", linewidth=0.8)
-    return labelled(
-        ax,
-        f"Settlement reconciliation by day ({currency})",
-        "Day",
-        f"Amount ({currency}, major units; refunds below zero)",
-        legend="Money",
-    )
+    found = currencies_of(table) if currency is None else [currency]
+    if not found:
+        raise ValueError("no payments or refunds to chart")
+    panels = []
+    for code, axes in zip(found, _panels(ax, len(found), (9, 4)), strict=True):
+        rows = table[table["currencyiso3a"] == code].set_index("day")
+        scale = 10.0 ** exponent(code)
+        shown = (
+            pd.DataFrame(
+                {"settled": rows["settled"], "still pending": rows["pending"], "refunded": -rows["refunded"]}
+            ).astype("float64")
+            / scale
+        )
+        shown.index = shown.index.strftime("%Y-%m-%d")
+        drawn = shown.plot.bar(ax=axes, rot=45, color=["#1b7f3b", "#1f77b4", "#b00020"])
+        net = (rows["net"].astype("float64") / scale).to_numpy()
+        drawn.plot(range(len(shown)), net, color="black", marker="o", label="net (settled - refunded)")
+        drawn.axhline(0, color="#555555", linewidth=0.8)
+        panels.append(
+            labelled(
+                drawn,
+                f"Settlement reconciliation by day ({code})",
+                "Day",
+                f"Amount ({code}, major units; refunds below zero)",
+                legend="Money",
+                note=table.attrs.get("caption"),
+            )
+        )
+    return panels[0] if len(panels) == 1 else panels
 
 
 def declines_by_code(frame: pd.DataFrame) -> pd.DataFrame:

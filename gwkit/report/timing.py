@@ -32,6 +32,18 @@ class ReportTime:
     def caption(self) -> str:
         return f"As of {self.as_of:%Y-%m-%d %H:%M} by {self.clock}; times in {self.zone}."
 
+    def as_attrs(self) -> dict[str, str]:
+        """Plain values for a frame's attrs (Parquet keeps them in the file, as JSON)."""
+        return {"as_of": self.as_of.isoformat(sep=" "), "clock": self.clock, "zone": self.zone}
+
+    @classmethod
+    def from_attrs(cls, value: Any) -> ReportTime | None:
+        if isinstance(value, ReportTime):
+            return value
+        if isinstance(value, dict) and {"as_of", "clock", "zone"} <= set(value):
+            return cls(datetime.fromisoformat(value["as_of"]), str(value["clock"]), str(value["zone"]))
+        return None
+
     def lines(self) -> list[tuple[str, str]]:
         """The same, as (label, value) rows for the top of an exported file."""
         return [
@@ -58,3 +70,22 @@ def report_time(source: Any = None, *, zone: str | None = None) -> ReportTime:
     chosen = zone or "UTC"
     now = datetime.now(UTC) if chosen == "UTC" else datetime.now().astimezone()
     return ReportTime(now.replace(tzinfo=None, microsecond=0), WALL_CLOCK, chosen)
+
+
+REPORT_TIME = "report_time"  # a frame's attrs key: the ReportTime of the query that made it
+CAPTION = "caption"  # a frame's attrs key: what the table is, as of when, by which clock, which zone
+
+
+def time_of(frame: Any) -> ReportTime:
+    """The ReportTime a frame carries (set by `query_frame(..., clock=gw)`), else the wall clock now."""
+    found = ReportTime.from_attrs(getattr(frame, "attrs", {}).get(REPORT_TIME))
+    return found if found is not None else report_time(None)
+
+
+def captioned(table: Any, what: str, source: Any = None) -> Any:
+    """`table` with its caption (`attrs["caption"]`): what it is, then when and by which clock (the
+    ReportTime of `source`, a frame, else of `table`). Returns the table."""
+    when = time_of(source if source is not None else table)
+    table.attrs[REPORT_TIME] = when.as_attrs()
+    table.attrs[CAPTION] = f"{what}. {when.caption}"
+    return table

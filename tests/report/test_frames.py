@@ -272,7 +272,7 @@ def test_charts_refuse_what_they_cannot_draw():
         report.amounts_by_day(records_frame([{"baseamount": "1"}]))
 
 
-def test_one_currency_per_chart():
+def test_every_currency_in_rows_and_panels_of_its_own():
     frame = records_frame(
         [
             {
@@ -298,9 +298,20 @@ def test_one_currency_per_chart():
             },
         ]
     )
-    assert report.amounts_by_day_table(frame).attrs["currency"] == "GBP"
-    jpy = report.amounts_by_day_table(frame, currency="JPY")
-    assert jpy.to_numpy().sum() == 9000.0
+    table = report.amounts_by_day_table(frame)
+    assert table.loc[(pd.Timestamp("2026-01-01"), "GBP")].to_dict() == {
+        "0 · pending settlement": 5.0,
+        "100 · settled": 10.0,
+    }
+    assert table.loc[(pd.Timestamp("2026-01-01"), "JPY"), "100 · settled"] == 9000.0
+    assert "GBP, JPY" in table.attrs["caption"] and "wall clock" in table.attrs["caption"]
+    shown = report.for_people(table.reset_index())
+    assert list(shown["100 · settled"]) == ["£10.00", "¥9,000"]
+    gbp, jpy = report.amounts_by_day(frame)
+    assert "GBP" in gbp.get_title() and "JPY" in jpy.get_ylabel()
+    assert sum(p.get_height() for p in jpy.patches) == 9000.0
+    only = report.amounts_by_day_table(frame, currency="JPY")
+    assert only.to_numpy().sum() == 9000.0 and only.attrs["currency"] == "JPY"
 
 
 # -- export --------------------------------------------------------------------------------------------
