@@ -18,6 +18,7 @@ of their own and are left out; `left_out` counts them in words.
 
 from __future__ import annotations
 
+import html
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from .display import to_html
 from .export import to_csv
 from .frames import MONEY_COLUMNS
 from .spreadsheet import BOLD, by_currency, money_format, save, write_lines, write_table
-from .timing import ReportTime, report_time, time_of
+from .timing import REPORT_TIME, ReportTime, captioned, report_time, time_of
 
 CURRENCY = "currency"
 AMOUNT = "amount"
@@ -104,17 +105,9 @@ class AccountingView:
         return f"{self.title}. {self.when.caption}"
 
     def _repr_html_(self) -> str:
-        parts = [
-            to_html(
-                self.totals, caption=f"Totals per currency (never added across currencies). {self.caption}"
-            ),
-            to_html(
-                self.book, caption=f"Money movements: settled payments, refunds below zero. {self.caption}"
-            ),
-            to_html(self.apart, caption=f"No money moved (kept apart, status in words). {self.caption}"),
-        ]
+        parts = [to_html(self.totals), to_html(self.book), to_html(self.apart)]
         if self.left_out:
-            parts.append(f"<p>{self.left_out}</p>")
+            parts.append(f"<p>{html.escape(self.left_out)}</p>")
         return "".join(parts)
 
     def export(self, directory: str | os.PathLike[str], name: str) -> dict[str, Path]:
@@ -193,11 +186,20 @@ def accounting_view(frame: pd.DataFrame, clock: Any = None, *, title: str | None
     if len(others):
         listed = ", ".join(f"{count} {name or 'unnamed'}" for name, count in others.items())
         left_out = f"Left out, as they carry no money of their own: {listed} record(s)."
+    when = report_time(clock) if clock is not None else time_of(frame)
+    totals = _totals(book, apart)
+    for table, what in (
+        (book, "Money movements: settled payments, refunds below zero; net sums to the truth per currency"),
+        (apart, "No money moved (kept apart, status in words)"),
+        (totals, "Totals per currency, never added across currencies"),
+    ):
+        table.attrs[REPORT_TIME] = when.as_attrs()
+        captioned(table, what)
     return AccountingView(
         book=book,
         apart=apart,
-        totals=_totals(book, apart),
-        when=report_time(clock) if clock is not None else time_of(frame),
+        totals=totals,
+        when=when,
         left_out=left_out,
         title=title or "Transactions for accounting",
     )
@@ -241,7 +243,7 @@ def _rows(rows: pd.DataFrame, *, sign: np.ndarray, apart: bool = False) -> pd.Da
             "time": pd.to_datetime(started),
             CURRENCY: currency.astype("string"),
             "movement": kind.map({"AUTH": "payment", "REFUND": "refund"}).astype("string"),
-            "status": [_status(record) for record in rows.to_dict("records")],
+            "status": [money_status(record) for record in rows.to_dict("records")],
             **{label: _text(rows, name) for label, name in TEXT_FIELDS.items()},
             "billing name": _names(rows),
             AMOUNT: major,
@@ -259,8 +261,8 @@ def _names(rows: pd.DataFrame) -> pd.Series:
     return (first + " " + last).str.strip()
 
 
-def _status(record: Mapping[str, Any]) -> str:
-    """What happened to a record, in words a finance user reads."""
+def money_status(record: Mapping[str, Any]) -> str:
+    """What happened to a payment or a refund, in words a finance user reads."""
     kind = str(record.get("requesttypedescription") or "")
     code = _plain(record.get("errorcode"))
     status = _plain(record.get("settlestatus"))

@@ -44,14 +44,15 @@ def to_csv(
 ) -> Path:
     """CSV with a header, no index, rows ending CRLF; returns the path. See the module for what
     `for_excel` (default) and `neutralise_formulas` (default) do; `caption`, the file's first line
-    (default: the frame's `attrs["caption"]`, if any)."""
+    (for Excel, default: the frame's `attrs["caption"]`, if any)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     if for_excel:
         written = _for_excel(frame, neutralise_formulas)
     else:
         written = neutralised(frame) if neutralise_formulas else frame
-    caption = caption if caption is not None else frame.attrs.get("caption")
+    if caption is None and for_excel:  # a data tool reads the header on the first line
+        caption = frame.attrs.get("caption")
     with open(target, "w", encoding="utf-8-sig" if for_excel else "utf-8", newline="") as out:
         if caption:
             pd.DataFrame([[caption]]).to_csv(out, index=False, header=False, lineterminator="\r\n")

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-import gwkit
 import gwkit.sandbox
+from gwkit.config import Target
+from gwkit.connect import Connection
+from gwkit.journal import Journal
 from gwkit.querying import query_all
 from gwkit.subscription import Subscription
 from support.subscriptions import VISA
@@ -34,6 +36,7 @@ class Books:
 
     gw: Any
     sandbox: Any
+    journal: Journal
     refs: dict[str, str] = field(default_factory=dict)
     subscriptions: dict[str, Subscription] = field(default_factory=dict)
 
@@ -64,19 +67,17 @@ def books(tmp_path_factory):
     EUR. One payment at the end is still awaiting settlement."""
     folder = tmp_path_factory.mktemp("books")
     handle = gwkit.sandbox.start(folder / "sandbox.db", clock_start=BOOKS_START)
-    client = gwkit.Client(
-        handle.base_url,
-        handle.username,
-        handle.password,
-        sitereference=handle.sitereference,
-        currencyiso3a="GBP",
-    )
-    books = Books(client, handle)
+    target = Target("sandbox", handle.base_url, handle.username, handle.sitereference, "GBP", "test")
+    journal = Journal(folder / "journal.db")  # the updates, for the one-payment view
+    # a Connection, as gwkit.connect gives a notebook: it knows its sandbox, so reports read its clock
+    client = Connection(target, handle.password, sandbox=handle, journal=journal)
+    books = Books(client, handle, journal)
     try:
         _make(books)
         yield books
     finally:
         client.close()
+        journal.close()
         handle.stop()
 
 
