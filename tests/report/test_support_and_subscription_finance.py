@@ -11,6 +11,7 @@ import pytest
 import gwkit.report as report
 from gwkit.notifications import Notification
 from gwkit.report import subscriptions as reports
+from gwkit.report.sample import card
 from support.books import HYPERLINK
 
 matplotlib.use("Agg")
@@ -113,12 +114,13 @@ def test_one_payment_with_everything_that_happened_to_it(books):
     refunds = view.events[view.events["what happened"].str.startswith("Refund")]
     assert list(refunds["amount"]) == [-5.99, -10.0]
     html = view._repr_html_()
-    assert "411111######1111" in html and "Sam" in html and "4111111111111111" not in html
+    pan = card("VISA", "authorised")
+    assert f"{pan[:6]}######{pan[-4:]}" in html and "Sam" in html and pan not in html
 
     updated = report.payment_view(books.gw, books.refs["lowered"], journal=books.journal)
     assert "Updated: amount to settle set to £100.00: done" in list(updated.events["what happened"])
 
-    signup = books.subscriptions["declining"].auth["transactionreference"]
+    signup = books.refs["signup-declining"]
     story = report.payment_view(books.gw, signup, journal=books.journal)
     events = list(story.events["what happened"])
     assert any(e.startswith("Subscription (its schedule)") for e in events)
