@@ -44,19 +44,19 @@ AMOUNT = "amount"
 NET = "net"
 BOOK_COLUMNS = [
     "day",
-    "time",
     CURRENCY,
     "movement",
+    AMOUNT,
+    NET,
     "status",
+    "billing name",
     "order reference",
     "transaction reference",
     "payment reference",
     "card",
     "card type",
-    "billing name",
     "email",
-    AMOUNT,
-    NET,
+    "time",
 ]
 APART_COLUMNS = [c for c in BOOK_COLUMNS if c not in (NET, "payment reference")]
 TOTAL_COLUMNS = [

@@ -154,14 +154,21 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
             options["layout"] = {"topStart": None, "topEnd": None, "bottomStart": None, "bottomEnd": None}
         table = itables.to_html_datatable(
             shown.head(MAX_ROWS),
-            caption=caption,
             showIndex=False,
             classes="display compact gwkit-datatable",
             columnDefs=column_defs,
             **options,
         )
-        return DATATABLE_STYLE + table
-    return plain_table_html(shown, right, caption=caption)
+        return DATATABLE_STYLE + caption_html(caption) + table
+    return caption_html(caption) + plain_table_html(shown, right)
+
+
+def caption_html(caption: str | None) -> str:
+    """A table's caption above it, wrapped to the page's width: a caption inside a wide table would
+    scroll sideways with it, its end out of sight."""
+    if not caption:
+        return ""
+    return f"<p class='gwkit-caption' style='{CAPTION_STYLE}'>{html.escape(caption)}</p>"
 
 
 def column_classes(width: int, right: list[int], unbroken: list[int]) -> list[dict[str, Any]]:
@@ -217,6 +224,8 @@ DATATABLE_STYLE = """<style>
 table.gwkit-datatable th.dt-left, table.gwkit-datatable td.dt-left { text-align: left !important; }
 table.gwkit-datatable th.dt-right, table.gwkit-datatable td.dt-right { text-align: right !important; }
 </style>"""
+
+CAPTION_STYLE = "margin:6px 0 2px;color:#4a5568;font-size:90%;text-align:left;max-width:100%"
 
 STYLESHEET = """<style>
 .gwkit-scroll { max-width: 100%; overflow-x: auto; }

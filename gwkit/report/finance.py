@@ -47,6 +47,12 @@ RECONCILIATION_COLUMNS = [
 ]
 DECLINE_COLUMNS = ["errorcode", "message", "meaning", "action", "unknown_outcome", "count", "share"]
 PENDING_STATUSES = ("0", "1", "2", "10")
+# A payment with errorcode 0 that failed the ok rule: its code's own words ("Ok") would mislead.
+CANCELLED_WORDS = (
+    "Cancelled (settle status 3)",
+    "The payment was authorised, then cancelled before it settled: no money moved.",
+    "Nothing to do, unless it was cancelled by mistake: then take a new payment.",
+)
 _NEEDED = ("requesttypedescription", "errorcode", "settlestatus", "baseamount", "currencyiso3a", DAY_COLUMN)
 
 
@@ -121,7 +127,11 @@ def settlement_reconciliation(frame: pd.DataFrame) -> pd.DataFrame:
     table["day"] = pd.to_datetime(table["day"])
     table = table.reindex(columns=RECONCILIATION_COLUMNS)
     table.attrs[MONEY_COLUMNS] = ["authorised", "settled", "pending", "released", "refunded", "net"]
-    return captioned(table, "Settlement reconciliation per day and currency (base units)", frame)
+    return captioned(
+        table,
+        "Settlement reconciliation per day and currency: authorised, settled, still pending, released, refunded, net (settled less refunded)",
+        frame,
+    )
 
 
 def plot_reconciliation(frame: pd.DataFrame, *, currency: str | None = None, ax: Any = None) -> Any:
@@ -173,12 +183,13 @@ def declines_by_code(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for code, count in counts.items():
         entry = explain(code)
+        cancelled = code == "0"  # errorcode 0 yet not ok: authorised, then cancelled (settlestatus 3)
         rows.append(
             {
                 "errorcode": code,
-                "message": entry.message or "not in gwkit's table",
-                "meaning": entry.meaning,
-                "action": entry.action,
+                "message": CANCELLED_WORDS[0] if cancelled else entry.message or "not in gwkit's table",
+                "meaning": CANCELLED_WORDS[1] if cancelled else entry.meaning,
+                "action": CANCELLED_WORDS[2] if cancelled else entry.action,
                 "unknown_outcome": entry.unknown_outcome,
                 "count": int(count),
                 "share": count / len(payments),

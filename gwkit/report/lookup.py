@@ -41,15 +41,15 @@ from .timing import ReportTime, captioned, report_time, time_of
 FOUND_COLUMNS = [
     "time",
     "what",
-    "status",
     "amount",
     "currency",
+    "status",
+    "name",
+    "email",
+    "card",
     "order reference",
     "transaction reference",
     "payment reference",
-    "card",
-    "name",
-    "email",
 ]
 EVENT_COLUMNS = ["time", "what happened", "amount", "currency", "reference"]
 CHANGE_NAMES = {

@@ -713,19 +713,20 @@ def plot_subscription_finance(
             label="failed payments",
         )
         failures.set_ylabel("Failed payments (count)")
-        failures.set_ylim(bottom=0)
+        failures.set_ylim(0, max(1, int(mine["failed_payments"].max())) + 0.5)
         failures.yaxis.get_major_locator().set_params(integer=True)
-        failures.legend(loc="upper left", bbox_to_anchor=(1.01, 0.55))  # beside the plot, under the money's
-        panels.append(
-            labelled(
-                drawn,
-                f"Subscription revenue (sign-ups included), refunds and failed payments by month ({code})",
-                "Month the payment was made",
-                f"Revenue ({code}, major units)",
-                legend="Money",
-                note=time_of(table).caption,
-            )
+        labelled(
+            drawn,
+            f"Subscription revenue (sign-ups included), refunds and failed payments by month ({code})",
+            "Month the payment was made",
+            f"Revenue ({code}, major units)",
+            note=time_of(table).caption,
         )
+        # both legends right of the second axis's numbers and label, the money's above the count's
+        drawn.legend(title="Money", loc="upper left", bbox_to_anchor=(1.12, 1))
+        failures.legend(loc="upper left", bbox_to_anchor=(1.12, 0.45))
+        drawn.figure.tight_layout(rect=(0, 0.04, 1, 1))
+        panels.append(drawn)
     return panels[0] if len(panels) == 1 else panels
 
 

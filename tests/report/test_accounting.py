@@ -81,7 +81,8 @@ def test_the_workbook_reads_back_with_its_types(view, books, tmp_path):
     assert summary["Time zone of every time"]
     gbp = book["GBP"]
     header = [c.value for c in gbp[2]]
-    assert header[:3] == ["day", "time (" + view.when.zone + ")", "currency"]
+    assert header[:5] == ["day", "currency", "movement", "amount (GBP)", "net (GBP)"]
+    assert header[-1] == f"time ({view.when.zone})"
     assert {"amount (GBP)", "net (GBP)", "order reference"} <= set(header)
     rows = list(gbp.iter_rows(min_row=3))
     column = {name: position for position, name in enumerate(header)}
@@ -144,3 +145,9 @@ def test_totals_never_add_currencies(view):
     assert view.totals.attrs["money_columns"]
     shown = report.for_people(view.totals)
     assert shown.loc[0, "net"].startswith("€") and shown.loc[1, "net"].startswith("£")
+
+
+def test_a_cancelled_payment_is_a_failed_payment_in_words_not_ok(records):
+    table = report.declines_by_code(report.query_frame(records)).set_index("errorcode")
+    assert table.loc["0", "message"] == "Cancelled (settle status 3)" and table.loc["0", "count"] == 1
+    assert "no money moved" in table.loc["0", "meaning"]

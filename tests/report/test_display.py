@@ -73,9 +73,12 @@ def test_numbers_rates_and_dates_for_people():
 def test_the_html_is_interactive_with_itables_and_plain_without(frame, monkeypatch):
     interactive = display.to_html(frame, caption="Payments")
     assert "itables" in interactive and "£1,500.00" in interactive
+    assert interactive.index(">Payments</p>") < interactive.index("<table")  # above, never scrolled away
     monkeypatch.setattr(display, "itables", None)
     plain = display.to_html(frame, caption="Payments")
-    assert "<caption>Payments</caption>" in plain and "£1,500.00" in plain and "NaN" not in plain
+    assert (
+        plain.index(">Payments</p>") < plain.index("<table") and "£1,500.00" in plain and "NaN" not in plain
+    )
 
 
 def test_mappings_and_lists_are_written_as_text_never_as_a_python_repr():
