@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -42,6 +42,7 @@ MONEY_NAME = re.compile(r"(^|_)(amount|revenue|mrr|net|refunded)(_|$)")
 CODE_NAME = re.compile(r"(code|status|number|reference|id)$")
 MAX_ROWS = 5000  # rows sent to the browser for one interactive table
 PAGED_FROM = 25  # a table of fewer rows is shown whole: no pages, no page-length menu
+PROSE_FROM = 40  # a column holding a sentence longer than this is given room to be read (min-width)
 UNBROKEN_WIDTH = 32  # a single word up to this long (a time, a reference, £1,050.00) is kept on one line
 
 
@@ -147,7 +148,9 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     if itables is not None:
         # "display compact" without itables' default "nowrap": long text (what a code means) wraps
         # inside the notebook's width instead of running off its right edge.
-        column_defs = column_classes(shown.shape[1], right, unbroken_columns(frame, shown))
+        column_defs = column_classes(
+            shown.shape[1], right, unbroken_columns(frame, shown), prose_columns(shown)
+        )
         small = len(shown) < PAGED_FROM
         options: dict[str, Any] = {"paging": not small, "scrollX": True}
         if small:
@@ -171,15 +174,28 @@ def caption_html(caption: str | None) -> str:
     return f"<p class='gwkit-caption' style='{CAPTION_STYLE}'>{html.escape(caption)}</p>"
 
 
-def column_classes(width: int, right: list[int], unbroken: list[int]) -> list[dict[str, Any]]:
+def column_classes(
+    width: int, right: list[int], unbroken: list[int], prose: Sequence[int] = ()
+) -> list[dict[str, Any]]:
     """DataTables' columnDefs: each column's whole class list in one entry (where entries overlap,
-    DataTables keeps one className: a time column lost its dt-left, its title right-aligned)."""
+    DataTables keeps one className: a time column lost its dt-left, its title right-aligned).
+    `prose` columns (sentences: a status in words) get room enough to read them."""
     targets: dict[str, list[int]] = {}
     for position in range(width):
         align = "dt-right" if position in right else "dt-left"
         classes = f"{align} dt-nowrap" if position in unbroken else align
+        classes = f"{classes} gwkit-prose" if position in prose else classes
         targets.setdefault(classes, []).append(position)
     return [{"className": classes, "targets": positions} for classes, positions in targets.items()]
+
+
+def prose_columns(shown: pd.DataFrame) -> list[int]:
+    """The positions of the columns of sentences (some value longer than PROSE_FROM, with spaces)."""
+
+    def prose(text: str) -> bool:
+        return len(text) > PROSE_FROM and " " in text
+
+    return [p for p in range(shown.shape[1]) if bool(shown.iloc[:, p].map(prose).any())]
 
 
 def numeric_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:
@@ -223,6 +239,7 @@ def plain_table_html(shown: pd.DataFrame, right: list[int], *, caption: str | No
 DATATABLE_STYLE = """<style>
 table.gwkit-datatable th.dt-left, table.gwkit-datatable td.dt-left { text-align: left !important; }
 table.gwkit-datatable th.dt-right, table.gwkit-datatable td.dt-right { text-align: right !important; }
+table.gwkit-datatable td.gwkit-prose { min-width: 16em; }
 </style>"""
 
 CAPTION_STYLE = "margin:6px 0 2px;color:#4a5568;font-size:90%;text-align:left;max-width:100%"

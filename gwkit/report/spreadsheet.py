@@ -45,8 +45,11 @@ DATE_FORMAT = "yyyy-mm-dd"
 TIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
 TEXT_FORMAT = "@"
 HEADER_FILL = PatternFill("solid", fgColor="EEF1F5")
-BOLD = Font(bold=True)
+FONT = "Calibri"  # the workbook's default font, named: a style without a name prints in a serif
+BOLD = Font(name=FONT, bold=True)
 MAX_WIDTH = 60
+WRAPPED = Alignment(wrap_text=True, vertical="top")
+LEFT = Alignment(horizontal="left")
 NO_CURRENCY = "no currency"
 PERCENT_WORDS = ("rate", "share", "percent")
 
@@ -92,13 +95,14 @@ def by_currency(frame: pd.DataFrame, column: str) -> list[tuple[str, pd.DataFram
 
 def write_lines(sheet: Worksheet, lines: Iterable[tuple[str, Any]], *, start_row: int = 1) -> int:
     """(label, value) rows in two columns; returns the next free row."""
-    row = start_row
+    row, longest = start_row, 0
     for label, value in lines:
         sheet.cell(row=row, column=1, value=label).font = BOLD
         _set(sheet.cell(row=row, column=2), value)
-        row += 1
-    sheet.column_dimensions["A"].width = max(sheet.column_dimensions["A"].width or 0, 24)
-    sheet.column_dimensions["B"].width = max(sheet.column_dimensions["B"].width or 0, 70)
+        row, longest = row + 1, max(longest, len(label))
+    sheet.column_dimensions["A"].width = max(sheet.column_dimensions["A"].width or 0, longest + 2)
+    # a long value runs on over the empty cells to its right, as a spreadsheet shows text: column B
+    # keeps the width of the table below it
     return row
 
 
@@ -118,7 +122,7 @@ def write_table(
     columns = [c for c in frame.columns if not _has_major_twin(frame, c)]
     row = start_row
     if caption:
-        sheet.cell(row=row, column=1, value=caption).font = Font(italic=True)
+        sheet.cell(row=row, column=1, value=caption).font = Font(name=FONT, italic=True)
         row += 1
     header_row = row
     for position, name in enumerate(columns, start=1):
@@ -135,7 +139,14 @@ def write_table(
             writer(cell, value, None if code is None or pd.isna(code) else str(code))
             widths[position - 1] = max(widths[position - 1], _width(cell))
     for position, width in enumerate(widths, start=1):
-        sheet.column_dimensions[get_column_letter(position)].width = min(MAX_WIDTH, width + 2)
+        if width > MAX_WIDTH:  # sentences (a status in words) wrap within the column, never cut
+            for offset in range(len(frame)):
+                sheet.cell(row=row + 1 + offset, column=position).alignment = WRAPPED
+        letter = get_column_letter(position)
+        known = sheet.column_dimensions[letter].width if letter in sheet.column_dimensions else 0
+        # a width counts characters of the default font; a wider substitute font (LibreOffice's, a
+        # printer's) needs the margin, or a column's text runs into the next one's
+        sheet.column_dimensions[letter].width = max(known or 0, min(MAX_WIDTH, round(width * 1.2) + 3))
     if start_row == 1 and len(frame):
         sheet.freeze_panes = sheet.cell(row=header_row + 1, column=1)
         sheet.auto_filter.ref = f"A{header_row}:{get_column_letter(len(columns))}{header_row + len(frame)}"
@@ -184,6 +195,9 @@ def _writer(frame: pd.DataFrame, name: Any) -> Any:
             )
             cell.value = moment.date() if only_dates else moment.to_pydatetime()
             cell.number_format = DATE_FORMAT if only_dates else TIME_FORMAT
+            cell.alignment = (
+                LEFT  # a date reads as a label of its row, not as a number beside the next column
+            )
 
         return write_time
     if _is_money(frame, name):
@@ -244,6 +258,12 @@ def _width(cell: Any) -> int:
 
 
 def save(book: Workbook, path: str | os.PathLike[str]) -> Path:
+    """Write the workbook; every sheet prints landscape, one page wide (a wide sheet would print
+    its last columns on pages of their own)."""
+    for sheet in book.worksheets:
+        sheet.page_setup.orientation = "landscape"
+        sheet.sheet_properties.pageSetUpPr.fitToPage = True
+        sheet.page_setup.fitToWidth, sheet.page_setup.fitToHeight = 1, 0
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     book.save(target)

@@ -178,7 +178,8 @@ def test_times_and_single_words_are_kept_on_one_line_and_prose_wraps():
     assert display.unbroken_columns(frame, for_people(frame)) == [0, 1, 2]
     html = display.to_html(frame)
     assert '"className": "dt-left dt-nowrap", "targets": [0, 1, 2]' in html
-    assert '"className": "dt-left", "targets": [3, 4]' in html
+    assert '"className": "dt-left gwkit-prose", "targets": [3]' in html  # a sentence: room to read it
+    assert '"className": "dt-left", "targets": [4]' in html
 
 
 def test_each_column_has_its_whole_class_list_in_one_column_def():
