@@ -249,8 +249,8 @@ def payment_view(
     events: list[dict[str, Any] | None] = [_made(record)]
     events += _updates(
         journal if journal is not None else getattr(client, "journal", None),
-        transactionreference,
-        record.get("currencyiso3a"),
+        record,
+        getattr(client, "sitereference", None),
     )
     events += [_settlement(record)]
     parent = record.get("parenttransactionreference")
@@ -337,15 +337,22 @@ def _related(child: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
-def _updates(journal: Any, reference: str, currency: str | None) -> list[dict[str, Any]]:
+def _updates(journal: Any, record: Mapping[str, Any], site: str | None) -> list[dict[str, Any]]:
+    """The TRANSACTIONUPDATEs of this payment the journal holds: of its site, sent after it was made
+    (a journal outlives a notebook's fresh sandbox, whose references may come round again)."""
     if journal is None:
         return []
+    reference, currency = str(record.get("transactionreference")), record.get("currencyiso3a")
+    made = pd.to_datetime(record.get("transactionstartedtimestamp"), errors="coerce")
     source = journal if isinstance(journal, Journal) else Journal(journal)
     rows = source.rows(
         "SELECT started_at, gateway_time, request_json, outcome, errorcode, errormessage FROM exchanges "
-        "WHERE request_types LIKE '%TRANSACTIONUPDATE%' AND request_json LIKE ? ORDER BY id",
-        (f"%{reference}%",),
+        "WHERE request_types LIKE '%TRANSACTIONUPDATE%' AND request_json LIKE ? "
+        "AND (sitereference = ? OR sitereference IS NULL OR ? IS NULL) ORDER BY id",
+        (f"%{reference}%", site, site),
     )
+    sent = [pd.to_datetime(row["gateway_time"], errors="coerce") for row in rows]
+    rows = [row for row, at in zip(rows, sent, strict=True) if pd.isna(made) or pd.isna(at) or at >= made]
     events = []
     for row in rows:
         for request in json.loads(row["request_json"]).get("request", []):
