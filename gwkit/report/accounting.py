@@ -21,7 +21,7 @@ from __future__ import annotations
 import html
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +98,6 @@ class AccountingView:
     when: ReportTime
     left_out: str = ""
     title: str = "Transactions for accounting"
-    notes: list[str] = field(default_factory=list)
 
     @property
     def caption(self) -> str:

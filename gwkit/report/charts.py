@@ -79,14 +79,6 @@ def labelled(
     return ax
 
 
-def _main_currency(currencies: pd.Series, nothing: str) -> str:
-    """The most frequent currency; ValueError(`nothing`) when there is none."""
-    counts = currencies.value_counts()
-    if counts.empty or counts.iloc[0] == 0:
-        raise ValueError(nothing)
-    return str(counts.index[0])
-
-
 def _payments(frame: pd.DataFrame, currency: str | None) -> pd.DataFrame:
     """AUTH records with an amount and a day: in one currency when given, else in every currency."""
     for column in ("baseamount_major", DAY_COLUMN, "currencyiso3a"):

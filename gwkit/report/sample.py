@@ -3,7 +3,7 @@
     refs = gwkit.report.sample.sample_activity(gw)   # gw: a connection to a sandbox; moves its clock ~2 months
 
 GBP and EUR payments with customers' names and emails, a decline, a bank error (outcome unknown), a
-declined card, full and partial refunds, a lowered settle amount, a cancel, a suspended settlement,
+declined card, full and partial refunds (one of a subscription payment), a lowered settle amount, a cancel, a suspended settlement,
 subscriptions (three that pay, one declining from its second payment, one suspended, one in EUR)
 and one payment still awaiting settlement at the end. Notebook 07 and the report tests read it.
 Answers the transaction references by name ("chloe", "declined", "sub-declining", ...).
@@ -128,6 +128,8 @@ def sample_activity(gw: Any, *, orders: Mapping[str, str] | None = None) -> dict
     shop.refund("jean", baseamount=499)  # EUR, in part
     clock.advance(to=f"{begin + timedelta(days=1)}T09:00:00")  # every subscription's first automated payment
     shop.subscriptions["declining"].set_amount(70000)  # declined from now on
+    gym = shop.subscriptions["gym1"]
+    gym.refund_payment(gym.first_number, baseamount=250)  # part of a subscription payment given back
     clock.advance(to=f"{add_months(begin, 1) + timedelta(days=1)}T09:00:00")  # the second
     shop.subscriptions["leaving"].suspend()
     clock.advance(to=f"{(start + timedelta(days=59)).date()}T09:00:00")

@@ -1,15 +1,18 @@
 """Subscriptions and their payments as pandas tables, and the numbers finance asks for.
 
     subs, pays = gwkit.report.subscription_portfolio(gw)   # every subscription of the site, every payment
-    monthly_recurring_revenue(pays)                         # recurring revenue, refunded and net per month
+    monthly_recurring_revenue(pays)                         # revenue (sign-ups included), refunded, net per month
     subscription_finance(subs, pays)                        # revenue, refunds, net, failed payments, churn per month
+    recurring_revenue(subs, pays)                           # expected per month, declining subscriptions apart
+    due_between(subs, pays, "2027-02-01", "2027-02-28")     # each payment due, amount and status in words
     revenue_by_state(subs, pays); churn(subs, pays); decline_rates(pays)
     plot_revenue_by_state(subs, pays); plot_subscription_finance(subs, pays)   # axes labelled
 
 `subscription_payments_frame(sub)` and `schedule_frame(sub)` show one subscription.
 `subscriptions_frame` has one row per subscription (its SUBSCRIPTION record, typed from the spec
-tables, plus `state` and `next_due_date`); `payments_frame` one row per automated payment:
-`number`, `due_date`, `made_on`, amount, `outcome`, `refunded` (what REFUNDs gave back of it). Both
+tables, plus `state` and `next_due_date`); `payments_frame` one row per payment (the automated
+ones; `subscription_portfolio` adds each sign-up payment): `kind` (sign-up or recurring), `number`, `due_date`, `made_on`, amount, `outcome`, `refunded` (what
+REFUNDs gave back of it). Every table has a row per currency (never added together). Both
 are built from what TRANSACTIONQUERY answers, so they work against the real gateway as against the
 sandbox.
 """
@@ -24,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from ..interface.codes import record_ok
+from ..interface.currency import format_money
 from ..interface.schedule import MONTHS_PER_UNIT, due_date, payment_dates
 from ..protocols import GatewayClient
 from ..querying import query_paged
@@ -527,8 +531,10 @@ def due_between(
 def _due_status(made: Any, state: str, at_risk: bool, number: int, upcoming: int) -> str:
     if made is not None:
         if made["outcome"] == AUTHORISED:
-            refunded = float(made.get("refunded_major", 0.0) or 0.0)
-            return "paid" + (f", {refunded:,.2f} refunded" if refunded else "")
+            refunded = int(made.get("refunded", 0) or 0)
+            return "paid" + (
+                f", {format_money(refunded, made.get('currencyiso3a'))} refunded" if refunded else ""
+            )
         code = made.get("errorcode")
         return f"{made['outcome']} ({code} · {made.get('errormessage') or ''})".replace(" · )", ")")
     if number < upcoming:

@@ -55,7 +55,7 @@ def test_the_net_column_sums_to_settled_less_refunded_per_currency(view, records
 
 def test_refunds_are_negative_and_what_moved_no_money_is_apart_in_words(view, books):
     refunds = view.book[view.book["movement"] == "refund"]
-    assert len(refunds) == 4 and (refunds["net"] < 0).all() and (refunds["amount"] < 0).all()
+    assert len(refunds) == 5 and (refunds["net"] < 0).all() and (refunds["amount"] < 0).all()
     payments = view.book[view.book["movement"] == "payment"]
     assert (payments["net"] > 0).all() and set(payments["status"].str.split(":").str[0]) == {"settled"}
     lowered = view.book.set_index("transaction reference").loc[books.refs["lowered"]]

@@ -37,6 +37,7 @@ def test_sign_up_payments_are_counted_in_revenue(portfolio, books):
     assert january["sign_up_revenue"] == pytest.approx(79.97)
     assert january["revenue"] == pytest.approx(2 * 79.97)
     assert finance.loc[(pd.Period("2026-01"), "EUR"), "revenue"] == pytest.approx(2 * 14.99)
+    assert january["refunded"] == 2.50  # of gym1's first automated payment
     # February: the declining one's 700.00 failed, so not revenue, and counted as a failed payment
     february = finance.loc[(pd.Period("2026-02"), "GBP")]
     assert february["revenue"] == pytest.approx(9.99 + 9.99 + 19.99 + 15.00)
@@ -167,3 +168,10 @@ def test_no_table_or_chart_drops_a_currency(transactions, portfolio):
         reports.plot_revenue_by_state(subs, pays),
     ):
         assert sorted(ax.get_title().split("(")[-1][:3] for ax in chart) == ["EUR", "GBP"]
+
+
+def test_a_refunded_subscription_payment_is_due_paid_with_its_refund_in_money(portfolio):
+    subs, pays = portfolio
+    due = reports.due_between(subs, pays, "2026-01-10", "2026-01-10").set_index("orderreference")
+    assert due.loc["sub-gym1", "status"] == "paid, £2.50 refunded"
+    assert due.loc["sub-gym2", "status"] == "paid"
