@@ -47,7 +47,8 @@ TEXT_FORMAT = "@"
 HEADER_FILL = PatternFill("solid", fgColor="EEF1F5")
 FONT = "Calibri"  # the workbook's default font, named: a style without a name prints in a serif
 BOLD = Font(name=FONT, bold=True)
-MAX_WIDTH = 60
+MAX_WIDTH = 80
+LINE_HEIGHT = 15  # points, a line of 11-point text
 WRAPPED = Alignment(wrap_text=True, vertical="top")
 LEFT = Alignment(horizontal="left")
 NO_CURRENCY = "no currency"
@@ -141,7 +142,12 @@ def write_table(
     for position, width in enumerate(widths, start=1):
         if width > MAX_WIDTH:  # sentences (a status in words) wrap within the column, never cut
             for offset in range(len(frame)):
-                sheet.cell(row=row + 1 + offset, column=position).alignment = WRAPPED
+                cell = sheet.cell(row=row + 1 + offset, column=position)
+                cell.alignment = WRAPPED
+                lines = -(-_width(cell) // MAX_WIDTH)
+                if lines > 1:  # a spreadsheet does not always grow a row for wrapped text it opens
+                    height = sheet.row_dimensions[cell.row].height or 0
+                    sheet.row_dimensions[cell.row].height = max(height, LINE_HEIGHT * lines)
         letter = get_column_letter(position)
         known = sheet.column_dimensions[letter].width if letter in sheet.column_dimensions else 0
         # a width counts characters of the default font; a wider substitute font (LibreOffice's, a
