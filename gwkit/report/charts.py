@@ -17,7 +17,7 @@ import pandas as pd
 from ..interface.codes import CANCELLED, explain
 from ..interface.vocabulary import settle_status_label
 from .frames import MONEY_COLUMNS
-from .timing import captioned
+from .timing import captioned, time_of
 
 DAY_COLUMN = "transactionstartedtimestamp"
 # Settled money green, pending blue, cancelled red, the rest grey: the colours a reader expects.
@@ -187,7 +187,8 @@ def decline_reasons_table(frame: pd.DataFrame) -> pd.DataFrame:
         }
         for code, count in failed.items()
     ]
-    return pd.DataFrame(rows, columns=["errorcode", "reason", "meaning", "count"])
+    table = pd.DataFrame(rows, columns=["errorcode", "reason", "meaning", "count"])
+    return captioned(table, "Failed records per error code (counts, every currency)", frame)
 
 
 def decline_reasons(frame: pd.DataFrame, *, ax: Any = None) -> Any:
@@ -198,5 +199,10 @@ def decline_reasons(frame: pd.DataFrame, *, ax: Any = None) -> Any:
     series = table.set_index("reason")["count"].sort_values()
     ax = series.plot.barh(ax=_axes(ax, (8, 3)), color="#b00020")
     return labelled(
-        ax, "Why transactions failed", "Number of records", "Error code and message", integer_axis="x"
+        ax,
+        "Why transactions failed",
+        "Number of records",
+        "Error code and message",
+        integer_axis="x",
+        note=time_of(table).caption,
     )

@@ -32,6 +32,7 @@ from ..interface.currency import exponent
 from .frames import MAJOR_SUFFIX, MONEY_COLUMNS
 from .spreadsheet import to_xlsx
 from .textcells import CURRENCY_COLUMNS, excel_would_convert, would_evaluate
+from .timing import caption_of
 
 
 def to_csv(
@@ -44,7 +45,8 @@ def to_csv(
 ) -> Path:
     """CSV with a header, no index, rows ending CRLF; returns the path. See the module for what
     `for_excel` (default) and `neutralise_formulas` (default) do; `caption`, the file's first line
-    (for Excel, default: the frame's `attrs["caption"]`, if any)."""
+    (for Excel, default: the frame's caption, else as of when and by which clock it was read, when
+    the frame knows: `timing.caption_of`)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     if for_excel:
@@ -52,7 +54,7 @@ def to_csv(
     else:
         written = neutralised(frame) if neutralise_formulas else frame
     if caption is None and for_excel:  # a data tool reads the header on the first line
-        caption = frame.attrs.get("caption")
+        caption = caption_of(frame)
     with open(target, "w", encoding="utf-8-sig" if for_excel else "utf-8", newline="") as out:
         if caption:
             pd.DataFrame([[caption]]).to_csv(out, index=False, header=False, lineterminator="\r\n")

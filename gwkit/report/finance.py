@@ -33,7 +33,7 @@ from ..interface.codes import explain
 from ..interface.currency import exponent
 from .charts import DAY_COLUMN, _axes, _panels, currencies_of, labelled
 from .frames import MONEY_COLUMNS
-from .timing import captioned
+from .timing import captioned, time_of
 
 RECONCILIATION_COLUMNS = [
     "day",
@@ -195,8 +195,7 @@ def declines_by_code(frame: pd.DataFrame) -> pd.DataFrame:
                 "share": count / len(payments),
             }
         )
-    table = pd.DataFrame(rows, columns=DECLINE_COLUMNS)
-    return table.astype(
+    table = pd.DataFrame(rows, columns=DECLINE_COLUMNS).astype(
         {
             "errorcode": "string",
             "message": "string",
@@ -206,6 +205,9 @@ def declines_by_code(frame: pd.DataFrame) -> pd.DataFrame:
             "count": "Int64",
             "share": "float64",
         }
+    )
+    return captioned(
+        table, "Failed payments per reason, with what it means and what to do (counts, every currency)", frame
     )
 
 
@@ -220,5 +222,10 @@ def plot_declines_by_code(frame: pd.DataFrame, *, ax: Any = None) -> Any:
     ).sort_values()
     ax = series.plot.barh(ax=_axes(ax, (8, 3)), color="#b00020")
     return labelled(
-        ax, "Failed payments by error code", "Number of payments", "Error code and message", integer_axis="x"
+        ax,
+        "Failed payments by error code",
+        "Number of payments",
+        "Error code and message",
+        integer_axis="x",
+        note=time_of(table).caption,
     )

@@ -40,6 +40,7 @@ from ..interface.currency import exponent
 from ..interface.fields import AMOUNT
 from .frames import MAJOR_SUFFIX, MONEY_COLUMNS, report_kind
 from .textcells import CURRENCY_COLUMNS, excel_would_convert, would_evaluate
+from .timing import REPORT_TIME, ReportTime, caption_of
 
 DATE_FORMAT = "yyyy-mm-dd"
 TIME_FORMAT = "yyyy-mm-dd hh:mm:ss"
@@ -66,11 +67,14 @@ def to_xlsx(frame: pd.DataFrame, path: str | os.PathLike[str], *, caption: str |
     """A workbook of `frame`: a summary sheet (the caption, the rows per currency), then a sheet per
     currency (`currencyiso3a` or `currency` column), else one sheet of all rows; returns the path."""
     currency_column = next((c for c in CURRENCY_COLUMNS if c in frame.columns), None)
-    caption = caption if caption is not None else frame.attrs.get("caption")
+    caption = caption if caption is not None else caption_of(frame)
     book = Workbook()
     summary = book.active
     summary.title = "Summary"
     lines: list[tuple[str, Any]] = [("What this is", caption or "An export of gwkit.report")]
+    when = ReportTime.from_attrs(frame.attrs.get(REPORT_TIME))
+    if when is not None:
+        lines += when.lines()
     if currency_column is None:
         write_table(book.create_sheet("Data"), frame, caption=caption)
         lines.append(("Rows", len(frame)))

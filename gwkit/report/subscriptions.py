@@ -373,7 +373,9 @@ def monthly_recurring_revenue(payments: pd.DataFrame) -> pd.DataFrame:
         .reset_index()
     )
     table["net"] = table["revenue"] - table["refunded"]
-    return table.reindex(columns=MRR_COLUMNS)
+    table = table.reindex(columns=MRR_COLUMNS)
+    table.attrs[MONEY_COLUMNS] = ["revenue", "sign_up_revenue", "refunded", "net"]
+    return captioned(table, "Subscription revenue per month and currency, sign-ups included", payments)
 
 
 RECURRING_COLUMNS = [
@@ -598,7 +600,7 @@ def churn(subscriptions: pd.DataFrame, payments: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame({"paying": paying}).assign(churned=churned).fillna({"churned": 0})
     table["churned"] = table["churned"].astype(int)
     table["churn_rate"] = table["churned"] / table["paying"]
-    return table
+    return captioned(table, f"Churn per month: {FINANCE_MEANINGS['churned']}", payments)
 
 
 FINANCE_COLUMNS = [
@@ -659,7 +661,7 @@ def decline_rates(payments: pd.DataFrame, by: str = "month") -> pd.DataFrame:
     table = pd.DataFrame({"payments": declined.groupby(key).size(), "declined": declined.groupby(key).sum()})
     table.index.name = by
     table["decline_rate"] = table["declined"] / table["payments"]
-    return table
+    return captioned(table, f"Subscription payments declined or failed, per {by} (every currency)", payments)
 
 
 # -- charts -------------------------------------------------------------------------------------
@@ -740,7 +742,14 @@ def plot_subscriptions_by_state(subscriptions: pd.DataFrame, *, ax: Any = None) 
     """Bars: how many subscriptions are in each state."""
     counts = subscriptions["state"].value_counts().reindex(list(STATES), fill_value=0)
     ax = counts.plot.bar(ax=_axes(ax, (6, 3)), rot=0, color=[STATE_COLOURS[s] for s in counts.index])
-    return labelled(ax, "Subscriptions by state", "State", "Number of subscriptions", integer_axis="y")
+    return labelled(
+        ax,
+        "Subscriptions by state",
+        "State",
+        "Number of subscriptions",
+        integer_axis="y",
+        note=time_of(subscriptions).caption,
+    )
 
 
 def plot_decline_rates(payments: pd.DataFrame, *, ax: Any = None) -> Any:
@@ -751,5 +760,9 @@ def plot_decline_rates(payments: pd.DataFrame, *, ax: Any = None) -> Any:
     ax = series.plot(ax=_axes(ax, (8, 3)), marker="o", color="#b00020")
     ax.set_ylim(bottom=0)
     return labelled(
-        ax, "Declined subscription payments", "Month the payment was made", "Declined (% of payments)"
+        ax,
+        "Declined subscription payments",
+        "Month the payment was made",
+        "Declined (% of payments)",
+        note=time_of(table).caption,
     )

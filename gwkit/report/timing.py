@@ -89,3 +89,13 @@ def captioned(table: Any, what: str, source: Any = None) -> Any:
     table.attrs[REPORT_TIME] = when.as_attrs()
     table.attrs[CAPTION] = f"{what}. {when.caption}"
     return table
+
+
+def caption_of(frame: Any) -> str | None:
+    """What an exported file says first: the frame's caption, else, when the frame knows the clock
+    its records were read by (`query_frame(..., clock=gw)`), as of when and which clock; else None."""
+    attrs = getattr(frame, "attrs", {})
+    if attrs.get(CAPTION):
+        return str(attrs[CAPTION])
+    when = ReportTime.from_attrs(attrs.get(REPORT_TIME))
+    return f"Exported by gwkit. {when.caption}" if when is not None else None

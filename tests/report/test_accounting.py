@@ -151,3 +151,15 @@ def test_a_cancelled_payment_is_a_failed_payment_in_words_not_ok(records):
     table = report.declines_by_code(report.query_frame(records)).set_index("errorcode")
     assert table.loc["0", "message"] == "Cancelled (settle status 3)" and table.loc["0", "count"] == 1
     assert "no money moved" in table.loc["0", "meaning"]
+
+
+def test_a_raw_export_states_its_clock_in_every_file(books, tmp_path):
+    transactions = report.transactions_frame(books.gw, "2026-01-01")
+    files = report.export(transactions, tmp_path, "raw")
+    first = files["csv"].read_text(encoding="utf-8-sig").splitlines()[0]
+    assert first == "Exported by gwkit. As of 2026-03-05 09:00 by the sandbox's virtual clock; times in UTC."
+    book = openpyxl.load_workbook(files["xlsx"])
+    summary = {row[0]: row[1] for row in book["Summary"].iter_rows(max_col=2, values_only=True) if row[0]}
+    assert summary["Clock read"] == "the sandbox's virtual clock" and summary["As of"] == "2026-03-05 09:00:00"
+    assert book.sheetnames == ["Summary", "EUR", "GBP"]  # a sheet per currency
+    assert pd.read_parquet(files["parquet"]).attrs["report_time"]["clock"] == "the sandbox's virtual clock"
