@@ -160,6 +160,8 @@ def test_a_raw_export_states_its_clock_in_every_file(books, tmp_path):
     assert first == "Exported by gwkit. As of 2026-03-05 09:00 by the sandbox's virtual clock; times in UTC."
     book = openpyxl.load_workbook(files["xlsx"])
     summary = {row[0]: row[1] for row in book["Summary"].iter_rows(max_col=2, values_only=True) if row[0]}
-    assert summary["Clock read"] == "the sandbox's virtual clock" and summary["As of"] == "2026-03-05 09:00:00"
+    assert (
+        summary["Clock read"] == "the sandbox's virtual clock" and summary["As of"] == "2026-03-05 09:00:00"
+    )
     assert book.sheetnames == ["Summary", "EUR", "GBP"]  # a sheet per currency
     assert pd.read_parquet(files["parquet"]).attrs["report_time"]["clock"] == "the sandbox's virtual clock"
