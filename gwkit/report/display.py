@@ -28,7 +28,7 @@ from ..interface.currency import exponent, format_money
 from ..interface.fields import AMOUNT
 from ..interface.masking import mask_data
 from ..interface.vocabulary import WORDED_FIELDS, labelled
-from .frames import CURRENCY_COLUMN, MAJOR_SUFFIX, MONEY_COLUMNS, report_kind
+from .frames import CURRENCY_COLUMN, MAJOR_SUFFIX, MONEY_COLUMNS, flat, report_kind
 
 itables: ModuleType | None
 try:  # the [lab] extra brings itables; the plain table below is the fallback
@@ -141,8 +141,7 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     than 0, 1, 2, ...) is shown as the first columns. `caption` defaults to the frame's own
     (`attrs["caption"]`: what it is, as of when, by which clock, in which time zone)."""
     caption = caption if caption is not None else frame.attrs.get("caption")
-    if frame.index.names != [None] or not isinstance(frame.index, pd.RangeIndex):
-        frame = frame.reset_index()  # keeps attrs (the currency, the money columns)
+    frame = flat(frame)  # keeps attrs (the currency, the money columns)
     shown = for_people(frame)
     right = numeric_columns(frame, shown)
     if itables is not None:

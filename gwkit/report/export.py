@@ -29,7 +29,7 @@ import pandas as pd
 from pandas.api.types import is_bool_dtype, is_datetime64_any_dtype, is_float_dtype, is_numeric_dtype
 
 from ..interface.currency import exponent
-from .frames import MAJOR_SUFFIX, MONEY_COLUMNS
+from .frames import MAJOR_SUFFIX, MONEY_COLUMNS, flat
 from .spreadsheet import to_xlsx
 from .textcells import CURRENCY_COLUMNS, excel_would_convert, would_evaluate
 from .timing import caption_of
@@ -49,6 +49,7 @@ def to_csv(
     the frame knows: `timing.caption_of`)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    frame = _periods_as_text(flat(frame))  # a month and a currency in the index are columns of the file
     if for_excel:
         written = _for_excel(frame, neutralise_formulas)
     else:
@@ -62,6 +63,17 @@ def to_csv(
         # would otherwise read as the end of a row, and the rest of the cell as a new (unneutralised) one.
         written.to_csv(out, index=False, date_format="%Y-%m-%d %H:%M:%S", lineterminator="\r\n")
     return target
+
+
+def _periods_as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Months (periods) as `2026-01`: the CSV writer's date format would make one its last day."""
+    periods = [c for c in frame.columns if isinstance(frame[c].dtype, pd.PeriodDtype)]
+    if not periods:
+        return frame
+    out = frame.copy()
+    for name in periods:
+        out[name] = frame[name].astype("string")
+    return out
 
 
 def neutralised(frame: pd.DataFrame) -> pd.DataFrame:
@@ -127,7 +139,7 @@ def to_parquet(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Parquet (pyarrow) keeping the dtypes: Int64, datetime64, category, string; returns the path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(target, engine="pyarrow", index=False)
+    flat(frame).to_parquet(target, engine="pyarrow", index=False)
     return target
 
 

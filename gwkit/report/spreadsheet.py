@@ -38,7 +38,7 @@ from pandas.api.types import (
 
 from ..interface.currency import exponent
 from ..interface.fields import AMOUNT
-from .frames import MAJOR_SUFFIX, MONEY_COLUMNS, report_kind
+from .frames import MAJOR_SUFFIX, MONEY_COLUMNS, flat, report_kind
 from .textcells import CURRENCY_COLUMNS, excel_would_convert, would_evaluate
 from .timing import REPORT_TIME, ReportTime, caption_of
 
@@ -66,6 +66,7 @@ def money_format(currency: str | None) -> str:
 def to_xlsx(frame: pd.DataFrame, path: str | os.PathLike[str], *, caption: str | None = None) -> Path:
     """A workbook of `frame`: a summary sheet (the caption, the rows per currency), then a sheet per
     currency (`currencyiso3a` or `currency` column), else one sheet of all rows; returns the path."""
+    frame = flat(frame)  # a month and a currency in the index are columns of the workbook
     currency_column = next((c for c in CURRENCY_COLUMNS if c in frame.columns), None)
     caption = caption if caption is not None else caption_of(frame)
     book = Workbook()

@@ -5,6 +5,7 @@ drops a currency silently."""
 from __future__ import annotations
 
 import matplotlib
+import openpyxl
 import pandas as pd
 import pytest
 
@@ -175,3 +176,18 @@ def test_a_refunded_subscription_payment_is_due_paid_with_its_refund_in_money(po
     due = reports.due_between(subs, pays, "2026-01-10", "2026-01-10").set_index("orderreference")
     assert due.loc["sub-gym1", "status"] == "paid, £2.50 refunded"
     assert due.loc["sub-gym2", "status"] == "paid"
+
+
+def test_a_finance_table_exports_with_its_month_and_currency(portfolio, tmp_path):
+    finance = reports.subscription_finance(*portfolio)
+    files = report.export(finance, tmp_path, "finance")
+    lines = files["csv"].read_text(encoding="utf-8-sig").splitlines()
+    assert lines[0].startswith('"Subscription finance per month and currency')  # quoted: it has commas
+    assert lines[1].startswith("month,currencyiso3a,revenue,sign_up_revenue")
+    # the month stays text (="2026-01": Excel would make it a day), euros with their two decimals
+    assert lines[2].startswith('"=""2026-01""",EUR,29.98,14.99,')
+    book = openpyxl.load_workbook(files["xlsx"])
+    assert book.sheetnames == ["Summary", "EUR", "GBP"]
+    gbp = [[c.value for c in row] for row in book["GBP"].iter_rows(min_row=2, max_row=3)]
+    assert gbp[0][:3] == ["month", "currencyiso3a", "revenue (GBP)"] and gbp[1][:2] == ["2026-01", "GBP"]
+    assert gbp[1][2] == pytest.approx(2 * 79.97)
