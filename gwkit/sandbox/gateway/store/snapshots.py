@@ -49,7 +49,7 @@ def check_name(name: Any) -> str:
 
 
 class Gateway(Protocol):
-    """What snapshots use of the gateway: its store, its clock, and the lock that advances take."""
+    """What snapshots use of the gateway: its store, its clock, and what counts the moves under way."""
 
     store: Any
     clock: Any
@@ -142,7 +142,7 @@ class FileSnapshots(Snapshots):
         sites = [s for s in info["sites"] if s in self.sites]
         store = self.gateway.store
         conn = store.connection()
-        with self.gateway.advance_lock:
+        with self.gateway.advance_lock, store.hold(self.sites):
             conn.execute("ATTACH DATABASE ? AS snap", (str(path),))
             try:
                 tables = SiteTables.of(store.catalog(conn), site_expressions=self.site_expressions)

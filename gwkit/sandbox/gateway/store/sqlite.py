@@ -19,11 +19,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..moves import Moves
+from ..moves import DEFAULT_LEASE_SECONDS, Moves
 from ..references import ReferenceNumbers
 from ..sitedata import Catalog
 from ..vault import Vault
@@ -32,6 +32,7 @@ from .common import (
     CORE_SCHEMA,
     MemoryFaultRows,
     Records,
+    SiteTurns,
     Sql,
     Statement,
     StoreError,
@@ -225,6 +226,7 @@ class SqliteStore(Records):
         self._connections: dict[threading.Thread, sqlite3.Connection] = {}  # each thread's own
         self._lock = threading.Lock()
         self._turns = WriteTurns()
+        self._turns_of_sites = SiteTurns()  # hold()
         self._waits = WaitTally()  # write_turns()
         self.checkpointer = Checkpointer(self.path, CHECKPOINT_EVERY)
         self._prefix: str | None = None  # of transaction references: set once per database
@@ -238,9 +240,13 @@ class SqliteStore(Records):
 
     # what the store makes for the rest of the sandbox
 
-    def moves(self) -> Moves:
-        """The clock moves under way: one process moves this store's clocks, so in memory."""
+    def moves(self, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Moves:
+        """The clock moves under way: one process moves this store's clocks, so in memory (no lease)."""
         return Moves()
+
+    def hold(self, sites: Iterable[str], wait: bool = True) -> AbstractContextManager[bool]:
+        """The turn of `sites` for a change that spans many transactions (common.SiteTurns)."""
+        return self._turns_of_sites.hold(sites, wait)
 
     def fault_rows(self) -> MemoryFaultRows:
         """Where injected faults are kept: one process serves this store, so in memory."""
