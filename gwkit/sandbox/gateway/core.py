@@ -64,6 +64,7 @@ from .refusal import Refusal, unknown_error
 from .sitedata import Expression, SiteTables, delete_sites
 from .sql import Statement
 from .store import open_store
+from .store.snapshots import resume_restores
 
 # Every part of the gateway, each listing what it serves in plain constants (see context.Tables).
 HANDLER_MODULES: tuple[ModuleType, ...] = (
@@ -129,6 +130,7 @@ class Gateway:
             self.store, self.clock, self.tables, self.accounts, self.daily_jobs, self._stopping
         )
         self.notifier = Notifier(self.store, self.clock.clocks, self.accounts, notification_hosts)
+        resume_restores(self.store, self.site_expressions)  # a restore cut short is done again first
         self._catch_up()
         self.notifier.wake()  # deliveries a stopped sandbox left open go on
         # Every host of a team sandbox renews its moves' leases and takes over those of a dead one.
