@@ -553,9 +553,11 @@ async def restore_again_and_again(server: Server, until: float, tally: Tally) ->
 class TenantWaits:
     """PostgreSQL's own view of the server's sessions waiting, sampled every few milliseconds: each
     waiting lock classified by what it is. A site's write lock or turn (a write takes only its own
-    sites' locks, so the waiter waits for its own tenant); the whole sandbox's lock (taken alone by a
+    sites' locks, so the waiter waits for its own tenant; but a group-commit batch waits for its first
+    request's site with every request it carries, other tenants' too: docs/team-sandbox.md); the whole sandbox's lock (taken alone by a
     reset of every site, a migration: any tenant may wait there for another); a row or transaction
-    (another session's row: possibly another tenant's). Counted in samples with a session waiting."""
+    (another session's row: possibly another tenant's); a table's file growing (`extend`: whoever
+    inserts next waits for it, whatever the tenant, as for the CPU). Counted in samples of waiting."""
 
     def __init__(self, database: str, sites: list[str]):
         import psycopg
@@ -574,7 +576,8 @@ class TenantWaits:
         self.samples = 0
         self.own_site: dict[str, int] = {}  # waits for a site's lock, by site
         self.whole_sandbox = 0
-        self.rows: dict[str, int] = {}  # waits for a row or transaction, by wait event
+        self.rows: dict[str, int] = {}  # waits for a row, a transaction or a table, by wait event
+        self.extend = 0  # waits for a table's file to grow: no tenant's
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample)
 
@@ -603,6 +606,8 @@ class TenantWaits:
                     else:
                         site = self.site_keys.get(key, "unknown")
                         self.own_site[site] = self.own_site.get(site, 0) + 1
+                elif locktype == "extend":
+                    self.extend += 1
                 else:
                     self.rows[event] = self.rows.get(event, 0) + 1
 
@@ -826,7 +831,8 @@ def main() -> int:
     if waits is not None:
         print(
             f"  sessions waiting       {waits.samples} samples: for the whole sandbox's lock {waits.whole_sandbox}, "
-            f"for a row {sum(waits.rows.values())} {waits.rows or ''}, for a site's own lock "
+            f"for a row {sum(waits.rows.values())} {waits.rows or ''}, for a table's file to grow {waits.extend}, "
+            "for a site's own lock "
             + (", ".join(f"{site} {count}" for site, count in sorted(waits.own_site.items())) or "0")
         )
     phases = (
