@@ -397,3 +397,30 @@ def test_the_lease_length_is_a_positive_number_of_seconds(url, tmp_path):
     )
     assert refused.returncode == 2
     assert "--move-lease: '0' is not a positive number of seconds" in refused.stderr
+
+
+def test_a_host_stopping_mid_move_gives_it_up_at_once_and_another_finishes_it(url):
+    subscriptions = populated(url, 10)
+    stopping, other = Sandbox(url), Sandbox(url)
+    try:
+
+        def stop_at_the_third_day(day: date) -> None:
+            days.append(day)
+            if len(days) == 3:
+                stopping.gateway.stop_work()  # SIGTERM: the run ends before its next day
+
+        days: list[date] = []
+        daily_run = stopping.gateway.daily.run
+        stopping.gateway.daily.run = lambda *args, **kwargs: daily_run(  # type: ignore[method-assign]
+            *args, **{**kwargs, "on_day": lambda day: (kwargs["on_day"](day), stop_at_the_third_day(day))}
+        )
+        answer = stopping.gateway.advance(to="2026-07-01T08:00:00")
+        assert "stopped_before" in answer
+        [(key, lease_until)] = Database(url).rows("SELECT key, lease_until FROM gwkit_clock_moves")
+        assert lease_until == 0  # given up: no lease to wait for
+        assert other.gateway.sweep_moves() == [key]
+    finally:
+        stopping.close()
+        other.close()
+    assert Database(url).value("SELECT count(*) FROM gwkit_clock_moves") == 0
+    assert assert_each_payment_made_once(url, subscriptions, date(2026, 7, 1)) == 10 * 6
