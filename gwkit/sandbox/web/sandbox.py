@@ -45,6 +45,7 @@ class Sandbox:
         clock_start: datetime | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
         notification_hosts: Iterable[str] | None = None,
+        move_lease: float | None = None,
     ):
         self.gateway = Gateway(
             db_path,
@@ -53,6 +54,7 @@ class Sandbox:
             schemas=(receipts.SCHEMA, faultlog.SCHEMA),
             site_expressions=receipts.SITE_EXPRESSIONS,
             notification_hosts=notification_hosts,
+            move_lease=move_lease,
         )
         self.max_body_bytes = max_body_bytes
         # faults shared by a team sandbox's workers; in memory for one process
