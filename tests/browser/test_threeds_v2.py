@@ -93,6 +93,8 @@ def test_the_challenge_page_clicked_through_in_chromium_then_the_auth(api, page,
 
 
 def test_the_fail_button_in_chromium_makes_the_auth_unauthenticated(api, page, term_posts):
+    """PYT Cardinal feature: 4000000000001091 is the challenge card; failing it gives N, and the AUTH
+    sent anyway 60022 (chosen, as v1's unauthenticated AUTH)."""
     (record,) = api.records(threedquery("4000000000001091", "THREEDQUERY", "AUTH"))
     page.set_content(merchant_page(record))
     page.get_by_test_id("acs-v2-fail").click()
@@ -189,6 +191,8 @@ def test_the_makers_library_sees_a_failed_challenge_as_failure(api, page, term_p
 
 
 def test_the_makers_library_sees_a_challenge_error_as_error(api, page, term_posts, sdk):
+    """V3 card.py: 340000000003144 is an Amex "challenge error" card; V3 ChallengeResultHandler: ERROR
+    ends in error 50003 with no AUTH."""
     (record,) = api.records(
         threedquery("340000000003144", "THREEDQUERY", "AUTH")
     )  # challenge error, Amex 2.1

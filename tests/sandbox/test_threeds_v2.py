@@ -168,6 +168,8 @@ def test_lookup_of_a_version_1_or_unknown_card_answers_no_version(gateway, pan):
     ],
 )
 def test_lookup_refusals_name_the_field(gateway, fields, errorcode, errordata):
+    """Real-gateway-facts.md's error table (30000 naming the field, 60031 for a scheme without 3-D
+    Secure); THREEDLOOKUP alone in its object (V3 ThreeDLookupRequest.ts sends it alone)."""
     record = gateway.one({**lookup("4900490000000501"), **fields})
     assert (record["errorcode"], record["errordata"]) == (errorcode, errordata)
 
@@ -258,6 +260,8 @@ def test_an_auth_sent_later_names_the_frictionless_threedquery(gateway):
 
 
 def test_a_threedresponse_after_a_frictionless_threedquery_is_refused(gateway):
+    """V3 ThreeDSecureVerificationService: without an acsurl the library sends no threedresponse; one
+    that claims a challenge nobody made is refused (chosen, docs/threeds.md)."""
     (query,) = gateway.records(threedquery("4900490000000006", "THREEDQUERY"))
     auth = gateway.one(
         after_challenge(query["transactionreference"], library_jwt("SUCCESS", pares_status="Y"))
@@ -429,6 +433,8 @@ def test_a_threedresponse_that_contradicts_the_session_is_refused(gateway, answe
 
 
 def test_a_threedresponse_before_the_challenge_is_answered_is_refused(gateway):
+    """Issue 41: the outcome is the sandbox's own ACS session; before the ACS has answered there is
+    none (chosen, docs/threeds.md). V3 ccTDQEnrolledY.json: the challenge's THREEDQUERY."""
     record = challenge(gateway, "4900490000000147")
     auth = gateway.one(
         after_challenge(record["transactionreference"], library_jwt("SUCCESS", pares_status="Y"))
@@ -439,6 +445,8 @@ def test_a_threedresponse_before_the_challenge_is_answered_is_refused(gateway):
 
 
 def test_the_auth_after_a_challenge_pays_once_and_keeps_the_authenticated_amount(gateway, answered):
+    """The cardholder authenticated the THREEDQUERY's amount (V3 ccTDQEnrolledY.json: no amount is
+    echoed, the AUTH inherits it); one AUTH per authentication, as v1's md (chosen)."""
     record, cres = answered
     jwt = library_jwt("SUCCESS", cres=cres)
     other_amount = gateway.one(after_challenge(record["transactionreference"], jwt, baseamount="999"))
@@ -581,6 +589,8 @@ def test_the_method_page_of_a_method_not_completed_card_never_notifies(gateway, 
 
 
 def test_a_cachetoken_serves_one_threedquery(gateway):
+    """HC 6744090512529: the look-up's cachetoken stands for the card in the THREEDQUERY; one
+    THREEDQUERY per look-up, and a token the sandbox did not make is refused (chosen)."""
     record = gateway.one(lookup("5591390000000504"))
     card_free = by_token(record["cachetoken"], "THREEDQUERY")
     (query,) = gateway.records(card_free)
@@ -596,6 +606,8 @@ def test_a_cachetoken_serves_one_threedquery(gateway):
 
 
 def test_a_version_1_card_looked_up_takes_version_1s_threedquery(gateway):
+    """real-gateway-facts.md: the look-up of a v1 card answers no threedversion; its THREEDQUERY keeps
+    version 1's answer (issue 41: a card the v2 table does not know keeps today's answer)."""
     record = gateway.one(lookup("4111110000000211"))
     card_free = by_token(record["cachetoken"])
     (query,) = gateway.records(card_free)
@@ -622,6 +634,8 @@ def test_a_version_1_card_looked_up_takes_version_1s_threedquery(gateway):
     ],
 )
 def test_bad_posts_get_a_page_saying_what_is_wrong(sandbox, browser, path, form, words):
+    """As v1's ACS (docs/threeds.md): a refused post is a 400 page saying what is wrong, with the
+    security headers; the field names are EMVCo's and the SDK's (SDK 1.2.73 dist/index.js)."""
     page = browser.post(sandbox.base_url + path, data=form)
     assert page.status_code == 400 and words in error_text(page.text)
     assert (
@@ -632,11 +646,13 @@ def test_bad_posts_get_a_page_saying_what_is_wrong(sandbox, browser, path, form,
 
 @pytest.mark.parametrize("path", ["/acs/v2", "/acs/v2/complete", "/acs/v2/method", "/acs/v2/method/notify"])
 def test_the_pages_are_posted_to_not_opened(sandbox, browser, path):
+    """SDK 1.2.73: the library reaches every page with a form POST in a frame."""
     page = browser.get(sandbox.base_url + path)
     assert page.status_code == 405 and "HTTP POST" in error_text(page.text)
 
 
 def test_the_acs_refuses_a_challenge_that_has_paid(gateway, browser, answered):
+    """Chosen, as v1's ACS: an authentication completes one payment."""
     record, cres = answered
     assert (
         gateway.one(after_challenge(record["transactionreference"], library_jwt("SUCCESS", cres=cres)))[
@@ -649,6 +665,7 @@ def test_the_acs_refuses_a_challenge_that_has_paid(gateway, browser, answered):
 
 
 def test_the_challenge_page_escapes_what_the_browser_sent(gateway, browser):
+    """The project's rule: HTML rendered with autoescaping, card numbers masked (first 6, last 4)."""
     record = challenge(gateway, "4900490000000147")
     page = browser.post(
         record["acsurl"], data={"creq": record["threedpayload"], "threeDSSessionData": "<b>x'</b>"}
@@ -685,7 +702,9 @@ def test_look_ups_and_challenges_last_two_hours_of_the_sites_clock(gateway, brow
     moves the module's clock."""
     found = gateway.one(lookup("4900490000000501"))
     record = challenge(gateway, "4900490000000147")
-    with httpx.Client(base_url=sandbox.base_url, auth=(sandbox.username, sandbox.password), timeout=30) as control:
+    with httpx.Client(
+        base_url=sandbox.base_url, auth=(sandbox.username, sandbox.password), timeout=30
+    ) as control:
         assert control.post("/_sandbox/clock/advance", json={"by": "PT2H1M"}).status_code == 200
     late = gateway.one(by_token(found["cachetoken"], "THREEDQUERY"))
     assert (late["errorcode"], late["errordata"]) == ("30000", ["cachetoken"])
