@@ -511,7 +511,7 @@ def _authenticated_card(ctx: Context, session: V2Session, request: Mapping[str, 
     v1 = threeds.session_by_reference(ctx.conn, session.transactionreference or "")
     if v1 is None or v1.state == threeds.USED or session.expired(ctx.now):
         raise invalid_field("parenttransactionreference")
-    threeds.check_inherited(request, v1, amount_fixed=session.state == ANSWERED)
+    threeds.check_inherited(request, v1, amount_fixed=True)  # the issuer decided on this amount
     card = threeds.card_of_session(ctx, v1, request)
     card.extra.pop("xid", None)  # EMV 3-D Secure has no XID
     eci = threeds.eci_for(status, card.paymenttype) if status in ("Y", "A", "U") else None

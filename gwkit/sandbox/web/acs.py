@@ -129,8 +129,11 @@ def error_page(message: str, status: int = 400) -> SandboxResponse:
     return page("acs_error.html", status, title="3-D Secure: request refused", message=message)
 
 
-def posted_form(request: SandboxRequest) -> dict[str, str] | SandboxResponse:
-    """The browser's form post, or the error page for a body that is not a UTF-8 form of a few fields.
+def posted_form(
+    request: SandboxRequest, fields: str = "PaReq, TermUrl and MD"
+) -> dict[str, str] | SandboxResponse:
+    """The browser's form post, or the error page for a body that is not a UTF-8 form of a few fields
+    (`fields`: what the page reads, for the message).
 
     (Sandbox.answer has already refused any content type but a URL-encoded form: routes.py.)"""
     try:
@@ -138,12 +141,9 @@ def posted_form(request: SandboxRequest) -> dict[str, str] | SandboxResponse:
             parse_qsl(request.body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
         )
     except UnicodeDecodeError:
-        return error_page("The form is not UTF-8 text: the ACS reads PaReq, TermUrl and MD as UTF-8.")
+        return error_page(f"The form is not UTF-8 text: the page reads {fields} as UTF-8.")
     except ValueError:
-        return error_page(
-            f"The form has more than {MAX_FORM_FIELDS} fields: the ACS needs PaReq, TermUrl "
-            "and MD (and an outcome)."
-        )
+        return error_page(f"The form has more than {MAX_FORM_FIELDS} fields: the page needs {fields}.")
 
 
 def acs_get(sandbox: Served, request: SandboxRequest) -> SandboxResponse:

@@ -42,6 +42,8 @@ COMPLETE_PATH = threeds_v2.ACS_PATH + "/complete"
 FORM_PATHS = (threeds_v2.METHOD_PATH, threeds_v2.NOTIFY_PATH, threeds_v2.ACS_PATH, COMPLETE_PATH)
 MAX_SESSION_DATA = 1024  # threeDSSessionData: the requestor's own, returned unchanged
 SUBMIT, FAIL, CANCEL = "submit", "fail", "cancel"
+METHOD_FIELDS = "threeDSMethodData"
+CHALLENGE_FIELDS = "creq and threeDSSessionData (and the cardholder's answer)"
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ def _method_session(gateway: Gateway, conn: Any, data: dict[str, Any]) -> V2Sess
 
 def method_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     """The issuer's 3DS method page: it posts on to the gateway's notification URL at once."""
-    form = posted_form(request)
+    form = posted_form(request, METHOD_FIELDS)
     if isinstance(form, SandboxResponse):
         return form
     try:
@@ -115,7 +117,7 @@ def method_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
 
 def method_notification(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     """The gateway's notification page: "method completed", told to the frame's parent too."""
-    form = posted_form(request)
+    form = posted_form(request, METHOD_FIELDS)
     if isinstance(form, SandboxResponse):
         return form
     try:
@@ -180,7 +182,7 @@ def acs_get(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
 
 def challenge_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     gateway = sandbox.gateway
-    form = posted_form(request)
+    form = posted_form(request, CHALLENGE_FIELDS)
     if isinstance(form, SandboxResponse):
         return form
     try:
@@ -230,7 +232,7 @@ _ACTION_CODES = {"Y": "SUCCESS", "N": "FAILURE", threeds_v2.ERRO: "ERROR"}
 
 def challenge_complete(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     gateway = sandbox.gateway
-    form = posted_form(request)
+    form = posted_form(request, CHALLENGE_FIELDS)
     if isinstance(form, SandboxResponse):
         return form
     if form.get("outcome") not in (SUBMIT, FAIL, CANCEL):
