@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 import gwkit.sandbox
-from gwkit.interface.testcards import test_card
+from gwkit.interface import testcards
 from support.sandbox import CLOCK, SITE, Gateway
 from support.threeds_v2 import (
     SUBSCRIPTION_FIELDS,
@@ -187,7 +187,7 @@ def test_each_frictionless_case_of_every_scheme_answers_its_auth_in_the_same_ans
     errorcode, status, settlestatus, with_cavv = FRICTIONLESS_CASES[case]
     for pan in cards_of(case):
         query, auth = gateway.records(threedquery(pan))
-        card = test_card(pan)
+        card = testcards.test_card(pan)
         assert query["requesttypedescription"] == "THREEDQUERY" and query["errorcode"] == "0", (pan, query)
         assert (query["enrolled"], query["threedversion"]) == (card.enrolled, card.threedversion)
         assert (query["acquirerresponsecode"], query["dccenabled"], query["settlestatus"]) == ("0", "0", "0")
@@ -287,7 +287,7 @@ def test_challenge_cards_of_each_scheme_stop_and_authorise_after_the_challenge(g
     CReq {messageType, messageVersion, threeDSServerTransID, acsTransID, challengeWindowSize 02}, no
     pareq, md, xid, status, baseamount or currencyiso3a, and the AUTH after it Y/05 with a cavv."""
     record = challenge(gateway, pan)
-    card = test_card(pan)
+    card = testcards.test_card(pan)
     assert (record["enrolled"], record["threedversion"], record["errorcode"]) == (
         "Y",
         card.threedversion,

@@ -13,7 +13,7 @@ import re
 from html import unescape
 from typing import Any
 
-from gwkit.interface.testcards import test_cards
+from gwkit.interface import testcards
 from support.sandbox import SITE
 
 TERMURL = "https://merchant.example/3ds/term"
@@ -44,7 +44,7 @@ BROWSER = {  # what the library reads from the browser (V3 BrowserDataProvider.t
 
 def cards_of(*cases: str) -> list[str]:
     """The EMV 3-D Secure test cards of these cases (data/test_cards.csv, column threedscase)."""
-    return [c.pan for c in test_cards().values() if c.emv3ds and c.threedscase in cases]
+    return [c.pan for c in testcards.test_cards().values() if c.emv3ds and c.threedscase in cases]
 
 
 def securitycode(pan: str) -> str:
