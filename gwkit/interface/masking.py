@@ -1,7 +1,9 @@
 """Masking of card data and secrets, for reprs, logs, journals and error messages.
 
 A PAN is shown as its first 6 digits, `######`, and its last 4 (the gateway's `maskedpan`).
-Security codes, PaRes, MD, cache tokens and passwords are never shown at all.
+Security codes, PaRes, MD, cache tokens and passwords are never shown at all; nor are EMV 3-D
+Secure's challenge messages (`threedpayload`, the CReq; `cres`; `threedresponse`) or its
+`threeDSSessionData`.
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ from .fields import MASK_PAN, REDACT, SENSITIVE_FIELDS
 from .wire import PAN_PATTERN
 
 REDACTED = "[redacted]"
-# Names whose values are never shown: the secret fields, credentials, and the ACS's spelling of two.
-SECRET_NAMES = frozenset({"password", "authorization", "PaRes", "MD"}).union(
+# Names whose values are never shown: the secret fields, credentials, and the ACS's spelling of some
+# (v1's PaRes and MD; v2's creq, cres and threeDSSessionData, as the browser posts them).
+SECRET_NAMES = frozenset(
+    {"password", "authorization", "PaRes", "MD", "creq", "cres", "CRes", "threeDSSessionData"}
+).union(
     name for name, kind in SENSITIVE_FIELDS.items() if kind == REDACT
 )
 
