@@ -101,6 +101,8 @@ _CARD_FIELDS = ("pan", "expirydate", "securitycode")
 _LOOKUP_FIELDS = (*_CARD_FIELDS, "baseamount", "currencyiso3a", "orderreference", "sitereference")
 # The fields the remaining request types take again after a challenge (the card is inherited).
 _CARRIED_OVER = ("baseamount", "currencyiso3a", "orderreference")
+# Fields of the THREEDQUERY alone, never sent again with the remaining request types.
+_QUERY_ONLY = frozenset({"termurl", "cachetoken", *_CARD_FIELDS, *BROWSER_DEFAULTS})
 
 
 class ThreeDSecureV2Flow:
@@ -135,6 +137,7 @@ class ThreeDSecureV2Flow:
         self.start_url: str | None = None
         self._request: dict[str, Any] = {}
         self._remaining: tuple[str, ...] = ()
+        self._query_extra: dict[str, Any] = {}  # fields given to query() that the rest sends again
         self._session_data: str | None = None
         self._answer: dict[str, str] | None = None
         self._method_done = threading.Event()
@@ -402,6 +405,7 @@ class ThreeDSecureV2Flow:
         if "THREEDQUERY" not in types:
             raise ThreeDSecureError("requesttypes must include THREEDQUERY")
         self._remaining = types[types.index("THREEDQUERY") + 1 :]
+        self._query_extra = {k: v for k, v in fields.items() if k not in _QUERY_ONLY}
         request = self._query_request(browser, fields)
         response = self.client.send(self.client.build_request(types, request))
         records = list(response.records)
@@ -547,10 +551,16 @@ class ThreeDSecureV2Flow:
                 "parenttransactionreference": query["transactionreference"],
                 "threedresponse": jwt,
                 **carried,
+                **self._query_extra,
                 **extra,
             }
         else:  # frictionless, THREEDQUERY sent alone
-            request = {"parenttransactionreference": query["transactionreference"], **carried, **extra}
+            request = {
+                "parenttransactionreference": query["transactionreference"],
+                **carried,
+                **self._query_extra,
+                **extra,
+            }
         response = self.client.send(self.client.build_request(types, request))
         auth = next((r for r in response.records if r.get("requesttypedescription") == "AUTH"), None)
         self.auth_record = auth or response.record

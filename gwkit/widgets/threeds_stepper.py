@@ -127,8 +127,10 @@ ENROLMENT_ORDER = {"Y": 0, "N": 1, "U": 2}  # the 3-D Secure cards first, the ot
 
 def card_choices() -> list[tuple[str, str]]:
     """Test cards as (masked number and what it does, number), from the sandbox's card list: the
-    cards that show a 3-D Secure case first (enrolled, not enrolled, unknown), then the others."""
-    cards = sorted(test_cards().values(), key=lambda c: ENROLMENT_ORDER.get(c.enrolled, len(ENROLMENT_ORDER)))
+    cards that show a 3-D Secure v1 case first (enrolled, not enrolled, unknown), then the others
+    without 3-D Secure; the EMV 3-D Secure cards (version 2.x) belong to the v2 stepper."""
+    v1 = [c for c in test_cards().values() if not c.emv3ds]
+    cards = sorted(v1, key=lambda c: ENROLMENT_ORDER.get(c.enrolled, len(ENROLMENT_ORDER)))
     return [(f"{mask_pan(c.pan)} {c.paymenttypedescription}: {c.notes}", c.pan) for c in cards]
 
 
