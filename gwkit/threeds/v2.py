@@ -58,9 +58,13 @@ __all__ = [
     "ThreeDSecureV2Flow",
 ]
 
-# Outcomes the sandbox's challenge page offers (gwkit/sandbox): a final CRes is Y or N only (EMV
-# 3DS: A, U and R are frictionless outcomes); "error" makes the ACS post an error instead of a CRes.
-CHALLENGE_OUTCOMES = ("Y", "N", "error")
+# What the cardholder can do on the sandbox's challenge page (V2-CONTRACT.md: its documented
+# selectors): type the one-time code and submit (Y), fail (N), or cancel. A final CRes is Y or N
+# only (EMV 3DS: A, U and R are frictionless outcomes); a "challenge error" card's ACS posts an
+# error message (messageType Erro) instead of a CRes.
+CHALLENGE_OUTCOMES = ("Y", "N", "cancel")
+_CHALLENGE_BUTTONS = {"Y": "acs2-submit", "N": "acs2-fail", "cancel": "acs2-cancel"}
+_CODE_INPUT, _CODE_SHOWN, _RETURN_FORM = "acs2-otp", "acs2-otp-shown", "acs2-return"
 METHOD_TIMEOUT = 10.0  # seconds: the browser library's default wait for the 3DS method
 
 # Stages, in order.
@@ -199,17 +203,23 @@ class ThreeDSecureV2Flow:
     @property
     def cres(self) -> dict[str, Any] | None:
         """The ACS's challenge response (decoded), once the browser is back; None after an error."""
-        if self._answer is None or not self._answer.get("cres"):
-            return None
-        return decode_b64_json(self._answer["cres"], "cres")
+        message = self._acs_message()
+        return message if message is not None and message.get("messageType") != "Erro" else None
 
     @property
     def challenge_error(self) -> str | None:
-        """The ACS's error message when the challenge broke (no CRes came back)."""
-        if self._answer is None or self._answer.get("cres"):
+        """What went wrong when the challenge broke: the ACS's error message (messageType Erro),
+        or whatever it posted instead of a CRes."""
+        if self._answer is None:
             return None
-        message = {k: v for k, v in self._answer.items() if k != SESSION_DATA}
-        return "; ".join(f"{k}: {v}" for k, v in message.items()) or "the ACS answered without a CRes"
+        message = self._acs_message()
+        if message is not None and message.get("messageType") != "Erro":
+            return None
+        if message is not None:
+            parts = (message.get("errorCode"), message.get("errorDescription"), message.get("errorDetail"))
+            return " ".join(str(p) for p in parts if p) or "the ACS answered with an error message"
+        fields = {k: v for k, v in self._answer.items() if k not in (SESSION_DATA, "cres")}
+        return "; ".join(f"{k}: {v}" for k, v in fields.items()) or "the ACS answered without a CRes"
 
     @property
     def trans_status(self) -> str | None:
@@ -434,28 +444,36 @@ class ThreeDSecureV2Flow:
     def complete_challenge(
         self, outcome: str = "Y", *, http: httpx.Client | None = None, timeout: float = 30.0
     ) -> None:
-        """Play the cardholder at the sandbox's ACS without a browser: post the CReq, choose
-        `outcome` (Y, N or error; a one-time code is filled in as shown), and post the ACS's answer
-        to the term URL receiver, as a browser would."""
+        """Play the cardholder at the sandbox's ACS without a browser: post the CReq, then `outcome`:
+        Y types the one-time code the page shows and submits it, N fails the authentication,
+        cancel gives up; then post the ACS's answer to the term URL receiver, as a browser would.
+        The card decides the rest: a "challenge failed" card answers N whatever is typed, a
+        "challenge error" card an error message."""
         record = self._challenged_record()
         assert self._session_data is not None
+        if outcome not in _CHALLENGE_BUTTONS:
+            raise ThreeDSecureError(
+                f"challenge outcome {outcome!r}: expected one of {', '.join(CHALLENGE_OUTCOMES)}"
+            )
         own = http is None
         http = http or httpx.Client(timeout=timeout, verify=default_ssl_context())
         try:
             form = {"creq": record["threedpayload"], SESSION_DATA: self._session_data}
             acs = http.post(record["acsurl"], data=form)
             page = read_page(acs)
-            choice = next((f for f in page.forms if outcome in f.buttons.get("outcome", [])), None)
+            button_id = _CHALLENGE_BUTTONS[outcome]
+            choice = page.form_with(button_id)
             if choice is None:
-                offered = sorted({v for f in page.forms for v in f.buttons.get("outcome", [])})
                 raise ThreeDSecureError(
-                    f"the ACS page offers no outcome {outcome!r}"
-                    + (
-                        f"; it offers {', '.join(offered)}"
-                        if offered
-                        else " (only the sandbox's ACS can be completed headlessly)"
-                    )
+                    f"the ACS page has no #{button_id} button (only the sandbox's ACS can be completed headlessly)"
                 )
+            answer_fields = dict(choice.fields)
+            name, value = choice.ids[button_id]
+            if name:
+                answer_fields[name] = value
+            code_name = choice.ids.get(_CODE_INPUT, ("", ""))[0]
+            if outcome == "Y" and code_name:
+                answer_fields[code_name] = page.text_by_id.get(_CODE_SHOWN, "").strip()
             if self.stage == QUERIED:
                 self._set_stage(
                     AT_ACS,
@@ -463,10 +481,10 @@ class ThreeDSecureV2Flow:
                     {"creq": REDACTED, SESSION_DATA: REDACTED},
                     {"page": str(acs.url), "outcome chosen": outcome},
                 )
-            answer = read_page(
-                http.post(urljoin(str(acs.url), choice.action), data={**choice.fields, "outcome": outcome})
+            answer = read_page(http.post(urljoin(str(acs.url), choice.action), data=answer_fields))
+            back = answer.form_with(_RETURN_FORM) or next(
+                (f for f in answer.forms if SESSION_DATA in f.fields), None
             )
-            back = next((f for f in answer.forms if SESSION_DATA in f.fields), None)
             if back is None:
                 raise ThreeDSecureError("the ACS did not answer with a form for the term URL")
             returned = http.post(back.action, data=back.fields)  # what the browser's auto-submit does
@@ -510,6 +528,14 @@ class ThreeDSecureV2Flow:
         self._forget_pending()
 
     # -- internals -------------------------------------------------------------------------------
+
+    def _acs_message(self) -> dict[str, Any] | None:
+        if self._answer is None or not self._answer.get("cres"):
+            return None
+        try:
+            return decode_b64_json(self._answer["cres"], "cres")
+        except ThreeDSecureError:
+            return None
 
     def _query_request(self, browser: Mapping[str, Any] | None, fields: Mapping[str, Any]) -> dict[str, Any]:
         assert self.lookup_record is not None

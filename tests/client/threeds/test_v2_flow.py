@@ -141,7 +141,7 @@ def test_a_failed_challenge_is_not_authenticated(new_flow):
     flow = new_flow()
     flow.lookup(**card("challenge-failed"))
     flow.query()
-    flow.complete_challenge("N")
+    flow.complete_challenge("Y")  # the right code typed: this card fails all the same
     assert (flow.trans_status, flow.action_code) == ("N", "FAILURE")
     assert "50003" in flow.advice  # the browser library stops here
     auth = flow.auth()
@@ -149,11 +149,21 @@ def test_a_failed_challenge_is_not_authenticated(new_flow):
     assert flow.verdict.tone == "failure" and flow.verdict.headline == "Not authenticated: no payment"
 
 
+@pytest.mark.parametrize("answer", ["N", "cancel"])
+def test_the_cardholder_fails_or_cancels_the_challenge(new_flow, answer):
+    flow = new_flow()
+    flow.lookup(**card("challenge-success"))
+    flow.query()
+    flow.complete_challenge(answer)
+    assert (flow.trans_status, flow.action_code) == ("N", "FAILURE")
+    assert flow.auth()["errorcode"] == "60022"
+
+
 def test_a_challenge_error_posts_no_cres(new_flow):
     flow = new_flow()
     flow.lookup(**card("challenge-error"))
     flow.query()
-    flow.complete_challenge("error")
+    flow.complete_challenge("Y")
     assert flow.returned and flow.cres is None and flow.challenge_error
     assert flow.action_code == "ERROR" and flow.steps[-1].name == "TERMURL"
     auth = flow.auth()
