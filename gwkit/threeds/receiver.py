@@ -111,9 +111,20 @@ def challenge_page(acsurl: str, creq: str, session_data: str, *, autosubmit: boo
 
 def method_page(method_url: str, method_data: str, done_url: str) -> str:
     """The page that runs the issuer's 3DS method: it posts `threeDSMethodData` to the method URL in
-    a hidden frame and, when that frame has loaded the issuer's answer, tells gwkit (a JSON POST to
-    `done_url`). A method page that never answers is simply never reported: the flow stops waiting
-    after its `method_timeout`."""
+    a hidden frame and, when the gateway's notification page in that frame says the method ran (a
+    `TP_METHOD_URL_RESPONSE` message to its parent, what the makers' browser library listens for),
+    tells gwkit with a JSON POST to `done_url`. A method page that never notifies is never
+    reported: the flow stops waiting after its `method_timeout`."""
+    script = (
+        "(function(){var reported=false;"
+        "window.addEventListener('message',function(event){var message=event.data;"
+        "if(typeof message==='string'){try{message=JSON.parse(message);}catch(e){return;}}"
+        "if(reported||!message||message.type!=='TP_METHOD_URL_RESPONSE'){return;}reported=true;"
+        f"fetch({json.dumps(done_url)},{{method:'POST',headers:{{'content-type':'application/json'}},body:'{{}}'}})"
+        ".then(function(){document.getElementById('gwkit-method-status').textContent="
+        "'Your card issuer has checked this browser.';});});"
+        "document.getElementById('gwkit-method-form').submit();})();"
+    )
     return (
         _page_head("Checking your browser with your card issuer")
         + "<p id='gwkit-method-status'>Your card issuer is checking this browser...</p>"
@@ -122,13 +133,7 @@ def method_page(method_url: str, method_data: str, done_url: str) -> str:
         + f"<form method='post' action='{html.escape(method_url, quote=True)}' target='gwkit-method-frame' "
         + "id='gwkit-method-form'>"
         + _hidden_inputs((("threeDSMethodData", method_data),))
-        + "</form><script>(function(){"
-        + "var frame=document.getElementById('gwkit-method-frame');var sent=false;"
-        + "frame.addEventListener('load',function(){if(!sent){return;}"
-        + f"fetch({json.dumps(done_url)},{{method:'POST',headers:{{'content-type':'application/json'}},body:'{{}}'}})"
-        + ".then(function(){document.getElementById('gwkit-method-status').textContent="
-        + "'Your card issuer has checked this browser.';});});"
-        + "sent=true;document.getElementById('gwkit-method-form').submit();})();</script>"
+        + f"</form><script>{script}</script>"
         + "</body></html>"
     )
 
