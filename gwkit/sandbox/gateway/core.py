@@ -42,6 +42,7 @@ from . import (
     settlement,
     subscriptions,
     threeds,
+    threeds_v2,
     update,
 )
 from .accounts import DEFAULT_ACCOUNT, Account, account_for_site, control_sites
@@ -74,6 +75,7 @@ HANDLER_MODULES: tuple[ModuleType, ...] = (
     update,
     settlement,
     threeds,
+    threeds_v2,
     subscriptions,
     engine,
     cachetokens,
