@@ -19,9 +19,7 @@ REDACTED = "[redacted]"
 # (v1's PaRes and MD; v2's creq, cres and threeDSSessionData, as the browser posts them).
 SECRET_NAMES = frozenset(
     {"password", "authorization", "PaRes", "MD", "creq", "cres", "CRes", "threeDSSessionData"}
-).union(
-    name for name, kind in SENSITIVE_FIELDS.items() if kind == REDACT
-)
+).union(name for name, kind in SENSITIVE_FIELDS.items() if kind == REDACT)
 
 
 def mask_pan(pan: str) -> str:

@@ -104,7 +104,11 @@ BROWSER_DEFAULTS: dict[str, str] = {
 _CARD_FIELDS = ("pan", "expirydate", "securitycode")
 _LOOKUP_FIELDS = (*_CARD_FIELDS, "baseamount", "currencyiso3a", "orderreference", "sitereference")
 # The fields the remaining request types take again after a challenge (the card is inherited).
-_CARRIED_OVER = ("baseamount", "currencyiso3a", "orderreference")
+_CARRIED_OVER = ("accounttypedescription", "baseamount", "currencyiso3a", "orderreference")
+# The envelopes the browser library sends with the look-up's cachetoken in place of the card; a
+# longer one (ACCOUNTCHECK first, or AUTH with SUBSCRIPTION) carries the card, as the interface's
+# variants for those types take no cachetoken.
+_CACHETOKEN_ENVELOPES = frozenset({("THREEDQUERY",), ("THREEDQUERY", "AUTH")})
 # Fields of the THREEDQUERY alone, never sent again with the remaining request types.
 _QUERY_ONLY = frozenset({"termurl", "cachetoken", *_CARD_FIELDS, *BROWSER_DEFAULTS})
 
@@ -416,7 +420,7 @@ class ThreeDSecureV2Flow:
             raise ThreeDSecureError("requesttypes must include THREEDQUERY")
         self._remaining = types[types.index("THREEDQUERY") + 1 :]
         self._query_extra = {k: v for k, v in fields.items() if k not in _QUERY_ONLY}
-        request = self._query_request(browser, fields)
+        request = self._query_request(types, browser, fields)
         response = self.client.send(self.client.build_request(types, request))
         records = list(response.records)
         query = next((r for r in records if r.get("requesttypedescription") == "THREEDQUERY"), None)
@@ -537,11 +541,15 @@ class ThreeDSecureV2Flow:
         except ThreeDSecureError:
             return None
 
-    def _query_request(self, browser: Mapping[str, Any] | None, fields: Mapping[str, Any]) -> dict[str, Any]:
+    def _query_request(
+        self, types: tuple[str, ...], browser: Mapping[str, Any] | None, fields: Mapping[str, Any]
+    ) -> dict[str, Any]:
         assert self.lookup_record is not None
         base = {k: v for k, v in self._request.items() if k in _LOOKUP_FIELDS}
         token = self.lookup_record.get("cachetoken")
-        if token:  # as the browser library: the look-up's cachetoken stands in for the card
+        if (
+            token and types in _CACHETOKEN_ENVELOPES
+        ):  # as the browser library: the token stands in for the card
             base = {k: v for k, v in base.items() if k not in _CARD_FIELDS}
             base["cachetoken"] = token
         return {

@@ -42,10 +42,12 @@ __all__ = ["CASE_WORDS", "LANES", "MESSAGES", "STEPS", "ThreeDSecureV2Stepper", 
 
 DEFAULT_PAN = "4900490000000147"  # Visa (DELTA) 2.1.0: a challenge the cardholder passes
 
+# What the cardholder does on the sandbox's challenge page; the card decides the rest (a "challenge
+# failed" card answers N whatever is typed, a "challenge error" card breaks).
 CHALLENGE_CHOICES = (
-    ("Y: the cardholder passes the challenge", "Y"),
-    ("N: the cardholder fails it", "N"),
-    ("error: the challenge breaks (no CRes)", "error"),
+    ("Y: types the one-time code", "Y"),
+    ("N: fails the authentication", "N"),
+    ("cancel: gives up (N)", "cancel"),
 )
 
 # Each test card's story in a few words (data/test_cards.csv, column threedscase).

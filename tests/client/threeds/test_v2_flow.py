@@ -46,15 +46,8 @@ def card(case: str, scheme: str = "DELTA", version: str = "2.1.0") -> dict:
         for c in test_cards().values()
         if (c.threedscase, c.paymenttypedescription, c.threedversion) == (case, scheme, version)
     )
-    return {"pan": pan, "expirydate": EXPIRY, "securitycode": "123", "baseamount": "1050"}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _sandbox_runs_v2(client):
-    """Waits on the v2flow branch's sandbox part: until it is merged, THREEDLOOKUP is 60018."""
-    probe = client.send(client.build_request("THREEDLOOKUP", card("frictionless-success")))
-    if probe.record.get("errorcode") == "60018":
-        pytest.skip("the sandbox does not run EMV 3-D Secure yet (waits on the v2flow branch)")
+    code = "1234" if scheme == "AMEX" else "123"
+    return {"pan": pan, "expirydate": EXPIRY, "securitycode": code, "baseamount": "1050"}
 
 
 @pytest.fixture
@@ -238,6 +231,7 @@ def test_a_multi_request_envelope_stops_at_the_challenge_and_finishes_after_it(n
         "subscriptionfinalnumber": "12",
         "subscriptionbegindate": f"{START.year}-04-02",
         "credentialsonfile": "1",
+        "orderreference": "v2-subscription",
     }
     flow = new_flow()
     flow.lookup(**card("challenge-success"))

@@ -50,24 +50,8 @@ def test_the_cards_are_the_emv_3ds_ones_with_their_story():
     assert label == "490049######0147 DELTA 2.1.0: challenge" and "4900490000000147" not in label
 
 
-@pytest.fixture(scope="module")
-def sandbox_runs_v2(client):
-    """Waits on the v2flow branch's sandbox part (until merged, THREEDLOOKUP answers 60018)."""
-    probe = client.send(
-        client.build_request(
-            "THREEDLOOKUP",
-            pan="4900490000000006",
-            expirydate="12/2030",
-            baseamount="1050",
-            accounttypedescription="ECOM",
-        )
-    )
-    if probe.record.get("errorcode") == "60018":
-        pytest.skip("the sandbox does not run EMV 3-D Secure yet (waits on the v2flow branch)")
-
-
 @pytest.fixture
-def stepper(client, receiver, sandbox_runs_v2):
+def stepper(client, receiver):
     s = ThreeDSecureV2Stepper(client, receiver=receiver, method_timeout=0)
     yield s
     s.flow.close()
