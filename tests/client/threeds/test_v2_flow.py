@@ -18,12 +18,16 @@ The facts (docs/threeds.md, "EMV 3-D Secure (v2)"; real-gateway-facts.md, "3-D S
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import httpx
 import pytest
 
+import gwkit
+from gwkit.cassette import Cassette
 from gwkit.interface.testcards import test_cards
+from gwkit.journal import Journal
 from gwkit.threeds import (
     CHALLENGE,
     METHOD,
@@ -288,3 +292,40 @@ def test_steps_and_repr_never_show_card_data_or_the_challenge_messages(new_flow)
     assert card("challenge-success")["pan"] not in shown and "490049######0147" in shown
     assert flow.query_record["threedpayload"] not in shown
     assert "[redacted]" in shown
+
+
+def test_the_journal_the_cassette_and_the_debug_log_never_keep_the_challenge_messages(
+    gateway, receiver, tmp_path, caplog
+):
+    """threedpayload, cres and threedresponse are redacted wherever pares is (issue 41)."""
+    cassette = Cassette(tmp_path / "v2.jsonl")
+    with (
+        Journal(tmp_path / "journal.db") as journal,
+        gwkit.Client(
+            gateway.base_url,
+            gateway.username,
+            gateway.password,
+            sitereference=gateway.sitereference,
+            currencyiso3a="GBP",
+        ) as client,
+        caplog.at_level(logging.DEBUG, logger="gwkit"),
+    ):
+        client.add_exchange_hook(journal.hook(kind="sandbox"))
+        client.add_exchange_hook(cassette.recorder())
+        flow = ThreeDSecureV2Flow(client, receiver=receiver, method_timeout=0)
+        sent: list[str] = []
+        original = client.send
+
+        def send(requests, **options):
+            sent.append(str(requests.get("threedresponse")))
+            return original(requests, **options)
+
+        client.send = send
+        flow.run("Y", **card("challenge-success"))
+        secrets = {flow.query_record["threedpayload"], flow._answer["cres"], sent[-1]}
+    kept = (tmp_path / "journal.db").read_bytes() + (tmp_path / "v2.jsonl").read_bytes()
+    logged = caplog.text + repr(flow.steps) + repr(flow.records)
+    for secret in secrets:
+        assert len(secret) > 20
+        assert secret.encode() not in kept and secret not in logged
+    assert b"[redacted]" in kept and '"threedresponse": "[redacted]"' in caplog.text
