@@ -700,16 +700,16 @@ def _paid_verdict(auth: Mapping[str, Any], challenged: bool) -> Verdict:
     """An authorised AUTH after EMV 3-D Secure: with the liability shift or without, and why."""
     status = auth.get("status")
     how = (
-        "answered the issuer's challenge"
+        "The cardholder answered the issuer's challenge"
         if challenged
-        else "was recognised without a question (frictionless)"
+        else "The issuer recognised the cardholder without a question (frictionless)"
     )
     if status == "Y":
         return Verdict(
             "success",
             "Authenticated and authorised",
-            f"The cardholder {how} (status Y, eci {auth.get('eci', '?')}, with a cavv) and the bank "
-            "authorised the payment: the liability for fraud shifts to the issuer.",
+            f"{how}: status Y, eci {auth.get('eci', '?')}, with a cavv. The bank authorised the "
+            "payment, and the liability for fraud shifts to the issuer.",
         )
     if status == "A":
         return Verdict(

@@ -91,7 +91,7 @@ FIELD_MEANINGS = {
     "errorcode": "0 means success; anything else is an error (see the explanation).",
     "result": "SUCCESS: the method page reported back; UNCOMPLETED: it did not in time.",
 }
-_KEY_FIELDS = (*FIELD_MEANINGS, *KEY_STEP_FIELDS, "paymenttypedescription")
+_KEY_FIELDS = (*FIELD_MEANINGS, *KEY_STEP_FIELDS, "paymenttypedescription", "page", "outcome chosen", "error")
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,11 @@ class ThreeDSecureV2Stepper(widgets.VBox):
         )
         self.query_button = button(description="Send THREEDQUERY + AUTH", kind="primary")
         self.outcome = widgets.Dropdown(
-            options=CHALLENGE_CHOICES, value="Y", description="Challenge outcome", style=FULL_LABEL
+            options=CHALLENGE_CHOICES,
+            value="Y",
+            description="Challenge outcome",
+            style=FULL_LABEL,
+            layout=widgets.Layout(width="26em"),
         )
         self.complete_button = button(
             description="Complete the challenge here",
