@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import expect
 
-from gwkit.interface.testcards import test_cards
+from gwkit.interface import testcards
 from gwkit.threeds import ThreeDSecureV2Flow
 from support.threeds import START
 
@@ -24,7 +24,7 @@ RETURN_WAIT = 30  # seconds: an upper bound for the event, never a sleep
 def card(case: str) -> dict:
     pan = next(
         c.pan
-        for c in test_cards().values()
+        for c in testcards.test_cards().values()
         if (c.threedscase, c.paymenttypedescription, c.threedversion) == (case, "DELTA", "2.1.0")
     )
     return {"pan": pan, "expirydate": f"12/{START.year + 3}", "securitycode": "123", "baseamount": "1050"}

@@ -26,7 +26,7 @@ import pytest
 
 import gwkit
 from gwkit.cassette import Cassette
-from gwkit.interface.testcards import test_cards
+from gwkit.interface import testcards
 from gwkit.journal import Journal
 from gwkit.threeds import (
     CHALLENGE,
@@ -47,7 +47,7 @@ def card(case: str, scheme: str = "DELTA", version: str = "2.1.0") -> dict:
     """The test card for `case` (data/test_cards.csv, column threedscase), picked by its version."""
     pan = next(
         c.pan
-        for c in test_cards().values()
+        for c in testcards.test_cards().values()
         if (c.threedscase, c.paymenttypedescription, c.threedversion) == (case, scheme, version)
     )
     code = "1234" if scheme == "AMEX" else "123"

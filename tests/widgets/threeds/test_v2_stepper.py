@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from gwkit.interface.testcards import test_cards
+from gwkit.interface import testcards
 from gwkit.widgets.threeds_v2_stepper import (
     LANES,
     MESSAGES,
@@ -44,7 +44,7 @@ def test_the_picture_draws_the_browsers_part_and_highlights_the_current_step():
 
 def test_the_cards_are_the_emv_3ds_ones_with_their_story():
     choices = v2_card_choices()
-    cards = test_cards()
+    cards = testcards.test_cards()
     assert choices and all(cards[pan].threedversion.startswith("2.") for _, pan in choices)
     label = {pan: label for label, pan in choices}["4900490000000147"]
     assert label == "490049######0147 DELTA 2.1.0: challenge" and "4900490000000147" not in label
