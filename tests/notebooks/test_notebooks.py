@@ -247,7 +247,7 @@ def test_the_glossary_explains_every_term_the_notebooks_lean_on():
         "EMV 3-D Secure",
         "Frictionless",
         "Challenge",
-        "CReq, CRes",
+        "CReq, CRes, Erro",
         "DS",
         "3DS method",
         "3DS server",

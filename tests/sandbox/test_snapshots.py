@@ -323,6 +323,7 @@ def test_snapshots_cover_every_per_site_table_of_the_store(db_path):  # a reset'
             "transactions",
             "subscriptions",
             "threeds_sessions",
+            "threeds_v2_sessions",
             "cachetokens",
             "demo_merchant_receipts",
             "fault_log",
@@ -337,6 +338,7 @@ def test_snapshots_cover_every_per_site_table_of_the_store(db_path):  # a reset'
             "transactions",
             "subscriptions",
             "threeds_sessions",
+            "threeds_v2_sessions",
             "cachetokens",
         }
     finally:

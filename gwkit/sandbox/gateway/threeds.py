@@ -2,6 +2,9 @@
 
 THREEDQUERY decides enrolment from the card (`data/test_cards.csv`, column `enrolled`; cards not
 listed are `N` when their scheme supports 3-D Secure, and schemes without 3-D Secure get 60031).
+THREEDQUERY's handler and the THREEDQUERY parent rule are threeds_v2's: it answers the EMV 3-D
+Secure test cards itself and every other card through `threedquery_of_card` and
+`card_from_threedquery` here.
 An enrolled card opens a session, kept in `threeds_sessions`: the THREEDQUERY reference, the card
 (by its encrypted row), amount, term URL, creation time on the virtual clock and its state
 (`queried` -> `answered` by the ACS -> `used` by one AUTH). The merchant only ever holds `md`,

@@ -253,6 +253,14 @@ def one_time_code(store: Any, conn: Connection, session: V2Session) -> str:
     return f"{int.from_bytes(mac.digest()[:4], 'big') % 1_000_000:06d}"
 
 
+def card_shown(conn: Connection, session: V2Session) -> tuple[str, str | None]:
+    """(maskedpan, paymenttypedescription) of the session's card: what the ACS page shows."""
+    row = conn.execute(
+        "SELECT maskedpan, paymenttypedescription FROM cards WHERE id = ?", (session.card_id,)
+    ).fetchone()
+    return row["maskedpan"], row["paymenttypedescription"]
+
+
 def mark_method_completed(conn: Connection, session: V2Session) -> None:
     conn.execute(
         "UPDATE threeds_v2_sessions SET method = ? WHERE threedstransactionid = ?",

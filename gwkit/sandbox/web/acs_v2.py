@@ -91,13 +91,13 @@ def method_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
         return form
     try:
         data = _method_data(form)
+        with sandbox.gateway.store.read() as conn:
+            session = _method_session(sandbox.gateway, conn, data)
         notification = data.get("threeDSMethodNotificationURL")
         if not isinstance(notification, str) or urlsplit(notification).path != threeds_v2.NOTIFY_PATH:
             raise AcsError(
                 "threeDSMethodNotificationURL must be the THREEDLOOKUP's threednotificationurl, unchanged."
             )
-        with sandbox.gateway.store.read() as conn:
-            session = _method_session(sandbox.gateway, conn, data)
     except AcsError as error:
         return error_page(str(error))
     silent = session.threedscase == threeds_v2.SILENT_METHOD
@@ -187,17 +187,15 @@ def challenge_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
         with gateway.store.read() as conn:
             challenge = _checked_challenge(gateway, conn, form)
             session = challenge.session
-            card = conn.execute(
-                "SELECT maskedpan, paymenttypedescription FROM cards WHERE id = ?", (session.card_id,)
-            ).fetchone()
+            maskedpan, paymenttype = threeds_v2.card_shown(conn, session)
             code = threeds_v2.one_time_code(gateway.store, conn, session)
     except AcsError as error:
         return error_page(str(error))
-    programme = PROGRAMMES.get(card["paymenttypedescription"] or "", "3-D Secure")
+    programme = PROGRAMMES.get(paymenttype or "", "3-D Secure")
     facts = (
         ("Merchant", MERCHANT["merchantname"]),
         ("Amount", f"{challenge.currencyiso3a} {to_major(challenge.baseamount, challenge.currencyiso3a)}"),
-        ("Card", card["maskedpan"]),
+        ("Card", maskedpan),
         ("Date", gateway.clock.now(session.sitereference).strftime("%d %B %Y %H:%M")),
     )
     return page(
