@@ -157,6 +157,7 @@ MESSAGES = (
 )
 LANE_WIDTH = 200
 
+_TEST_CODES = ("123", "1234")  # the test codes the stepper fills in; a code the user typed stays
 _V2_BADGES = {**_BADGES, "not completed": ("#8a5a00", "not completed")}
 
 
@@ -256,6 +257,9 @@ class ThreeDSecureV2Stepper(widgets.VBox):
         )
         for widget, action, context in actions:
             widget.on_click(guarded(lambda _, act=action: act(), self.message, context=context))
+        self.card.observe(
+            guarded(self._code_for_card, self.message, context="choosing a card"), names="value"
+        )
         inputs = widgets.VBox(
             [
                 self.card,
@@ -280,6 +284,11 @@ class ThreeDSecureV2Stepper(widgets.VBox):
         self.refresh()
 
     # -- actions (also what the buttons do) -----------------------------------------------------
+
+    def _code_for_card(self, change: dict) -> None:
+        """A test security code of the right length for the card: 4 digits for American Express."""
+        if self.securitycode.value in _TEST_CODES:
+            self.securitycode.value = "1234" if str(change["new"])[:2] in ("34", "37") else "123"
 
     def send_lookup(self) -> None:
         self.message.value = ""

@@ -111,3 +111,16 @@ def test_start_again_clears_everything(stepper):
     stepper.lookup_button.click()
     stepper.restart_button.click()
     assert stepper.step_states()["THREEDLOOKUP"] == "current" and stepper.outcome_banner.value == ""
+
+
+def test_an_amex_card_gets_a_four_digit_code_and_its_challenge_passes(stepper):
+    stepper.card.value = "340000000003128"  # Amex 2.1.0: challenge
+    assert stepper.securitycode.value == "1234"
+    stepper.lookup_button.click()
+    stepper.query_button.click()
+    stepper.complete_challenge("Y")
+    assert (stepper.flow.auth_record["status"], stepper.flow.auth_record["eci"]) == ("Y", "05")
+    stepper.restart_button.click()
+    stepper.securitycode.value = "999"  # typed by the user: kept
+    stepper.card.value = "4900490000000006"
+    assert stepper.securitycode.value == "999"
