@@ -525,7 +525,9 @@ class ThreeDSecureV2Flow:
             self.complete_challenge(outcome)
         if self.next_step in (SEND_AUTH, STANDARD_AUTH) and (self._remaining or self.challenged):
             return self.auth()
-        return self.auth_record or self.query_record  # type: ignore[return-value]
+        ended = self.auth_record or self.query_record
+        assert ended is not None  # query() has answered
+        return ended
 
     def close(self) -> None:
         """Stop waiting at the term URL receiver for this flow's customer."""

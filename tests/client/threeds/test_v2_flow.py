@@ -329,3 +329,14 @@ def test_the_journal_the_cassette_and_the_debug_log_never_keep_the_challenge_mes
         assert len(secret) > 20
         assert secret.encode() not in kept and secret not in logged
     assert b"[redacted]" in kept and '"threedresponse": "[redacted]"' in caplog.text
+
+
+def test_the_merchant_page_for_the_challenge_posts_the_creq_and_the_session_data(new_flow):
+    flow = new_flow()
+    flow.lookup(**card("challenge-success"))
+    with pytest.raises(ThreeDSecureError, match="only a THREEDQUERY that answered a challenge"):
+        flow.challenge_form_html()
+    flow.query()
+    page = flow.challenge_form_html(autosubmit=False)
+    assert f"action='{flow.query_record['acsurl']}'" in page and "name='creq'" in page
+    assert "name='threeDSSessionData'" in page and ".submit()" not in page
