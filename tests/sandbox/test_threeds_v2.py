@@ -677,3 +677,17 @@ def test_a_snapshot_keeps_the_v2_sessions(gateway, browser, sandbox):
         auth = gateway.one(after_challenge(record["transactionreference"], library_jwt("SUCCESS", cres=cres)))
         assert (auth["errorcode"], auth["status"]) == ("0", "Y")
         control.post("/_sandbox/snapshots/delete", json={"name": "v2-waiting"})
+
+
+def test_look_ups_and_challenges_last_two_hours_of_the_sites_clock(gateway, browser, sandbox):
+    """Chosen, as version 1's sessions (interface 4.4: wait no more than two hours): an old look-up's
+    cachetoken is 30000 ["cachetoken"], an old challenge's page is refused. Last in this module: it
+    moves the module's clock."""
+    found = gateway.one(lookup("4900490000000501"))
+    record = challenge(gateway, "4900490000000147")
+    with httpx.Client(base_url=sandbox.base_url, auth=(sandbox.username, sandbox.password), timeout=30) as control:
+        assert control.post("/_sandbox/clock/advance", json={"by": "PT2H1M"}).status_code == 200
+    late = gateway.one(by_token(found["cachetoken"], "THREEDQUERY"))
+    assert (late["errorcode"], late["errordata"]) == ("30000", ["cachetoken"])
+    page = browser.post(record["acsurl"], data={"creq": record["threedpayload"]})
+    assert page.status_code == 400 and "more than two hours ago" in error_text(page.text)

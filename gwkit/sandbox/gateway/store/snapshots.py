@@ -14,6 +14,7 @@ time. Transaction references stay unique: the reference counter is never restore
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -204,9 +205,11 @@ def replace_sites(conn: sqlite3.Connection, tables: SiteTables, sites: Iterable[
     sites = list(sites)
     delete_sites(conn, tables, sites)
     offsets = {t: _offset(conn, t) for t in tables.id_offsets_from}
+    # a snapshot made before a table existed has none of its rows, so none of its cards
+    in_snapshot = [(t, c) for t, c in tables.card_columns if _in_snapshot(conn, t)]
+    used = dataclasses.replace(tables, card_columns=tuple(in_snapshot)).cards_used("snap")
     conn.execute(
-        f"INSERT INTO main.cards {_moved_select(conn, 'cards', tables, offsets)} "
-        f"WHERE id IN ({tables.cards_used('snap')})"
+        f"INSERT INTO main.cards {_moved_select(conn, 'cards', tables, offsets)} WHERE id IN ({used})"
     )
     for table in [*tables.roots, *tables.children]:
         copy_rows(conn, table, tables, offsets, sites)
@@ -216,12 +219,16 @@ def copy_rows(
     conn: sqlite3.Connection, table: str, tables: SiteTables, offsets: Mapping[str, int], sites: list[str]
 ) -> None:
     """The snapshot's rows of `sites` of one table, copied in with moved ids."""
-    if not conn.execute(f'PRAGMA snap.table_info("{table}")').fetchone():
+    if not _in_snapshot(conn, table):
         return  # a snapshot made before the table existed
     conn.execute(
         f'INSERT INTO main."{table}" {_moved_select(conn, table, tables, offsets)} '
         f"WHERE {tables.site_filter(table, sites, schema='snap').sqlite}"
     )
+
+
+def _in_snapshot(conn: sqlite3.Connection, table: str) -> bool:
+    return conn.execute(f'PRAGMA snap.table_info("{table}")').fetchone() is not None
 
 
 def _offset(conn: sqlite3.Connection, table: str) -> int:
