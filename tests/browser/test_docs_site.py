@@ -47,6 +47,11 @@ CONTENT = {
     "08_faults_and_reconciliation": ("Faults and reconciliation", "authorised, waiting to settle", "table"),
     "09_url_notifications": ("URL notifications", "notificationreference", "table"),
     "10_validating_proxy": ("A validating proxy", "Bank System Error", "table"),
+    "11_threeds_v2_walkthrough": (
+        "3-D Secure version 2",
+        "challenge that breaks",
+        ".gwkit-saved-widget svg.gwkit-sequence",
+    ),
 }
 
 
