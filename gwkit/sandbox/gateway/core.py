@@ -39,6 +39,7 @@ from . import (
     payments,
     query,
     refunds,
+    riskdec,
     settlement,
     subscriptions,
     threeds,
@@ -78,6 +79,7 @@ HANDLER_MODULES: tuple[ModuleType, ...] = (
     engine,
     cachetokens,
     refunds,
+    riskdec,
 )
 log = logging.getLogger("gwkit.sandbox")
 
