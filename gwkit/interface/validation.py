@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .bypass import BYPASS_FIELD, bypass_rule_broken
 from .fields import FIELDS, FILTER_ONLY_FIELDS, IGNORED_FIELDS, Field
 from .masking import mask_text, mask_value
 from .orders import supported_order, unsupported_order_rule
@@ -348,6 +349,11 @@ def _check_variants(
                 continue  # as the real service: accepted, ignored (and never kept)
             key, why = forbidden[name]
             problems.append(_problem(name, f"must not be sent in {key} requests: {why}", value))
+            continue
+        if name == BYPASS_FIELD:  # a list of payment types, in any request object (the gateway's)
+            broken = bypass_rule_broken(value)
+            if broken:
+                problems.append(_problem(name, broken, value))
             continue
         if name in ("filter", "updates"):
             if name in allowed:

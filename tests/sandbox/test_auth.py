@@ -15,6 +15,7 @@ from support.sandbox import (
     VISA_DECLINED,
     all_rows,
     card_auth,
+    kept_rows,
     parent_auth,
     store_request,
     update_request,
@@ -200,12 +201,13 @@ def test_any_future_expiry_is_accepted(gateway, expiry):
     ],
 )
 def test_refused_cards_store_nothing(gateway, db_path, fields, invalid):
-    before = all_rows(db_path)
+    before = kept_rows(db_path)
     record = gateway.one(card_auth(**fields))
     assert (record["errorcode"], record["errormessage"]) == ("30000", "Invalid field")
     assert record["errordata"] == invalid
-    assert "transactionreference" not in record
-    assert all_rows(db_path) == before
+    assert record["transactionreference"]  # one reference used up, as the gateway's field errors do
+    assert gateway.query(transactionreference=record["transactionreference"]) == []
+    assert kept_rows(db_path) == before
 
 
 def test_auth_from_a_stored_card_inherits_card_and_billing(gateway):

@@ -140,3 +140,48 @@ def test_a_70000_decline_reports_the_security_code_as_not_checked(raw):
     del without["securitycode"]
     assert raw.one(without)["securityresponsesecuritycode"] == "0"
     assert raw.one(card_request("AUTH"))["securityresponsesecuritycode"] == "2"  # authorised: checked
+
+
+@pytest.mark.parametrize(
+    ("fields", "invalid"),
+    [
+        ({"pan": "4111111111111112"}, ["pan"]),  # V3 numberInvalidField.json
+        ({"securitycode": "12"}, ["securitycode"]),  # V3 cvvInvalidField.json
+        (
+            {"expirydate": "12/2025"},
+            ["expirydate"],
+        ),  # V3 expiryDateInvalidField.json (expired: the handler's)
+        ({"billingemail": "nobody"}, ["billingemail"]),  # PYT emailInvalidField.json
+    ],
+)
+def test_a_field_error_uses_up_one_transaction_reference(raw, fields, invalid):
+    """V3 `numberInvalidField.json`, `cvvInvalidField.json` and `expiryDateInvalidField.json`
+    (2020-11-21: one ERROR record, `errorcode` 30000, `errordata` `["pan"]` / `["securitycode"]` /
+    `["expirydate"]`, `transactionreference` `58-9-380178`), PYT `emailInvalidField.json` (2019-06-13,
+    `["billingemail"]`, `41-9-32008`), V3 `googleError.json` (2021): the gateway's field errors carry
+    a transactionreference. Nothing is kept: a TRANSACTIONQUERY finds nothing under it (the
+    sandbox's choice: the captures show the answer only), and the next payment has another."""
+    (refused,) = raw.records(card_request("AUTH", **fields))
+    assert (refused["requesttypedescription"], refused["errorcode"]) == ("ERROR", "30000")
+    assert refused["errordata"] == invalid
+    reference = refused["transactionreference"]
+    assert raw.query(transactionreference=reference) == []
+    paid = raw.one(card_request("AUTH"))["transactionreference"]
+    assert int(paid.rsplit("-", 1)[1]) > int(reference.rsplit("-", 1)[1])
+
+
+def test_60018_and_refusals_of_the_envelope_use_no_reference(raw):
+    """No capture shows a reference on a 60018: st-python-api (SecureTrading/st-python-api at
+    89179e1e5659afdc32256eef0559967f91fd5d61) `securetrading/test/test_converter.py`
+    (`bad_requesttype_json`, 2016) answers `Invalid requesttype` with `errordata` `["BADREQUEST"]`
+    and no `transactionreference`; nor on a 10205 (none captured, real-gateway-facts.md "More error
+    codes"). The sandbox gives none to either, nor to a refused envelope or order."""
+    unknown = raw.one({"requesttypedescriptions": ["BADREQUEST"], "sitereference": SITE})
+    assert unknown["errorcode"] == "60018" and "transactionreference" not in unknown
+    malformed = raw.http.post(
+        "/json/", content=b'{"request": [', headers={"content-type": "application/json"}
+    )
+    (record,) = malformed.json()["response"]
+    assert record["errorcode"] == "10205" and "transactionreference" not in record
+    (version,) = raw.envelope(card_request("AUTH"), version="2.00")["response"]
+    assert version["errorcode"] == "30000" and "transactionreference" not in version

@@ -14,6 +14,8 @@ here. The captures (real-gateway-facts.md, "RISKDEC, request-type order and thre
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import gwkit
@@ -175,3 +177,124 @@ def test_the_client_refuses_an_unsupported_order_before_sending(raw):
         del request["termurl"]  # strict: a field no type of the object uses is refused
         records = list(client.send(request))
     assert types_of(records) == ["RISKDEC", "ACCOUNTCHECK", "AUTH"]
+
+
+def number_of(reference: str) -> int:
+    return int(reference.rsplit("-", 1)[1])
+
+
+def test_a_bypassed_threedquery_makes_no_record_uses_a_reference_and_the_rest_runs(raw):
+    """V3 `ccAccountcheckAuth.json` (2020-11-20, `threedbypasspaymenttypes` VISA AMEX MASTERCARD
+    DISCOVER JCB DINERS PIBA, request types ACCOUNTCHECK THREEDQUERY AUTH as in V3
+    `bypass.feature`): ACCOUNTCHECK `42-9-81111`, then the AUTH `42-9-81113` naming it as parent; no
+    THREEDQUERY record, `42-9-81112` used up. V3 `ccAcheckTdqAuthSub.json`: ACCOUNTCHECK
+    `56-9-395906`, AUTH `56-9-395908`, SUBSCRIPTION. A card of a type not named is queried as usual."""
+    bypass = {"threedbypasspaymenttypes": ["VISA", "AMEX"]}
+    check, auth = raw.records(card_request("ACCOUNTCHECK", "THREEDQUERY", "AUTH", **bypass))
+    assert types_of([check, auth]) == ["ACCOUNTCHECK", "AUTH"]
+    assert auth["parenttransactionreference"] == check["transactionreference"] and auth["errorcode"] == "0"
+    assert "enrolled" not in auth  # no 3-D Secure took place
+    assert number_of(auth["transactionreference"]) == number_of(check["transactionreference"]) + 2
+    assert raw.query(parenttransactionreference=check["transactionreference"]) == [
+        raw.query(transactionreference=auth["transactionreference"])[0]
+    ]
+    mastercard = raw.records(
+        card_request("ACCOUNTCHECK", "THREEDQUERY", "AUTH", pan="5100000000000008", **bypass)
+    )
+    assert types_of(mastercard) == ["ACCOUNTCHECK", "THREEDQUERY"] and mastercard[1]["enrolled"] == "Y"
+
+
+def test_a_bypassed_threedquery_first_lets_the_auth_run_on_its_own(raw):
+    """V3 `ccAuthRiskdec.json` (2020-11-20, bypass of VISA; request types THREEDQUERY AUTH RISKDEC as
+    in `bypass.feature`): the AUTH `42-9-81099` with no parent, then the RISKDEC `42-65-342` naming
+    the AUTH."""
+    auth, screened = raw.records(
+        card_request("THREEDQUERY", "AUTH", "RISKDEC", threedbypasspaymenttypes=["VISA"])
+    )
+    assert types_of([auth, screened]) == ["AUTH", "RISKDEC"]
+    assert "parenttransactionreference" not in auth and auth["errorcode"] == "0"
+    assert screened["parenttransactionreference"] == auth["transactionreference"]
+
+
+def test_a_bypassed_threedquery_alone_is_22000_bypass_with_the_reference_it_used(raw):
+    """V3 `ccBypass_requesttypedescriptions.json` (2020-11-20, request type THREEDQUERY alone in
+    `bypass.feature`): one record, `requesttypedescription` ERROR, `errorcode` 22000, `errormessage`
+    Bypass, `transactionreference` `42-9-82686`, a `transactionstartedtimestamp`, no `errordata`."""
+    (record,) = raw.records(card_request("THREEDQUERY", threedbypasspaymenttypes=["VISA"]))
+    assert (record["requesttypedescription"], record["errorcode"], record["errormessage"]) == (
+        "ERROR",
+        "22000",
+        "Bypass",
+    )
+    assert record["transactionreference"] and record["transactionstartedtimestamp"]
+    assert "errordata" not in record
+    assert raw.query(transactionreference=record["transactionreference"]) == []
+
+
+def test_threedbypasspaymenttypes_must_be_a_list_of_payment_types(raw):
+    """The field is a list (V3 `ccAccountcheckAuth.json`'s request: `["VISA", "AMEX", ...]`); another
+    shape is 30000 naming it, in the sandbox and in the client's validation alike."""
+    (refused,) = raw.records(card_request("THREEDQUERY", threedbypasspaymenttypes="VISA"))
+    assert (refused["errorcode"], refused["errordata"]) == ("30000", ["threedbypasspaymenttypes"])
+    handle = raw.handle
+    with gwkit.Client(handle.base_url, handle.username, handle.password, sitereference=SITE) as client:
+        with pytest.raises(gwkit.ValidationError) as invalid:
+            client.send(card_request("THREEDQUERY", threedbypasspaymenttypes=["visa"]))
+        assert "threedbypasspaymenttypes" in str(invalid.value)
+        (record,) = client.send(card_request("THREEDQUERY", threedbypasspaymenttypes=["VISA"]))
+    assert record["errorcode"] == "22000"
+
+
+ACCOUNTS = """
+[[account]]
+username = "shop@example.test"
+password = "shop secret"
+sitereferences = ["test_bypass12345", "test_plain12345"]
+
+[account.sites.test_bypass12345]
+threedbypasspaymenttypes = ["VISA"]
+"""
+
+
+@pytest.fixture(scope="module")
+def bypass_site(module_db_path, tmp_path_factory):
+    """A sandbox whose accounts file sets `threedbypasspaymenttypes` for one site of two."""
+    path = tmp_path_factory.mktemp("accounts") / "accounts.toml"
+    path.write_text(ACCOUNTS, encoding="utf-8")
+    db = module_db_path.with_name("bypass.db") if isinstance(module_db_path, Path) else module_db_path
+    handle = gwkit.sandbox.start(db, accounts=gwkit.sandbox.load_accounts(path), clock_start=CLOCK)
+    poster = Gateway(handle.base_url, "shop@example.test", "shop secret")
+    yield poster
+    poster.close()
+    handle.stop()
+
+
+def test_a_site_setting_in_the_accounts_file_bypasses_its_threedqueries(bypass_site):
+    """The same skipping, set for a site (`[account.sites.<site>]` of the accounts file) rather than
+    sent: the browser library's captured bypass comes from the merchant's settings (V3
+    `jsinitBypassAcheckTdqAuth.json` answers its `threedbypasspaymenttypes`). Only that site's
+    THREEDQUERYs are skipped."""
+    bypassed = card_request("THREEDQUERY", "AUTH", sitereference="test_bypass12345")
+    (auth,) = bypass_site.records(bypassed)
+    assert auth["requesttypedescription"] == "AUTH" and auth["errorcode"] == "0"
+    (alone,) = bypass_site.records({**bypassed, "requesttypedescriptions": ["THREEDQUERY"]})
+    assert alone["errorcode"] == "22000"
+    (query,) = bypass_site.records(card_request("THREEDQUERY", "AUTH", sitereference="test_plain12345"))
+    assert (query["requesttypedescription"], query["enrolled"]) == ("THREEDQUERY", "Y")
+    mastercard = card_request("THREEDQUERY", "AUTH", pan="5100000000000008", sitereference="test_bypass12345")
+    assert types_of(bypass_site.records(mastercard)) == ["THREEDQUERY"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "rule"),
+    [
+        ('[account.sites.test_other12345]\nthreedbypasspaymenttypes = ["VISA"]', "not one of this account's"),
+        ('[account.sites.test_bypass12345]\nthreedbypasspaymenttypes = "VISA"', "must be a list"),
+        ('[account.sites.test_bypass12345]\ncolour = "blue"', "takes only threedbypasspaymenttypes"),
+    ],
+)
+def test_a_bad_site_setting_is_refused_naming_the_site_and_the_rule(tmp_path, settings, rule):
+    path = tmp_path / "accounts.toml"
+    path.write_text(ACCOUNTS.split("[account.sites")[0] + settings, encoding="utf-8")
+    with pytest.raises(gwkit.sandbox.AccountsError, match=rule):
+        gwkit.sandbox.load_accounts(path)
