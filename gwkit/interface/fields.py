@@ -648,6 +648,37 @@ _FIELD_LIST: list[Field] = [
 ]
 
 FIELDS: dict[str, Field] = {f.name: f for f in _FIELD_LIST}
+# RISKDEC's answer (real-gateway-facts.md, "RISKDEC, ..."): the fraud screening's verdict.
+FIELDS.update(
+    (f.name, f)
+    for f in (
+        _f(
+            "fraudcontrolshieldstatuscode",
+            t.ALPHA,
+            20,
+            where={RESPONSE},
+            report=CATEGORY,
+            label="Fraud screening verdict",
+        ),
+        _f(
+            "fraudcontrolresponsecode",
+            t.NUMERIC,
+            4,
+            where={RESPONSE},
+            report=CATEGORY,
+            label="Fraud response",
+        ),
+        _f("fraudcontrolreference", t.STRING, 255, where={RESPONSE}, label="Fraud screening reference"),
+        _f(
+            "acquirerrecommendedaction",
+            t.ALPHA,
+            1,
+            where={RESPONSE},
+            report=CATEGORY,
+            label="Recommended action",
+        ),
+    )
+)
 
 BILLING_FIELDS: tuple[str, ...] = tuple(f.name for f in _FIELD_LIST if BILLING in f.where)
 SUBSCRIPTION_FIELDS: tuple[str, ...] = (

@@ -596,6 +596,48 @@ REFUND = RequestType(
 REQUEST_TYPES[REFUND.key] = REFUND
 SINGLE_TYPES = SINGLE_TYPES | {"REFUND"}
 
+# RISKDEC (real-gateway-facts.md, "RISKDEC, request-type order and threedbypasspaymenttypes"): fraud
+# screening, in the object of the payment it screens (RISKDEC ACCOUNTCHECK AUTH: the ACCOUNTCHECK
+# takes it as parent; AUTH RISKDEC: it takes the AUTH), or alone. Its orders: gwkit.interface.orders.
+# Alone, the official client's own test (test_riskdec) sends accounttypedescription FRAUDCONTROL, the
+# account type of the answered record; with the payment's types it shares the payment's (ECOM).
+_RISKDEC_ACCOUNTS = ("ECOM", "MOTO", "FRAUDCONTROL")
+RISKDEC = RequestType(
+    "RISKDEC",
+    ("RISKDEC",),
+    "Fraud screening (risk decision)",
+    help="Screens a payment for fraud; the answer says whether to go on (the sandbox always accepts).",
+    variants=(
+        Variant(
+            "parent",
+            "Of an earlier transaction",
+            ("sitereference", "parenttransactionreference"),
+            ("accounttypedescription", "currencyiso3a", "baseamount", "orderreference") + COMMON + BILLING,
+            forbidden={
+                "pan": NO_CARD_DATA,
+                "expirydate": NO_CARD_DATA,
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+            },
+            choices={"accounttypedescription": _RISKDEC_ACCOUNTS},
+            selected_by=_PARENT_SELECTOR,
+            help="The card is the parent record's.",
+        ),
+        Variant(
+            "card",
+            "With card details",
+            ("sitereference", "accounttypedescription", "currencyiso3a", "baseamount") + CARD,
+            ("securitycode", "orderreference") + COMMON + BILLING,
+            forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
+            choices={"accounttypedescription": _RISKDEC_ACCOUNTS},
+        ),
+    ),
+)
+REQUEST_TYPES[RISKDEC.key] = RISKDEC
+SINGLE_TYPES = SINGLE_TYPES | {"RISKDEC"}
+CHAINS = CHAINS | {("RISKDEC", "ACCOUNTCHECK"), ("RISKDEC", "AUTH"), ("AUTH", "RISKDEC")}
+RECORD_TYPES = (*RECORD_TYPES, "RISKDEC")  # kept: a TRANSACTIONQUERY finds it
+
 # TRANSACTIONQUERY and TRANSACTIONUPDATE filters: the fields a filter may name.
 FILTER_FIELDS: tuple[str, ...] = (
     "sitereference",

@@ -31,6 +31,7 @@ from ...interface.wire import PAN_PATTERN, TIMESTAMP, VERSION
 from . import (
     accountcheck,
     auth,
+    bypass,
     cachetokens,
     cardstore,
     chains,
@@ -40,6 +41,7 @@ from . import (
     payments,
     query,
     refunds,
+    riskdec,
     settlement,
     subscriptions,
     threeds,
@@ -59,6 +61,7 @@ from .envelopes import (
     request_error,
     too_many_objects,
     usable_reference,
+    uses_reference,
 )
 from .moves import Move, MoveKeeper, UnderWay, lease_seconds
 from .refusal import Refusal, unknown_error
@@ -82,6 +85,7 @@ HANDLER_MODULES: tuple[ModuleType, ...] = (
     engine,
     cachetokens,
     refunds,
+    riskdec,
 )
 log = logging.getLogger("gwkit.sandbox")
 
@@ -206,7 +210,7 @@ class Gateway:
             answered = self._answer_object(
                 request, account, origin, base_url, answered[-1] if answered else None
             )
-            records.extend(answered_record(r) for r in answered)
+            records.extend(answered_record(r) for r in self._referenced(answered, account))
         return envelope(records, reference)
 
     def _answer_object(
@@ -246,6 +250,23 @@ class Gateway:
             fault = unknown_error(exc)
             return [error_record(t, fault) for t in types]
 
+    def _referenced(self, records: list[dict[str, Any]], account: Account) -> list[dict[str, Any]]:
+        """The records, each ERROR record that uses up a reference (envelopes.uses_reference) with one.
+        Taken after the refused object's own transaction (rolled back, or never opened); a failure
+        here costs the reference, never the answer."""
+        needing = [record for record in records if uses_reference(record)]
+        if not needing:
+            return records
+        try:
+            with self.store.write(account.sitereferences) as conn:
+                references = self.store.reserve_references(conn, len(needing))
+        except Exception:
+            log.exception("references of refused requests could not be taken")
+            return records
+        for record, reference in zip(needing, references, strict=True):
+            record["transactionreference"] = reference
+        return records
+
     def _run_handlers(
         self, request: dict[str, Any], account: Account, origin: str | None, base_url: str
     ) -> list[dict[str, Any]]:
@@ -257,6 +278,8 @@ class Gateway:
         reads_only = all(t.key in self.tables.read_only for t in request_types)
         home = site if isinstance(site, str) and site else account.sitereferences[0]
         made: Any = None
+        site_bypass = account.bypassed_types(home)
+        skipped = False  # the THREEDQUERY just before was skipped (threedbypasspaymenttypes)
         try:
             with self.store.read() if reads_only else self.store.write(account.sitereferences) as conn:
                 now = self.clock.now(home)
@@ -266,8 +289,20 @@ class Gateway:
                     if handler is None:
                         records.extend(error_record(t, Refusal(60018, [t])) for t in request_type.types)
                         break
+                    if skipped:
+                        takes_parent, skipped = bypass.chains_after_skip(records, request_type), False
                     if takes_parent and not chains.goes_on(records[-1] if records else None):
                         break
+                    if request_type.key == "THREEDQUERY" and bypass.skips_threedquery(
+                        ctx,
+                        chains.child_request(request, records[-1]) if takes_parent else request,
+                        site_bypass,
+                    ):
+                        skipped = True
+                        bypassed = bypass.bypass_record(ctx)  # one reference used up, no record kept
+                        if len(request_types) == 1:  # alone: answered 22000 Bypass
+                            records.append(bypassed)
+                        continue
                     if at == 0:  # nothing is written before it: its fault rolls back the whole transaction
                         records.extend(_first(handler, ctx, request))
                         continue

@@ -301,15 +301,17 @@ def threedquery_of_card(
 ) -> list[dict[str, Any]]:
     """A version 1 THREEDQUERY for a checked card (threeds_v2.handle_threedquery chooses the version)."""
     enrolled = enrolment(card.pan)
-    issuer, country = acquirer.issuer_of(card.pan)
+    issuer = acquirer.issuer_fields(card.pan)
     reference = ctx.new_reference()
     xid = secrets.token_hex(14)
     record: dict[str, Any] = {
         "transactionstartedtimestamp": ctx.timestamp,
         "livestatus": "0",
-        "issuer": issuer,
+        **issuer,
         "errorcode": "0",
         "errormessage": "Ok",
+        "acquirerresponsecode": "0",  # captured on THREEDQUERY records, as dccenabled
+        "dccenabled": "0",
         "settlestatus": "0",  # answered as the real service does; a THREEDQUERY never settles
         "settleduedate": settle_due_date(ctx.now),
         **MERCHANT,
@@ -321,7 +323,6 @@ def threedquery_of_card(
         "currencyiso3a": request["currencyiso3a"],
         "operatorname": ctx.account.username,
         "maskedpan": mask_pan(card.pan),
-        "issuercountryiso2a": country,
         "sitereference": request["sitereference"],
         **({"orderreference": request["orderreference"]} if request.get("orderreference") else {}),
         **({"parenttransactionreference": card.parent} if card.parent else {}),
@@ -345,7 +346,7 @@ def threedquery_of_card(
                 "pan": mask_pan(card.pan),
                 "date": ctx.timestamp,
                 "type": scheme.code,
-                "issuer": issuer,
+                **({"issuer": issuer["issuer"]} if "issuer" in issuer else {}),
             },
         )
         record["acsurl"] = ctx.base_url.rstrip("/") + ACS_PATH
