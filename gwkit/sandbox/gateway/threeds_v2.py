@@ -413,13 +413,12 @@ def _emv_threedquery(
 ) -> list[dict[str, Any]]:
     case = row.threedscase
     challenge = case in CHALLENGE_CASES
-    issuer, country = acquirer.issuer_of(card.pan)
     reference = ctx.new_reference()
     failed = _bank_system_error(request, case)
     record: dict[str, Any] = {
         "transactionstartedtimestamp": ctx.timestamp,
         "livestatus": "0",
-        "issuer": issuer,
+        **acquirer.issuer_fields(card.pan),
         "errorcode": "60010" if failed else "0",
         "errormessage": message_of(60010) if failed else "Ok",
         "acquirerresponsecode": "0",
@@ -435,7 +434,6 @@ def _emv_threedquery(
         "currencyiso3a": request["currencyiso3a"],
         "operatorname": ctx.account.username,
         "maskedpan": mask_pan(card.pan),
-        "issuercountryiso2a": country,
         "sitereference": request["sitereference"],
         **({"orderreference": request["orderreference"]} if request.get("orderreference") else {}),
         **({"parenttransactionreference": card.parent} if card.parent else {}),
