@@ -192,6 +192,9 @@ class Checklist:
         attempt.seen, attempt.key = True, key
         shown = f"known by {key}" if key else "with no key: its verdict will be advisory"
         self._say(f"{attempt.step.title}: payment seen, {shown}")
+        if self._waiting:
+            following = self._waiting[0]
+            self._say(f"Next: {following.title}: your next payment (or Enter to judge this one first)")
 
     def _end_current(self) -> Verdict | None:
         ended = self.current

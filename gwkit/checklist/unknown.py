@@ -39,10 +39,13 @@ class UnknownOutcome(Step):
                 return self.verdict(
                     FAIL, _double_charge(exchange.number, "without a TRANSACTIONQUERY first"), payment
                 )
-            if found:
-                return self.verdict(
-                    FAIL, _double_charge(exchange.number, "although the query found it made"), payment
+            if found is not False:
+                how = (
+                    "although the query found it made"
+                    if found
+                    else "although the query failed: still unknown"
                 )
+                return self.verdict(FAIL, _double_charge(exchange.number, how), payment)
         if cancelled:
             return self.verdict(PASS, "queried and cancelled: nothing is left unknown", payment)
         if queried and found is False and any(pays(exchange) for exchange in later):

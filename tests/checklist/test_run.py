@@ -10,8 +10,7 @@ from gwkit import Client
 from gwkit.checklist import STEP_HEADER
 from gwkit.sandbox import SandboxTransport
 
-from .conftest import NOT_ENROLLED
-
+NOT_ENROLLED = "4000000000000721"  # authorised, not enrolled in 3-D Secure
 CREDENTIALS = ("shop@example.com", "any-password")
 
 
@@ -187,3 +186,18 @@ def test_the_decline_fault_declines_the_next_auth_whatever_the_card_and_is_never
     assert (declined["errorcode"], declined["errormessage"]) == ("70000", "Decline")
     assert authorised["errorcode"] == "0"  # the next AUTH only
     assert [r["errorcode"] for r in found] == ["0"]  # the decline was never made
+
+
+def test_paying_again_after_the_query_found_the_payment_made_is_the_double_charge_it_is(run):
+    started = run(None, steps=["bank-error-made"])
+    post(started.handle, auth("order-twice"))
+    post(started.handle, query("order-twice"))
+    again = post(started.handle, auth("order-twice"))
+    result = started.handle.finish()
+
+    verdict = result.verdict("bank-error-made")
+    assert again.json()["response"][0]["errorcode"] == "0"  # the customer is charged twice
+    assert verdict.status == "fail"
+    assert verdict.reason == (
+        "a new AUTH for the same order (#3) although the query found it made: the double-charge risk"
+    )
