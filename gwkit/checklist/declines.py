@@ -8,6 +8,10 @@ from ..proxy import ProxyExchange
 from .payments import Payment, pays, types, with_3ds
 from .steps import FAIL, PASS, WARNING, Step, Verdict, register
 
+# The outcome is armed for a request whose one type is AUTH (the fault book's selector); an AUTH sent
+# combined with a THREEDQUERY in one object is not given it in this phase.
+NEVER_GIVEN = "no AUTH of its own seen for the payment (THREEDQUERY + AUTH in one object is not armed)"
+
 
 def after_outcome(payment: Payment) -> tuple[ProxyExchange | None, list[ProxyExchange]]:
     """The AUTH that got the armed outcome, and every exchange of the payment after it."""
@@ -37,7 +41,7 @@ class Decline(Step):
     def judge(self, payment: Payment) -> Verdict:
         declined, later = after_outcome(payment)
         if declined is None:
-            return self.not_seen("no AUTH seen for the payment: the decline was never given")
+            return self.not_seen(f"{NEVER_GIVEN}: the decline was never given")
         retries = [exchange for exchange in later if pays(exchange)]
         if retries:
             numbers = ", ".join(f"#{e.number}" for e in retries)
@@ -70,7 +74,7 @@ class SoftDecline(Step):
     def judge(self, payment: Payment) -> Verdict:
         declined, later = after_outcome(payment)
         if declined is None:
-            return self.not_seen("no AUTH seen for the payment: the soft decline was never given")
+            return self.not_seen(f"{NEVER_GIVEN}: the soft decline was never given")
         authenticated = False
         for exchange in later:
             authenticated = authenticated or "THREEDQUERY" in types(exchange)

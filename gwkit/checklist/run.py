@@ -208,7 +208,7 @@ class Checklist:
             self._start(self._waiting.pop(0))
         else:
             self._disarm()
-            self._say("Every payment step has been run: finish the run to write the reports.")
+            self._say("Every payment step has been run: finish the run (q, or POST /_checklist/finish).")
 
     def _start(self, step: Step) -> None:
         assert step.fault is not None

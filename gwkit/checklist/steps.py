@@ -9,7 +9,7 @@ judges every exchange (`judge_run`). Adding a step is a new module that calls `r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..errors import GwkitError
@@ -84,8 +84,6 @@ class Step:
     instruction: ClassVar[str]  # what the person does: "make one payment in your shop: ..."
     why: ClassVar[str]  # why the outcome matters: money, liability, the customer
     fault: ClassVar[dict[str, Any] | None] = None  # armed for the next AUTH; None: judged over the run
-
-    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def per_payment(self) -> bool:

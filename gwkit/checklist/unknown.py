@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .declines import after_outcome
+from .declines import NEVER_GIVEN, after_outcome
 from .payments import Payment, cancels, pays, query_found_payment, types
 from .steps import FAIL, PASS, WARNING, Step, Verdict, register
 
@@ -26,7 +26,7 @@ class UnknownOutcome(Step):
     def judge(self, payment: Payment) -> Verdict:
         faulted, later = after_outcome(payment)
         if faulted is None:
-            return self.not_seen(f"no AUTH seen for the payment: {self.what} was never given")
+            return self.not_seen(f"{NEVER_GIVEN}: the outcome was never given")
         found: bool | None = None
         queried = cancelled = False
         for exchange in later:

@@ -18,9 +18,14 @@ from gwkit.cli import main
 NODE_SHOP = Path(__file__).parent / "node" / "shop_test.mjs"
 
 
+@pytest.fixture(scope="module")
+def sandbox_db(tmp_path_factory):
+    return tmp_path_factory.mktemp("checklist-cli") / "sandbox.db"  # one sandbox for the module's runs
+
+
 @pytest.fixture
-def files(tmp_path, monkeypatch):
-    monkeypatch.setenv("GWKIT_SANDBOX_DB", str(tmp_path / "sandbox.db"))
+def files(tmp_path, monkeypatch, sandbox_db):
+    monkeypatch.setenv("GWKIT_SANDBOX_DB", str(sandbox_db))
     monkeypatch.setenv("GWKIT_JOURNAL", str(tmp_path / "journal.db"))
     return tmp_path
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from gwkit import Client
+from gwkit import Client, checklist
 from gwkit.checklist import STEP_HEADER
 from gwkit.sandbox import SandboxTransport
 
@@ -201,3 +201,28 @@ def test_paying_again_after_the_query_found_the_payment_made_is_the_double_charg
     assert verdict.reason == (
         "a new AUTH for the same order (#3) although the query found it made: the double-charge risk"
     )
+
+
+def test_a_payment_that_never_sends_an_auth_of_its_own_is_not_given_the_outcome_and_says_so(run):
+    started = run(None, steps=["decline"])
+    combined = auth(
+        "order-3ds", requesttypedescriptions=["THREEDQUERY", "AUTH"], termurl="https://shop.example/back"
+    )
+    answered = post(started.handle, combined).json()["response"]
+    result = started.handle.finish()
+
+    assert [r["errorcode"] for r in answered] == ["0", "0"]  # not faulted
+    verdict = result.verdict("decline")
+    assert verdict.status == "no payment seen"
+    assert verdict.reason == (
+        "no AUTH of its own seen for the payment (THREEDQUERY + AUTH in one object is not armed): "
+        "the decline was never given"
+    )
+
+
+def test_a_report_that_cannot_be_written_at_the_end_is_named(run, tmp_path):
+    result = run(None, steps=["decline"]).handle.finish()
+    gone = tmp_path / "gone"
+
+    with pytest.raises(checklist.ChecklistError, match=f"report path {gone}/r.xml: cannot be written"):
+        checklist.write_reports(result, junit=gone / "r.xml")
