@@ -70,8 +70,9 @@ shop.stop()
 def test_auto_runs_the_tests_then_writes_the_reports_and_says_how_it_went(files, capsys, behaviour, status):
     script = files / "shop_tests.py"
     script.write_text(textwrap.dedent(PYTHON_TESTS.format(behaviour=behaviour)))
-    junit, html = files / "checklist.xml", files / "checklist.html"
+    junit, html, cassette = files / "checklist.xml", files / "checklist.html", files / "session.jsonl"
     arguments = ["--steps", "decline,bank-error-made,validation", "--junit", str(junit), "--html", str(html)]
+    arguments += ["--cassette", str(cassette)]
 
     assert (
         main(["checklist", "--auto", "--port", "0", *arguments, "--", sys.executable, str(script)]) == status
@@ -88,6 +89,8 @@ def test_auto_runs_the_tests_then_writes_the_reports_and_says_how_it_went(files,
     assert failed == ([] if behaviour == "right" else ["decline", "bank-error-made"])
     assert "4000000000000721" not in html.read_text() and "400000######0721" in html.read_text()
     assert f"junit report: {junit}" in out and f"html report: {html}" in out
+    recorded = cassette.read_text()
+    assert len(recorded.splitlines()) == 4 and "4000000000000721" not in recorded  # 2 payments, each retried
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not on this machine")
