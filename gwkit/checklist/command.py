@@ -59,6 +59,7 @@ def run(args: argparse.Namespace, sb: Any, px: Any, upstream_of: Callable[..., A
             **({"error": written["error"]} if "error" in written else {}),
         }
 
+    echo = _Held()  # the first step's line, shown after the banner
     journal = Journal(args.journal) if args.journal else Journal()
     cassette = Cassette(args.cassette) if args.cassette else None
     try:
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace, sb: Any, px: Any, upstream_of: Callable[..., A
             steps=steps,
             port=args.port,
             journal=journal,
-            echo=_say,
+            echo=echo,
             on_finish=on_finish,
             cassette=cassette,
         )
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace, sb: Any, px: Any, upstream_of: Callable[..., A
         print(f"gwkit checklist: cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
     _banner(handle, upstream, args, reports)
+    echo.release()
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         if command:
@@ -157,6 +159,27 @@ def _run_tests(command: list[str], base_url: str) -> None:
 
 def _say(line: str) -> None:
     print(line, flush=True)
+
+
+class _Held:
+    """Lines said before `release()` are kept, then said; after it, said at once."""
+
+    def __init__(self) -> None:
+        self._kept: list[str] | None = []
+        self._lock = threading.Lock()
+
+    def __call__(self, line: str) -> None:
+        with self._lock:
+            if self._kept is not None:
+                self._kept.append(line)
+                return
+        _say(line)
+
+    def release(self) -> None:
+        with self._lock:
+            kept, self._kept = self._kept or [], None
+        for line in kept:
+            _say(line)
 
 
 class _Stopped(Exception):

@@ -107,14 +107,17 @@ class Checklist:
                 try:
                     self.claim(claimed)
                 except ChecklistError as exc:
-                    detail = {"error": f"{STEP_HEADER}: {exc}", "field": STEP_HEADER}
-                    return Answer(409, dict(JSON_TYPE), as_json(detail))
+                    return _refusal(str(exc))
             current = self.current
             if not paying or current is None:
                 return None
             if not current.seen:
                 self._seen(current, key)
             elif key is not None and current.key is not None and key != current.key:
+                if claimed:
+                    return _refusal(
+                        f"step {claimed} has its payment already ({current.key}): one payment a step"
+                    )
                 self._end_current()  # a new payment: the next step's
                 if self.current is not None:
                     self._seen(self.current, key)
@@ -245,6 +248,11 @@ class Checklist:
     def _say(self, line: str) -> None:
         if self._echo is not None:
             self._echo(line)
+
+
+def _refusal(reason: str) -> Answer:
+    """The answer to a request whose STEP_HEADER cannot be followed (never forwarded)."""
+    return Answer(409, dict(JSON_TYPE), as_json({"error": f"{STEP_HEADER}: {reason}", "field": STEP_HEADER}))
 
 
 class ChecklistProxy(Proxy):

@@ -121,6 +121,7 @@ def test_in_the_terminal_enter_moves_on_and_a_step_without_a_payment_says_so(fil
 
     out = capsys.readouterr().out
     assert "Step 1/2: Decline (70000): make one payment in your shop: it will be declined (70000)" in out
+    assert out.index("gwkit checklist listening on http://127.0.0.1:") < out.index("Step 1/2")
     assert "Decline (70000): NO PAYMENT SEEN: no payment seen: make one payment in your shop" in out
     assert "Step 2/2: Soft decline (71000)" in out
     assert out.rstrip().endswith("FAILED: 2 steps (2 no payment seen)")

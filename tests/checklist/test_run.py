@@ -226,3 +226,16 @@ def test_a_report_that_cannot_be_written_at_the_end_is_named(run, tmp_path):
 
     with pytest.raises(checklist.ChecklistError, match=f"report path {gone}/r.xml: cannot be written"):
         checklist.write_reports(result, junit=gone / "r.xml")
+
+
+def test_a_header_claiming_a_step_that_has_its_payment_already_is_refused(run):
+    started = run(None, steps=["decline", "soft-decline"])
+    first = post(started.handle, auth("order-1"), headers={STEP_HEADER: "decline"})
+    second = post(started.handle, auth("order-2"), headers={STEP_HEADER: "decline"})
+
+    assert first.json()["response"][0]["errorcode"] == "70000"
+    assert second.status_code == 409
+    assert second.json()["error"] == (
+        f"{STEP_HEADER}: step decline has its payment already (orderreference 'order-1'): one payment a step"
+    )
+    assert started.handle.checklist.current.step.name == "decline"
