@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ...interface.codes import message_of
 from ...interface.faults import (
     GATEWAY_ERROR_CODES,
     KINDS,
@@ -25,7 +26,6 @@ from ...interface.faults import (
     PROXY_STATUSES,
     SELECTOR_FIELDS,
 )
-from ...interface.codes import message_of
 from ...interface.wire import GATEWAY_PATH
 from ..gateway.store import FaultRow, FaultRows, MemoryFaultRows
 
