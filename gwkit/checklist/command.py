@@ -38,7 +38,12 @@ def run(args: argparse.Namespace, sb: Any, px: Any, upstream_of: Callable[..., A
     try:
         if command and not args.auto:
             raise ChecklistError("a command after -- runs only with --auto")
-        steps = steps_named(args.steps.split(",") if args.steps is not None else None)
+        named = (
+            [name.strip() for name in args.steps.split(",") if name.strip()]
+            if args.steps is not None
+            else None
+        )
+        steps = steps_named(named)
         reports = {
             name: check_writable(path) for name, path in (("junit", args.junit), ("html", args.html)) if path
         }

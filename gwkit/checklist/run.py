@@ -52,7 +52,10 @@ class ChecklistResult:
         return [verdict for verdict in self.verdicts if verdict.required_failed]
 
     def verdict(self, step: str) -> Verdict:
-        return next(verdict for verdict in self.verdicts if verdict.step == step)
+        for verdict in self.verdicts:
+            if verdict.step == step:
+                return verdict
+        raise KeyError(f"no step {step!r} in this run: {', '.join(v.step for v in self.verdicts)}")
 
     def summary(self) -> str:
         counts: dict[str, int] = {}

@@ -136,7 +136,7 @@ def test_the_checklist_signals_take_json_only(run):
 
 
 def test_validation_names_each_problem_with_its_field_and_rule(run):
-    started = run(None, steps=["decline", "validation"])
+    started = run(None, steps=["validation"])  # no outcome armed: the request goes to the gateway
     post(started.handle, auth("order-v", baseamount="10.50"))
     result = started.handle.finish()
 
@@ -144,6 +144,8 @@ def test_validation_names_each_problem_with_its_field_and_rule(run):
     assert validation.status == "fail"
     assert validation.reason == "#1 request.0: baseamount: Numeric: digits 0-9 only"
     assert [e.number for e in validation.evidence] == [1]
+    assert validation.evidence[0].answered_by == "upstream"  # never strict: the gateway's own answer
+    assert validation.evidence[0].errorcodes == ("30000",)
 
 
 def test_without_an_orderreference_the_payment_is_known_by_a_fingerprint_else_the_verdict_is_advisory(run):
