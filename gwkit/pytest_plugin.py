@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -51,9 +51,10 @@ from .client import Client
 from .journal import Journal
 from .notifications import NotificationListener
 
+if TYPE_CHECKING:
+    from .checklist import ChecklistHandle
+
 try:
-    from . import checklist
-    from .proxy import SandboxUpstream
     from .sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport
 except ImportError:  # gwkit without the [sandbox] extra: the plugin loads, its fixtures skip
     Sandbox = None  # type: ignore[assignment,misc]
@@ -194,16 +195,19 @@ def gwkit_notifications(
 @pytest.fixture(scope="session")
 def gwkit_checklist(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[checklist.ChecklistHandle]:
+) -> Iterator[ChecklistHandle]:
     """The checklist on a loopback port, in front of a sandbox of its own, for the session."""
     _require_sandbox()
+    # Imported here: the proxy brings pandas (its drift report), and this plugin loads in every pytest run.
+    from . import checklist, proxy
+
     folder = tmp_path_factory.mktemp("gwkit-checklist")
     report = request.config.getoption("--gwkit-checklist-report")
     folder_of_reports = (
         checklist.reports.check_writable(Path(report) / "checklist.xml").parent if report else None
     )
     sandbox = Sandbox(folder / "sandbox.db")
-    handle = checklist.start(SandboxUpstream(sandbox), journal=Journal(folder / "journal.db"))
+    handle = checklist.start(proxy.SandboxUpstream(sandbox), journal=Journal(folder / "journal.db"))
     try:
         yield handle
         result = handle.finish()
