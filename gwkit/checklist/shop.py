@@ -213,13 +213,11 @@ def create_shop(settings: ShopSettings, ready: threading.Event | None = None) ->
             order = read_json(await request.body())
         except BodyError as exc:
             return JSONResponse({"error": f"body: must be JSON: {exc}"}, status_code=400)
-        missing = [
-            name for name in ORDER_FIELDS if not isinstance((order or {}).get(name), str) or not order[name]
-        ]
-        if not isinstance(order, dict) or missing:
-            return JSONResponse(
-                {"error": f"{', '.join(missing) or 'body'}: required (text)"}, status_code=400
-            )
+        if not isinstance(order, dict):
+            return JSONResponse({"error": "body: must be a JSON object (the order)"}, status_code=400)
+        missing = [name for name in ORDER_FIELDS if not isinstance(order.get(name), str) or not order[name]]
+        if missing:
+            return JSONResponse({"error": f"{', '.join(missing)}: required (text)"}, status_code=400)
         return JSONResponse(await shops[0].pay(order))
 
     async def about(request: Request) -> Response:

@@ -3,6 +3,7 @@ fail, each with the exchanges that show why."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from gwkit import checklist
@@ -92,3 +93,18 @@ def test_the_reports_of_a_run(run, tmp_path, behaviour):
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     failures = 0 if behaviour == "right" else 1
     assert f'failures="{failures}"' in xml and 'tests="2"' in xml
+
+
+def test_the_reference_shop_refuses_bad_orders_naming_the_field(run):
+    shop = run("right", steps=["decline"]).shop
+    url = f"{shop.base_url}/pay"
+
+    listed = httpx.post(url, json=[1])
+    missing = httpx.post(url, json={"orderreference": "o-1", "pan": 4111111111111111})
+    form = httpx.post(url, data={"orderreference": "o-1"})
+    assert (listed.status_code, listed.json()) == (400, {"error": "body: must be a JSON object (the order)"})
+    assert missing.status_code == 400
+    assert missing.json() == {
+        "error": "pan, expirydate, securitycode, baseamount, currencyiso3a: required (text)"
+    }
+    assert form.status_code == 415
