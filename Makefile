@@ -8,7 +8,7 @@ SYNC_STAMP := .venv/.gwkit-synced
 # JupyterLab refuses to run as root unless told to (containers and CI machines run as root).
 LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test lint sandbox team-sandbox pg-up bench env bytecode clean strip-notebooks docs
+.PHONY: lab test lint sandbox team-sandbox pg-up bench env bytecode clean strip-notebooks docs js-deps
 
 lab: bytecode
 	$(UV) run --no-sync jupyter lab --notebook-dir=notebooks $(LAB_ROOT_FLAG)
@@ -44,6 +44,12 @@ team-sandbox: $(SYNC_STAMP)
 # The PostgreSQL the tests use (they start it themselves too, when they can; else they skip, saying why).
 pg-up:
 	scripts/pg-up --install gwkit_test
+
+# The makers' 3-D Secure browser library (npm @trustpayments/3ds-sdk-js 1.2.73), which the browser tests
+# drive against the sandbox's EMV 3-D Secure pages, in .tools/npm (the tests install it there too
+# when it is missing). Its install scripts only fetch build tools: not run.
+js-deps:
+	mkdir -p .tools/npm && cd .tools/npm && npm install --ignore-scripts --no-audit --no-fund --no-save @trustpayments/3ds-sdk-js@1.2.73
 
 bench: bytecode
 	@for b in benchmarks/*.py; do echo "== $$b"; $(UV) run --no-sync python $$b || exit 1; done

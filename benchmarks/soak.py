@@ -21,9 +21,20 @@ Afterwards every AUTH a client was told was authorised is looked up by TRANSACTI
 ones are lost; an orderreference with more than one AUTH is a duplicate (clients never resend).
 Requests in flight at a kill have an unknown outcome: they are counted apart, not as dropped.
 
-    python benchmarks/soak.py [--seconds 60] [--clients 50] [--kills 2] [--seed 1] [--idle-seconds 20] [--slices 4]
+On a team sandbox (`--postgres`, or `--database URL`: PostgreSQL, in a schema of its own made and
+dropped by the run), two more tenants can join the slow one, beside the idle clients' turns and in
+the soak: `--slow-listener S`, a tenant whose URL notifications go to a listener on loopback that
+answers after S seconds, paying all along; `--restoring-tenant`, a tenant that restores a snapshot
+of its site (100 payments) again and again. PostgreSQL's own view of who waits for whom is sampled
+throughout (`TenantWaits`): a session waiting for the whole sandbox's lock, or for a row another
+session holds, could be one tenant waiting for another; one waiting for a site's lock waits for its
+own tenant's work (a write takes only the locks of its own sites).
 
-Goal: 0 5xx, 0 dropped connections, 0 lost, 0 duplicated; others' AUTH p99 within 2x of idle.
+    python benchmarks/soak.py [--seconds 60] [--clients 50] [--kills 2] [--seed 1] [--idle-seconds 20] [--slices 4]
+        [--postgres | --database URL] [--slow-listener SECONDS] [--restoring-tenant]
+
+Goal: 0 5xx, 0 dropped connections, 0 lost, 0 duplicated, 0 waits of one tenant on another's sites;
+others' AUTH p99 within 2x of idle.
 """
 
 from __future__ import annotations
@@ -33,6 +44,7 @@ import asyncio
 import json
 import random
 import re
+import secrets
 import statistics
 import subprocess
 import sys
@@ -41,8 +53,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from html import unescape
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -50,10 +64,14 @@ ROOT = Path(__file__).resolve().parents[1]
 SOAK = ("soak", "soak-password", "test_soak1")
 CLOCK = ("clock", "clock-password", "test_clock1")
 SLOW = ("slow", "slow-password", "test_slow1")  # holds its maximum of delayed requests
+LISTENER = ("listener", "listener-password", "test_listener1")  # its notifications' listener is slow
+RESTORER = ("restorer", "restorer-password", "test_restorer1")  # restores a snapshot again and again
+TENANTS = (SOAK, CLOCK, SLOW, LISTENER, RESTORER)
 ACCOUNTS = "".join(
-    f'[[account]]\nusername = "{u}"\npassword = "{p}"\nsitereferences = ["{s}"]\n'
-    for u, p, s in (SOAK, CLOCK, SLOW)
+    f'[[account]]\nusername = "{u}"\npassword = "{p}"\nsitereferences = ["{s}"]\n' for u, p, s in TENANTS
 )
+LOCAL_POSTGRES = "postgresql://gwkit:gwkit@127.0.0.1:5432/gwkit_test"  # scripts/pg-up's
+RESTORED_PAYMENTS = 100  # in the restoring tenant's snapshot
 DELAYED_PER_SITE = 20  # the sandbox's default cap (gwkit/sandbox/web/latency.py)
 LATENCY_FAULT = {"kind": "latency", "seconds": 3600, "count": 1_000_000, "requesttypes": ["AUTH"]}
 CARD = {"pan": "4111111111111111", "expirydate": "12/2030", "securitycode": "123"}
@@ -92,13 +110,17 @@ class Tally:
     delayed_sent: int = 0  # the slow tenant's AUTHs, each held until it gave up
     delayed_refused: int = 0  # of them, 429: sent again before the server saw the previous one close
     delayed_other: int = 0  # of them, answered otherwise (should be 0: the delay is an hour)
+    listener_auths: int = 0  # the slow listener's tenant's AUTHs, each notified
+    restores: list[float] = field(default_factory=list)  # the restoring tenant's, how long each took
 
 
 class Server:
     """`gwkit sandbox` as a subprocess; `restart` kills it (SIGKILL) and starts it on the same port."""
 
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, database: str | None = None, notify_host: bool = False):
         self.workdir = workdir
+        self.database = database or str(workdir / "soak.db")
+        self.notify_host = notify_host
         (workdir / "accounts.toml").write_text(ACCOUNTS)
         self.port = 0
         self.generation = 0
@@ -115,9 +137,10 @@ class Server:
                 "--port",
                 str(self.port),
                 "--db",
-                str(self.workdir / "soak.db"),
+                self.database,
                 "--accounts",
                 str(self.workdir / "accounts.toml"),
+                *(["--notify-host", "127.0.0.1"] if self.notify_host else []),
             ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
@@ -432,6 +455,186 @@ async def hold_delayed(server: Server, until: float, tally: Tally, holders: int,
         pass  # killed meanwhile: faults live in memory, gone with the server
 
 
+class SlowListener:
+    """A notification listener on loopback that answers each notification after `seconds`."""
+
+    def __init__(self, seconds: float):
+        delay = seconds
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                time.sleep(delay)  # the slow listener itself: not the benchmark waiting
+                self.send_response(200)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.http.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}/notify"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.http.shutdown()
+        self.http.server_close()
+
+
+def tenant_auth(tenant: tuple[str, str, str], order: str) -> bytes:
+    return json.dumps(
+        {
+            "alias": tenant[0],
+            "version": "1.00",
+            "request": [
+                {
+                    **CARD,
+                    "requesttypedescriptions": ["AUTH"],
+                    "sitereference": tenant[2],
+                    "accounttypedescription": "ECOM",
+                    "currencyiso3a": "GBP",
+                    "baseamount": "100",
+                    "orderreference": order,
+                }
+            ],
+        }
+    ).encode()
+
+
+def prepare_tenants(server: Server, listener: SlowListener | None, restoring: bool) -> None:
+    """The slow listener's rule, and the restoring tenant's payments and snapshot (kept in the database)."""
+    if listener is not None:
+        with httpx.Client(base_url=server.base_url, auth=LISTENER[:2], timeout=60, headers=JSON) as http:
+            rule = http.post("/_sandbox/notifications/rules", json={"url": listener.url, "flow": "offline"})
+            rule.raise_for_status()
+    if restoring:
+        with httpx.Client(base_url=server.base_url, auth=RESTORER[:2], timeout=60, headers=JSON) as http:
+            for number in range(RESTORED_PAYMENTS):
+                http.post("/json/", content=tenant_auth(RESTORER, f"restored-{number}")).raise_for_status()
+            http.post("/_sandbox/snapshots", json={"name": "soak"}).raise_for_status()
+
+
+async def listener_payments(server: Server, until: float, tally: Tally) -> None:
+    """The slow listener's tenant pays all along: each AUTH is notified to its slow listener."""
+    count = 0
+    while time.monotonic() < until:
+        await server.up.wait()
+        try:
+            async with httpx.AsyncClient(
+                base_url=server.base_url, auth=LISTENER[:2], timeout=60, headers=JSON
+            ) as http:
+                while time.monotonic() < until:
+                    count += 1
+                    response = await http.post("/json/", content=tenant_auth(LISTENER, f"listened-{count}"))
+                    tally.listener_auths += 1
+                    tally.server_errors += response.status_code >= 500
+        except httpx.TransportError:
+            pass  # a kill
+
+
+async def restore_again_and_again(server: Server, until: float, tally: Tally) -> None:
+    """The restoring tenant: its snapshot restored, again as soon as the last one ended."""
+    while time.monotonic() < until:
+        await server.up.wait()
+        try:
+            async with httpx.AsyncClient(
+                base_url=server.base_url, auth=RESTORER[:2], timeout=120, headers=JSON
+            ) as http:
+                while time.monotonic() < until:
+                    started = time.perf_counter()
+                    response = await http.post("/_sandbox/snapshots/restore", json={"name": "soak"})
+                    tally.restores.append(time.perf_counter() - started)
+                    tally.server_errors += response.status_code >= 500
+        except httpx.TransportError:
+            pass  # a kill
+
+
+class TenantWaits:
+    """PostgreSQL's own view of the server's sessions waiting, sampled every few milliseconds: each
+    waiting lock classified by what it is. A site's write lock or turn (a write takes only its own
+    sites' locks, so the waiter waits for its own tenant; but a group-commit batch waits for its first
+    request's site with every request it carries, other tenants' too: docs/team-sandbox.md); the whole sandbox's lock (taken alone by a
+    reset of every site, a migration: any tenant may wait there for another); a row or transaction
+    (another session's row: possibly another tenant's); a table's file growing (`extend`: whoever
+    inserts next waits for it, whatever the tenant, as for the CPU). Counted in samples of waiting."""
+
+    def __init__(self, database: str, sites: list[str]):
+        import psycopg
+
+        from gwkit.sandbox.gateway.store import PostgresStore
+
+        store = PostgresStore(database)  # the lock keys, as the server computes them
+        try:
+            self.whole = store._write_lock  # the keys the server takes
+            self.site_keys = {store._site_lock(site): site for site in sites}
+            self.site_keys.update({store._site_lock(site, "turn "): site for site in sites})
+        finally:
+            store.close()
+        self.application = database.rpartition("application_name=")[2]
+        self._conn = psycopg.connect(database, autocommit=True)
+        self.samples = 0
+        self.own_site: dict[str, int] = {}  # waits for a site's lock, by site
+        self.whole_sandbox = 0
+        self.rows: dict[str, int] = {}  # waits for a row, a transaction or a table, by wait event
+        self.extend = 0  # waits for a table's file to grow: no tenant's
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample)
+
+    def __enter__(self) -> TenantWaits:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._conn.close()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.002):
+            self.samples += 1
+            for locktype, high, low, event in self._conn.execute(
+                "SELECT l.locktype, l.classid::bigint, l.objid::bigint, a.wait_event FROM pg_locks l "
+                "JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.application_name = %s",
+                (self.application,),
+            ):
+                if locktype == "advisory":
+                    key = (high << 32) | low
+                    key = key - (1 << 64) if key >= 1 << 63 else key
+                    if key == self.whole:
+                        self.whole_sandbox += 1
+                    else:
+                        site = self.site_keys.get(key, "unknown")
+                        self.own_site[site] = self.own_site.get(site, 0) + 1
+                elif locktype == "extend":
+                    self.extend += 1
+                else:
+                    self.rows[event] = self.rows.get(event, 0) + 1
+
+    @property
+    def across_tenants(self) -> int:
+        return self.whole_sandbox + sum(self.rows.values())
+
+
+def postgres_schema(server_url: str) -> tuple[str, str]:
+    """A schema of the run's own in the database: its name, and the URL whose sessions use it (and
+    carry its name, to find them in pg_stat_activity)."""
+    import psycopg
+
+    name = f"soak_{secrets.token_hex(4)}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    joiner = "&" if "?" in server_url else "?"
+    return name, f"{server_url}{joiner}options={quote(f'-csearch_path={name}')}&application_name={name}"
+
+
+def drop_schema(server_url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {name} CASCADE")
+
+
 async def kill_twice(server: Server, seconds: float, kills: int) -> None:
     for number in range(1, kills + 1):
         await asyncio.sleep(seconds / (kills + 1))
@@ -491,9 +694,20 @@ async def alternating(args: argparse.Namespace, server: Server) -> tuple[Tally, 
         ]
         await asyncio.gather(
             hold_delayed(server, until, with_slow, args.delayed, args.seed + turn),
+            *more_tenants(args, server, until, with_slow),
             *(client.run(until) for client in clients),
         )
     return idle, with_slow
+
+
+def more_tenants(args: argparse.Namespace, server: Server, until: float, tally: Tally) -> list[Any]:
+    """The slow listener's tenant and the restoring tenant, as the options ask."""
+    tenants = []
+    if args.slow_listener is not None:
+        tenants.append(listener_payments(server, until, tally))
+    if args.restoring_tenant:
+        tenants.append(restore_again_and_again(server, until, tally))
+    return tenants
 
 
 async def soak(args: argparse.Namespace, server: Server) -> Tally:
@@ -504,6 +718,7 @@ async def soak(args: argparse.Namespace, server: Server) -> Tally:
         kill_twice(server, args.seconds, args.kills),
         move_clock(server, until, tally),
         hold_delayed(server, until, tally, args.delayed, args.seed),
+        *more_tenants(args, server, until, tally),
         *(client.run(until) for client in clients),
     )
     return tally
@@ -527,19 +742,47 @@ def main() -> int:
     )
     parser.add_argument("--slices", type=int, default=4, help="turns the two take, each half idle")
     parser.add_argument("--delayed", type=int, default=DELAYED_PER_SITE, help="the slow tenant's open AUTHs")
+    database = parser.add_mutually_exclusive_group()
+    database.add_argument(
+        "--postgres", action="store_true", help=f"a team sandbox on the local PostgreSQL ({LOCAL_POSTGRES})"
+    )
+    database.add_argument("--database", metavar="URL", help="a team sandbox on this PostgreSQL database")
+    parser.add_argument(
+        "--slow-listener",
+        type=float,
+        metavar="SECONDS",
+        help="a tenant whose notification listener is this slow",
+    )
+    parser.add_argument(
+        "--restoring-tenant", action="store_true", help="a tenant restoring a snapshot again and again"
+    )
     args = parser.parse_args()
+    server_url = LOCAL_POSTGRES if args.postgres else args.database
+    schema, database_url = postgres_schema(server_url) if server_url else (None, None)
+    listener = SlowListener(args.slow_listener) if args.slow_listener is not None else None
+    waits: TenantWaits | None = None
     with tempfile.TemporaryDirectory(prefix="gwkit-soak-") as tmp:
-        server = Server(Path(tmp))
+        server = Server(Path(tmp), database_url, notify_host=listener is not None)
         server.start()
         server.up.set()
         try:
+            prepare_tenants(server, listener, args.restoring_tenant)
+            if database_url is not None:
+                waits = TenantWaits(database_url, [tenant[2] for tenant in TENANTS])
+                waits.__enter__()
             baseline, with_slow = asyncio.run(alternating(args, server))
             started = time.monotonic()
             tally = asyncio.run(soak(args, server))
             elapsed = time.monotonic() - started
+            if waits is not None:
+                waits.__exit__(None, None, None)
             result = check(server, tally)
         finally:
             server.stop()
+            if listener is not None:
+                listener.close()
+            if schema is not None:
+                drop_schema(server_url, schema)
     latencies = sorted(tally.latencies)
     if not latencies:
         print("soak: no request was served", file=sys.stderr)
@@ -547,6 +790,7 @@ def main() -> int:
     p50 = statistics.median(latencies) * 1000
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
     print(f"soak: {args.clients} clients, {elapsed:.0f} s, {args.kills} kills (SIGKILL) and restarts")
+    print(f"  store                  {'PostgreSQL' if database_url else 'SQLite'}")
     print(f"  requests served        {tally.served}  ({tally.served / elapsed:.0f}/s)")
     print(f"  by kind                {', '.join(f'{k} {v}' for k, v in sorted(tally.by_kind.items()))}")
     print(
@@ -572,6 +816,25 @@ def main() -> int:
             f"{phase_tally.delayed_sent} sent, {phase_tally.delayed_refused} refused 429, "
             f"{phase_tally.delayed_other} answered otherwise"
         )
+    for phase, phase_tally in (("beside the idle clients", with_slow), ("in the soak", tally)):
+        restores = sorted(phase_tally.restores)
+        if args.slow_listener is not None:
+            print(
+                f"  listener tenant {phase:<21}{phase_tally.listener_auths} AUTHs notified to a listener "
+                f"answering after {args.slow_listener:g} s"
+            )
+        if args.restoring_tenant and restores:
+            print(
+                f"  restoring tenant {phase:<20}{len(restores)} restores of {RESTORED_PAYMENTS} payments, "
+                f"p50 {statistics.median(restores) * 1000:.0f} ms, longest {restores[-1] * 1000:.0f} ms"
+            )
+    if waits is not None:
+        print(
+            f"  sessions waiting       {waits.samples} samples: for the whole sandbox's lock {waits.whole_sandbox}, "
+            f"for a row {sum(waits.rows.values())} {waits.rows or ''}, for a table's file to grow {waits.extend}, "
+            "for a site's own lock "
+            + (", ".join(f"{site} {count}" for site, count in sorted(waits.own_site.items())) or "0")
+        )
     phases = (
         ("idle", baseline, idle_p50, idle_p99, "no slow tenant, no kills"),
         ("with the slow tenant", with_slow, alone_p50, alone_p99, "the same clients, no kills"),
@@ -588,6 +851,9 @@ def main() -> int:
     for phase_tally in (baseline, with_slow):
         failures += phase_tally.server_errors + phase_tally.dropped + phase_tally.bad_answers
     failures += tally.delayed_other + with_slow.delayed_other
+    if waits is not None:
+        failures += waits.across_tenants  # a wait one tenant may have made on another's sites
+        print(f"ratio waits_across_tenants {waits.across_tenants}")
     print(f"ratio soak_failures_per_request {failures / max(tally.served, 1):.6f}")
     print(f"ratio soak_p99_over_p50 {p99 / p50:.2f}")
     print("meets the goal of 0 / 0 / 0 / 0" if not failures else "MISSES the goal of 0 / 0 / 0 / 0")

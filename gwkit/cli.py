@@ -78,7 +78,16 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="HOST",
         help="a host or network (127.0.0.1, 10.0.0.0/8, hooks.example.test) URL notifications may go to; "
-        "repeat for more (default: none, so no rule can be added; docs/notifications.md)",
+        "repeat for more (default: loopback listeners on a sandbox bound to loopback without --accounts, "
+        "none on a team sandbox; docs/notifications.md)",
+    )
+    sandbox.add_argument(
+        "--move-lease",
+        type=_positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="a team sandbox's clock moves are held on a lease this long: another host takes over the move "
+        "of one silent for longer (default: $GWKIT_SANDBOX_MOVE_LEASE, else 30; docs/team-sandbox.md)",
     )
     limits = sandbox.add_argument_group("limits (see docs/sandbox.md)")
     limits.add_argument(
@@ -381,7 +390,10 @@ def run_sandbox(args: argparse.Namespace) -> int:
         return 1
     _log_to_stderr()  # from here: opening runs the days a stopped clock move left undone, and says so
     try:
-        sandbox = sb.Sandbox(db, accounts=accounts, notification_hosts=args.notify_host or ())
+        hosts = sb.gateway.notifications.notification_hosts(
+            args.host, team=args.accounts is not None, allowed=args.notify_host or ()
+        )
+        sandbox = sb.Sandbox(db, accounts=accounts, notification_hosts=hosts, move_lease=args.move_lease)
     except (OSError, sqlite3.Error, sb.gateway.store.StoreError) as exc:
         sock.close()
         print(f"gwkit sandbox: cannot open the database {sb.gateway.store.shown(db)}: {exc}", file=sys.stderr)
@@ -455,6 +467,16 @@ def _log_write_turns(store) -> None:
         )
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def _worker_command(args: argparse.Namespace, sock: socket.socket) -> list[str]:
     """How a worker is started: this command on the port `sock` holds, one worker each."""
     host, port = sock.getsockname()[:2]
@@ -466,6 +488,7 @@ def _worker_command(args: argparse.Namespace, sock: socket.socket) -> list[str]:
         ("--header-timeout", args.header_timeout),
         ("--threads", args.threads),
         ("--delayed-per-site", args.delayed_per_site),
+        ("--move-lease", args.move_lease),
     ):
         if value is not None:
             command += [flag, str(value)]

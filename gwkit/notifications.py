@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 from .errors import GwkitError
 from .interface.notification import REFERENCE_FIELD, SIGNATURE_FIELD, signature_ok
@@ -234,7 +234,7 @@ def _count(count: int) -> None:
 def _handler_for(listener: NotificationListener) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            if self.path.split("?")[0] != listener.path:
+            if unquote(self.path.split("?")[0]) != unquote(listener.path):  # /hook/été arrives escaped
                 return self._answer(404)
             length = int(self.headers.get("Content-Length") or 0)
             if length > MAX_BODY_BYTES:

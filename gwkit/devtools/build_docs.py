@@ -5,13 +5,18 @@
 Built with nbconvert and nbclient, which JupyterLab already brings (no new dependency, and the
 notebooks render as JupyterLab renders them). Each notebook runs headless on a fresh sandbox, as
 `make test` runs it; a widget is shown as it was left (its saved state drawn as plain HTML), with a
-note that it needs a live kernel to respond. The pages load nothing from the network: no MathJax,
-RequireJS or widget manager from a CDN; Mermaid diagrams are drawn by the copy of Mermaid served with
-the site (`mermaid_assets`: the npm package, fetched once at build time).
+note that it needs a live kernel to respond. Each widget is drawn as it was when the cell that shows it
+had run, so it agrees with the text around it (a later cell that clicks a button changes only its own
+picture). The pages load nothing from the network: no MathJax, RequireJS or widget manager from a CDN;
+Mermaid diagrams are drawn by the copy of Mermaid's classic bundle served with the site
+(`mermaid_assets`: the npm package, fetched once at build time), which a page opened from disk
+(`file://`) runs as well as a served one. The index tells the notebooks' story from 01's "Start here"
+table, the one place it is written.
 """
 
 from __future__ import annotations
 
+import copy
 import html
 import os
 import re
@@ -44,16 +49,34 @@ SAVED_NOTE = (
     "<div class='gwkit-saved-widget-note' style='color:#6b7788;font-size:85%;margin:2px 0'>"
     "A widget, shown as it was left: it needs a live kernel (JupyterLab) to respond.</div>"
 )
+CELL_STATE = "gwkit_widget_state"  # a cell's metadata key: the widgets' state when that cell had run
 OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{{ resources.gwkit_mermaid }}{%- endblock html_head_js_mermaidjs -%}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
 """
+# Mermaid's classic bundle, then the diagrams of the page drawn once it is parsed: no module import,
+# which Chromium refuses on a page opened from disk.
+MERMAID_SCRIPT = """<script src="{url}"></script>
+<script>document.addEventListener("DOMContentLoaded", () => {{
+  mermaid.initialize({{startOnLoad: false, securityLevel: "strict"}});
+  mermaid.run({{querySelector: ".jp-Mermaid > pre.mermaid"}});
+}});</script>"""
 PAGE = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;line-height:1.5}}
+<style>body{{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em;line-height:1.5;
+color:#1f2933}} a{{color:#1a5fb4}} h1{{font-size:1.7em}} h2{{margin-top:1.6em}}
 pre{{background:#f5f7fa;padding:.6em;overflow-x:auto}} table{{border-collapse:collapse}}
-td,th{{border-bottom:1px solid #e3e7ed;padding:3px 10px;text-align:left}}</style></head>
+td,th{{border-bottom:1px solid #e3e7ed;padding:4px 10px;text-align:left;vertical-align:top}}
+th{{background:#f5f7fa}} td:last-child{{white-space:nowrap}} .gwkit-lead{{font-size:1.1em;color:#3e4c59}}
+.gwkit-docs dt{{font-weight:600;margin-top:.5em}} .gwkit-docs dd{{margin:0 0 0 1.2em;color:#3e4c59}}</style>
+{head}</head>
 <body><p><a href="{home}">gwkit: docs and notebooks</a></p>{body}</body></html>"""
+INDEX_LEAD = (
+    "gwkit is a toolkit for a card-payment gateway's JSON web services, made for Jupyter, with a sandbox "
+    "of the whole gateway inside. These pages are its notebooks, run from top to bottom on a fresh "
+    "sandbox, and its guides. To run the notebooks yourself, clone the kit and type <code>make lab</code>."
+)
 
 
 LIVE_FRAME = re.compile(
@@ -111,10 +134,12 @@ def snapshot(model_id: str, models: Mapping[str, Any]) -> str:
 
 
 def with_saved_widgets(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Every widget view replaced by its saved state as HTML, and the widget state dropped (so the
-    page needs no widget manager); a frame of a page the sandbox served (gone with it) replaced by a note."""
-    models = ((notebook.metadata.get("widgets") or {}).get(WIDGET_STATE) or {}).get("state") or {}
+    """Every widget view replaced by its saved state as HTML (as it was when its cell had run, where
+    the cell kept it), and the widget state dropped (so the page needs no widget manager); a frame of
+    a page the sandbox served (gone with it) replaced by a note."""
+    last = ((notebook.metadata.get("widgets") or {}).get(WIDGET_STATE) or {}).get("state") or {}
     for cell in notebook.cells:
+        models = cell.get("metadata", {}).pop(CELL_STATE, None) or last
         for output in cell.get("outputs") or []:
             markup = (output.get("data") or {}).get("text/html")
             if markup:
@@ -128,11 +153,50 @@ def with_saved_widgets(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode
 
 
 def executed(path: Path, workdir: Path) -> nbformat.NotebookNode:
+    """The notebook run top to bottom, each cell keeping the widgets' state as it was when it had run."""
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(
+    client = NotebookClient(
         notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
-    ).execute()
+    )
+
+    def keep_widget_state(cell: nbformat.NotebookNode, **_: Any) -> None:
+        client.set_widgets_metadata()
+        state = ((notebook.metadata.get("widgets") or {}).get(WIDGET_STATE) or {}).get("state")
+        if state and any(WIDGET_VIEW in (o.get("data") or {}) for o in cell.get("outputs") or []):
+            cell.metadata[CELL_STATE] = copy.deepcopy(state)
+
+    client.on_cell_executed = keep_widget_state
+    client.execute()
     return notebook
+
+
+def title_of(doc: Path) -> str:
+    """A doc's first heading, or its file name in words."""
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return doc.stem.replace("-", " ")
+
+
+def start_here(notebooks: Path) -> str:
+    """01's "Start here" table as HTML, its links pointing at the site's notebook pages."""
+    quickstart = nbformat.read(notebooks / "01_quickstart.ipynb", as_version=4)
+    for cell in quickstart.cells:
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("## Start here"):
+            body = markdown2html_mistune(cell.source.lstrip().removeprefix("## Start here"))
+            return re.sub(r'href="([^"#:/]+)\.ipynb', r'href="notebooks/\1.ipynb', body)
+    raise ValueError("notebooks/01_quickstart.ipynb has no '## Start here' cell")
+
+
+def index_page(docs: list[Path], notebooks: Path) -> str:
+    """The site's first page: what gwkit is, the notebooks' story, then the guides by their titles."""
+    guides = "".join(f'<dt><a href="docs/{d.stem}.md">{html.escape(title_of(d))}</a></dt>' for d in docs)
+    body = (
+        f"<h1>gwkit: docs and notebooks</h1><p class='gwkit-lead'>{INDEX_LEAD}</p>"
+        f"<h2>Start here</h2>{start_here(notebooks)}"
+        f"<h2>Guides</h2><dl class='gwkit-docs'>{guides}</dl>"
+    )
+    return site_links(PAGE.format(title="gwkit", home="index.html", head="", body=body))
 
 
 def site_links(page: str) -> str:
@@ -147,18 +211,19 @@ def build(target: Path) -> list[Path]:
     (target / "docs").mkdir(parents=True)
     (target / "notebooks").mkdir()
     written = []
-    for doc in sorted((ROOT / "docs").glob("*.md")):
+    entry = mermaid_assets.install(target / "assets" / "mermaid")
+    mermaid = MERMAID_SCRIPT.format(url=f"../assets/mermaid/{entry}")  # from a page in docs/ or notebooks/
+    docs = sorted((ROOT / "docs").glob("*.md"))
+    for doc in docs:
         body = markdown2html_mistune(doc.read_text(encoding="utf-8"))
-        page = PAGE.format(title=html.escape(doc.stem), home="../index.html", body=body)
+        head = mermaid if "jp-Mermaid" in body else ""
+        page = PAGE.format(title=html.escape(title_of(doc)), home="../index.html", head=head, body=body)
         written.append(target / "docs" / f"{doc.stem}.html")
         written[-1].write_text(site_links(page), encoding="utf-8")
     exporter = HTMLExporter(
         template_name="lab", extra_loaders=[DictLoader({"gwkit_offline.html.j2": OFFLINE_TEMPLATE})]
     )
     exporter.template_file = "gwkit_offline.html.j2"
-    entry = mermaid_assets.install(target / "assets" / "mermaid")
-    exporter.mermaid_js_url = f"../assets/mermaid/{entry}"  # relative to a page in notebooks/
-    exporter.mermaid_layout_elk_js_url = ""  # no ELK layouts: the page loads nothing else
     with tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch) / "notebooks"
         shutil.copytree(
@@ -170,21 +235,16 @@ def build(target: Path) -> list[Path]:
         )
         try:
             for path in sorted(workdir.glob("*.ipynb")):  # in order: 01 first
-                page, _ = exporter.from_notebook_node(with_saved_widgets(executed(path, workdir)))
+                page, _ = exporter.from_notebook_node(
+                    with_saved_widgets(executed(path, workdir)), resources={"gwkit_mermaid": mermaid}
+                )
                 written.append(target / "notebooks" / f"{path.stem}.html")
                 written[-1].write_text(site_links(page), encoding="utf-8")
         finally:
             for name in ("GWKIT_SANDBOX_DB", "GWKIT_JOURNAL"):
                 os.environ.pop(name, None)
             os.environ.update({k: v for k, v in saved.items() if v is not None})
-    links = "".join(
-        f"<li><a href='{p.relative_to(target).as_posix()}'>{html.escape(p.stem.replace('_', ' '))}</a></li>"
-        for p in written
-    )
-    index = PAGE.format(
-        title="gwkit", home="index.html", body=f"<h1>gwkit: docs and notebooks</h1><ul>{links}</ul>"
-    )
-    (target / "index.html").write_text(index, encoding="utf-8")
+    (target / "index.html").write_text(index_page(docs, ROOT / "notebooks"), encoding="utf-8")
     # a browser asks every site for its icon: an empty one, so that no page logs a 404
     (target / "favicon.ico").write_bytes(b"")
     return [target / "index.html", *written]

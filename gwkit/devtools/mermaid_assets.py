@@ -1,7 +1,9 @@
 """Mermaid for the `make docs` site: the `mermaid` npm package, fetched once at build time.
 
 The site's pages draw their Mermaid diagrams with the copy of Mermaid they are served with, so a
-reader's browser loads nothing from a CDN. The package comes from the npm registry through npm
+reader's browser loads nothing from a CDN. The copy is Mermaid's classic bundle (one script that
+defines `window.mermaid`), not its ES modules: a page opened from disk (`file://`) may run a classic
+script beside it, while Chromium refuses to import a module from a `file://` URL. The package comes from the npm registry through npm
 (`npm pack`), is checked against the integrity pinned here, and is kept in a cache folder so that
 later builds work offline.
 """
@@ -19,8 +21,7 @@ from pathlib import Path
 
 VERSION = "11.10.0"  # the version nbconvert's lab template was written for
 INTEGRITY = "sha512-oQsFzPBy9xlpnGxUqLbVY8pvknLlsNIJ0NWwi8SUJjhbP1IT0E0o1lfhU4iYV3ubpy+xkzkaOyDUQMn06vQElQ=="
-ENTRY = "mermaid.esm.min.mjs"  # the module the page imports; it imports its chunks beside it
-CHUNKS = "chunks/mermaid.esm.min"
+ENTRY = "mermaid.min.js"  # the classic bundle: everything in one script, no imports
 
 
 class MermaidUnavailable(RuntimeError):
@@ -61,18 +62,11 @@ def package_tarball(cache: Path | None = None) -> Path:
 
 
 def install(target: Path, cache: Path | None = None) -> str:
-    """Mermaid's ES module and its chunks copied into `target`; the entry module's file name."""
-    prefix = "package/dist/"
-    wanted = (prefix + ENTRY, prefix + CHUNKS + "/")
+    """Mermaid's classic bundle copied into `target`; its file name."""
+    wanted = "package/dist/" + ENTRY
     with tarfile.open(package_tarball(cache)) as archive, tempfile.TemporaryDirectory() as scratch:
-        members = [
-            m
-            for m in archive.getmembers()
-            if m.isfile() and m.name.startswith(wanted) and not m.name.endswith(".map")
-        ]
+        members = [m for m in archive.getmembers() if m.isfile() and m.name == wanted]
         archive.extractall(scratch, members=members, filter="data")
-        dist = Path(scratch) / prefix
         target.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(dist / ENTRY, target / ENTRY)
-        shutil.copytree(dist / CHUNKS, target / CHUNKS, dirs_exist_ok=True)
+        shutil.copy2(Path(scratch) / wanted, target / ENTRY)
     return ENTRY

@@ -64,6 +64,7 @@ _PREFIX_RANGES: list[tuple[int, int, str]] = [
     (4462, 4462, "DELTA"),
     (4543, 4543, "DELTA"),
     (400626, 400626, "DELTA"),
+    (490049, 490049, "DELTA"),  # the EMV 3-D Secure test cards: DELTA, as the makers' help centre shows
     (4026, 4026, "ELECTRON"),
     (417500, 417500, "ELECTRON"),
     (4508, 4508, "ELECTRON"),

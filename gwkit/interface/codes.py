@@ -121,6 +121,13 @@ ERROR_CODES: dict[int, ErrorCode] = {
             "Name the subscription's AUTH instead.",
         ),
         ErrorCode(
+            22000,
+            "Bypass",
+            "3-D Secure was bypassed for this card's payment type (threedbypasspaymenttypes), and "
+            "THREEDQUERY was the only request type: nothing else was asked.",
+            "Send the AUTH without THREEDQUERY, or stop naming this payment type in threedbypasspaymenttypes.",
+        ),
+        ErrorCode(
             30000,
             "Invalid field",
             "A field broke its rule; errordata names the field(s).",

@@ -7,6 +7,7 @@ sandbox, the notebook forms and the reports all read this table.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -76,6 +77,19 @@ def _securitycode_fits_scheme(value: str, request: Mapping[str, object]) -> bool
 
 def _month(value: str, _request: Mapping[str, object]) -> bool:
     return value.isdigit() and 1 <= int(value) <= 12
+
+
+def _ip_address(value: str, _request: Mapping[str, object]) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _signed_minutes(value: str, _request: Mapping[str, object]) -> bool:
+    digits = value[1:] if value.startswith("-") else value
+    return digits.isdigit() and digits.isascii() and len(digits) <= 4
 
 
 def _timestamp(value: str, _request: Mapping[str, object]) -> bool:
@@ -192,6 +206,10 @@ US_STATE = Rule(
 AT_LEAST_ONE = Rule("must be at least 1", _positive)
 MONTH = Rule("must be a month, 01 to 12", _month)
 TIMESTAMP = Rule("must be a real time in the format YYYY-MM-DD HH:MM:SS", _timestamp)
+IP_ADDRESS = Rule("must be an IPv4 or IPv6 address, e.g. 203.0.113.7", _ip_address)
+TIMEZONE_MINUTES = Rule(
+    "must be minutes from UTC, digits with an optional leading -, e.g. -60", _signed_minutes
+)
 # ACCOUNTCHECK takes no money: its amount may be 0 (or absent), as the real service allows.
 ZERO_OR_MORE = Rule("must be 0 or more, in base units with no separators", lambda v, _r: v.isdigit())
 
@@ -312,6 +330,119 @@ _FIELD_LIST: list[Field] = [
     ),
     _f("accept", t.HEADER, 1024, where={REQUEST, THREEDS}, label="Browser Accept header"),
     _f("useragent", t.HEADER, 255, where={REQUEST, THREEDS}, label="Browser User-Agent"),
+    # EMV 3-D Secure (v2): what the browser library reads from the customer's browser for the
+    # THREEDQUERY (real-gateway-facts.md, "3-D Secure v2"; the library sends each as a string)
+    _f(
+        "browsercolordepth",
+        t.NUMERIC,
+        2,
+        where={REQUEST, THREEDS},
+        label="Browser colour depth",
+        help="Bits per pixel of the customer's screen, e.g. 24.",
+    ),
+    _f(
+        "browserjavaenabled",
+        t.ALPHA,
+        5,
+        choices=("true", "false"),
+        where={REQUEST, THREEDS},
+        label="Browser Java enabled",
+    ),
+    _f(
+        "browserjavascriptenabled",
+        t.ALPHA,
+        5,
+        choices=("true", "false"),
+        where={REQUEST, THREEDS},
+        label="Browser JavaScript enabled",
+    ),
+    _f(
+        "browserlanguage",
+        t.ALPHANUMERIC_HYPHENS,
+        35,
+        where={REQUEST, THREEDS},
+        label="Browser language",
+        help="The browser's language tag, e.g. en-GB.",
+    ),
+    _f("browserscreenheight", t.NUMERIC, 6, where={REQUEST, THREEDS}, label="Screen height (pixels)"),
+    _f("browserscreenwidth", t.NUMERIC, 6, where={REQUEST, THREEDS}, label="Screen width (pixels)"),
+    _f(
+        "browsertz",
+        t.STRING,
+        5,
+        rules=(TIMEZONE_MINUTES,),
+        where={REQUEST, THREEDS},
+        label="Browser time zone",
+        help="Minutes between UTC and the browser's local time, as JavaScript's getTimezoneOffset().",
+    ),
+    _f(
+        "customerip",
+        t.STRING,
+        45,
+        rules=(IP_ADDRESS,),
+        where={REQUEST, THREEDS},
+        label="Customer IP address",
+    ),
+    _f(
+        "threedresponse",
+        t.STRING,
+        65536,
+        sensitive=REDACT,
+        where={REQUEST, THREEDS},
+        label="3-D Secure response (JWT)",
+        help="The browser library's unsigned JWT with the outcome of the challenge; sent with the AUTH.",
+    ),
+    _f(
+        "threedpayload",
+        t.STRING,
+        65536,
+        sensitive=REDACT,
+        where={RESPONSE, THREEDS},
+        label="3-D Secure payload (CReq)",
+        help="The challenge request for the issuer's ACS, base64url JSON.",
+    ),
+    _f(
+        "threedstransactionid",
+        t.ALPHANUMERIC_HYPHENS,
+        36,
+        where={RESPONSE, THREEDS},
+        label="3DS server transaction ID",
+        help="The UUID that names one EMV 3-D Secure authentication, from THREEDLOOKUP.",
+    ),
+    _f(
+        "threedmethodurl",
+        t.URL,
+        2048,
+        where={RESPONSE, THREEDS},
+        label="3DS method URL",
+        help="The issuer's page the browser loads in a hidden frame before the THREEDQUERY.",
+    ),
+    _f(
+        "threednotificationurl",
+        t.URL,
+        2048,
+        where={RESPONSE, THREEDS},
+        label="3DS method notification URL",
+        help="Where the 3DS method page reports that it has run.",
+    ),
+    _f(
+        "cres",
+        t.STRING,
+        65536,
+        sensitive=REDACT,
+        where={THREEDS},
+        label="CRes",
+        help="The ACS's challenge response, base64url JSON, posted by the browser to the term URL.",
+    ),
+    _f(
+        "authmethod",
+        t.ALPHA,
+        20,
+        where={RESPONSE, THREEDS},
+        report=CATEGORY,
+        label="Authorisation method",
+        help="FINAL: the AUTH is the final amount.",
+    ),
     _f("cachetoken", t.STRING, 4096, sensitive=REDACT, where=_REQ_RESP | {TOKENISE}, label="Cache token"),
     _f("requestreference", t.ALPHANUMERIC_HYPHENS, 25, where=_REQ_RESP, label="Request reference"),
     # 2.3 subscription fields
@@ -517,6 +648,37 @@ _FIELD_LIST: list[Field] = [
 ]
 
 FIELDS: dict[str, Field] = {f.name: f for f in _FIELD_LIST}
+# RISKDEC's answer (real-gateway-facts.md, "RISKDEC, ..."): the fraud screening's verdict.
+FIELDS.update(
+    (f.name, f)
+    for f in (
+        _f(
+            "fraudcontrolshieldstatuscode",
+            t.ALPHA,
+            20,
+            where={RESPONSE},
+            report=CATEGORY,
+            label="Fraud screening verdict",
+        ),
+        _f(
+            "fraudcontrolresponsecode",
+            t.NUMERIC,
+            4,
+            where={RESPONSE},
+            report=CATEGORY,
+            label="Fraud response",
+        ),
+        _f("fraudcontrolreference", t.STRING, 255, where={RESPONSE}, label="Fraud screening reference"),
+        _f(
+            "acquirerrecommendedaction",
+            t.ALPHA,
+            1,
+            where={RESPONSE},
+            report=CATEGORY,
+            label="Recommended action",
+        ),
+    )
+)
 
 BILLING_FIELDS: tuple[str, ...] = tuple(f.name for f in _FIELD_LIST if BILLING in f.where)
 SUBSCRIPTION_FIELDS: tuple[str, ...] = (

@@ -8,7 +8,8 @@ The one rule of what is never shown, for every part of gwkit:
   `maskedpan`). A run that fails the Luhn check (an order reference, a phone number) stays clear.
 - Security codes, PaRes, MD, cache tokens and passwords are never shown at all, under any name a
   client might give them: the names are compared whatever their case and separators
-  (`SecurityCode`, `security_code`, `CVV-2`).
+  (`SecurityCode`, `security_code`, `CVV-2`). Nor are EMV 3-D Secure's challenge messages
+  (`threedpayload`, the CReq; `cres`; `threedresponse`) or its `threeDSSessionData`.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from .cards import luhn_ok
 from .fields import MASK_PAN, REDACT, SENSITIVE_FIELDS
 
 REDACTED = "[redacted]"
-# Names whose values are never shown: the secret fields, credentials, and the ACS's spelling of two.
-SECRET_NAMES = frozenset({"password", "authorization", "PaRes", "MD"}).union(
-    name for name, kind in SENSITIVE_FIELDS.items() if kind == REDACT
-)
+# Names whose values are never shown: the secret fields, credentials, and the ACS's spelling of some
+# (v1's PaRes and MD; v2's creq, cres and threeDSSessionData, as the browser posts them).
+SECRET_NAMES = frozenset(
+    {"password", "authorization", "PaRes", "MD", "creq", "cres", "CRes", "threeDSSessionData"}
+).union(name for name, kind in SENSITIVE_FIELDS.items() if kind == REDACT)
 # What clients and other gateways call the card security code (the 3 or 4 digits on the card).
 SECURITY_CODE_NAMES = frozenset(
     {

@@ -44,13 +44,18 @@ def in_words(record: Mapping[str, Any], cause: Cause | None = None) -> str:
             f"Card stored: {_card(record, '').strip() or 'the card'}{ref}. Pay with it by naming "
             f"{reference} as parenttransactionreference."
         )
+    if kind == "THREEDQUERY" and str(record.get("threedversion", "")).startswith("2."):
+        return f"EMV 3-D Secure {record['threedversion']}{ref}: {_emv_3ds(record)}"
     if kind == "THREEDQUERY":
         return f"Enrolment checked{ref}: {_ENROLMENT.get(str(record.get('enrolled')), 'see enrolled.')}"
+    if kind == "THREEDLOOKUP":
+        version = record.get("threedversion")
+        if not version:
+            return "Looked up: the card's issuer does not run EMV 3-D Secure (no threedversion)."
+        method = " First load its 3DS method page in a hidden frame." if record.get("threedmethodurl") else ""
+        return f"Looked up: the issuer runs EMV 3-D Secure {version}.{method} Then send the THREEDQUERY."
     if kind == "SUBSCRIPTION":
-        return (
-            f"Subscription set up{ref}: payment {record.get('subscriptionnumber', '1')} is this AUTH; the "
-            "gateway makes the next ones on their dates."
-        )
+        return f"Subscription set up{ref}: {_subscription_payments(record)}"
     if kind == "TRANSACTIONQUERY":
         found = record.get("found", len(record.get("records") or []))
         return f"Query answered: {int(found):,} record(s) found."
@@ -59,6 +64,32 @@ def in_words(record: Mapping[str, Any], cause: Cause | None = None) -> str:
     if kind == "CACHETOKENISE":
         return "Card tokenised: the cachetoken can be used once, within its lifetime, to pay."
     return f"{kind} succeeded{ref}."
+
+
+def _subscription_payments(record: Mapping[str, Any]) -> str:
+    """Which payment the AUTH sent with a SUBSCRIPTION was, and when the gateway makes the next: the
+    record's `subscriptionnumber` is the next payment's number, one higher than the AUTH's."""
+    number = str(record.get("subscriptionnumber") or "")
+    begins = record.get("subscriptionbegindate")
+    starting = f", starting on {begins}" if begins else ""
+    if not number.isdigit() or int(number) < 2:
+        return f"the gateway makes the next payments on their dates{starting}."
+    return (
+        f"the AUTH sent with it is payment {int(number) - 1}; the gateway makes payment {number} and "
+        f"the ones after it on their dates{starting}."
+    )
+
+
+def _emv_3ds(record: Mapping[str, Any]) -> str:
+    """An EMV 3-D Secure THREEDQUERY: a challenge (acsurl), or decided without one (frictionless)."""
+    if record.get("acsurl"):
+        return (
+            "the issuer wants to ask the cardholder (a challenge): send the browser to acsurl with the "
+            "CReq, then the AUTH with threedresponse."
+        )
+    if record.get("enrolled") == "Y":
+        return "frictionless, decided without a question; an AUTH sent with it is answered at once."
+    return _ENROLMENT.get(str(record.get("enrolled")), "see enrolled.")
 
 
 def _failure(record: Mapping[str, Any], cause: Cause | None) -> str:

@@ -2,7 +2,7 @@
 
 A request object names its request types in `requesttypedescriptions`. Each type (or the
 combined `AUTH` + `SUBSCRIPTION`) has one or more variants, told apart by which fields are present
-(`md`/`pares`, `cachetoken`, `parenttransactionreference`, or card fields). A variant lists the
+(`md`/`pares`, `threedresponse`, `cachetoken`, `parenttransactionreference`, or card fields). A variant lists the
 fields it requires, those it allows, those it forbids, and per-type limits on allowed values.
 """
 
@@ -80,6 +80,25 @@ NOT_WITH_3DS = "only sent after a THREEDQUERY for an enrolled card"
 NOT_WITH_TOKEN = "the cachetoken stands in for card data"
 
 _THREEDS_SELECTOR = ("md", "pares")
+_THREEDS_V2_SELECTOR = ("threedresponse",)
+# What the browser library reads from the customer's browser for an EMV 3-D Secure (v2) THREEDQUERY.
+BROWSER = (
+    "browsercolordepth",
+    "browserjavaenabled",
+    "browserjavascriptenabled",
+    "browserlanguage",
+    "browserscreenheight",
+    "browserscreenwidth",
+    "browsertz",
+    "useragent",
+    "accept",
+    "customerip",
+)
+NOT_WITH_3DS_V2 = "only sent after an EMV 3-D Secure (v2) THREEDQUERY"
+INHERITED_V2 = "details are inherited from the THREEDQUERY"
+# The browser library sends the remaining request types with the card or its cachetoken again; the
+# real service takes them from the THREEDQUERY (gwkit's client sends none).
+_V2_NOT_ENFORCED = frozenset({"pan", "expirydate", "securitycode", "cachetoken"})
 _PARENT_SELECTOR = ("parenttransactionreference",)
 _TOKEN_SELECTOR = ("cachetoken",)
 
@@ -103,6 +122,30 @@ AUTH = RequestType(
             help="Send md and pares from the ACS; everything else is inherited from the THREEDQUERY.",
         ),
         Variant(
+            "threedresponse",
+            "After EMV 3-D Secure (v2)",
+            ("sitereference", "parenttransactionreference", "threedresponse"),
+            (
+                "accounttypedescription",
+                "currencyiso3a",
+                "baseamount",
+                "orderreference",
+                "credentialsonfile",
+            )
+            + COMMON
+            + BILLING,
+            forbidden={
+                **dict.fromkeys(("pan", "expirydate", "securitycode", "cachetoken"), INHERITED_V2),
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+            },
+            not_enforced=_V2_NOT_ENFORCED,
+            choices={"accounttypedescription": ("ECOM",)},
+            selected_by=_THREEDS_V2_SELECTOR,
+            help="Send the browser library's threedresponse with the THREEDQUERY as parent; the card "
+            "and its authentication are inherited from the THREEDQUERY.",
+        ),
+        Variant(
             "cachetoken",
             "With a cachetoken",
             ("sitereference", "accounttypedescription", "currencyiso3a", "baseamount", "cachetoken"),
@@ -113,6 +156,7 @@ AUTH = RequestType(
                 "securitycode": NOT_WITH_TOKEN,
                 "md": NOT_WITH_3DS,
                 "pares": NOT_WITH_3DS,
+                "threedresponse": NOT_WITH_3DS_V2,
                 "parenttransactionreference": NOT_WITH_TOKEN,
             },
             choices={"accounttypedescription": ("ECOM", "MOTO")},
@@ -141,7 +185,8 @@ AUTH = RequestType(
             },
             choices={"accounttypedescription": ("ECOM", "MOTO", "RECUR")},
             selected_by=_PARENT_SELECTOR,
-            help="Card and billing details are inherited from the parent STORE or THREEDQUERY record.",
+            help="Card and billing details are inherited from the parent STORE or THREEDQUERY record "
+            "(a THREEDQUERY whose card was not enrolled, or an EMV 3-D Secure one that ended frictionless).",
         ),
         Variant(
             "card",
@@ -190,6 +235,20 @@ AUTH_SUBSCRIPTION = RequestType(
             not_enforced=_SUBSCRIPTION_NOT_ENFORCED,
         ),
         Variant(
+            "threedresponse",
+            "After EMV 3-D Secure (v2)",
+            _SUBSCRIPTION_REQUIRED + ("parenttransactionreference", "threedresponse"),
+            _SUBSCRIPTION_OPTIONAL,
+            forbidden={
+                **dict.fromkeys(("pan", "expirydate", "securitycode", "cachetoken"), INHERITED_V2),
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+            },
+            choices=_SUBSCRIPTION_CHOICES,
+            selected_by=_THREEDS_V2_SELECTOR,
+            not_enforced=_SUBSCRIPTION_NOT_ENFORCED | _V2_NOT_ENFORCED,
+        ),
+        Variant(
             "parent",
             "Card not enrolled in 3-D Secure, or a stored card",
             _SUBSCRIPTION_REQUIRED + ("parenttransactionreference",),
@@ -222,14 +281,32 @@ AUTH_SUBSCRIPTION = RequestType(
 )
 
 _THREEDQUERY_REQUIRED = ("termurl", "currencyiso3a", "accounttypedescription", "sitereference", "baseamount")
-_THREEDQUERY_OPTIONAL = ("accept", "useragent", "orderreference") + COMMON + BILLING
+_THREEDQUERY_OPTIONAL = BROWSER + ("orderreference",) + COMMON + BILLING
 
 THREEDQUERY = RequestType(
     "THREEDQUERY",
     ("THREEDQUERY",),
     "3-D Secure enrolment check",
-    help="Checks whether the card is enrolled in 3-D Secure version 1.",
+    help="Checks whether the card is enrolled in 3-D Secure and starts its authentication: version 1 "
+    "(pareq and md for the ACS), or EMV 3-D Secure (v2) with the browser fields, frictionless or with "
+    "a challenge (threedpayload for the ACS).",
     variants=(
+        Variant(
+            "cachetoken",
+            "With the cachetoken of a THREEDLOOKUP",
+            _THREEDQUERY_REQUIRED + ("cachetoken",),
+            _THREEDQUERY_OPTIONAL,
+            forbidden={
+                "pan": NOT_WITH_TOKEN,
+                "expirydate": NOT_WITH_TOKEN,
+                "securitycode": NOT_WITH_TOKEN,
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+            },
+            choices={"accounttypedescription": ("ECOM",)},
+            selected_by=_TOKEN_SELECTOR,
+            help="The THREEDLOOKUP's cachetoken stands in for the card (EMV 3-D Secure).",
+        ),
         Variant(
             "storedcard",
             "With a stored card",
@@ -245,6 +322,31 @@ THREEDQUERY = RequestType(
             _THREEDQUERY_REQUIRED + CARD,
             _THREEDQUERY_OPTIONAL + ("securitycode",),
             forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
+            choices={"accounttypedescription": ("ECOM",)},
+        ),
+    ),
+)
+
+THREEDLOOKUP = RequestType(
+    "THREEDLOOKUP",
+    ("THREEDLOOKUP",),
+    "EMV 3-D Secure (v2) look-up",
+    help="Starts EMV 3-D Secure: which version the card's issuer runs, the transaction's ID, the 3DS "
+    "method page (when the issuer has one) and a cachetoken for the THREEDQUERY. Nothing is kept.",
+    variants=(
+        Variant(
+            "card",
+            "With card details",
+            ("sitereference",) + CARD,
+            # The browser library sends the card alone (V3 ThreeDLookupRequest.ts); the help centre's
+            # example adds the amount, currency and account type.
+            ("accounttypedescription", "currencyiso3a", "baseamount", "securitycode", "orderreference")
+            + COMMON,
+            forbidden={
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+                "cachetoken": "THREEDLOOKUP takes card details",
+            },
             choices={"accounttypedescription": ("ECOM",)},
         ),
     ),
@@ -413,6 +515,7 @@ REQUEST_TYPES: dict[str, RequestType] = {
         ACCOUNTCHECK,
         SUBSCRIPTION,
         THREEDQUERY,
+        THREEDLOOKUP,
         STORE,
         TRANSACTIONUPDATE,
         TRANSACTIONQUERY,
@@ -425,6 +528,7 @@ SINGLE_TYPES = frozenset(
         "AUTH",
         "ACCOUNTCHECK",
         "THREEDQUERY",
+        "THREEDLOOKUP",
         "STORE",
         "TRANSACTIONUPDATE",
         "TRANSACTIONQUERY",
@@ -445,7 +549,7 @@ CHAINS = frozenset(
 )
 # Request types that act on records named by a filter or a parent, never combined with another in one
 # object (the real service answers TRANSACTIONUPDATE+REFUND with 30000 requesttypedescriptions).
-ALONE_TYPES = frozenset({"TRANSACTIONUPDATE", "CACHETOKENISE", "REFUND"})
+ALONE_TYPES = frozenset({"TRANSACTIONUPDATE", "CACHETOKENISE", "REFUND", "THREEDLOOKUP"})
 # What a kept record's requesttypedescription may be: the values a query filter takes.
 RECORD_TYPES: tuple[str, ...] = ("AUTH", "ACCOUNTCHECK", "REFUND", "SUBSCRIPTION", "THREEDQUERY", "STORE")
 
@@ -491,6 +595,48 @@ REFUND = RequestType(
 )
 REQUEST_TYPES[REFUND.key] = REFUND
 SINGLE_TYPES = SINGLE_TYPES | {"REFUND"}
+
+# RISKDEC (real-gateway-facts.md, "RISKDEC, request-type order and threedbypasspaymenttypes"): fraud
+# screening, in the object of the payment it screens (RISKDEC ACCOUNTCHECK AUTH: the ACCOUNTCHECK
+# takes it as parent; AUTH RISKDEC: it takes the AUTH), or alone. Its orders: gwkit.interface.orders.
+# Alone, the official client's own test (test_riskdec) sends accounttypedescription FRAUDCONTROL, the
+# account type of the answered record; with the payment's types it shares the payment's (ECOM).
+_RISKDEC_ACCOUNTS = ("ECOM", "MOTO", "FRAUDCONTROL")
+RISKDEC = RequestType(
+    "RISKDEC",
+    ("RISKDEC",),
+    "Fraud screening (risk decision)",
+    help="Screens a payment for fraud; the answer says whether to go on (the sandbox always accepts).",
+    variants=(
+        Variant(
+            "parent",
+            "Of an earlier transaction",
+            ("sitereference", "parenttransactionreference"),
+            ("accounttypedescription", "currencyiso3a", "baseamount", "orderreference") + COMMON + BILLING,
+            forbidden={
+                "pan": NO_CARD_DATA,
+                "expirydate": NO_CARD_DATA,
+                "md": NOT_WITH_3DS,
+                "pares": NOT_WITH_3DS,
+            },
+            choices={"accounttypedescription": _RISKDEC_ACCOUNTS},
+            selected_by=_PARENT_SELECTOR,
+            help="The card is the parent record's.",
+        ),
+        Variant(
+            "card",
+            "With card details",
+            ("sitereference", "accounttypedescription", "currencyiso3a", "baseamount") + CARD,
+            ("securitycode", "orderreference") + COMMON + BILLING,
+            forbidden={"md": NOT_WITH_3DS, "pares": NOT_WITH_3DS},
+            choices={"accounttypedescription": _RISKDEC_ACCOUNTS},
+        ),
+    ),
+)
+REQUEST_TYPES[RISKDEC.key] = RISKDEC
+SINGLE_TYPES = SINGLE_TYPES | {"RISKDEC"}
+CHAINS = CHAINS | {("RISKDEC", "ACCOUNTCHECK"), ("RISKDEC", "AUTH"), ("AUTH", "RISKDEC")}
+RECORD_TYPES = (*RECORD_TYPES, "RISKDEC")  # kept: a TRANSACTIONQUERY finds it
 
 # TRANSACTIONQUERY and TRANSACTIONUPDATE filters: the fields a filter may name.
 FILTER_FIELDS: tuple[str, ...] = (

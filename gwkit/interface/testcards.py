@@ -24,6 +24,16 @@ class TestCard:
     issuercountryiso2a: str
     source: str
     notes: str
+    # The 3-D Secure version the sandbox runs for the card: 1.0.2 (v1), 2.1.0 or 2.2.0 (EMV 3-D
+    # Secure), or "" where the scheme has none; pick cards for a story by it, so new cards change none.
+    threedversion: str = ""
+    # What 3-D Secure does with the card, as one word (e.g. challenge-success, v1-enrolled).
+    threedscase: str = ""
+
+    @property
+    def emv3ds(self) -> bool:
+        """Is the card one of the EMV 3-D Secure (v2) test cards?"""
+        return self.threedversion.startswith("2.")
 
 
 def _test_cards_path() -> Path:

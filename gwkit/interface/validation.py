@@ -12,10 +12,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .bypass import BYPASS_FIELD, bypass_rule_broken
 from .fields import FIELDS, FILTER_ONLY_FIELDS, IGNORED_FIELDS, Field
 from .masking import mask_text, mask_value
+from .orders import supported_order, unsupported_order_rule
 from .requests import (
-    ALONE_TYPES,
     CHAINS,
     FILTER_FIELDS,
     RECORD_TYPES,
@@ -202,22 +203,11 @@ def _check_types(types: Any) -> list[Problem]:
 
 
 def combination_problems(types: list[str]) -> list[Problem]:
-    """Request types of one object that the service does not run together (30000 naming the field)."""
-    name = "requesttypedescriptions"
-    alone = [t for t in types if t in ALONE_TYPES]
-    if alone and len(types) > 1:
-        return [Problem(name, f"{alone[0]} cannot be combined with other request types in one object", types)]
-    if "SUBSCRIPTION" in types:
-        at = types.index("SUBSCRIPTION")
-        if at != len(types) - 1 or (at > 0 and (types[at - 1], "SUBSCRIPTION") not in CHAINS):
-            return [
-                Problem(
-                    name,
-                    "SUBSCRIPTION comes last, after AUTH or ACCOUNTCHECK (or alone, naming its parent)",
-                    types,
-                )
-            ]
-    return []
+    """Request types of one object in an order the service does not run (30000 naming the field):
+    the allow-list of `gwkit.interface.orders`."""
+    if supported_order(types):
+        return []
+    return [Problem("requesttypedescriptions", unsupported_order_rule(types), types)]
 
 
 def request_types_of(types: list[str]) -> list[RequestType]:
@@ -359,6 +349,11 @@ def _check_variants(
                 continue  # as the real service: accepted, ignored (and never kept)
             key, why = forbidden[name]
             problems.append(_problem(name, f"must not be sent in {key} requests: {why}", value))
+            continue
+        if name == BYPASS_FIELD:  # a list of payment types, in any request object (the gateway's)
+            broken = bypass_rule_broken(value)
+            if broken:
+                problems.append(_problem(name, broken, value))
             continue
         if name in ("filter", "updates"):
             if name in allowed:

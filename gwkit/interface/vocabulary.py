@@ -48,7 +48,11 @@ ACQUIRER_RESPONSE_WORDS = {
     "1A": "bank asks for strong customer authentication",
     "91": "bank unavailable",
 }
-SECURITY_RESPONSE_WORDS = {"0": "not checked", "1": "not given", "2": "matched", "4": "not matched"}
+SECURITY_RESPONSE_WORDS = {"0": "not given", "1": "not checked", "2": "matched", "4": "not matched"}
+# RISKDEC's verdict (captured: ACCEPT with 0100 or 0150, action C).
+FRAUD_SHIELD_WORDS = {"ACCEPT": "accepted by fraud screening: go on with the payment"}
+FRAUD_RESPONSE_WORDS = {"0100": "accepted", "0150": "accepted"}
+RECOMMENDED_ACTION_WORDS = {"C": "continue"}
 # transactionactive means different things on different records (interface 3.1 and 3.2).
 SUBSCRIPTION_ACTIVE_WORDS = {"0": "suspended", "1": "active", "2": "pending (starts when the AUTH settles)"}
 STORED_CARD_ACTIVE_WORDS = {"0": "disabled", "1": "enabled"}
@@ -62,6 +66,9 @@ VALUE_WORDS: dict[str, dict[str, str]] = {
     "securityresponsesecuritycode": SECURITY_RESPONSE_WORDS,
     "securityresponsepostcode": SECURITY_RESPONSE_WORDS,
     "securityresponseaddress": SECURITY_RESPONSE_WORDS,
+    "fraudcontrolshieldstatuscode": FRAUD_SHIELD_WORDS,
+    "fraudcontrolresponsecode": FRAUD_RESPONSE_WORDS,
+    "acquirerrecommendedaction": RECOMMENDED_ACTION_WORDS,
 }
 # Every field whose codes have words (errorcode's come from the error-code table).
 WORDED_FIELDS = ("errorcode", "transactionactive", *VALUE_WORDS)

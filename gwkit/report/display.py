@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -28,7 +28,7 @@ from ..interface.currency import exponent, format_money
 from ..interface.fields import AMOUNT
 from ..interface.masking import mask_data
 from ..interface.vocabulary import WORDED_FIELDS, labelled
-from .frames import CURRENCY_COLUMN, MAJOR_SUFFIX, MONEY_COLUMNS, report_kind
+from .frames import CURRENCY_COLUMN, MAJOR_SUFFIX, MONEY_COLUMNS, flat, report_kind
 
 itables: ModuleType | None
 try:  # the [lab] extra brings itables; the plain table below is the fallback
@@ -42,6 +42,7 @@ MONEY_NAME = re.compile(r"(^|_)(amount|revenue|mrr|net|refunded)(_|$)")
 CODE_NAME = re.compile(r"(code|status|number|reference|id)$")
 MAX_ROWS = 5000  # rows sent to the browser for one interactive table
 PAGED_FROM = 25  # a table of fewer rows is shown whole: no pages, no page-length menu
+PROSE_FROM = 40  # a column holding a sentence longer than this is given room to be read (min-width)
 UNBROKEN_WIDTH = 32  # a single word up to this long (a time, a reference, £1,050.00) is kept on one line
 
 
@@ -49,10 +50,12 @@ def for_people(frame: pd.DataFrame, *, currency: str | None = None) -> pd.DataFr
     """A copy of `frame` with every value written for a person (all strings, "" where missing).
 
     Money: integer columns are base units (1050 -> £10.50), float columns major units (10.5 -> £10.50),
-    in the frame's `currencyiso3a` column, else `currency`, else the frame's `attrs["currency"]`."""
+    in the frame's `currencyiso3a` (or `currency`) column, else `currency`, else the frame's
+    `attrs["currency"]`."""
     currency = currency or frame.attrs.get("currency")
     shown = pd.DataFrame(index=frame.index)
-    currencies = frame.get(CURRENCY_COLUMN)
+    # a gateway record's currency column, else a report's (the accounting view's "currency")
+    currencies = frame.get(CURRENCY_COLUMN, frame.get("currency"))
     for name in frame.columns:
         column = frame[name]
         base = name[: -len(MAJOR_SUFFIX)] if isinstance(name, str) and name.endswith(MAJOR_SUFFIX) else None
@@ -135,40 +138,63 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     """The frame for people as HTML, in the one table style: text left, numbers and money right,
     a small table (under PAGED_FROM rows) whole, a wide one scrolling sideways instead of cut off.
     Interactive (itables) when installed, else a plain table. A meaningful index (named, or other
-    than 0, 1, 2, ...) is shown as the first columns."""
-    if frame.index.names != [None] or not isinstance(frame.index, pd.RangeIndex):
-        frame = frame.reset_index()  # keeps attrs (the currency, the money columns)
+    than 0, 1, 2, ...) is shown as the first columns. `caption` defaults to the frame's own
+    (`attrs["caption"]`: what it is, as of when, by which clock, in which time zone)."""
+    caption = caption if caption is not None else frame.attrs.get("caption")
+    frame = flat(frame)  # keeps attrs (the currency, the money columns)
     shown = for_people(frame)
     right = numeric_columns(frame, shown)
     if itables is not None:
         # "display compact" without itables' default "nowrap": long text (what a code means) wraps
         # inside the notebook's width instead of running off its right edge.
-        column_defs = column_classes(shown.shape[1], right, unbroken_columns(frame, shown))
+        column_defs = column_classes(
+            shown.shape[1], right, unbroken_columns(frame, shown), prose_columns(shown)
+        )
         small = len(shown) < PAGED_FROM
         options: dict[str, Any] = {"paging": not small, "scrollX": True}
         if small:
             options["layout"] = {"topStart": None, "topEnd": None, "bottomStart": None, "bottomEnd": None}
         table = itables.to_html_datatable(
             shown.head(MAX_ROWS),
-            caption=caption,
             showIndex=False,
             classes="display compact gwkit-datatable",
             columnDefs=column_defs,
             **options,
         )
-        return DATATABLE_STYLE + table
-    return plain_table_html(shown, right, caption=caption)
+        return DATATABLE_STYLE + caption_html(caption) + table
+    return caption_html(caption) + plain_table_html(shown, right)
 
 
-def column_classes(width: int, right: list[int], unbroken: list[int]) -> list[dict[str, Any]]:
+def caption_html(caption: str | None) -> str:
+    """A table's caption above it, wrapped to the page's width: a caption inside a wide table would
+    scroll sideways with it, its end out of sight."""
+    if not caption:
+        return ""
+    return f"<p class='gwkit-caption' style='{CAPTION_STYLE}'>{html.escape(caption)}</p>"
+
+
+def column_classes(
+    width: int, right: list[int], unbroken: list[int], prose: Sequence[int] = ()
+) -> list[dict[str, Any]]:
     """DataTables' columnDefs: each column's whole class list in one entry (where entries overlap,
-    DataTables keeps one className: a time column lost its dt-left, its title right-aligned)."""
+    DataTables keeps one className: a time column lost its dt-left, its title right-aligned).
+    `prose` columns (sentences: a status in words) get room enough to read them."""
     targets: dict[str, list[int]] = {}
     for position in range(width):
         align = "dt-right" if position in right else "dt-left"
         classes = f"{align} dt-nowrap" if position in unbroken else align
+        classes = f"{classes} gwkit-prose" if position in prose else classes
         targets.setdefault(classes, []).append(position)
     return [{"className": classes, "targets": positions} for classes, positions in targets.items()]
+
+
+def prose_columns(shown: pd.DataFrame) -> list[int]:
+    """The positions of the columns of sentences (some value longer than PROSE_FROM, with spaces)."""
+
+    def prose(text: str) -> bool:
+        return len(text) > PROSE_FROM and " " in text
+
+    return [p for p in range(shown.shape[1]) if bool(shown.iloc[:, p].map(prose).any())]
 
 
 def numeric_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:
@@ -212,7 +238,10 @@ def plain_table_html(shown: pd.DataFrame, right: list[int], *, caption: str | No
 DATATABLE_STYLE = """<style>
 table.gwkit-datatable th.dt-left, table.gwkit-datatable td.dt-left { text-align: left !important; }
 table.gwkit-datatable th.dt-right, table.gwkit-datatable td.dt-right { text-align: right !important; }
+table.gwkit-datatable td.gwkit-prose { min-width: 16em; }
 </style>"""
+
+CAPTION_STYLE = "margin:6px 0 2px;color:#4a5568;font-size:90%;text-align:left;max-width:100%"
 
 STYLESHEET = """<style>
 .gwkit-scroll { max-width: 100%; overflow-x: auto; }

@@ -31,8 +31,9 @@ import pandas as pd
 
 from ..interface.codes import explain
 from ..interface.currency import exponent
-from .charts import DAY_COLUMN, _axes, _main_currency, labelled
+from .charts import DAY_COLUMN, _axes, _panels, currencies_of, labelled
 from .frames import MONEY_COLUMNS
+from .timing import captioned, time_of
 
 RECONCILIATION_COLUMNS = [
     "day",
@@ -46,6 +47,12 @@ RECONCILIATION_COLUMNS = [
 ]
 DECLINE_COLUMNS = ["errorcode", "message", "meaning", "action", "unknown_outcome", "count", "share"]
 PENDING_STATUSES = ("0", "1", "2", "10")
+# A payment with errorcode 0 that failed the ok rule: its code's own words ("Ok") would mislead.
+CANCELLED_WORDS = (
+    "Cancelled (settle status 3)",
+    "The payment was authorised, then cancelled before it settled: no money moved.",
+    "Nothing to do, unless it was cancelled by mistake: then take a new payment.",
+)
 _NEEDED = ("requesttypedescription", "errorcode", "settlestatus", "baseamount", "currencyiso3a", DAY_COLUMN)
 
 
@@ -120,36 +127,47 @@ def settlement_reconciliation(frame: pd.DataFrame) -> pd.DataFrame:
     table["day"] = pd.to_datetime(table["day"])
     table = table.reindex(columns=RECONCILIATION_COLUMNS)
     table.attrs[MONEY_COLUMNS] = ["authorised", "settled", "pending", "released", "refunded", "net"]
-    return table
+    return captioned(
+        table,
+        "Settlement reconciliation per day and currency: authorised, settled, still pending, released, refunded, net (settled less refunded)",
+        frame,
+    )
 
 
 def plot_reconciliation(frame: pd.DataFrame, *, currency: str | None = None, ax: Any = None) -> Any:
     """Bars per day of what settled (green), what is still pending (blue) and what was refunded (red,
-    drawn below zero), with the day's net as a line; one currency (default: the most frequent)."""
+    drawn below zero), with the day's net as a line: a panel per currency (or only `currency`).
+    Returns the Axes, a list of them when there are several currencies."""
     table = settlement_reconciliation(frame)
-    currency = currency or _main_currency(
-        table["currencyiso3a"].astype("string"), "no payments or refunds to chart"
-    )
-    rows = table[table["currencyiso3a"] == currency].set_index("day")
-    scale = 10.0 ** exponent(currency)
-    shown = (
-        pd.DataFrame(
-            {"settled": rows["settled"], "still pending": rows["pending"], "refunded": -rows["refunded"]}
-        ).astype("float64")
-        / scale
-    )
-    shown.index = shown.index.strftime("%Y-%m-%d")
-    ax = shown.plot.bar(ax=_axes(ax, (9, 4)), rot=45, color=["#1b7f3b", "#1f77b4", "#b00020"])
-    net = (rows["net"].astype("float64") / scale).to_numpy()
-    ax.plot(range(len(shown)), net, color="black", marker="o", label="net (settled - refunded)")
-    ax.axhline(0, color="#555555", linewidth=0.8)
-    return labelled(
-        ax,
-        f"Settlement reconciliation by day ({currency})",
-        "Day",
-        f"Amount ({currency}, major units; refunds below zero)",
-        legend="Money",
-    )
+    found = currencies_of(table) if currency is None else [currency]
+    if not found:
+        raise ValueError("no payments or refunds to chart")
+    panels = []
+    for code, axes in zip(found, _panels(ax, len(found), (9, 4)), strict=True):
+        rows = table[table["currencyiso3a"] == code].set_index("day")
+        scale = 10.0 ** exponent(code)
+        shown = (
+            pd.DataFrame(
+                {"settled": rows["settled"], "still pending": rows["pending"], "refunded": -rows["refunded"]}
+            ).astype("float64")
+            / scale
+        )
+        shown.index = shown.index.strftime("%Y-%m-%d")
+        drawn = shown.plot.bar(ax=axes, rot=45, color=["#1b7f3b", "#1f77b4", "#b00020"])
+        net = (rows["net"].astype("float64") / scale).to_numpy()
+        drawn.plot(range(len(shown)), net, color="black", marker="o", label="net (settled - refunded)")
+        drawn.axhline(0, color="#555555", linewidth=0.8)
+        panels.append(
+            labelled(
+                drawn,
+                f"Settlement reconciliation by day ({code})",
+                "Day",
+                f"Amount ({code}, major units; refunds below zero)",
+                legend="Money",
+                note=table.attrs.get("caption"),
+            )
+        )
+    return panels[0] if len(panels) == 1 else panels
 
 
 def declines_by_code(frame: pd.DataFrame) -> pd.DataFrame:
@@ -165,19 +183,19 @@ def declines_by_code(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for code, count in counts.items():
         entry = explain(code)
+        cancelled = code == "0"  # errorcode 0 yet not ok: authorised, then cancelled (settlestatus 3)
         rows.append(
             {
                 "errorcode": code,
-                "message": entry.message or "not in gwkit's table",
-                "meaning": entry.meaning,
-                "action": entry.action,
+                "message": CANCELLED_WORDS[0] if cancelled else entry.message or "not in gwkit's table",
+                "meaning": CANCELLED_WORDS[1] if cancelled else entry.meaning,
+                "action": CANCELLED_WORDS[2] if cancelled else entry.action,
                 "unknown_outcome": entry.unknown_outcome,
                 "count": int(count),
                 "share": count / len(payments),
             }
         )
-    table = pd.DataFrame(rows, columns=DECLINE_COLUMNS)
-    return table.astype(
+    table = pd.DataFrame(rows, columns=DECLINE_COLUMNS).astype(
         {
             "errorcode": "string",
             "message": "string",
@@ -187,6 +205,9 @@ def declines_by_code(frame: pd.DataFrame) -> pd.DataFrame:
             "count": "Int64",
             "share": "float64",
         }
+    )
+    return captioned(
+        table, "Failed payments per reason, with what it means and what to do (counts, every currency)", frame
     )
 
 
@@ -201,5 +222,10 @@ def plot_declines_by_code(frame: pd.DataFrame, *, ax: Any = None) -> Any:
     ).sort_values()
     ax = series.plot.barh(ax=_axes(ax, (8, 3)), color="#b00020")
     return labelled(
-        ax, "Failed payments by error code", "Number of payments", "Error code and message", integer_axis="x"
+        ax,
+        "Failed payments by error code",
+        "Number of payments",
+        "Error code and message",
+        integer_axis="x",
+        note=time_of(table).caption,
     )

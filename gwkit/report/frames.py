@@ -183,3 +183,11 @@ def _scale(frame: pd.DataFrame) -> np.ndarray | float:
     )
     codes = currency.cat.codes.to_numpy()  # -1 (missing currency) picks the default at the end
     return per_category[codes]
+
+
+def flat(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with a meaningful index (named, or other than 0, 1, 2, ...) as its first columns, as
+    a table is shown and exported (a month and a currency are columns of a file); attrs kept."""
+    if frame.index.names != [None] or not isinstance(frame.index, pd.RangeIndex):
+        return frame.reset_index()
+    return frame

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from datetime import date
 from typing import Any
 
 import pandas as pd
 
 from ..journal import Journal
+from ..querying import query_all
 from .frames import records_frame
+from .timing import REPORT_TIME, report_time
 
 JOURNAL_COLUMNS = {
     "id": "Int64",
@@ -76,13 +79,29 @@ def journal_records_frame(
     return frame
 
 
-def query_frame(source: Any, *, errors: str = "raise") -> pd.DataFrame:
+def query_frame(source: Any, *, errors: str = "raise", clock: Any = None) -> pd.DataFrame:
     """The transaction records of a TRANSACTIONQUERY as a typed DataFrame.
 
     `source` is a gwkit Response, a response envelope dict, a TRANSACTIONQUERY record, or a list
-    of transaction records.
+    of transaction records. `clock` (the client or connection that asked: its sandbox's virtual clock,
+    else the wall clock) is the "now" the reports made from this frame state in their captions.
     """
-    return records_frame([dict(r) for r in _query_records(source)], errors=errors)
+    frame = records_frame([dict(r) for r in _query_records(source)], errors=errors)
+    frame.attrs[REPORT_TIME] = report_time(clock).as_attrs()
+    return frame
+
+
+def transactions_frame(
+    client: Any, start: date | str, end: date | str | None = None, **filters: Any
+) -> pd.DataFrame:
+    """Every transaction of the client's site from `start` to `end` (default: today by the client's
+    clock, the sandbox's when it has one), past the 500-record cap (`gwkit.querying.query_all`),
+    as a typed frame whose reports state that clock. `filters`: more TRANSACTIONQUERY filters."""
+    when = report_time(client)
+    first = date.fromisoformat(start) if isinstance(start, str) else start
+    last = end if end is not None else when.as_of.date()
+    last = date.fromisoformat(last) if isinstance(last, str) else last
+    return query_frame(query_all(client, filters, start=first, end=last), clock=when)
 
 
 def _query_records(source: Any) -> Iterable[Mapping[str, Any]]:

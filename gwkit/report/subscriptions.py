@@ -1,15 +1,18 @@
 """Subscriptions and their payments as pandas tables, and the numbers finance asks for.
 
     subs, pays = gwkit.report.subscription_portfolio(gw)   # every subscription of the site, every payment
-    monthly_recurring_revenue(pays)                         # recurring revenue, refunded and net per month
+    monthly_recurring_revenue(pays)                         # revenue (sign-ups included), refunded, net per month
     subscription_finance(subs, pays)                        # revenue, refunds, net, failed payments, churn per month
+    recurring_revenue(subs, pays)                           # expected per month, declining subscriptions apart
+    due_between(subs, pays, "2027-02-01", "2027-02-28")     # each payment due, amount and status in words
     revenue_by_state(subs, pays); churn(subs, pays); decline_rates(pays)
     plot_revenue_by_state(subs, pays); plot_subscription_finance(subs, pays)   # axes labelled
 
 `subscription_payments_frame(sub)` and `schedule_frame(sub)` show one subscription.
 `subscriptions_frame` has one row per subscription (its SUBSCRIPTION record, typed from the spec
-tables, plus `state` and `next_due_date`); `payments_frame` one row per automated payment:
-`number`, `due_date`, `made_on`, amount, `outcome`, `refunded` (what REFUNDs gave back of it). Both
+tables, plus `state` and `next_due_date`); `payments_frame` one row per payment (the automated
+ones; `subscription_portfolio` adds each sign-up payment): `kind` (sign-up or recurring), `number`, `due_date`, `made_on`, amount, `outcome`, `refunded` (what
+REFUNDs gave back of it). Every table has a row per currency (never added together). Both
 are built from what TRANSACTIONQUERY answers, so they work against the real gateway as against the
 sandbox.
 """
@@ -24,12 +27,14 @@ from typing import Any
 import pandas as pd
 
 from ..interface.codes import record_ok
-from ..interface.schedule import MONTHS_PER_UNIT, due_date
+from ..interface.currency import format_money
+from ..interface.schedule import MONTHS_PER_UNIT, due_date, payment_dates
 from ..protocols import GatewayClient
 from ..querying import query_paged
 from ..subscription import PENDING, SCHEDULED, STATES, Subscription, fetch_subscriptions
-from .charts import _axes, _main_currency, labelled
-from .frames import records_frame
+from .charts import _axes, _panels, currencies_of, labelled
+from .frames import MONEY_COLUMNS, records_frame
+from .timing import REPORT_TIME, captioned, report_time, time_of
 
 SUBSCRIPTION_COLUMNS = [
     "transactionreference",
@@ -48,6 +53,7 @@ SUBSCRIPTION_COLUMNS = [
 ]
 PAYMENT_COLUMNS = [
     "subscription",
+    "kind",
     "number",
     "due_date",
     "made_on",
@@ -63,6 +69,7 @@ PAYMENT_COLUMNS = [
     "refunded_major",
 ]
 AUTHORISED, DECLINED, FAILED = "authorised", "declined", "failed"
+SIGN_UP, RECURRING = "sign-up", "recurring"
 STATE_COLOURS = {
     SCHEDULED: "#1b7f3b",
     PENDING: "#1f77b4",
@@ -110,9 +117,14 @@ def payments_frame(
     subscriptions: Iterable[Subscription | Mapping[str, Any]],
     payments: Iterable[Mapping[str, Any]],
     refunds: Iterable[Mapping[str, Any]] = (),
+    *,
+    signups: bool = False,
 ) -> pd.DataFrame:
     """One row per payment of the given subscriptions, by subscription and number.
 
+    `kind` is `recurring` (an automated payment) or `sign-up` (the AUTH the customer signed up
+    with, the subscription's parent: with `signups=True`, for subscriptions that know it); a
+    sign-up is numbered just before the first automated payment and due the day it was made.
     `due_date` comes from the subscription's schedule (3.1), counted from the first automated
     payment's number (the lowest made: the engine never skips one).
     `outcome` is authorised, declined (70000) or failed (any other error).
@@ -129,11 +141,15 @@ def payments_frame(
         made = sorted(by_subscription.get(reference, []), key=lambda p: int(p.get("subscriptionnumber") or 0))
         # Numbers run on from the first automated payment, none skipped.
         first = int(made[0].get("subscriptionnumber") or 0) if made else sub.next_number
+        if signups and sub.auth is not None:
+            made_on = str(sub.auth.get("transactionstartedtimestamp", ""))[:10] or None
+            rows.append(_payment_row(reference, SIGN_UP, first - 1, made_on, sub.auth, refunded))
         for payment in made:
             number = int(payment.get("subscriptionnumber") or 0)
             rows.append(
                 {
                     "subscription": reference,
+                    "kind": RECURRING,
                     "number": number,
                     "due_date": due_date(sub.begin_date, sub.frequency, first, number, sub.unit)
                     if number >= first
@@ -150,6 +166,31 @@ def payments_frame(
                 }
             )
     return _typed_payments(rows)
+
+
+def _payment_row(
+    reference: str,
+    kind: str,
+    number: int,
+    due: str | None,
+    payment: Mapping[str, Any],
+    refunded: dict[str, int],
+) -> dict[str, Any]:
+    return {
+        "subscription": reference,
+        "kind": kind,
+        "number": number,
+        "due_date": due,
+        "made_on": due,
+        "baseamount": payment.get("baseamount"),
+        "currencyiso3a": payment.get("currencyiso3a"),
+        "outcome": _outcome(payment),
+        "errorcode": payment.get("errorcode"),
+        "errormessage": payment.get("errormessage"),
+        "transactionreference": payment.get("transactionreference"),
+        "settlestatus": payment.get("settlestatus"),
+        "refunded": refunded.get(payment.get("transactionreference", ""), 0),
+    }
 
 
 def refunded_by_parent(refunds: Iterable[Mapping[str, Any]]) -> dict[str, int]:
@@ -228,6 +269,7 @@ def _typed_payments(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "subscription": pd.array([r["subscription"] for r in rows], dtype="string"),
+            "kind": pd.Categorical([r["kind"] for r in rows], categories=[SIGN_UP, RECURRING]),
             "number": pd.array([r["number"] for r in rows], dtype="Int64"),
             "due_date": pd.to_datetime(pd.Series([r["due_date"] for r in rows], dtype="object")),
             "made_on": pd.to_datetime(pd.Series([r["made_on"] for r in rows], dtype="object")),
@@ -252,12 +294,26 @@ def subscription_portfolio(
     client: GatewayClient, references: Iterable[str] | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(subscriptions, payments) of the client's site, or of the subscriptions named by their
-    references, fetched with TRANSACTIONQUERY (paged past 500 records)."""
+    references, fetched with TRANSACTIONQUERY (paged past 500 records). The payments include each
+    subscription's sign-up payment (`kind` sign-up) and what was refunded of it. Both frames carry
+    the client's clock (the sandbox's virtual clock, else the wall clock) for the reports' captions."""
     subs = fetch_subscriptions(client, references)
     payments = query_paged(client, {"accounttypedescription": "RECUR", "requesttypedescription": "AUTH"})
     refunds = query_paged(client, {"accounttypedescription": "RECUR", "requesttypedescription": "REFUND"})
-    pays = payments_frame(subs, payments, refunds)
-    return subscriptions_frame(subs, pays), pays
+    signups = [s.auth["transactionreference"] for s in subs if s.auth is not None]
+    refunds += [
+        r
+        for start in range(0, len(signups), 100)  # 100 references to a query, as fetch_subscriptions
+        for r in query_paged(
+            client,
+            {"requesttypedescription": "REFUND", "parenttransactionreference": signups[start : start + 100]},
+        )
+    ]
+    pays = payments_frame(subs, payments, refunds, signups=True)
+    subscriptions = subscriptions_frame(subs, pays[pays["kind"] == RECURRING])
+    when = report_time(client).as_attrs()
+    subscriptions.attrs[REPORT_TIME] = pays.attrs[REPORT_TIME] = when
+    return subscriptions, pays
 
 
 # -- analysis -----------------------------------------------------------------------------------
@@ -267,61 +323,250 @@ def _month(series: pd.Series) -> pd.Series:
     return series.dt.to_period("M")
 
 
-MRR_COLUMNS = ["month", "currencyiso3a", "revenue", "refunded", "net", "authorised", "declined"]
+MRR_COLUMNS = [
+    "month",
+    "currencyiso3a",
+    "revenue",
+    "sign_up_revenue",
+    "refunded",
+    "net",
+    "authorised",
+    "declined",
+]
+# What each figure means: in docs/reporting.md and the tables' captions.
+FINANCE_MEANINGS = {
+    "revenue": "what subscribers paid that month: sign-up payments and automated payments authorised",
+    "sign_up_revenue": "the part of revenue that was sign-up payments",
+    "refunded": "what was given back of that month's payments (counted in the month of the payment)",
+    "net": "revenue less refunded",
+    "paying": "subscriptions with a payment authorised that month",
+    "failed_payments": "payments declined or failed that month",
+    "churned": "subscriptions deactivated after their last payment, which was that month",
+    "churn_rate": "churned / paying",
+}
 
 
 def monthly_recurring_revenue(payments: pd.DataFrame) -> pd.DataFrame:
-    """Per month the payments were made and currency: authorised revenue, what was refunded of those
-    payments and the net (major units), the number of payments authorised and declined (any
-    outcome but authorised: the failed payments).
+    """Per month the payments were made and currency: revenue (sign-up and automated payments
+    authorised), the part that was sign-ups, what was refunded of those payments and the net (major
+    units), the number of payments authorised and declined (any outcome but authorised: the failed
+    payments).
 
     A refund counts in the month of the payment it gives back, so `net` is what that month's
     payments finally brought in."""
     if payments.empty:
         return pd.DataFrame(columns=MRR_COLUMNS)
+    kinds = payments["kind"] if "kind" in payments.columns else pd.Series(RECURRING, index=payments.index)
     data = payments.assign(
         month=_month(payments["made_on"]),
         authorised=(payments["outcome"] == AUTHORISED).astype(int),
         declined=(payments["outcome"] != AUTHORISED).astype(int),
     )
     data["revenue"] = data["baseamount_major"].where(data["authorised"] == 1, 0.0)
+    data["sign_up_revenue"] = data["revenue"].where(kinds.astype("string") == SIGN_UP, 0.0)
     data["refunded"] = data["refunded_major"] if "refunded_major" in data.columns else 0.0
     table = (
         data.groupby(["month", "currencyiso3a"], observed=True)[
-            ["revenue", "refunded", "authorised", "declined"]
+            ["revenue", "sign_up_revenue", "refunded", "authorised", "declined"]
         ]
         .sum()
         .reset_index()
     )
     table["net"] = table["revenue"] - table["refunded"]
-    return table.reindex(columns=MRR_COLUMNS)
+    table = table.reindex(columns=MRR_COLUMNS)
+    table.attrs[MONEY_COLUMNS] = ["revenue", "sign_up_revenue", "refunded", "net"]
+    return captioned(table, "Subscription revenue per month and currency, sign-ups included", payments)
 
 
-def current_mrr(subscriptions: pd.DataFrame) -> pd.Series:
-    """Monthly recurring revenue now, per currency: each scheduled subscription's amount (major units)
-    divided by its frequency in months (a DAY unit counted as 12/365.25 of a month)."""
-    scheduled = subscriptions[subscriptions["state"] == SCHEDULED]
-    months_per_unit = scheduled["subscriptionunit"].astype("object").map(MONTHS_PER_UNIT).fillna(1.0)
-    monthly = scheduled["baseamount_major"] / (
-        scheduled["subscriptionfrequency"].astype("float64") * months_per_unit
+RECURRING_COLUMNS = [
+    "currencyiso3a",
+    "expected_monthly",
+    "expected_subscriptions",
+    "declining_monthly",
+    "declining_subscriptions",
+    "not_counted",
+]
+
+
+def _monthly(subscriptions: pd.DataFrame) -> pd.Series:
+    """Each subscription's amount per month (major units): a DAY unit counts as 12/365.25 of a month."""
+    months_per_unit = subscriptions["subscriptionunit"].astype("object").map(MONTHS_PER_UNIT).fillna(1.0)
+    return subscriptions["baseamount_major"] / (
+        subscriptions["subscriptionfrequency"].astype("float64") * months_per_unit
     )
+
+
+def declining(subscriptions: pd.DataFrame, payments: pd.DataFrame | None) -> pd.Series:
+    """Per subscription (by reference): True when its latest automated payment did not go through."""
+    references = subscriptions["transactionreference"]
+    if payments is None or payments.empty:
+        return pd.Series(False, index=references.to_numpy())
+    made = payments
+    if "kind" in made.columns:
+        made = made[made["kind"].astype("string") == RECURRING]
+    latest = made.sort_values("number").groupby("subscription")["outcome"].last()
+    return (
+        references.map(latest)
+        .ne(AUTHORISED)
+        .where(references.isin(latest.index), False)
+        .set_axis(references.to_numpy())
+    )
+
+
+def recurring_revenue(subscriptions: pd.DataFrame, payments: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Recurring revenue now, per currency (major units a month), with what is at risk apart:
+
+    - `expected_monthly`: scheduled subscriptions whose latest payment went through (or that have
+      made none yet), each amount divided by its frequency in months: what is expected to be paid;
+    - `declining_monthly`: scheduled subscriptions whose latest payment was declined or failed,
+      shown apart and not counted as expected (they may well decline again);
+    - `not_counted`: subscriptions suspended, stopped or whose first payment failed, in words.
+    The `_subscriptions` columns count them."""
+    scheduled = subscriptions["state"] == SCHEDULED
+    at_risk = pd.Series(declining(subscriptions, payments).to_numpy(), index=subscriptions.index)
+    monthly = _monthly(subscriptions)
+    rows = []
+    for code in sorted(str(c) for c in subscriptions["currencyiso3a"].dropna().unique()):
+        mine = subscriptions["currencyiso3a"] == code
+        expected, risky = mine & scheduled & ~at_risk, mine & scheduled & at_risk
+        others = subscriptions.loc[mine & ~scheduled, "state"].value_counts()
+        rows.append(
+            {
+                "currencyiso3a": code,
+                "expected_monthly": round(float(monthly[expected].sum()), 2),
+                "expected_subscriptions": int(expected.sum()),
+                "declining_monthly": round(float(monthly[risky].sum()), 2),
+                "declining_subscriptions": int(risky.sum()),
+                "not_counted": ", ".join(f"{n} {state}" for state, n in others.items() if n) or "none",
+            }
+        )
+    table = pd.DataFrame(rows, columns=RECURRING_COLUMNS)
+    table.attrs[MONEY_COLUMNS] = ["expected_monthly", "declining_monthly"]
+    return captioned(
+        table,
+        "Recurring revenue per month, per currency: expected = scheduled subscriptions whose latest "
+        "payment went through; declining = scheduled but the latest payment failed, shown apart",
+        subscriptions,
+    )
+
+
+def current_mrr(subscriptions: pd.DataFrame, payments: pd.DataFrame | None = None) -> pd.Series:
+    """Monthly recurring revenue now, per currency: each scheduled subscription's amount (major units)
+    divided by its frequency in months (a DAY unit counted as 12/365.25 of a month). With the
+    `payments`, subscriptions whose latest payment failed are left out (`recurring_revenue` shows
+    them apart)."""
+    counted = subscriptions["state"] == SCHEDULED
+    if payments is not None:
+        counted &= ~pd.Series(declining(subscriptions, payments).to_numpy(), index=subscriptions.index)
+    scheduled = subscriptions[counted]
+    monthly = _monthly(scheduled)
     return monthly.groupby(scheduled["currencyiso3a"], observed=True).sum().rename("mrr")
+
+
+DUE_COLUMNS = [
+    "due_date",
+    "subscription",
+    "orderreference",
+    "number",
+    "amount",
+    "currencyiso3a",
+    "status",
+]
+
+
+def due_between(
+    subscriptions: pd.DataFrame, payments: pd.DataFrame, start: date | str, end: date | str
+) -> pd.DataFrame:
+    """Every payment of the subscriptions due from `start` to `end` (both included), by due date:
+    its amount in major units with its currency, and its status in words: made (authorised, declined
+    or failed, what was refunded), or still to come (expected; expected but the latest payment
+    failed; not while suspended; never, as the first payment failed; once the first payment settles).
+    Sign-up payments are not scheduled: they are in `payments` with `kind` sign-up."""
+    first_day, last_day = (pd.Timestamp(d).date() for d in (start, end))
+    if last_day < first_day:
+        raise ValueError(f"end ({last_day}) is before start ({first_day})")
+    at_risk = declining(subscriptions, payments)
+    recurring = payments[payments["kind"].astype("string") == RECURRING] if "kind" in payments else payments
+    rows = []
+    for sub in subscriptions.itertuples(index=False):
+        reference = str(sub.transactionreference)
+        mine = recurring[recurring["subscription"] == reference].set_index("number")
+        first = int(mine.index.min()) if len(mine) else int(sub.subscriptionnumber)
+        begin = pd.Timestamp(sub.subscriptionbegindate).date()
+        dates = payment_dates(
+            begin,
+            int(sub.subscriptionfrequency),
+            first,
+            int(0 if pd.isna(sub.subscriptionfinalnumber) else sub.subscriptionfinalnumber),
+            until=last_day,
+            unit=str(sub.subscriptionunit) if pd.notna(sub.subscriptionunit) else "MONTH",
+        )
+        for number, due in dates:
+            if due < first_day:
+                continue
+            made = mine.loc[number] if number in mine.index else None
+            rows.append(
+                {
+                    "due_date": pd.Timestamp(due),
+                    "subscription": reference,
+                    "orderreference": sub.orderreference,
+                    "number": number,
+                    "amount": float(made["baseamount_major"])
+                    if made is not None
+                    else float(sub.baseamount_major),
+                    "currencyiso3a": str(sub.currencyiso3a),
+                    "status": _due_status(
+                        made,
+                        str(sub.state),
+                        bool(at_risk.get(reference, False)),
+                        number,
+                        int(sub.subscriptionnumber),
+                    ),
+                }
+            )
+    table = pd.DataFrame(rows, columns=DUE_COLUMNS).sort_values(["due_date", "subscription"], kind="stable")
+    table = table.reset_index(drop=True).astype({"number": "Int64", "status": "string"})
+    table.attrs[MONEY_COLUMNS] = ["amount"]
+    return captioned(table, f"Subscription payments due from {first_day} to {last_day}", subscriptions)
+
+
+def _due_status(made: Any, state: str, at_risk: bool, number: int, upcoming: int) -> str:
+    if made is not None:
+        if made["outcome"] == AUTHORISED:
+            refunded = int(made.get("refunded", 0) or 0)
+            return "paid" + (
+                f", {format_money(refunded, made.get('currencyiso3a'))} refunded" if refunded else ""
+            )
+        code = made.get("errorcode")
+        return f"{made['outcome']} ({code} · {made.get('errormessage') or ''})".replace(" · )", ")")
+    if number < upcoming:
+        return "not taken"
+    if state == SCHEDULED:
+        return "expected, but the latest payment failed: it may decline again" if at_risk else "expected"
+    return {
+        PENDING: "expected once the first payment settles",
+        "suspended": "not taken while the subscription is suspended",
+        "stopped": "not taken: the final payment was reached",
+        "declined": "never taken: the first payment failed",
+    }.get(state, state)
 
 
 def revenue_by_state(
     subscriptions: pd.DataFrame, payments: pd.DataFrame, currency: str | None = None
 ) -> pd.DataFrame:
-    """Authorised revenue (major units) per month (rows) and the subscriptions' present state
-    (columns), in one currency (default: the most frequent)."""
-    currency = currency or _main_currency(payments["currencyiso3a"], "no payments with a currency")
-    paid = payments[(payments["outcome"] == AUTHORISED) & (payments["currencyiso3a"] == currency)]
+    """Authorised revenue (major units: sign-up and automated payments) per month and currency
+    (rows) and the subscriptions' present state (columns): every currency, or only `currency`."""
+    paid = payments[payments["outcome"] == AUTHORISED]
+    if currency is not None:
+        paid = paid[paid["currencyiso3a"] == currency]
     states = subscriptions.set_index("transactionreference")["state"]
     data = paid.assign(
         month=_month(paid["made_on"]),
+        currencyiso3a=paid["currencyiso3a"].astype("string"),
         state=paid["subscription"].map(states).astype(pd.CategoricalDtype(list(STATES))),
     )
     table = data.pivot_table(
-        index="month",
+        index=["month", "currencyiso3a"],
         columns="state",
         values="baseamount_major",
         aggfunc="sum",
@@ -329,8 +574,14 @@ def revenue_by_state(
         observed=False,
     )
     table = table.loc[:, table.sum() > 0] if not table.empty else table
-    table.attrs["currency"] = currency
-    return table
+    table.columns = table.columns.astype(str)
+    table.attrs[MONEY_COLUMNS] = list(table.columns)
+    found = currencies_of(table) if not table.empty else []
+    if len(found) == 1:
+        table.attrs["currency"] = found[0]
+    return captioned(
+        table, "Subscription revenue per month and currency, by the subscriptions' state now", payments
+    )
 
 
 def churn(subscriptions: pd.DataFrame, payments: pd.DataFrame) -> pd.DataFrame:
@@ -349,31 +600,55 @@ def churn(subscriptions: pd.DataFrame, payments: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame({"paying": paying}).assign(churned=churned).fillna({"churned": 0})
     table["churned"] = table["churned"].astype(int)
     table["churn_rate"] = table["churned"] / table["paying"]
-    return table
+    return captioned(table, f"Churn per month: {FINANCE_MEANINGS['churned']}", payments)
 
 
-FINANCE_COLUMNS = ["revenue", "refunded", "net", "paying", "failed_payments", "churned", "churn_rate"]
+FINANCE_COLUMNS = [
+    "revenue",
+    "sign_up_revenue",
+    "refunded",
+    "net",
+    "paying",
+    "failed_payments",
+    "churned",
+    "churn_rate",
+]
 
 
 def subscription_finance(
     subscriptions: pd.DataFrame, payments: pd.DataFrame, currency: str | None = None
 ) -> pd.DataFrame:
-    """Per month, in one currency (default: the most frequent): recurring revenue, refunded and net
-    (major units, as `monthly_recurring_revenue`), subscriptions paying, failed payments (declined or
-    failed), churned subscriptions and the churn rate (as `churn`)."""
-    if payments.empty:
-        return pd.DataFrame(columns=FINANCE_COLUMNS, index=pd.PeriodIndex([], freq="M", name="month"))
-    currency = currency or _main_currency(payments["currencyiso3a"], "no payments with a currency")
-    mine = payments[payments["currencyiso3a"] == currency]
-    money = monthly_recurring_revenue(mine).set_index("month")
-    table = money[["revenue", "refunded", "net"]].join(churn(subscriptions, mine), how="left")
-    table = table.assign(failed_payments=money["declined"]).fillna(
-        {"paying": 0, "churned": 0, "churn_rate": 0.0}
+    """Per month and currency (every currency, each in rows of its own, or only `currency`): revenue
+    (sign-up and automated payments authorised), the part that was sign-ups, refunded and net (major
+    units, as `monthly_recurring_revenue`), subscriptions paying, failed payments (declined or
+    failed), churned subscriptions and the churn rate (as `churn`). FINANCE_MEANINGS defines each."""
+    index = pd.MultiIndex.from_arrays(
+        [pd.PeriodIndex([], freq="M"), pd.Index([], dtype="string")], names=["month", "currencyiso3a"]
     )
-    table = table.astype({"paying": "int64", "churned": "int64", "failed_payments": "int64"})
-    table.index.name = "month"
-    table.attrs["currency"] = currency
-    return table[FINANCE_COLUMNS]
+    if currency is not None:
+        payments = payments[payments["currencyiso3a"] == currency]
+    if payments.empty:
+        return pd.DataFrame(columns=FINANCE_COLUMNS, index=index)
+    parts = []
+    for code in sorted(str(c) for c in payments["currencyiso3a"].dropna().unique()):
+        mine = payments[payments["currencyiso3a"] == code]
+        money = monthly_recurring_revenue(mine).set_index("month")
+        part = money[["revenue", "sign_up_revenue", "refunded", "net"]].join(
+            churn(subscriptions, mine), how="left"
+        )
+        part = part.assign(failed_payments=money["declined"]).fillna(
+            {"paying": 0, "churned": 0, "churn_rate": 0.0}
+        )
+        part["currencyiso3a"] = code
+        parts.append(part.rename_axis("month").reset_index())
+    table = pd.concat(parts).set_index(["month", "currencyiso3a"]).sort_index()
+    table = table.astype({"paying": "int64", "churned": "int64", "failed_payments": "int64"})[FINANCE_COLUMNS]
+    table.attrs[MONEY_COLUMNS] = ["revenue", "sign_up_revenue", "refunded", "net"]
+    found = currencies_of(table)
+    if len(found) == 1:
+        table.attrs["currency"] = found[0]
+    meanings = "; ".join(f"{name}: {meaning}" for name, meaning in FINANCE_MEANINGS.items())
+    return captioned(table, f"Subscription finance per month and currency ({meanings})", payments)
 
 
 def decline_rates(payments: pd.DataFrame, by: str = "month") -> pd.DataFrame:
@@ -386,7 +661,7 @@ def decline_rates(payments: pd.DataFrame, by: str = "month") -> pd.DataFrame:
     table = pd.DataFrame({"payments": declined.groupby(key).size(), "declined": declined.groupby(key).sum()})
     table.index.name = by
     table["decline_rate"] = table["declined"] / table["payments"]
-    return table
+    return captioned(table, f"Subscription payments declined or failed, per {by} (every currency)", payments)
 
 
 # -- charts -------------------------------------------------------------------------------------
@@ -395,61 +670,86 @@ def decline_rates(payments: pd.DataFrame, by: str = "month") -> pd.DataFrame:
 def plot_revenue_by_state(
     subscriptions: pd.DataFrame, payments: pd.DataFrame, *, currency: str | None = None, ax: Any = None
 ) -> Any:
-    """Stacked bars: authorised recurring revenue per month, by the subscriptions' state now."""
+    """Stacked bars: authorised subscription revenue per month, by the subscriptions' state now, a
+    panel per currency (or only `currency`); the Axes, a list of them for several currencies."""
     table = revenue_by_state(subscriptions, payments, currency)
     if table.empty:
         raise ValueError("no authorised payments to chart")
-    currency = table.attrs["currency"]
-    table.index = table.index.astype(str)
-    colours = [STATE_COLOURS.get(str(c), "#999999") for c in table.columns]
-    ax = table.plot.bar(stacked=True, ax=_axes(ax, (9, 4)), rot=45, color=colours)
-    return labelled(
-        ax,
-        f"Recurring revenue by month and subscription state ({currency})",
-        "Month the payment was made",
-        f"Authorised revenue ({currency}, major units)",
-        legend="State now",
-    )
+    found = currencies_of(table)
+    panels = []
+    for code, axes in zip(found, _panels(ax, len(found), (9, 4)), strict=True):
+        mine = table.xs(code, level="currencyiso3a")
+        mine = mine.loc[:, mine.sum() > 0]
+        mine.index = mine.index.astype(str)
+        colours = [STATE_COLOURS.get(str(c), "#999999") for c in mine.columns]
+        drawn = mine.plot.bar(stacked=True, ax=axes, rot=45, color=colours)
+        panels.append(
+            labelled(
+                drawn,
+                f"Subscription revenue by month and subscription state ({code})",
+                "Month the payment was made",
+                f"Authorised revenue ({code}, major units)",
+                legend="State now",
+                note=time_of(table).caption,
+            )
+        )
+    return panels[0] if len(panels) == 1 else panels
 
 
 def plot_subscription_finance(
     subscriptions: pd.DataFrame, payments: pd.DataFrame, *, currency: str | None = None, ax: Any = None
 ) -> Any:
-    """Bars per month: net recurring revenue (green) and refunded (red) stacked to the revenue; the
-    failed payments as a line on a second axis (count)."""
+    """Bars per month: net revenue (green) and refunded (red) stacked to the revenue; the failed
+    payments as a line on a second axis (count). A panel per currency (or only `currency`); the
+    Axes, a list of them for several currencies."""
     table = subscription_finance(subscriptions, payments, currency)
     if table.empty:
         raise ValueError("no subscription payments to chart")
-    currency = table.attrs["currency"]
-    shown = table[["net", "refunded"]].rename(columns={"net": "net revenue", "refunded": "refunded"})
-    shown.index = shown.index.astype(str)
-    ax = shown.plot.bar(stacked=True, ax=_axes(ax, (9, 4)), rot=45, color=["#1b7f3b", "#b00020"])
-    failures = ax.twinx()
-    failures.plot(
-        range(len(table)),
-        table["failed_payments"].to_numpy(),
-        color="#ff7f0e",
-        marker="o",
-        label="failed payments",
-    )
-    failures.set_ylabel("Failed payments (count)")
-    failures.set_ylim(bottom=0)
-    failures.yaxis.get_major_locator().set_params(integer=True)
-    failures.legend(loc="upper left", bbox_to_anchor=(1.01, 1))  # beside the plot, never over the data
-    return labelled(
-        ax,
-        f"Recurring revenue, refunds and failed payments by month ({currency})",
-        "Month the payment was made",
-        f"Revenue ({currency}, major units)",
-        legend="Money",
-    )
+    found = currencies_of(table)
+    panels = []
+    for code, axes in zip(found, _panels(ax, len(found), (9, 4)), strict=True):
+        mine = table.xs(code, level="currencyiso3a")
+        shown = mine[["net", "refunded"]].rename(columns={"net": "net revenue"})
+        shown.index = shown.index.astype(str)
+        drawn = shown.plot.bar(stacked=True, ax=axes, rot=45, color=["#1b7f3b", "#b00020"])
+        failures = drawn.twinx()
+        failures.plot(
+            range(len(mine)),
+            mine["failed_payments"].to_numpy(),
+            color="#ff7f0e",
+            marker="o",
+            label="failed payments",
+        )
+        failures.set_ylabel("Failed payments (count)")
+        failures.set_ylim(0, max(1, int(mine["failed_payments"].max())) + 0.5)
+        failures.yaxis.get_major_locator().set_params(integer=True)
+        labelled(
+            drawn,
+            f"Subscription revenue (sign-ups included), refunds and failed payments by month ({code})",
+            "Month the payment was made",
+            f"Revenue ({code}, major units)",
+            note=time_of(table).caption,
+        )
+        # both legends right of the second axis's numbers and label, the money's above the count's
+        drawn.legend(title="Money", loc="upper left", bbox_to_anchor=(1.12, 1))
+        failures.legend(loc="upper left", bbox_to_anchor=(1.12, 0.45))
+        drawn.figure.tight_layout(rect=(0, 0.04, 1, 1))
+        panels.append(drawn)
+    return panels[0] if len(panels) == 1 else panels
 
 
 def plot_subscriptions_by_state(subscriptions: pd.DataFrame, *, ax: Any = None) -> Any:
     """Bars: how many subscriptions are in each state."""
     counts = subscriptions["state"].value_counts().reindex(list(STATES), fill_value=0)
     ax = counts.plot.bar(ax=_axes(ax, (6, 3)), rot=0, color=[STATE_COLOURS[s] for s in counts.index])
-    return labelled(ax, "Subscriptions by state", "State", "Number of subscriptions", integer_axis="y")
+    return labelled(
+        ax,
+        "Subscriptions by state",
+        "State",
+        "Number of subscriptions",
+        integer_axis="y",
+        note=time_of(subscriptions).caption,
+    )
 
 
 def plot_decline_rates(payments: pd.DataFrame, *, ax: Any = None) -> Any:
@@ -460,5 +760,9 @@ def plot_decline_rates(payments: pd.DataFrame, *, ax: Any = None) -> Any:
     ax = series.plot(ax=_axes(ax, (8, 3)), marker="o", color="#b00020")
     ax.set_ylim(bottom=0)
     return labelled(
-        ax, "Declined subscription payments", "Month the payment was made", "Declined (% of payments)"
+        ax,
+        "Declined subscription payments",
+        "Month the payment was made",
+        "Declined (% of payments)",
+        note=time_of(table).caption,
     )

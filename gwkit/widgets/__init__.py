@@ -1,5 +1,5 @@
 """Notebook widgets: forms generated from the spec tables, a response view, the request explorer,
-the 3-D Secure stepper, and the subscription and card store panels.
+the 3-D Secure steppers (v1 and v2), and the subscription and card store panels.
 
 Widgets hold no business logic: a form builds a request object, the client sends it, a view
 renders the records. Every callback is `guarded`: an error shows in the widget.
@@ -19,6 +19,7 @@ from .response_view import ResponseView
 from .style import button, table_html
 from .subscription_panel import SubscriptionPanel
 from .threeds_stepper import ThreeDSecureStepper
+from .threeds_v2_stepper import ThreeDSecureV2Stepper
 
 __all__ = [
     "Action",
@@ -33,6 +34,7 @@ __all__ = [
     "ResponseView",
     "SubscriptionPanel",
     "ThreeDSecureStepper",
+    "ThreeDSecureV2Stepper",
     "button",
     "follow_ups",
     "guarded",

@@ -23,35 +23,80 @@ CONNECTION_CLASS = ("gwkit.connect", "Connection")
 
 
 class ConnectionView(widgets.VBox):
-    """`table` (the connection's HTML), `reset_button` ("Reset this notebook's sandbox": deletes
-    every transaction, card, subscription and token; the clock stays) and `status`."""
+    """`table` (the connection's HTML) and, for a sandbox, `reset_button`, which asks first: the
+    `confirmation` box offers `keep_clock_button` (delete every transaction, card, subscription and
+    token; the clock stays, as it only moves forward), `afresh_button` (the same, and the clock back at
+    the sandbox's start: the sandbox as it was when it started) and `cancel_button`. `status` says what
+    was done."""
 
     def __init__(self, connection: Any):  # a gwkit.connect.Connection
         super().__init__()
         self.connection = connection
         self.table = widgets.HTML(connection._repr_html_())
         self.status = widgets.HTML()
+        whose = "this notebook's sandbox" if connection.notebook else "the sandbox"
         self.reset_button = button(
-            "Reset this notebook's sandbox" if connection.notebook else "Reset the sandbox",
+            f"Reset {whose}…",
             kind="danger",
             icon="trash",
-            tooltip="Delete every transaction, card, subscription and token of this sandbox (the clock stays)",
+            tooltip=f"Asks first: delete the data of {whose}, with or without its clock",
         )
-        self.reset_button.on_click(guarded(self.reset, self.status, context="resetting the sandbox"))
-        controls = [widgets.HBox([self.reset_button, self.status])] if connection.sandbox is not None else []
+        self.question = widgets.HTML()
+        self.keep_clock_button = button("Delete the data, keep the clock", kind="danger")
+        self.afresh_button = button("Start afresh: data and clock", kind="danger")
+        self.cancel_button = button("Cancel")
+        self.confirmation = widgets.VBox(
+            [self.question, widgets.HBox([self.keep_clock_button, self.afresh_button, self.cancel_button])]
+        )
+        self.confirmation.layout.display = "none"
+        self.reset_button.on_click(guarded(self.ask, self.status, context="resetting the sandbox"))
+        self.keep_clock_button.on_click(
+            guarded(lambda _: self.reset(clock=False), self.status, context="resetting the sandbox")
+        )
+        self.afresh_button.on_click(
+            guarded(lambda _: self.reset(clock=True), self.status, context="resetting the sandbox")
+        )
+        self.cancel_button.on_click(guarded(self.cancel, self.status, context="resetting the sandbox"))
+        controls = (
+            [widgets.HBox([self.reset_button, self.status]), self.confirmation]
+            if connection.sandbox is not None
+            else []
+        )
         self.children = [self.table, *controls]
         self.add_class("gwkit-connection-view")
 
-    def reset(self, _button: Any = None) -> None:
+    def ask(self, _button: Any = None) -> None:
+        """Show what each choice deletes, with the dates the clock would show after it; nothing yet."""
+        sandbox = self._sandbox()
+        self.question.value = (
+            "<b>Delete every payment, card, subscription and token of this sandbox?</b> This cannot be "
+            "undone. <i>Keep the clock</i>: the clock stays at "
+            f"{sandbox.now():%Y-%m-%d %H:%M} (it only moves forward). <i>Start afresh</i>: the clock goes "
+            f"back to {sandbox.start():%Y-%m-%d %H:%M}, where it stood when the sandbox started."
+        )
+        self.status.value = ""
+        self.confirmation.layout.display = None
+
+    def cancel(self, _button: Any = None) -> None:
+        self.confirmation.layout.display = "none"
+        self.status.value = "<span>Nothing was deleted.</span>"
+
+    def reset(self, _button: Any = None, *, clock: bool = False) -> None:
+        sandbox = self._sandbox()
+        sandbox.reset(clock=clock)
+        self.confirmation.layout.display = "none"
+        self.table.value = self.connection._repr_html_()
+        kept = "back at its start," if clock else "stays at"
+        self.status.value = (
+            f"<span class='gwkit-ok'>Reset: no transactions left; the clock {kept} "
+            f"{sandbox.now():%Y-%m-%d %H:%M:%S}.</span>"
+        )
+
+    def _sandbox(self) -> Any:
         sandbox = self.connection.sandbox
         if sandbox is None:
             raise RuntimeError("a real gateway cannot be reset; only the sandbox can")
-        sandbox.reset()
-        self.table.value = self.connection._repr_html_()
-        self.status.value = (
-            f"<span class='gwkit-ok'>Reset: no transactions left; the clock stays at "
-            f"{sandbox.now():%Y-%m-%d %H:%M:%S}.</span>"
-        )
+        return sandbox
 
 
 def show_connections_as_widgets() -> bool:

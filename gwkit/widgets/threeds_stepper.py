@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,8 +127,10 @@ ENROLMENT_ORDER = {"Y": 0, "N": 1, "U": 2}  # the 3-D Secure cards first, the ot
 
 def card_choices() -> list[tuple[str, str]]:
     """Test cards as (masked number and what it does, number), from the sandbox's card list: the
-    cards that show a 3-D Secure case first (enrolled, not enrolled, unknown), then the others."""
-    cards = sorted(test_cards().values(), key=lambda c: ENROLMENT_ORDER.get(c.enrolled, len(ENROLMENT_ORDER)))
+    cards that show a 3-D Secure v1 case first (enrolled, not enrolled, unknown), then the others
+    without 3-D Secure; the EMV 3-D Secure cards (version 2.x) belong to the v2 stepper."""
+    v1 = [c for c in test_cards().values() if not c.emv3ds]
+    cards = sorted(v1, key=lambda c: ENROLMENT_ORDER.get(c.enrolled, len(ENROLMENT_ORDER)))
     return [(f"{mask_pan(c.pan)} {c.paymenttypedescription}: {c.notes}", c.pan) for c in cards]
 
 
@@ -153,25 +155,32 @@ _ARROW_COLOURS = {
 }
 
 
-def sequence_svg(states: Mapping[str, str]) -> str:
-    """Who talks to whom in 3-D Secure v1, the messages of the current step highlighted, those of
-    skipped steps faint: the stepper's picture of where the payment is."""
-    width, height = LANE_WIDTH * len(LANES), TOP + ROW_HEIGHT * len(MESSAGES) + 12
-    centre = [LANE_WIDTH * i + LANE_WIDTH // 2 for i in range(len(LANES))]
+def sequence_svg(
+    states: Mapping[str, str],
+    *,
+    lanes: tuple[str, ...] = LANES,
+    messages: tuple[tuple[str, int, int, str], ...] = MESSAGES,
+    lane_width: int = LANE_WIDTH,
+) -> str:
+    """Who talks to whom (3-D Secure v1 unless told other `lanes` and `messages`), the messages of
+    the current step highlighted, those of skipped steps faint: the stepper's picture of where the
+    payment is."""
+    width, height = lane_width * len(lanes), TOP + ROW_HEIGHT * len(messages) + 12
+    centre = [lane_width * i + lane_width // 2 for i in range(len(lanes))]
     parts = [
         f"<svg class='gwkit-sequence' xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
         f"viewBox='0 0 {width} {height}' style='font:12px sans-serif;max-width:100%'>",
         "<defs><marker id='gwkit-arrow' viewBox='0 0 10 10' refX='10' refY='5' markerWidth='7' markerHeight='7' "
         "orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='context-stroke'/></marker></defs>",
     ]
-    for x, name in zip(centre, LANES, strict=True):
+    for x, name in zip(centre, lanes, strict=True):
         parts.append(
             f"<text x='{x}' y='14' text-anchor='middle' font-weight='bold'>{html.escape(name)}</text>"
         )
         parts.append(
             f"<line x1='{x}' y1='20' x2='{x}' y2='{height - 4}' stroke='#c5ccd6' stroke-dasharray='3,3'/>"
         )
-    for row, (step, source, target, what) in enumerate(MESSAGES):
+    for row, (step, source, target, what) in enumerate(messages):
         state = states.get(step, "waiting")
         y = TOP + ROW_HEIGHT * row + 16
         colour = _ARROW_COLOURS.get(state, "#9aa3ad")
@@ -217,7 +226,7 @@ KEY_STEP_FIELDS = (
 )
 
 
-def _table(title: str, data: Mapping[str, Any]) -> str:
+def _table(title: str, data: Mapping[str, Any], key_fields: Collection[str] = KEY_STEP_FIELDS) -> str:
     """The key fields of what a step sent or received; every field one click away."""
 
     def rows(items: list[tuple[str, Any]]) -> str:
@@ -229,7 +238,7 @@ def _table(title: str, data: Mapping[str, Any]) -> str:
 
     fields = mask_data(dict(data))
     masked = list(fields.items())
-    key = [(k, v) for k, v in masked if k in KEY_STEP_FIELDS]
+    key = [(k, v) for k, v in masked if k in key_fields]
     every = (
         f"<details><summary>all {len(masked)} fields</summary><table style='font-size:90%'>{rows(masked)}"
         "</table></details>"
@@ -239,11 +248,11 @@ def _table(title: str, data: Mapping[str, Any]) -> str:
     return f"<div><b>{html.escape(title)}</b><table style='font-size:90%'>{rows(key)}</table>{every}</div>"
 
 
-def _meanings(*records: Mapping[str, Any]) -> str:
-    names = [n for n in FIELD_MEANINGS if any(n in r for r in records)]
+def _meanings(*records: Mapping[str, Any], meanings: Mapping[str, str] = FIELD_MEANINGS) -> str:
+    names = [n for n in meanings if any(n in r for r in records)]
     if not names:
         return ""
-    items = "".join(f"<li><code>{n}</code>: {html.escape(FIELD_MEANINGS[n])}</li>" for n in names)
+    items = "".join(f"<li><code>{n}</code>: {html.escape(meanings[n])}</li>" for n in names)
     return (
         f"<details><summary>What these fields mean</summary><ul style='font-size:90%'>{items}</ul></details>"
     )

@@ -234,6 +234,14 @@ RULE_CASES: dict[f.Rule, list[tuple[str, dict[str, str], bool]]] = {
         ("2026-01-15 24:00:00", {}, False),
     ],
     f.ZERO_OR_MORE: [("0", {}, True), ("1050", {}, True), ("-1", {}, False), ("1.5", {}, False)],
+    f.IP_ADDRESS: [("203.0.113.7", {}, True), ("::1", {}, True), ("203.0.113", {}, False), ("x", {}, False)],
+    f.TIMEZONE_MINUTES: [
+        ("-60", {}, True),
+        ("0", {}, True),
+        ("330", {}, True),
+        ("+60", {}, False),
+        ("-", {}, False),
+    ],
     f.POSTCODE: [
         ("90210", {"billingcountryiso2a": "US"}, True),
         ("12345-6789", {"billingcountryiso2a": "US"}, True),

@@ -31,7 +31,23 @@ def test_mask_pan_keeps_the_first_six_and_last_four(pan, masked):
 
 
 @pytest.mark.parametrize(
-    "name", ["securitycode", "pares", "md", "cachetoken", "password", "authorization", "PaRes", "MD"]
+    "name",
+    [
+        "securitycode",
+        "pares",
+        "md",
+        "cachetoken",
+        "password",
+        "authorization",
+        "PaRes",
+        "MD",
+        # EMV 3-D Secure (v2): redacted wherever pares is (issue 41)
+        "threedpayload",
+        "threedresponse",
+        "cres",
+        "creq",
+        "threeDSSessionData",
+    ],
 )
 def test_secrets_are_redacted_entirely(name):
     assert mask_value(name, "secret-value-123") == "[redacted]"
@@ -171,6 +187,10 @@ def test_errors_show_no_card_data():
     "body,shown",
     [
         (b'{"md": "abc", "pares": "def"', '{"md": "[redacted]", "pares": "[redacted]"'),
+        (
+            b'{"threedpayload": "eyJt", "threedresponse": "eyJh.e30.", "cres": "x"',
+            '{"threedpayload": "[redacted]", "threedresponse": "[redacted]", "cres": "[redacted]"',
+        ),
         (b'{"cachetoken": "abc', '{"cachetoken": "[redacted]"'),  # cut off mid-value
         (b"x" * 500, "x" * 197 + "..."),
         (b"\xff\xfe broken utf-8", "\ufffd\ufffd broken utf-8"),

@@ -41,6 +41,21 @@ def test_an_authorised_auth_in_words():
     assert words == "Authorised: £15.00 from 411111######1111 (transaction 1-9-3); it settles on 2027-01-02."
 
 
+def test_a_subscription_says_the_auth_was_payment_one_and_the_gateway_makes_the_next():
+    record = {
+        "requesttypedescription": "SUBSCRIPTION",
+        "errorcode": "0",
+        "transactionreference": "1-9-4",
+        "subscriptionnumber": "2",  # the next payment's number (interface 4.2)
+        "subscriptionbegindate": "2026-12-31",
+    }
+    assert in_words(record) == (
+        "Subscription set up (transaction 1-9-4): the AUTH sent with it is payment 1; the gateway makes "
+        "payment 2 and the ones after it on their dates, starting on 2026-12-31."
+    )
+    assert "payment 2 is this AUTH" not in in_words(record)
+
+
 def test_a_cancelled_auth_is_not_called_authorised():
     words = in_words(
         {
@@ -73,3 +88,30 @@ def test_an_invalid_field_is_named():
 def test_threedquery_words_follow_interface_3_3(enrolled, advice):
     words = in_words({"requesttypedescription": "THREEDQUERY", "errorcode": "0", "enrolled": enrolled})
     assert advice in words
+
+
+@pytest.mark.parametrize(
+    "extra,words",
+    [
+        ({"acsurl": "https://acs.example/v2"}, "the issuer wants to ask the cardholder (a challenge)"),
+        ({}, "frictionless, decided without a question"),
+    ],
+)
+def test_an_emv_3ds_threedquery_says_frictionless_or_challenge_not_redirect(extra, words):
+    record = {
+        "requesttypedescription": "THREEDQUERY",
+        "errorcode": "0",
+        "enrolled": "Y",
+        "threedversion": "2.2.0",
+    }
+    said = in_words({**record, **extra, "transactionreference": "1-9-3"})
+    assert said.startswith("EMV 3-D Secure 2.2.0 (transaction 1-9-3): ") and words in said
+    assert "send the customer to the issuer's ACS" not in said  # v1's words
+
+
+def test_a_lookup_says_the_version_and_the_method():
+    lookup = {"requesttypedescription": "THREEDLOOKUP", "errorcode": "0", "threedversion": "2.1.0"}
+    assert in_words(lookup) == "Looked up: the issuer runs EMV 3-D Secure 2.1.0. Then send the THREEDQUERY."
+    with_method = in_words({**lookup, "threedmethodurl": "https://acs.example/method"})
+    assert "First load its 3DS method page in a hidden frame." in with_method
+    assert "does not run EMV 3-D Secure" in in_words({**lookup, "threedversion": None})

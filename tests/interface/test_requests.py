@@ -34,6 +34,15 @@ SAMPLE = {
     "termurl": "https://merchant.example/term",
     "accept": "text/html,*/*;q=0.8",
     "useragent": "Mozilla/5.0 (X11; Linux x86_64)",
+    "browsercolordepth": "24",
+    "browserjavaenabled": "false",
+    "browserjavascriptenabled": "true",
+    "browserlanguage": "en-GB",
+    "browserscreenheight": "1080",
+    "browserscreenwidth": "1920",
+    "browsertz": "-60",
+    "customerip": "203.0.113.7",
+    "threedresponse": "eyJhbGciOiJub25lIn0.eyJQYXlsb2FkIjp7fX0.",
     "cachetoken": "eyJjYWNoZXRva2VuIjoieCJ9",
     "requestreference": "Aabc12345",
     "subscriptiontype": "RECURRING",
@@ -117,6 +126,11 @@ def test_each_required_field_is_required(rt, variant, name):
     request = minimal(rt, variant)
     del request[name]
     problems = validate_request(request)
+    if not problems and name in variant.selected_by:
+        # the selector itself: without it the request is another variant's (an AUTH without its
+        # threedresponse is an AUTH from its parent), which may be valid
+        assert rt.select(request) is not variant
+        return
     assert problems, f"{rt.key} ({variant.name}) accepted a request without {name}"
     if rt.select(request) is variant:  # removing a selector may switch to another variant
         assert (name, f"is required in {rt.key} ({variant.name}) requests") in [
@@ -212,7 +226,7 @@ def test_account_type_per_request_type(key, bad, allowed):
 def test_subscription_variants_follow_the_interface():
     rt = REQUEST_TYPES["AUTH+SUBSCRIPTION"]
     assert rt.types == ("AUTH", "SUBSCRIPTION")
-    assert {v.name for v in rt.variants} == {"threeds", "parent", "card"}
+    assert {v.name for v in rt.variants} == {"threeds", "threedresponse", "parent", "card"}
     for variant in rt.variants:
         for name in (
             "sitereference",
@@ -231,6 +245,7 @@ def test_subscription_variants_follow_the_interface():
             assert name in variant.required, (variant.name, name)
         assert "transactionactive" in variant.optional
     assert {"md", "pares"} <= set(rt.variant("threeds").required)
+    assert {"parenttransactionreference", "threedresponse"} <= set(rt.variant("threedresponse").required)
     assert "parenttransactionreference" in rt.variant("parent").required
     assert {"pan", "expirydate"} <= set(rt.variant("card").required)
 

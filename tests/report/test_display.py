@@ -73,9 +73,12 @@ def test_numbers_rates_and_dates_for_people():
 def test_the_html_is_interactive_with_itables_and_plain_without(frame, monkeypatch):
     interactive = display.to_html(frame, caption="Payments")
     assert "itables" in interactive and "£1,500.00" in interactive
+    assert interactive.index(">Payments</p>") < interactive.index("<table")  # above, never scrolled away
     monkeypatch.setattr(display, "itables", None)
     plain = display.to_html(frame, caption="Payments")
-    assert "<caption>Payments</caption>" in plain and "£1,500.00" in plain and "NaN" not in plain
+    assert (
+        plain.index(">Payments</p>") < plain.index("<table") and "£1,500.00" in plain and "NaN" not in plain
+    )
 
 
 def test_mappings_and_lists_are_written_as_text_never_as_a_python_repr():
@@ -175,7 +178,8 @@ def test_times_and_single_words_are_kept_on_one_line_and_prose_wraps():
     assert display.unbroken_columns(frame, for_people(frame)) == [0, 1, 2]
     html = display.to_html(frame)
     assert '"className": "dt-left dt-nowrap", "targets": [0, 1, 2]' in html
-    assert '"className": "dt-left", "targets": [3, 4]' in html
+    assert '"className": "dt-left gwkit-prose", "targets": [3]' in html  # a sentence: room to read it
+    assert '"className": "dt-left", "targets": [4]' in html
 
 
 def test_each_column_has_its_whole_class_list_in_one_column_def():

@@ -115,7 +115,9 @@ def test_declines_by_code_carry_the_code_tables_meaning(ledger):
 
 def test_charts_are_labelled(ledger):
     frame = report.query_frame(ledger)
-    ax = report.plot_reconciliation(frame)
+    gbp, usd = report.plot_reconciliation(frame)  # a panel per currency, none left out
+    assert "GBP" in gbp.get_title() and "USD" in usd.get_title() and "USD" in usd.get_ylabel()
+    ax = report.plot_reconciliation(frame, currency="GBP")
     assert "GBP" in ax.get_title() and "GBP" in ax.get_ylabel() and ax.get_xlabel() == "Day"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["2026-01-10", "2026-01-11", "2026-01-12"]
     assert {t.get_text() for t in ax.get_legend().get_texts()} >= {"settled", "still pending", "refunded"}

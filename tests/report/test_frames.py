@@ -7,6 +7,7 @@ from pathlib import Path
 
 import matplotlib
 import numpy as np
+import openpyxl
 import pandas as pd
 import pytest
 
@@ -20,6 +21,7 @@ from gwkit.interface import FIELDS
 from gwkit.interface.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT
 from gwkit.journal import Journal
 from gwkit.report import ReportError, records_frame
+from gwkit.report.textcells import excel_would_convert, would_evaluate
 
 SAMPLE = {
     AMOUNT: "1050",
@@ -270,7 +272,7 @@ def test_charts_refuse_what_they_cannot_draw():
         report.amounts_by_day(records_frame([{"baseamount": "1"}]))
 
 
-def test_one_currency_per_chart():
+def test_every_currency_in_rows_and_panels_of_its_own():
     frame = records_frame(
         [
             {
@@ -296,9 +298,20 @@ def test_one_currency_per_chart():
             },
         ]
     )
-    assert report.amounts_by_day_table(frame).attrs["currency"] == "GBP"
-    jpy = report.amounts_by_day_table(frame, currency="JPY")
-    assert jpy.to_numpy().sum() == 9000.0
+    table = report.amounts_by_day_table(frame)
+    assert table.loc[(pd.Timestamp("2026-01-01"), "GBP")].to_dict() == {
+        "0 · pending settlement": 5.0,
+        "100 · settled": 10.0,
+    }
+    assert table.loc[(pd.Timestamp("2026-01-01"), "JPY"), "100 · settled"] == 9000.0
+    assert "GBP, JPY" in table.attrs["caption"] and "wall clock" in table.attrs["caption"]
+    shown = report.for_people(table.reset_index())
+    assert list(shown["100 · settled"]) == ["£10.00", "¥9,000"]
+    gbp, jpy = report.amounts_by_day(frame)
+    assert "GBP" in gbp.get_title() and "JPY" in jpy.get_ylabel()
+    assert sum(p.get_height() for p in jpy.patches) == 9000.0
+    only = report.amounts_by_day_table(frame, currency="JPY")
+    assert only.to_numpy().sum() == 9000.0 and only.attrs["currency"] == "JPY"
 
 
 # -- export --------------------------------------------------------------------------------------------
@@ -322,9 +335,16 @@ def test_export_to_csv_and_parquet_keeps_types(tmp_path):
     assert back["baseamount"].dtype == "Int64" and pd.isna(back["baseamount"].iloc[1])
     assert isinstance(back["settlestatus"].dtype, pd.CategoricalDtype)
     assert back["transactionstartedtimestamp"].iloc[0] == pd.Timestamp("2026-01-02 03:04:05")
-    text = files["csv"].read_text().splitlines()
+    text = files["csv"].read_text(encoding="utf-8-sig").splitlines()
     assert text[0].split(",") == list(frame.columns)
-    assert "2026-01-02 03:04:05" in text[1] and "10.5" in text[1]
+    assert "2026-01-02 03:04:05" in text[1] and "10.50" in text[1]  # GBP: two decimals
+    assert ',"=""0""",' in text[2]  # the settle status, a code: text to Excel (="0", quoted)
+    book = openpyxl.load_workbook(files["xlsx"])
+    assert book.sheetnames == ["Summary", "GBP", "JPY"]
+    gbp = [[c.value for c in row] for row in book["GBP"].iter_rows()]
+    assert (
+        gbp[0][:2] == ["baseamount (GBP)", "currencyiso3a"] and gbp[1][0] == 10.5
+    )  # written once, major units
 
 
 # -- small helpers ---------------------------------------------------------------------------------------
@@ -366,11 +386,24 @@ def test_csv_export_neutralises_formulas_and_keeps_numbers(tmp_path):
 def test_csv_export_neutralising_can_be_turned_off(tmp_path):
     frame = pd.DataFrame({"orderreference": pd.array(["=1+1", "@x"], dtype="string")})
     path = report.to_csv(frame, tmp_path / "raw.csv", neutralise_formulas=False)
-    assert path.read_text().splitlines() == ["orderreference", "=1+1", "@x"]
-    assert report.to_csv(frame, tmp_path / "safe.csv").read_text().splitlines()[1:] == ["'=1+1", "'@x"]
+    assert path.read_text(encoding="utf-8-sig").splitlines() == ["orderreference", "=1+1", "@x"]
+    safe = report.to_csv(frame, tmp_path / "safe.csv").read_text(encoding="utf-8-sig")
+    assert safe.splitlines()[1:] == ["'=1+1", "'@x"]
+
+
+def test_only_text_that_would_run_is_neutralised():
+    """A name starting with "-" is a name; a sign followed by anything else could run."""
+    for name in ("-Lee", "+Anne-Marie", "-O'Neil", "-St. John", "-Lee Smith"):
+        assert not would_evaluate(name), name
+    for formula in (*FORMULAS, "-A1", "-1", "+cmd|x", "-", "-Lee(1)"):
+        assert would_evaluate(formula), formula
+    for converted in ("18-9-17", "05", "00", "12:30", "1/2", "3 Mar", "1E5", "12%", "2026-01-10"):
+        assert excel_would_convert(converted), converted
+    for text in ("May", "Mayer", "plain-1", "A12", "Chloé"):
+        assert not excel_would_convert(text), text
 
 
 def test_csv_export_quotes_a_carriage_return_so_it_cannot_start_a_row(tmp_path):
     frame = pd.DataFrame({"orderreference": pd.array(["a\r=1+1", "b"], dtype="string")})
     path = report.to_csv(frame, tmp_path / "cr.csv")
-    assert path.read_bytes() == b'orderreference\r\n"a\r=1+1"\r\nb\r\n'
+    assert path.read_bytes() == b'\xef\xbb\xbforderreference\r\n"a\r=1+1"\r\nb\r\n'

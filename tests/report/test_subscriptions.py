@@ -65,7 +65,8 @@ def test_payments_and_subscriptions_frames(gw, portfolio):
         ("declined", 1),
     ]
     assert pays.dtypes["number"] == "Int64" and pd.api.types.is_datetime64_any_dtype(pays["due_date"])
-    assert len(pays) == 3 * 4 + 2 + 2 + 4  # endless x3, stopped, suspended, declined in March
+    assert len(pays) == 3 * 4 + 2 + 2 + 4 + 7  # endless x3, stopped, suspended, declined in March; 7 sign-ups
+    assert pays["kind"].value_counts().to_dict() == {"sign-up": 7, "recurring": 20}
     row = pays[(pays["subscription"] == portfolio[6].reference) & (pays["number"] == 4)].iloc[0]
     assert row["outcome"] == "declined" and row["due_date"] == pd.Timestamp("2026-03-15")
     assert row["made_on"] == pd.Timestamp("2026-03-15") and row["baseamount"] == 70000
@@ -78,16 +79,16 @@ def test_payments_and_subscriptions_frames(gw, portfolio):
 def test_revenue_churn_and_decline_rates(gw, portfolio):
     subs, pays = reports.subscription_portfolio(gw)
     revenue = reports.monthly_recurring_revenue(pays).set_index("month")
-    assert (
-        revenue.loc[pd.Period("2026-01"), "revenue"] == 5 * 10 + 20
-    )  # 6 running; the 70000 one never started
+    # 6 running (the 70000 one never started): their sign-ups and first automated payments
+    assert revenue.loc[pd.Period("2026-01"), ["revenue", "sign_up_revenue"]].tolist() == [2 * 70.0, 70.0]
     assert revenue.loc[pd.Period("2026-03"), ["revenue", "authorised", "declined"]].tolist() == [30.0, 3, 1]
     assert revenue.loc[pd.Period("2026-04"), "revenue"] == 40.0
     assert reports.current_mrr(subs).to_dict() == {"GBP": 40.0}
+    assert reports.current_mrr(subs, pays).to_dict() == {"GBP": 40.0}  # the declined one paid again in April
     by_state = reports.revenue_by_state(subs, pays)
     assert (
-        by_state.loc[pd.Period("2026-02"), "stopped"] == 20.0
-        and by_state.loc[pd.Period("2026-02"), "suspended"] == 10.0
+        by_state.loc[(pd.Period("2026-02"), "GBP"), "stopped"] == 20.0
+        and by_state.loc[(pd.Period("2026-02"), "GBP"), "suspended"] == 10.0
     )
     churn = reports.churn(subs, pays)
     assert churn.loc[pd.Period("2026-02"), ["paying", "churned"]].tolist() == [
@@ -114,12 +115,12 @@ def test_refunds_of_payments_in_the_payments_revenue_and_finance_tables(gw, port
     assert refunded.to_dict() == {(portfolio[0].reference, 2): 1000, (portfolio[1].reference, 3): 250}
     assert pays["refunded"].dtype == "Int64" and pays["refunded_major"].sum() == 12.5
     revenue = reports.monthly_recurring_revenue(pays).set_index("month")
-    assert revenue.loc[pd.Period("2026-01"), ["revenue", "refunded", "net"]].tolist() == [70.0, 10.0, 60.0]
+    assert revenue.loc[pd.Period("2026-01"), ["revenue", "refunded", "net"]].tolist() == [140.0, 10.0, 130.0]
     assert revenue.loc[pd.Period("2026-02"), ["revenue", "refunded", "net"]].tolist() == [70.0, 2.5, 67.5]
     finance = reports.subscription_finance(subs, pays)
     assert list(finance.columns) == reports.FINANCE_COLUMNS and finance.attrs["currency"] == "GBP"
-    assert finance.loc[pd.Period("2026-02"), ["net", "paying", "churned"]].tolist() == [67.5, 6, 1]
-    assert finance.loc[pd.Period("2026-03"), "failed_payments"] == 1
+    assert finance.loc[(pd.Period("2026-02"), "GBP"), ["net", "paying", "churned"]].tolist() == [67.5, 6, 1]
+    assert finance.loc[(pd.Period("2026-03"), "GBP"), "failed_payments"] == 1
     assert finance["failed_payments"].sum() == (pays["outcome"] != "authorised").sum()
     assert finance["net"].sum() == pytest.approx(
         pays.loc[pays["outcome"] == "authorised", "baseamount_major"].sum() - pays["refunded_major"].sum()

@@ -64,6 +64,30 @@ def test_reset_deletes_data_keeps_the_clock_and_never_reuses_references(sandbox,
     assert all_rows(db_path)["transactions"] == 0
 
 
+def test_a_reset_with_the_clock_starts_the_sites_afresh(sandbox, gateway, db_path):
+    gateway.one(card_auth())
+    sandbox.advance(by="P1M")
+    answer = gateway.http.post("/_sandbox/reset", json={"clock": True}).json()
+    assert answer == {"reset": True, "now": "2026-01-15T10:00:00"}
+    assert all_rows(db_path)["transactions"] == 0
+    again = gateway.one(card_auth())
+    assert (again["errorcode"], again["settleduedate"]) == ("0", "2026-01-15")
+    sandbox.advance(by="P1D")
+    [settled] = gateway.query(transactionreference=[again["transactionreference"]])
+    assert settled["settlestatus"] == "100"
+
+
+@pytest.mark.parametrize("clock", ["yes", 1, None])
+def test_a_reset_s_clock_must_be_true_or_false_and_a_refused_reset_changes_nothing(
+    sandbox, gateway, db_path, clock
+):
+    gateway.one(card_auth())
+    before = all_rows(db_path)
+    response = gateway.http.post("/_sandbox/reset", json={"clock": clock})
+    assert response.status_code == 400 and "clock must be true or false" in response.json()["detail"]
+    assert all_rows(db_path) == before
+
+
 def test_unknown_control_endpoints_are_404_listing_the_endpoints(gateway):
     response = gateway.http.post("/_sandbox/teleport", json={})
     assert response.status_code == 404

@@ -108,3 +108,36 @@ def _refund(record: dict) -> dict:
         "parenttransactionreference": record["transactionreference"],
         "baseamount": "50",
     }
+
+
+def test_an_earlier_store_gets_the_emv_3ds_sessions_table_and_runs_v2(earlier_store):
+    """Issue 41: v2 sessions are kept on both stores; a store made before them gets their table when
+    it opens (no migration: the table is new), and the flow runs on it: a look-up, then its
+    cachetoken's THREEDQUERY and the frictionless AUTH in the same answer (V3 card.py, 4900490000000006)."""
+    handle = gwkit.sandbox.start(earlier_store)
+    gateway = Gateway(handle.base_url)
+    try:
+        found = gateway.one(
+            {
+                "requesttypedescriptions": ["THREEDLOOKUP"],
+                "sitereference": SITE,
+                "pan": "4900490000000006",
+                "expirydate": "12/2030",
+            }
+        )
+        assert (found["errorcode"], found["threedversion"]) == ("0", "2.1.0")
+        query, auth = gateway.records(
+            {
+                "requesttypedescriptions": ["THREEDQUERY", "AUTH"],
+                "sitereference": SITE,
+                "accounttypedescription": "ECOM",
+                "currencyiso3a": "GBP",
+                "baseamount": "1050",
+                "cachetoken": found["cachetoken"],
+                "termurl": "https://merchant.example/term",
+            }
+        )
+        assert (query["enrolled"], auth["errorcode"], auth["status"], auth["eci"]) == ("Y", "0", "Y", "05")
+    finally:
+        gateway.close()
+        handle.stop()

@@ -54,6 +54,13 @@ def test_the_page_has_the_stjs_form_with_unnamed_card_inputs(http, gateway):
     assert '"fr_fr"' in page and f'"{SITE}"' in page
 
 
+def test_the_page_with_named_card_inputs_says_the_card_reaches_the_merchant_and_nothing_else(http):
+    page = http.get("/demo/merchant?named_card_inputs=1").text
+    assert "card data will reach the merchant server" in page
+    assert "posts them to the merchant server" in page and "never reach" not in page
+    assert "never reach" in http.get("/demo/merchant").text
+
+
 def test_the_merchant_records_exactly_what_arrived_and_completes_the_auth(http):
     body = f"orderreference=o%201&baseamount=2000&currencyiso3a=EUR&cachetoken={token(http)}"
     page = http.post(

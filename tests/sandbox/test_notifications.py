@@ -319,7 +319,7 @@ def test_rules_are_listed_and_deleted(gateway, listener):
     deleted = gateway.http.request(
         "DELETE", f"{RULES}/{rule['id']}", headers={"content-type": "application/json"}
     )
-    assert deleted.json() == {"deleted": rule["id"]}
+    assert deleted.json() == {"deleted": rule["id"], "cancelled": 0}
     assert gateway.http.get(RULES).json() == {"rules": []}
     again = gateway.http.request(
         "DELETE", f"{RULES}/{rule['id']}", headers={"content-type": "application/json"}

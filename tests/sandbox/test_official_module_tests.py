@@ -2,7 +2,7 @@
 real test site) run against the sandbox over real HTTP.
 
 Left out: the tests of other payment methods and products the sandbox does not offer (SOFORT, ACH,
-PayPal ORDER and ORDERDETAILS, CURRENCYRATE, RISKDEC) and the two that check TLS certificates (the
+PayPal ORDER and ORDERDETAILS, CURRENCYRATE) and the two that check TLS certificates (the
 sandbox serves plain HTTP on loopback). The module makes its parents once, PayPal AUTHs among them,
 and then sleeps five minutes; here they are made before it runs: card AUTHs, settled by moving the
 sandbox's clock a day, and a cachetoken made after the move (it lives 15 minutes).
@@ -23,7 +23,7 @@ from support.sandbox import CLOCK, SITE
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 OTHER_PRODUCTS = {"test_auth_sofort", "test_auth_ach", "test_order", "test_orderdetails"}
-OTHER_PRODUCTS |= {"test_currencyrate", "test_riskdec"}
+OTHER_PRODUCTS |= {"test_currencyrate"}
 TLS_CERTIFICATES = {"test_invalid_request_corrupt_cacerts_file", "test_invalid_request_invalid_cacerts_file"}
 RUN = sorted(
     set(unittest.TestLoader().getTestCaseNames(module_test_api.Module_Test_Api))
@@ -87,7 +87,7 @@ def test_the_official_module_test_passes(against_sandbox, name):
 
 def test_every_module_test_is_run_or_left_out_by_name():
     assert (
-        len(RUN) == 29
+        len(RUN) == 30
         and set(unittest.TestLoader().getTestCaseNames(module_test_api.Module_Test_Api))
         >= OTHER_PRODUCTS | TLS_CERTIFICATES
     )

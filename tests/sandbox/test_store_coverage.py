@@ -25,6 +25,8 @@ ONE_STORE = {
     "test_tables.py": "the handler tables, merged from the modules' constants without a store",
     "test_uvicorn_adapter.py": "uvicorn's sources and version, with no sandbox",
     "test_site_locks.py": "PostgreSQL's lock per site: SQLite has one writer at a time, whatever the sites",
+    "test_multi_host.py": "independent processes (hosts) over one database, which only PostgreSQL serves",
+    "test_restore_steps.py": "SQLite's restore in steps; PostgreSQL's is one transaction of the tenant's sites",
 }
 MARKED = re.compile(r"^pytestmark = pytest\.mark\.both_stores\b", re.MULTILINE)
 

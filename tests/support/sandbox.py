@@ -132,6 +132,13 @@ def rows(db_path: str | Path, table: str = "transactions") -> int:
     return Database(db_path).count(table)
 
 
+def kept_rows(db_path: str | Path) -> dict[str, int]:
+    """`all_rows` without the references' bookkeeping (the `meta` table: counter and prefix): what a
+    request refused for a field must leave as it was. It uses up one transaction reference (its ERROR
+    record names it, as the gateway's do) and keeps nothing."""
+    return {name: count for name, count in all_rows(db_path).items() if not name.startswith("meta")}
+
+
 def all_rows(db_path: str | Path) -> dict[str, int]:
     """Row counts of every table: what "nothing was stored" is checked against. The fault log is left
     out: recording an injected fault is its job, not data the request stored."""

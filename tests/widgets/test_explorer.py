@@ -167,3 +167,30 @@ def test_a_plain_client_works_too():
             assert "STORE ok: 0 Ok 1-9-7" in panel.history.options[0][0]
         finally:
             panel.close()
+
+
+def test_the_explorer_offers_emv_3ds_types_variants_and_fields(explorer):
+    labels = {value: label for label, value in explorer.type_picker.options}
+    assert labels["THREEDLOOKUP"] == "EMV 3-D Secure (v2) look-up (THREEDLOOKUP)"
+    explorer.type_picker.value = "THREEDLOOKUP"
+    form = explorer.form
+    assert form.request()["pan"] == "4900490000000006"  # an EMV 3-D Secure card, not a v1 one
+    assert form.problems == [] and not form.send_button.disabled
+    explorer.type_picker.value = "THREEDQUERY"
+    explorer.variant_picker.value = "cachetoken"
+    fields = explorer.form.fields
+    assert {"cachetoken", "browserjavaenabled", "browsertz", "customerip", "useragent"} <= set(fields)
+    assert "pan" not in fields
+    assert [v for _l, v in fields["browserjavaenabled"].options] == ["", "true", "false"]
+    explorer.type_picker.value = "AUTH"
+    explorer.variant_picker.value = "threedresponse"
+    assert {"parenttransactionreference", "threedresponse"} <= set(explorer.form.fields)
+    assert "pan" not in explorer.form.fields and "md" not in explorer.form.fields
+
+
+def test_the_threedresponse_field_is_a_secret_and_copied_code_redacts_it(gw):
+    form = RequestForm("AUTH", "threedresponse", client=gw)
+    form.set_values(parenttransactionreference="1-2-3", threedresponse="eyJhbGciOiJub25lIn0.e30.")
+    assert form.fields["threedresponse"].__class__.__name__ == "Password"
+    form.code_button.click()
+    assert "eyJhbGciOiJub25lIn0" not in form.code.value and "[redacted]" in form.code.value

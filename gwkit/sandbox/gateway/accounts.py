@@ -13,6 +13,9 @@
     sitereferences = ["test_ops12345"]
     admin = true          # an operator: the control API acts on every site of the sandbox
 
+    [account.sites.test_ops12345]                  # settings of one site of the account above
+    threedbypasspaymenttypes = ["VISA", "AMEX"]    # 3-D Secure skipped for these payment types
+
 Without one, the default account below is used.
 """
 
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...interface.bypass import BYPASS_FIELD, bypass_rule_broken
 from ...interface.validation import check_value
 
 DEFAULT_USERNAME = "gwkit_sandbox"
@@ -38,6 +42,12 @@ class Account:
     password: str
     sitereferences: tuple[str, ...]
     admin: bool = False
+    # (site, payment types) of the sites whose THREEDQUERY is skipped for those types (threedbypasspaymenttypes)
+    threedbypass: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def bypassed_types(self, sitereference: str | None) -> frozenset[str]:
+        """The payment types the site's setting names in `threedbypasspaymenttypes` (none: no setting)."""
+        return frozenset(next((types for site, types in self.threedbypass if site == sitereference), ()))
 
     def __repr__(self) -> str:
         return (
@@ -113,11 +123,11 @@ def _account(path, index: int, entry: Any) -> Account:
     username, password, sites = entry.get("username"), entry.get("password"), entry.get("sitereferences")
     if isinstance(username, str) and username:
         where += f" ({username!r})"
-    unknown = sorted(set(entry) - {"username", "password", "sitereferences", "admin"})
+    unknown = sorted(set(entry) - {"username", "password", "sitereferences", "admin", "sites"})
     if unknown:
         raise AccountsError(
             f"{where}: unknown key(s) {', '.join(unknown)}; "
-            "an account has username, password, sitereferences and optionally admin"
+            "an account has username, password, sitereferences and optionally admin and sites"
         )
     if not isinstance(username, str) or not username:
         raise AccountsError(f"{where}: username must be a non-empty string")
@@ -132,4 +142,27 @@ def _account(path, index: int, entry: Any) -> Account:
     admin = entry.get("admin", False)
     if not isinstance(admin, bool):
         raise AccountsError(f"{where}: admin must be true or false")
-    return Account(username, password, tuple(sites), admin)
+    return Account(
+        username, password, tuple(sites), admin, _site_settings(where, entry.get("sites", {}), sites)
+    )
+
+
+def _site_settings(where: str, settings: Any, sites: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`[account.sites.<site>]` tables: the settings of the account's own sites (today one:
+    `threedbypasspaymenttypes`)."""
+    if not isinstance(settings, dict):
+        raise AccountsError(
+            f"{where}: sites must be tables named by site reference, e.g. [account.sites.{sites[0]}]"
+        )
+    bypass = []
+    for site, table in settings.items():
+        if site not in sites:
+            raise AccountsError(f"{where}: sites.{site}: not one of this account's sitereferences")
+        if not isinstance(table, dict) or set(table) - {BYPASS_FIELD}:
+            raise AccountsError(f"{where}: sites.{site}: a site takes only {BYPASS_FIELD}")
+        types = table.get(BYPASS_FIELD, [])
+        broken = bypass_rule_broken(types)
+        if broken:
+            raise AccountsError(f"{where}: sites.{site}: {BYPASS_FIELD} {broken}")
+        bypass.append((site, tuple(types)))
+    return tuple(bypass)

@@ -7,7 +7,12 @@ authorised.
 The security code, billing premise and billing postcode checks follow the service's published test
 values (`SECURITY_CODES`, `PREMISES`, `POSTCODES`); each answers `0` not given, `1` not checked,
 `2` matched or `4` not matched. A value the table does not list is not checked (`1`): gwkit's choice,
-as is `TE33 3ST` for a postcode not checked (the published table names none).
+as is `TE33 3ST` for a postcode not checked (the published table names none). A declined payment
+reports a security code sent as not checked (`1`), as captured answers of 70000 declines show.
+
+The issuer of a card (`issuer_fields`) is the test card's when `data/test_cards.csv` names one;
+otherwise as the real test site answers cards it does not know specially (captured):
+"SecureTrading Test Issuer1" in `ZZ`, and for Mastercard's `520000` test cards no `issuer` at all.
 
 gwkit's own test amounts for the answers the real test environment gives no value for:
 - 71000 is a soft decline (the issuer wants strong customer authentication) for an e-commerce
@@ -44,11 +49,20 @@ TEST_AMOUNTS = {
 _AUTHCODES = random.Random()
 
 
-def issuer_of(pan: str) -> tuple[str, str]:
+# What the real test site answers for a card it does not know specially (captured, 2020-2021).
+TEST_SITE_ISSUER = "SecureTrading Test Issuer1"
+TEST_SITE_ISSUER_COUNTRY = "ZZ"
+NO_ISSUER_PREFIX = "520000"  # Mastercard's test cards: no `issuer`, country ZZ
+
+
+def issuer_fields(pan: str) -> dict[str, str]:
+    """`issuer` and `issuercountryiso2a` of a record for the card `pan` (no `issuer` for 520000...)."""
     card = test_card(pan)
-    if card:
-        return card.issuer, card.issuercountryiso2a
-    return "gwkit Test Issuer", "GB"
+    if card and card.issuer:
+        return {"issuer": card.issuer, "issuercountryiso2a": card.issuercountryiso2a}
+    if pan.startswith(NO_ISSUER_PREFIX):
+        return {"issuercountryiso2a": TEST_SITE_ISSUER_COUNTRY}
+    return {"issuer": TEST_SITE_ISSUER, "issuercountryiso2a": TEST_SITE_ISSUER_COUNTRY}
 
 
 NOT_GIVEN, NOT_CHECKED, MATCHED, NOT_MATCHED = "0", "1", "2", "4"
@@ -155,13 +169,17 @@ def new_authcodes(count: int) -> list[str]:
 
 
 def decline(security: dict[str, str] | None = None) -> dict[str, str]:
+    """A 70000 decline; a security code sent is reported not checked (the bank stopped before it)."""
+    security = dict(security or {})
+    if security.get("securityresponsesecuritycode", NOT_GIVEN) != NOT_GIVEN:
+        security["securityresponsesecuritycode"] = NOT_CHECKED
     return {
         "errorcode": "70000",
         "errormessage": message_of(70000),
         "acquirerresponsecode": "05",
         "authcode": "DECLINED",
         "settlestatus": "3",
-        **(security or {}),
+        **security,
     }
 
 

@@ -38,7 +38,6 @@ def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
         raise invalid_field("pan")
     if expired(request["expirydate"], ctx.now.date()):
         raise invalid_field("expirydate")
-    issuer, country = acquirer.issuer_of(pan)
     record: dict[str, Any] = {
         "transactionreference": ctx.new_reference(),
         "merchantname": MERCHANT["merchantname"],
@@ -52,9 +51,8 @@ def handle_store(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
         "accounttypedescription": "CARDSTORE",
         "maskedpan": mask_pan(pan),
         "requesttypedescription": "STORE",
-        "issuercountryiso2a": country,
+        **acquirer.issuer_fields(pan),
         "livestatus": "0",
-        "issuer": issuer,
         "sitereference": request["sitereference"],
     }
     card_id = ctx.store.add_card(ctx.conn, pan, request["expirydate"], scheme.code)

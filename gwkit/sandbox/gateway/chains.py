@@ -8,7 +8,9 @@ request type chains from the record before it, and which names no parent and car
 takes that record as its parent the same way (an ACCOUNTCHECK object, then a SUBSCRIPTION object).
 
 The chain stops after a THREEDQUERY for a card that is enrolled (or whose enrolment is unknown):
-the customer must authenticate first, so only the THREEDQUERY record comes back. After a failed
+the customer must authenticate first, so only the THREEDQUERY record comes back. With EMV 3-D
+Secure (`threedversion` 2.x) it stops only for a challenge (an `acsurl`): a frictionless answer
+goes on, as the real gateway does. After a failed
 record the next request type still runs, and its own parent rule answers (a SUBSCRIPTION: 20019).
 """
 
@@ -34,9 +36,11 @@ def goes_on(parent: Mapping[str, Any] | None) -> bool:
     """Does the next request type of the object run after `parent`, the record just answered?"""
     if parent is None or not parent.get("transactionreference"):
         return False
-    return not (
-        parent.get("requesttypedescription") == "THREEDQUERY" and parent.get("enrolled") in ("Y", "U")
-    )
+    if parent.get("requesttypedescription") != "THREEDQUERY":
+        return True
+    if str(parent.get("threedversion", "")).startswith("2."):  # EMV 3-D Secure: on unless challenged
+        return not parent.get("acsurl")
+    return parent.get("enrolled") not in ("Y", "U")
 
 
 def with_envelope_parent(request: dict[str, Any], previous: Mapping[str, Any] | None) -> dict[str, Any]:

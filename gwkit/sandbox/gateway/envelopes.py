@@ -63,6 +63,22 @@ def error_record(requesttype: str, fault: Refusal, timestamp: str | None = None)
     }
 
 
+def uses_reference(record: Mapping[str, Any]) -> bool:
+    """Does this ERROR record use up a transaction reference, as the real gateway's do?
+
+    Captured (real-gateway-facts.md, "More captured answers"): an ERROR for an invalid field carries
+    a `transactionreference`; one refusing the order of request types (`errordata`
+    `["requesttypedescriptions"]`) carries none. No capture shows one on a 60018 (unknown request
+    type) or a 10205 (malformed JSON): those use none, nor does a refused envelope or an item of
+    `request` that is no request object (nothing of a request was read)."""
+    return (
+        record.get("requesttypedescription") == "ERROR"
+        and record.get("errorcode") == "30000"
+        and record.get("errordata") not in (["requesttypedescriptions"], ["request"])
+        and "transactionreference" not in record
+    )
+
+
 # Fields a record keeps that its answer leaves out, as the real service answers: no record names its
 # site (the request did), and a THREEDQUERY echoes no amount (its AUTH inherits the kept one).
 NOT_ANSWERED = ("sitereference",)

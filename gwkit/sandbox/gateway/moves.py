@@ -2,17 +2,22 @@
 
 The store makes the board they are kept on (`Store.moves()`): `Moves`, in memory, where one
 process serves the store (SQLite); the PostgreSQL store's `StoredMoves` (store/postgres.py) keeps
-them in the database, so every worker of a team sandbox shows a move that another worker runs.
+them in the database, each on a lease its process renews, so every worker and host of a team
+sandbox shows a move that another runs, and takes over the move of one that died (`MoveKeeper`).
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
+import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-STALE_SECONDS = 300.0  # a stored move of another host that said nothing for this long has ended
+DEFAULT_LEASE_SECONDS = 30.0  # a move's lease: how long a host may be silent before another takes over
+LEASE_ENV = "GWKIT_SANDBOX_MOVE_LEASE"  # the lease in seconds, when `gwkit sandbox --move-lease` is not given
+log = logging.getLogger("gwkit.sandbox")
 
 
 class Board(Protocol):
@@ -24,17 +29,25 @@ class Board(Protocol):
 
     def finish(self, move: Move) -> None: ...
 
+    def release(self, move: Move) -> None: ...
+
+    def renew(self) -> None: ...
+
+    def abandoned(self, at: float | None = None) -> list[tuple[str, str, dict[str, Any]]]: ...
+
+    def take(self, key: str, worker: str, at: float | None = None) -> dict[str, Any] | None: ...
+
     def of(self, sites: Iterable[str]) -> list[dict[str, Any]]: ...
 
 
 class Move(dict):
     """One move's state (sites, from, to, day of days, the job's step, done of total); every
-    `update` is shown to the readers of its board."""
+    `update` is shown to the readers of its board. `key`: a move taken over, already on the board."""
 
-    def __init__(self, board: Board, state: dict[str, Any]):
+    def __init__(self, board: Board, state: dict[str, Any], key: Any = None):
         super().__init__(state)
         self._board = board
-        self.key = board.start(self)
+        self.key = board.start(self) if key is None else key
 
     def update(self, *args: Any, **changes: Any) -> None:
         super().update(*args, **changes)
@@ -43,9 +56,13 @@ class Move(dict):
     def finish(self) -> None:
         self._board.finish(self)
 
+    def release(self) -> None:
+        self._board.release(self)
+
 
 class Moves:
-    """The moves of this process, in memory."""
+    """The moves of this process, in memory: no other process can take one over (one process serves
+    a SQLite store; a stopped one's days are run at its next start)."""
 
     def __init__(self) -> None:
         self._running: dict[Any, Move] = {}
@@ -65,8 +82,78 @@ class Moves:
         with self._lock:
             self._running.pop(move.key, None)
 
+    release = finish
+
+    def renew(self) -> None:
+        """No lease: the moves live and die with this process."""
+
+    def abandoned(self, at: float | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+        return []
+
+    def take(self, key: str, worker: str, at: float | None = None) -> dict[str, Any] | None:
+        return None
+
     def of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
         wanted = set(sites)
         with self._lock:
             running = list(self._running.values())
         return [dict(move) for move in running if wanted & set(move["sites"])]
+
+
+def lease_seconds(given: float | None = None) -> float:
+    """The lease length: `given`, else GWKIT_SANDBOX_MOVE_LEASE, else 30 s; a positive number."""
+    text = given if given is not None else os.environ.get(LEASE_ENV) or DEFAULT_LEASE_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise ValueError(
+            f"{LEASE_ENV}: the clock moves' lease must be a positive number of seconds, not {text!r}"
+        )
+    return value
+
+
+class MoveKeeper:
+    """The sweeper of one process: every third of the lease it renews this process's leases, then
+    `sweep()`s (takes over the moves whose host died). A thread of its own; `stop()` ends it."""
+
+    def __init__(self, board: Board, sweep: Callable[[], Any], lease: float):
+        self._board, self._sweep, self._every = board, sweep, lease / 3
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="gwkit-move-keeper", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self._every):
+            try:
+                self._board.renew()
+                self._sweep()
+            except Exception:  # the database out of reach for a moment: the next round tries again
+                log.exception("the clock moves' sweeper failed; it tries again in %.1f s", self._every)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join()
+
+
+class UnderWay:
+    """How many clock moves, settlements or restores this process runs now (`with` counts one):
+    while any does, the web layer answers no request inline on its event loop (web/workers.py)."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> UnderWay:
+        with self._lock:
+            self._count += 1
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._lock:
+            self._count -= 1
+
+    def locked(self) -> bool:
+        return self._count > 0

@@ -17,11 +17,11 @@ import ipaddress
 import json
 import secrets
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
 
 from ...interface.fields import FIELDS, SENSITIVE_FIELDS
 from ...interface.masking import mask_pan
@@ -61,6 +61,8 @@ CREATE TABLE IF NOT EXISTS notification_deliveries (
     attempts INTEGER NOT NULL,
     claimed_by TEXT,                  -- the worker sending it now
     claimed_until DOUBLE PRECISION,   -- wall clock (epoch seconds): then another worker may take it
+    late INTEGER,                     -- 1: an online delivery sent after its answer (its process died)
+    resend INTEGER,                   -- 1: a resend asked while an attempt was under way: sent after it
     UNIQUE (rule_id, transactionreference, event)
 );
 CREATE INDEX IF NOT EXISTS notification_deliveries_open ON notification_deliveries (state, next_at);
@@ -78,6 +80,12 @@ CREATE TABLE IF NOT EXISTS notification_attempts (
 );
 """
 
+# Columns added since the tables were first made: a database an earlier gwkit made gets them.
+ADDED_COLUMNS = (
+    ("notification_deliveries", "late", "INTEGER"),
+    ("notification_deliveries", "resend", "INTEGER"),
+)
+
 FLOWS = ("online", "offline", "failover")
 ONLINE_FLOWS = frozenset({"online", "failover"})
 MAX_TIMEOUT = 8.0  # seconds, wall clock: the real service's
@@ -88,6 +96,10 @@ MAX_RULES_PER_SITE = 100
 MAX_URL_LENGTH = 2048
 ISO = "%Y-%m-%dT%H:%M:%S"
 OPEN_STATES = ("pending", "retrying")
+STATES = (*OPEN_STATES, "delivered", "failed", "cancelled")  # cancelled: its rule was deleted first
+ANSWER_OWNER = "answer:"  # claimed_by of an online delivery its request's answer is waiting to send
+LOOPBACK_HOSTS = ("127.0.0.0/8", "::1", "localhost")
+MOST_PER_PAGE = 500
 
 
 class NotificationError(ValueError):
@@ -199,8 +211,8 @@ def _names(payload: Mapping[str, Any], name: str, default: tuple[str, ...]) -> t
 
 
 def checked_url(url: Any, allowed_hosts: frozenset[str] | None) -> str:
-    """`url` if the sandbox may deliver to it: http or https with a host; on a team sandbox
-    (`allowed_hosts` set) only to the hosts its operator allows."""
+    """`url` as it is sent (`sendable_url`) if the sandbox may deliver to it: http or https with a
+    host; with `allowed_hosts` (a sandbox served by `gwkit sandbox`) only to those hosts."""
     if not isinstance(url, str) or not url or len(url) > MAX_URL_LENGTH:
         raise NotificationError(f"url must be a string of 1 to {MAX_URL_LENGTH} characters")
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
@@ -214,13 +226,53 @@ def checked_url(url: Any, allowed_hosts: frozenset[str] | None) -> str:
         raise NotificationError(f"url must be an http:// or https:// URL with a host, got {url!r}")
     if parts.username or parts.password:
         raise NotificationError("url must not hold credentials: sign with the notification password")
-    if allowed_hosts is not None and not _allowed(parts.hostname, allowed_hosts):
+    sent, host = sendable_url(parts)
+    if allowed_hosts is not None and not _allowed(host, allowed_hosts):
         shown = ", ".join(sorted(allowed_hosts)) or "none"
         raise NotificationError(
-            f"url: this team sandbox delivers only to the hosts its operator allows ({shown}), "
-            f"not to {parts.hostname}"
+            f"url: this sandbox delivers only to the hosts its operator allows with --notify-host HOST "
+            f"(allowed now: {shown}), not to {host}"
         )
-    return url
+    return sent
+
+
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"  # what stays as written: the URL's own syntax and escapes
+
+
+def sendable_url(parts: SplitResult) -> tuple[str, str]:
+    """The URL as an HTTP request line can carry it, and its host: a host name in Unicode IDNA-encoded
+    (`bücher.example` is `xn--bcher-kva.example`), a path and query in UTF-8 percent-encoded
+    (`/hook/été` is `/hook/%C3%A9t%C3%A9`), escapes already there kept; the fragment is never sent."""
+    host = parts.hostname or ""
+    try:
+        ascii_host = host if host.isascii() else host.encode("idna").decode("ascii")
+    except UnicodeError as exc:
+        raise NotificationError(
+            f"url: the host {host!r} is not an international domain name IDNA can encode ({exc})"
+        ) from None
+    netloc = f"[{ascii_host}]" if ":" in ascii_host else ascii_host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    path, query = quote(parts.path, safe=_PATH_SAFE), quote(parts.query, safe=_PATH_SAFE + "?")
+    return urlunsplit((parts.scheme, netloc, path, query, "")), ascii_host
+
+
+def notification_hosts(bound_host: str, team: bool, allowed: Iterable[str]) -> tuple[str, ...]:
+    """Where a sandbox served by `gwkit sandbox` may deliver: the hosts its operator allows
+    (`--notify-host`), and, on a sandbox bound to loopback with its default account (not a `team`
+    one, given an accounts file), loopback listeners too. A sandbox on another address never delivers
+    to loopback unless allowed: whoever reaches it would reach the server's own ports through it."""
+    allowed = tuple(host.lower() for host in allowed)
+    return (*LOOPBACK_HOSTS, *allowed) if not team and _is_loopback(bound_host) else allowed
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _allowed(host: str, allowed_hosts: frozenset[str]) -> bool:
@@ -297,7 +349,9 @@ def rules_of(conn: Any, sites: Sequence[str]) -> list[Rule]:
     ]
 
 
-def delete_rule(conn: Any, sites: Sequence[str], rule_id: str) -> None:
+def delete_rule(conn: Any, sites: Sequence[str], rule_id: str) -> int:
+    """Delete a rule and cancel its deliveries not made yet (their retries included): how many. Those
+    delivered or failed stay, as history; an attempt under way still has its answer recorded."""
     found = conn.execute(
         f"DELETE FROM notification_rules WHERE rule_id = ? AND sitereference IN ({_marks(sites)}) "
         "RETURNING rule_id",
@@ -305,6 +359,12 @@ def delete_rule(conn: Any, sites: Sequence[str], rule_id: str) -> None:
     ).fetchall()
     if not found:
         raise NotFound(f"no notification rule {rule_id!r} on your sites")
+    cancelled = conn.execute(
+        "UPDATE notification_deliveries SET state = 'cancelled', resend = NULL "
+        "WHERE rule_id = ? AND state IN ('pending', 'retrying') RETURNING notificationreference",
+        (rule_id,),
+    ).fetchall()
+    return len(cancelled)
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -354,16 +414,32 @@ def new_reference() -> str:
     return "nt" + secrets.token_hex(10)
 
 
-def add_delivery(conn: Any, rule: Rule, record: Mapping[str, Any], event: str, now: datetime) -> str | None:
-    """Keep a delivery of `record` by `rule` to be sent now; its notificationreference, or None when
-    this rule already notified this event of this transaction (another worker, a move run again)."""
+def add_delivery(
+    conn: Any,
+    rule: Rule,
+    record: Mapping[str, Any],
+    event: str,
+    now: datetime,
+    *,
+    flow: str | None = None,
+    answer_of: str | None = None,
+    lease: float = 0.0,
+) -> str | None:
+    """Keep a delivery of `record` by `rule` to be sent now (the outbox: in the caller's transaction,
+    committed with what it notifies or not at all); its notificationreference, or None when this rule
+    already notified this event of this transaction (another worker, a move run again).
+
+    `flow`: the rule's unless given (a clock move's are offline). `answer_of`: the worker whose answer
+    waits to send this one (an online delivery): it is claimed for that answer for `lease` seconds, so
+    no sender takes it meanwhile; if that worker dies first, a sender sends it late (`release_dead`)."""
     reference = new_reference()
     form = form_of(record, rule.fields, rule.password, reference)
     stamp = now.strftime(ISO)
+    owner = None if answer_of is None else ANSWER_OWNER + answer_of
     made = conn.execute(
         "INSERT INTO notification_deliveries (notificationreference, sitereference, rule_id, event, "
-        "transactionreference, flow, url, timeout, form, state, created, made, next_at, attempts) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, 0) "
+        "transactionreference, flow, url, timeout, form, state, created, made, next_at, attempts, "
+        "claimed_by, claimed_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, 0, ?, ?) "
         "ON CONFLICT (rule_id, transactionreference, event) DO NOTHING RETURNING notificationreference",
         (
             reference,
@@ -371,13 +447,15 @@ def add_delivery(conn: Any, rule: Rule, record: Mapping[str, Any], event: str, n
             rule.rule_id,
             event,
             str(record.get("transactionreference")),
-            rule.flow,
+            flow or rule.flow,
             rule.url,
             rule.timeout,
             json.dumps(form),
             stamp,
             time.time(),
             stamp,
+            owner,
+            None if owner is None else time.time() + lease,
         ),
     ).fetchall()
     return reference if made else None
@@ -402,16 +480,37 @@ class Claimed:
 
 
 def claim(
-    conn: Any, reference: str, worker: str, wall_now: float, lease: float, now: datetime
+    conn: Any,
+    reference: str,
+    worker: str,
+    wall_now: float,
+    lease: float,
+    now: datetime,
+    *,
+    for_answer: bool = False,
 ) -> Claimed | None:
     """Take an open delivery due at `now` (its site's clock) for one attempt and record the attempt
-    (before it is sent); None when another worker has it, or had it and it is not due any more."""
+    (before it is sent); None when another worker has it, or had it and it is not due any more.
+
+    `for_answer`: the attempt an answer waits for, of a delivery kept claimed for it (`add_delivery`).
+    A sender that takes such a delivery after its claim ran out (the answer's process died) marks it
+    late: sent after the answer, not before."""
     row = conn.execute(
-        "UPDATE notification_deliveries SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 "
+        "UPDATE notification_deliveries SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1, "
+        "late = CASE WHEN claimed_by LIKE ? AND claimed_by <> ? THEN 1 ELSE late END "
         "WHERE notificationreference = ? AND state IN ('pending', 'retrying') AND next_at <= ? "
-        "AND (claimed_until IS NULL OR claimed_until < ?) "
+        "AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?) "
         "RETURNING sitereference, url, form, timeout, flow, created, attempts",
-        (worker, wall_now + lease, reference, now.strftime(ISO), wall_now),
+        (
+            worker,
+            wall_now + lease,
+            ANSWER_OWNER + "%",
+            ANSWER_OWNER + worker,
+            reference,
+            now.strftime(ISO),
+            wall_now,
+            ANSWER_OWNER + worker if for_answer else None,
+        ),
     ).fetchone()
     if row is None:
         return None
@@ -456,9 +555,13 @@ def finish(
     else:
         next_at = next_retry(claimed.created, claimed.number, claimed.at)
         state = "retrying" if next_at is not None else "failed"
+    # A resend asked during the attempt (`reopen`) is sent after it: the delivery is pending again.
     kept = conn.execute(
-        "UPDATE notification_deliveries SET state = ?, next_at = COALESCE(?, next_at), claimed_by = NULL, "
-        "claimed_until = NULL WHERE notificationreference = ? AND claimed_by = ? RETURNING state",
+        "UPDATE notification_deliveries SET state = CASE WHEN resend = 1 THEN 'pending' ELSE ? END, "
+        "next_at = CASE WHEN resend = 1 THEN next_at ELSE COALESCE(?, next_at) END, resend = NULL, "
+        "claimed_by = NULL, claimed_until = NULL "
+        "WHERE notificationreference = ? AND claimed_by = ? AND state IN ('pending', 'retrying') "
+        "RETURNING state",
         (state, next_at.strftime(ISO) if next_at else None, claimed.reference, worker),
     ).fetchone()
     if kept is not None:
@@ -491,15 +594,57 @@ def open_sites(conn: Any) -> set[str]:
     return {row[0] for row in rows}
 
 
-def reopen(conn: Any, sites: Sequence[str], reference: str, now: datetime) -> None:
-    """A resend: the delivery is sent again now, with the same notificationreference."""
+def reopen(conn: Any, sites: Sequence[str], reference: str, now: datetime) -> str:
+    """A resend: the delivery is sent again now, with the same notificationreference; its site. While
+    an attempt is under way (claimed), the resend is noted and made after it (`finish`): never lost."""
     found = conn.execute(
-        "UPDATE notification_deliveries SET state = 'pending', next_at = ? "
-        f"WHERE notificationreference = ? AND sitereference IN ({_marks(sites)}) RETURNING state",
+        "UPDATE notification_deliveries SET state = 'pending', next_at = ?, "
+        "resend = CASE WHEN claimed_by IS NULL THEN NULL ELSE 1 END "
+        f"WHERE notificationreference = ? AND sitereference IN ({_marks(sites)}) RETURNING sitereference",
         (now.strftime(ISO), reference, *sites),
     ).fetchall()
     if not found:
         raise NotFound(f"no notification delivery {reference!r} on your sites")
+    return str(found[0][0])
+
+
+def site_of(conn: Any, sites: Sequence[str], reference: str) -> str:
+    """The site of a delivery of `sites` (NotFound for another's, as for one that does not exist)."""
+    row = conn.execute(
+        "SELECT sitereference FROM notification_deliveries WHERE notificationreference = ? "
+        f"AND sitereference IN ({_marks(sites)})",
+        (reference, *sites),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no notification delivery {reference!r} on your sites")
+    return str(row[0])
+
+
+def release_dead(conn: Any, host: str, alive: Callable[[int], bool]) -> int:
+    """Free the claims of this host's processes that died (a crash, SIGKILL) at once rather than after
+    their lease: their deliveries are sent by this process's senders (an online one marked late when
+    sent, `claim`). How many were freed."""
+    rows = conn.execute(
+        "SELECT DISTINCT claimed_by FROM notification_deliveries "
+        "WHERE state IN ('pending', 'retrying') AND claimed_by IS NOT NULL"
+    ).fetchall()
+    dead = [owner for (owner,) in rows if _died_here(owner, host, alive)]
+    freed = 0
+    for owner in dead:
+        freed += len(
+            conn.execute(
+                "UPDATE notification_deliveries SET claimed_until = NULL WHERE claimed_by = ? "
+                "AND state IN ('pending', 'retrying') RETURNING notificationreference",
+                (owner,),
+            ).fetchall()
+        )
+    return freed
+
+
+def _died_here(owner: str, host: str, alive: Callable[[int], bool]) -> bool:
+    """Whether a worker name (`host:pid:object`, maybe after ANSWER_OWNER) is a dead process of `host`."""
+    parts = owner.removeprefix(ANSWER_OWNER).rsplit(":", 2)
+    return len(parts) == 3 and parts[0] == host and parts[1].isdigit() and not alive(int(parts[1]))
 
 
 def delivery_of(conn: Any, site: str, reference: str) -> dict[str, Any]:
@@ -509,17 +654,18 @@ def delivery_of(conn: Any, site: str, reference: str) -> dict[str, Any]:
     return found[0]
 
 
-def deliveries_of(
-    conn: Any,
-    sites: Sequence[str],
-    *,
-    transactionreference: str | None = None,
-    notificationreference: str | None = None,
-    limit: int = 500,
-) -> list[dict[str, Any]]:
-    """The deliveries of `sites`, newest first, each with its attempts."""
+def count_of(conn: Any, sites: Sequence[str], transactionreference: str | None = None) -> int:
+    """How many deliveries `deliveries_of` could list (every page)."""
     if not sites:
-        return []
+        return 0
+    where, params = _deliveries_where(sites, transactionreference, None)
+    (count,) = conn.execute(f"SELECT COUNT(*) FROM notification_deliveries WHERE {where}", params).fetchone()
+    return int(count)
+
+
+def _deliveries_where(
+    sites: Sequence[str], transactionreference: str | None, notificationreference: str | None
+) -> tuple[str, list[Any]]:
     where = f"sitereference IN ({_marks(sites)})"
     params: list[Any] = list(sites)
     for column, value in (
@@ -529,11 +675,28 @@ def deliveries_of(
         if value is not None:
             where += f" AND {column} = ?"
             params.append(value)
+    return where, params
+
+
+def deliveries_of(
+    conn: Any,
+    sites: Sequence[str],
+    *,
+    transactionreference: str | None = None,
+    notificationreference: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """The deliveries of `sites`, newest first, each with its attempts: `limit` of them (None: all)
+    from `offset` on."""
+    if not sites:
+        return []
+    where, params = _deliveries_where(sites, transactionreference, notificationreference)
     rows = conn.execute(
         "SELECT notificationreference, sitereference, rule_id, event, transactionreference, flow, url, form, "
-        f"state, created, next_at, attempts FROM notification_deliveries WHERE {where} "
-        "ORDER BY created DESC, made DESC LIMIT ?",
-        (*params, limit),
+        f"state, created, next_at, attempts, late FROM notification_deliveries WHERE {where} "
+        "ORDER BY created DESC, made DESC, notificationreference LIMIT ? OFFSET ?",
+        (*params, 2**62 if limit is None else limit, offset),
     ).fetchall()
     references = [row[0] for row in rows]
     attempts: dict[str, list[dict[str, Any]]] = {reference: [] for reference in references}
@@ -560,6 +723,7 @@ def deliveries_of(
             "state": row[8],
             "created": row[9],
             "next_at": row[10] if row[8] in OPEN_STATES else None,
+            "late": bool(row[12]),
             "attempts": attempts[row[0]],
         }
         for row in rows

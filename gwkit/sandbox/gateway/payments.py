@@ -60,9 +60,9 @@ class Card:
         return mask_pan(self.pan)
 
     @cached_property
-    def issuer(self) -> tuple[str, str]:
-        """(issuer, issuercountryiso2a), as the test acquirer names them."""
-        return acquirer.issuer_of(self.pan)
+    def issuer(self) -> dict[str, str]:
+        """`issuer` and `issuercountryiso2a`, as the test acquirer names them."""
+        return acquirer.issuer_fields(self.pan)
 
 
 def billing_details(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -200,12 +200,12 @@ def payment_record(
             security_checked=card.security_checked,
         )
     )
-    issuer, country = card.issuer
     record: dict[str, Any] = {
         "transactionstartedtimestamp": ctx.timestamp,
         "livestatus": "0",
-        "issuer": issuer,
-        "splitfinalnumber": "1",
+        **card.issuer,
+        # captured: on AUTH records, never on an ACCOUNTCHECK's (none of 44 captured has it)
+        **({"splitfinalnumber": "1"} if takes_money else {}),
         "dccenabled": "0",
         "settleduedate": settle_due_date(ctx.now),
         **MERCHANT,
@@ -217,7 +217,6 @@ def payment_record(
         "currencyiso3a": fields["currencyiso3a"],
         "operatorname": ctx.account.username,
         "maskedpan": card.maskedpan,
-        "issuercountryiso2a": country,
         "sitereference": request.get("sitereference") or ctx.sites[0],
         **({"orderreference": fields["orderreference"]} if fields["orderreference"] else {}),
         **({"parenttransactionreference": card.parent} if card.parent else {}),

@@ -94,7 +94,6 @@ def standalone_refund(ctx: Context, request: Mapping[str, Any]) -> dict[str, Any
         raise invalid_field("pan")
     if expired(request["expirydate"], ctx.now.date()):
         raise invalid_field("expirydate")
-    issuer, country = acquirer.issuer_of(request["pan"])
     record = refund_record(
         ctx,
         request,
@@ -105,8 +104,7 @@ def standalone_refund(ctx: Context, request: Mapping[str, Any]) -> dict[str, Any
             "orderreference": request.get("orderreference"),
             "paymenttypedescription": paymenttype.code,
             "maskedpan": mask_pan(request["pan"]),
-            "issuer": issuer,
-            "issuercountryiso2a": country,
+            **acquirer.issuer_fields(request["pan"]),
             "securityresponsesecuritycode": acquirer.security_response(
                 request["pan"], request.get("securitycode")
             ),

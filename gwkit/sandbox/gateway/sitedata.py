@@ -86,21 +86,26 @@ RESTORE_CARDS = Sql(
 )
 
 
-def delete_sites(conn: Any, tables: SiteTables, sites: Iterable[str], *, keep: Iterable[str] = ()) -> None:
+def delete_sites(
+    conn: Any, tables: SiteTables, sites: Iterable[str], *, keep: Iterable[str] = (), cards: bool = True
+) -> None:
     """Inside the caller's write transaction: delete every row of `sites` (but of the tables `keep`),
-    and the card rows only those pointed at."""
+    and (`cards`) the card rows only those pointed at. A writer holding only `sites`' locks keeps the
+    card rows: a writer of another site may be about to point at one of them again."""
     sites, kept = list(sites), set(keep)
     conn.execute(DEFER_FOREIGN_KEYS)
-    conn.execute(RESTORE_CARDS)
-    conn.execute("DELETE FROM restore_cards")
-    for table, column in tables.card_columns:
-        conn.execute(tables.site_filter(table, sites).map(partial(_restore_cards_of, table, column)))
+    if cards:
+        conn.execute(RESTORE_CARDS)
+        conn.execute("DELETE FROM restore_cards")
+        for table, column in tables.card_columns:
+            conn.execute(tables.site_filter(table, sites).map(partial(_restore_cards_of, table, column)))
     for table in [*tables.children, *tables.roots]:
         if table not in kept:
             conn.execute(tables.site_filter(table, sites).map(partial(_delete_rows_of, table)))
-    conn.execute(
-        f"DELETE FROM cards WHERE id IN (SELECT id FROM restore_cards) AND id NOT IN ({tables.cards_used()})"
-    )
+    if cards:
+        conn.execute(
+            f"DELETE FROM cards WHERE id IN (SELECT id FROM restore_cards) AND id NOT IN ({tables.cards_used()})"
+        )
 
 
 def _restore_cards_of(table: str, column: str, condition: str) -> str:

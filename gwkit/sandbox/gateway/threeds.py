@@ -2,6 +2,9 @@
 
 THREEDQUERY decides enrolment from the card (`data/test_cards.csv`, column `enrolled`; cards not
 listed are `N` when their scheme supports 3-D Secure, and schemes without 3-D Secure get 60031).
+THREEDQUERY's handler and the THREEDQUERY parent rule are threeds_v2's: it answers the EMV 3-D
+Secure test cards itself and every other card through `threedquery_of_card` and
+`card_from_threedquery` here.
 An enrolled card opens a session, kept in `threeds_sessions`: the THREEDQUERY reference, the card
 (by its encrypted row), amount, term URL, creation time on the virtual clock and its state
 (`queried` -> `answered` by the ACS -> `used` by one AUTH). The merchant only ever holds `md`,
@@ -38,7 +41,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ...interface.cards import scheme_of
+from ...interface.cards import Scheme, scheme_of
 from ...interface.codes import message_of
 from ...interface.masking import mask_pan
 from ...interface.testcards import test_card
@@ -51,12 +54,11 @@ from .payments import (
     Card,
     billing_details,
     card_from_fields,
-    expired,
     lent_card,
     load_card,
     settle_due_date,
 )
-from .refusal import Refusal, invalid_field
+from .refusal import invalid_field
 from .sql import Sql
 from .store import Connection, Row, Store, StoreError, details_of, record_of
 
@@ -266,7 +268,7 @@ def mark_answered(conn: Connection, session: Session, status: str, pares: str, n
     )
 
 
-def _mark_used(ctx: Context, session: Session) -> None:
+def mark_used(ctx: Context, session: Session) -> None:
     ctx.conn.execute(
         "UPDATE threeds_sessions SET state = ?, used = ? WHERE transactionreference = ?",
         (USED, ctx.timestamp, session.transactionreference),
@@ -282,7 +284,8 @@ def enrolment(pan: str) -> str:
     return card.enrolled if card and card.enrolled in ("Y", "N", "U") else "N"
 
 
-def _query_card(ctx: Context, request: Mapping[str, Any]) -> Card:
+def query_card(ctx: Context, request: Mapping[str, Any]) -> Card:
+    """The card a THREEDQUERY is for: its card fields, or a stored card or ACCOUNTCHECK as parent."""
     if request.get("parenttransactionreference"):
         row = ctx.find(request["parenttransactionreference"])
         if row["requesttypedescription"] not in ("STORE", "ACCOUNTCHECK"):
@@ -293,23 +296,22 @@ def _query_card(ctx: Context, request: Mapping[str, Any]) -> Card:
     return card_from_fields(ctx, request)
 
 
-def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, Any]]:
-    card = _query_card(ctx, request)
-    scheme = scheme_of(card.pan)
-    if scheme is None or not scheme.threeds_supported:
-        raise Refusal(60031, ["parenttransactionreference" if card.parent else "pan"])
-    if expired(card.expirydate, ctx.now.date()):
-        raise invalid_field("expirydate")
+def threedquery_of_card(
+    ctx: Context, request: Mapping[str, Any], card: Card, scheme: Scheme
+) -> list[dict[str, Any]]:
+    """A version 1 THREEDQUERY for a checked card (threeds_v2.handle_threedquery chooses the version)."""
     enrolled = enrolment(card.pan)
-    issuer, country = acquirer.issuer_of(card.pan)
+    issuer = acquirer.issuer_fields(card.pan)
     reference = ctx.new_reference()
     xid = secrets.token_hex(14)
     record: dict[str, Any] = {
         "transactionstartedtimestamp": ctx.timestamp,
         "livestatus": "0",
-        "issuer": issuer,
+        **issuer,
         "errorcode": "0",
         "errormessage": "Ok",
+        "acquirerresponsecode": "0",  # captured on THREEDQUERY records, as dccenabled
+        "dccenabled": "0",
         "settlestatus": "0",  # answered as the real service does; a THREEDQUERY never settles
         "settleduedate": settle_due_date(ctx.now),
         **MERCHANT,
@@ -321,7 +323,6 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
         "currencyiso3a": request["currencyiso3a"],
         "operatorname": ctx.account.username,
         "maskedpan": mask_pan(card.pan),
-        "issuercountryiso2a": country,
         "sitereference": request["sitereference"],
         **({"orderreference": request["orderreference"]} if request.get("orderreference") else {}),
         **({"parenttransactionreference": card.parent} if card.parent else {}),
@@ -345,15 +346,34 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
                 "pan": mask_pan(card.pan),
                 "date": ctx.timestamp,
                 "type": scheme.code,
-                "issuer": issuer,
+                **({"issuer": issuer["issuer"]} if "issuer" in issuer else {}),
             },
         )
         record["acsurl"] = ctx.base_url.rstrip("/") + ACS_PATH
     card_id = card.card_id or ctx.store.add_card(ctx.conn, card.pan, card.expirydate, scheme.code)
     details = {**card.details, **billing_details(request)}
-    if card.securitycode:  # the check's result, for the AUTH that follows (the code is never kept)
-        details[SECURITY_CHECK] = acquirer.security_response(card.pan, card.securitycode)
+    checked = card.security_checked or (
+        acquirer.security_response(card.pan, card.securitycode) if card.securitycode else None
+    )
+    if checked:  # the check's result, for the AUTH that follows (the code is never kept)
+        details[SECURITY_CHECK] = checked
     ctx.store.add_transaction(ctx.conn, record, card_id=card_id, details=details)  # kept without md
+    add_session(ctx, request, reference, card_id, enrolled, md=md, xid=xid)
+    return [{**record, "md": md} if md else record]
+
+
+def add_session(
+    ctx: Context,
+    request: Mapping[str, Any],
+    reference: str,
+    card_id: int,
+    enrolled: str,
+    *,
+    md: str | None = None,
+    xid: str | None = None,
+) -> None:
+    """A THREEDQUERY's session: what its AUTH inherits (amount, currency, term URL). An EMV 3-D Secure
+    one has no md, and its xid, never answered, only seeds the CAVV."""
     ctx.conn.execute(
         "INSERT INTO threeds_sessions (transactionreference, md_hash, sitereference, card_id, enrolled, xid, "
         "baseamount, currencyiso3a, termurl, created, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -363,7 +383,7 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
             request["sitereference"],
             card_id,
             enrolled,
-            xid,
+            xid or secrets.token_hex(14),
             request["baseamount"],
             request["currencyiso3a"],
             request["termurl"],
@@ -371,7 +391,6 @@ def handle_threedquery(ctx: Context, request: dict[str, Any]) -> list[dict[str, 
             QUERIED,
         ),
     )
-    return [{**record, "md": md} if md else record]
 
 
 # -- the AUTH after 3-D Secure -----------------------------------------------------------------
@@ -382,7 +401,7 @@ def _inherited(row: Row) -> dict[str, str]:
     return {name: kept[name] for name in INHERITABLE if kept.get(name)}
 
 
-def _check_inherited(request: Mapping[str, Any], session: Session, *, amount_fixed: bool) -> None:
+def check_inherited(request: Mapping[str, Any], session: Session, *, amount_fixed: bool) -> None:
     """An AUTH may not turn a 3-D Secure (customer present, e-commerce) session into anything else."""
     if request.get("accounttypedescription") not in (None, "", "ECOM"):
         raise invalid_field("accounttypedescription")
@@ -394,7 +413,7 @@ def _check_inherited(request: Mapping[str, Any], session: Session, *, amount_fix
         raise invalid_field("sitereference")
 
 
-def _card_of_session(ctx: Context, session: Session, request: Mapping[str, Any]) -> Card:
+def card_of_session(ctx: Context, session: Session, request: Mapping[str, Any]) -> Card:
     row = ctx.find(session.transactionreference)
     details = details_of(row)
     return load_card(
@@ -427,8 +446,8 @@ def card_from_threeds(ctx: Context, request: Mapping[str, Any]) -> Card:
         or not hmac.compare_digest(digest(pares), session.pares_hash)
     ):
         raise invalid_field("pares")
-    _check_inherited(request, session, amount_fixed=True)
-    card = _card_of_session(ctx, session, request)
+    check_inherited(request, session, amount_fixed=True)
+    card = card_of_session(ctx, session, request)
     status = answer["status"]
     card.extra.update(
         {
@@ -440,7 +459,7 @@ def card_from_threeds(ctx: Context, request: Mapping[str, Any]) -> Card:
     card.threeds_authenticated = status in ("Y", "A")
     if status == "N" or (card.paymenttype == "MAESTRO" and status != "Y"):
         card.outcome = dict(UNAUTHENTICATED)  # the bank is not contacted
-    _mark_used(ctx, session)
+    mark_used(ctx, session)
     return card
 
 
@@ -449,12 +468,11 @@ def card_from_threedquery(ctx: Context, row: Row, request: Mapping[str, Any]) ->
     session = session_by_reference(ctx.conn, row["transactionreference"])
     if session is None or session.enrolled == "Y" or session.state == USED:
         raise invalid_field("parenttransactionreference")
-    _check_inherited(request, session, amount_fixed=False)
-    card = _card_of_session(ctx, session, request)
-    _mark_used(ctx, session)
+    check_inherited(request, session, amount_fixed=False)
+    card = card_of_session(ctx, session, request)
+    mark_used(ctx, session)
     return card
 
 
-REQUEST_HANDLERS = {"THREEDQUERY": handle_threedquery}
+# THREEDQUERY's handler and parent rule are threeds_v2's, which answers version 1 through this module.
 CARD_SOURCES = {"threeds": card_from_threeds}
-PARENT_RULES = {"THREEDQUERY": card_from_threedquery}

@@ -56,7 +56,7 @@ OUTCOMES: tuple[AcsButton, ...] = (
 )
 OUTCOME_BY_VALUE = {o.value: o for o in OUTCOMES}
 
-_PROGRAMMES = {
+PROGRAMMES = {
     "VISA": "Verified by Visa",
     "DELTA": "Verified by Visa",
     "ELECTRON": "Verified by Visa",
@@ -112,7 +112,7 @@ def _checked(gateway: Gateway, conn, form: dict[str, str]) -> tuple[Session, dic
     return session, pareq
 
 
-def _page(template: str, status: int = 200, form_action: str = "'self'", **context) -> SandboxResponse:
+def page(template: str, status: int = 200, form_action: str = "'self'", **context) -> SandboxResponse:
     # 3-D Secure v1 has the merchant's page frame the ACS, from any origin (the stepper's iframe
     # in a notebook output too), as a real issuer's ACS is framed
     return render(
@@ -125,12 +125,15 @@ def _page(template: str, status: int = 200, form_action: str = "'self'", **conte
     )
 
 
-def _error_page(message: str, status: int = 400) -> SandboxResponse:
-    return _page("acs_error.html", status, title="3-D Secure: request refused", message=message)
+def error_page(message: str, status: int = 400) -> SandboxResponse:
+    return page("acs_error.html", status, title="3-D Secure: request refused", message=message)
 
 
-def _posted_form(request: SandboxRequest) -> dict[str, str] | SandboxResponse:
-    """The browser's form post, or the error page for a body that is not a UTF-8 form of a few fields.
+def posted_form(
+    request: SandboxRequest, fields: str = "PaReq, TermUrl and MD"
+) -> dict[str, str] | SandboxResponse:
+    """The browser's form post, or the error page for a body that is not a UTF-8 form of a few fields
+    (`fields`: what the page reads, for the message).
 
     (Sandbox.answer has already refused any content type but a URL-encoded form: routes.py.)"""
     try:
@@ -138,16 +141,13 @@ def _posted_form(request: SandboxRequest) -> dict[str, str] | SandboxResponse:
             parse_qsl(request.body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
         )
     except UnicodeDecodeError:
-        return _error_page("The form is not UTF-8 text: the ACS reads PaReq, TermUrl and MD as UTF-8.")
+        return error_page(f"The form is not UTF-8 text: the page reads {fields} as UTF-8.")
     except ValueError:
-        return _error_page(
-            f"The form has more than {MAX_FORM_FIELDS} fields: the ACS needs PaReq, TermUrl "
-            "and MD (and an outcome)."
-        )
+        return error_page(f"The form has more than {MAX_FORM_FIELDS} fields: the page needs {fields}.")
 
 
 def acs_get(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
-    return _error_page(
+    return error_page(
         "The ACS is reached by the cardholder's browser with an HTTP POST of PaReq, TermUrl "
         "and MD (interface 4.4), not by opening its address.",
         405,
@@ -156,22 +156,22 @@ def acs_get(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
 
 def acs_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     gateway = sandbox.gateway
-    form = _posted_form(request)
+    form = posted_form(request)
     if isinstance(form, SandboxResponse):
         return form
     try:
         with gateway.store.read() as conn:
             session, pareq = _checked(gateway, conn, form)
     except AcsError as error:
-        return _error_page(str(error))
-    programme = _PROGRAMMES.get(pareq.get("type", ""), "3-D Secure")
+        return error_page(str(error))
+    programme = PROGRAMMES.get(pareq.get("type", ""), "3-D Secure")
     facts = (
         ("Merchant", pareq.get("merchant", "")),
         ("Amount", _amount(session.baseamount, session.currencyiso3a)),
         ("Card", pareq.get("pan", "")),
         ("Date", gateway.clock.now(session.sitereference).strftime("%d %B %Y %H:%M")),
     )
-    return _page(
+    return page(
         "acs_confirm.html",
         title=f"{programme}: confirm your purchase",
         issuer=pareq.get("issuer", "gwkit Test Issuer"),
@@ -185,22 +185,22 @@ def acs_page(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
 
 def acs_complete(sandbox: Served, request: SandboxRequest) -> SandboxResponse:
     gateway = sandbox.gateway
-    form = _posted_form(request)
+    form = posted_form(request)
     if isinstance(form, SandboxResponse):
         return form
     outcome = OUTCOME_BY_VALUE.get(form.get("outcome", ""))
     if outcome is None:
-        return _error_page(f"Choose an outcome: one of {', '.join(OUTCOME_BY_VALUE)}.")
+        return error_page(f"Choose an outcome: one of {', '.join(OUTCOME_BY_VALUE)}.")
     try:
         with gateway.store.write() as conn:  # checked and answered at once: a used session stays used
             session, pareq = _checked(gateway, conn, form)
             pares = issue_pares(signing_key(gateway.store, conn), session, outcome.status, pareq.get("type"))
             mark_answered(conn, session, outcome.status, pares, gateway.clock.now(session.sitereference))
     except AcsError as error:
-        return _error_page(str(error))
+        return error_page(str(error))
     # The page posts back to the merchant's term URL, so the policy lets forms go there.
     term_origin = origin_of(session.termurl)
-    return _page(
+    return page(
         "acs_return.html",
         title="3-D Secure: returning to the merchant",
         form_action=f"'self' {term_origin}" if term_origin else "'self'",

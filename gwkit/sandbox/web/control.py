@@ -7,7 +7,8 @@
     POST /_sandbox/clock/advance    {"by": "P1M"} or {"to": "2027-01-31T00:00:00"} -> what ran meanwhile
     GET  /_sandbox/clock/progress   {"advances": [...]} the running advances of the caller's sites (day n of N)
     POST /_sandbox/settle           {} settles what is due today; {"all": true} every pending AUTH
-    POST /_sandbox/reset            deletes the caller's sites' data; their clocks stay
+    POST /_sandbox/reset            deletes the caller's sites' data; their clocks stay, unless
+                                    {"clock": true}: then the sites start afresh (clock at the start)
     GET  /_sandbox/faults           the active faults of the caller's sites {"faults": [...], "drop_next": N, ...}
     POST /_sandbox/faults           {"kind": ..., parameters, selector, "sitereference"?} adds a fault (faults.py)
                                     and returns it with its id; {"drop_next": N, "process": bool} the older form
@@ -136,8 +137,10 @@ def settle(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[s
 
 
 def reset(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    site = _site(sandbox, account, payload)
-    sandbox.reset(site, account=account)
+    site = _site(sandbox, account, payload, "clock")
+    if not isinstance(payload.get("clock", False), bool):
+        raise ValueError("clock must be true or false")
+    sandbox.reset(site, account=account, clock=payload.get("clock", False))
     now = sandbox.gateway.clock.now(sandbox.gateway.sites_of(account, site))
     return {"reset": True, "now": now.strftime(ISO)}
 

@@ -4,8 +4,9 @@
                                                   "settlestatuses"?, "fields"?, "password"?, "timeout"?,
                                                   "sitereference"?} -> the rule, with its "id"
     GET    /_sandbox/notifications/rules          {"rules": [...]} the caller's sites' rules
-    DELETE /_sandbox/notifications/rules/{id}     {"deleted": id}
-    GET    /_sandbox/notifications/deliveries     {"deliveries": [...]} newest first (?transactionreference=)
+    DELETE /_sandbox/notifications/rules/{id}     {"deleted": id, "cancelled": n} (its deliveries not made yet)
+    GET    /_sandbox/notifications/deliveries     {"deliveries": [...], "total", "offset", "next_offset"}
+                                                  newest first (?transactionreference=, ?limit=, ?offset=)
     POST   /_sandbox/notifications/deliveries/{id}/resend   the delivery, sent again (same reference)
 
 Each caller sees and changes only their own sites' rules and deliveries (an operator: every site);
@@ -20,11 +21,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..gateway.accounts import Account
-from ..gateway.notifications import NotificationError
+from ..gateway.notifications import MOST_PER_PAGE, NotificationError
 from .served import Served
 
 PREFIX = "/_sandbox/notifications"
 RULES, DELIVERIES = f"{PREFIX}/rules", f"{PREFIX}/deliveries"
+PAGE = 100  # deliveries in a page unless `limit` says otherwise
 
 
 def _site(sandbox: Served, account: Account, payload: dict[str, Any]) -> tuple[str, ...]:
@@ -46,19 +48,31 @@ def rules(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[st
 
 
 def delete_rule(sandbox: Served, account: Account, payload: dict[str, Any], rule_id: str) -> dict[str, Any]:
-    sandbox.gateway.notifier.delete_rule(sandbox.gateway.sites_of(account), rule_id)
-    return {"deleted": rule_id}
+    cancelled = sandbox.gateway.notifier.delete_rule(sandbox.gateway.sites_of(account), rule_id)
+    return {"deleted": rule_id, "cancelled": cancelled}
 
 
 def deliveries(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(payload) - {"sitereference", "transactionreference"})
+    """A page of the deliveries, newest first, with how many there are and where the next page starts."""
+    unknown = sorted(set(payload) - {"sitereference", "transactionreference", "limit", "offset"})
     if unknown:
         raise NotificationError(
             f"unknown parameter(s) {', '.join(unknown)}: "
-            "this endpoint takes sitereference, transactionreference"
+            "this endpoint takes sitereference, transactionreference, limit, offset"
         )
     sites = _site(sandbox, account, payload)
-    return {"deliveries": sandbox.gateway.notifier.deliveries(sites, payload.get("transactionreference"))}
+    limit = _whole(payload, "limit", PAGE, 1, MOST_PER_PAGE)
+    offset = _whole(payload, "offset", 0, 0, None)
+    return sandbox.gateway.notifier.page(sites, payload.get("transactionreference"), limit, offset)
+
+
+def _whole(payload: dict[str, Any], name: str, default: int, least: int, most: int | None) -> int:
+    value = payload.get(name, default)
+    text = str(value)
+    if isinstance(value, bool) or not text.isdigit() or int(text) < least or (most and int(text) > most):
+        bounds = f"{least} to {most}" if most else f"{least} or more"
+        raise NotificationError(f"{name} must be a whole number, {bounds}, got {value!r}")
+    return int(text)
 
 
 def resend(sandbox: Served, account: Account, payload: dict[str, Any], reference: str) -> dict[str, Any]:
@@ -90,11 +104,12 @@ class NotificationControls:
     def rules(self) -> list[dict[str, Any]]:
         return self._gateway.notifier.rules(self.sites)
 
-    def delete_rule(self, rule_id: str) -> None:
-        self._gateway.notifier.delete_rule(self.sites, rule_id)
+    def delete_rule(self, rule_id: str) -> int:
+        """Delete a rule; how many of its deliveries not made yet were cancelled."""
+        return self._gateway.notifier.delete_rule(self.sites, rule_id)
 
     def deliveries(self, transactionreference: str | None = None) -> list[dict[str, Any]]:
-        """The deliveries of these sites, newest first, each with its attempts and state."""
+        """Every delivery of these sites, newest first, each with its attempts and state."""
         return self._gateway.notifier.deliveries(self.sites, transactionreference)
 
     def resend(self, delivery_id: str) -> dict[str, Any]:

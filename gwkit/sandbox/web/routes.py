@@ -10,6 +10,8 @@ send JSON to another origin without a CORS preflight, so no page on the web can 
 browser (which keeps Basic credentials) post a payment or a reset here (CSRF). The exceptions are
 the posts 3-D Secure v1 and st.js make as plain browser form posts, by design: the ACS page and
 its completion (which check a signed PaReq and a one-time MD, so a forged post changes nothing),
+EMV 3-D Secure's method, method notification, challenge and completion pages (each names a
+transaction ID the gateway drew: a forged post can only do what that cardholder could),
 and the demo merchant's form action, a recorder of whatever arrives that pays only on its own site.
 """
 
@@ -18,8 +20,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..gateway.threeds import ACS_PATH
+from ..gateway.threeds_v2 import ACS_PATH as ACS_V2_PATH
+from ..gateway.threeds_v2 import METHOD_PATH, NOTIFY_PATH
 from ..http import SandboxRequest, SandboxResponse
-from . import acs, control, home, merchant
+from . import acs, acs_v2, control, home, merchant
 from . import notification_controls as notifications
 from .control import ControlHandler, control_page
 from .credentials import authenticate, unauthorised
@@ -98,6 +102,11 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("GET", ACS_PATH): Route(acs.acs_get),
     ("POST", ACS_PATH): Route(acs.acs_page, FORM),
     ("POST", acs.COMPLETE_PATH): Route(acs.acs_complete, FORM),
+    **{("GET", path): Route(acs_v2.acs_get) for path in acs_v2.FORM_PATHS},
+    ("POST", METHOD_PATH): Route(acs_v2.method_page, FORM),
+    ("POST", NOTIFY_PATH): Route(acs_v2.method_notification, FORM),
+    ("POST", ACS_V2_PATH): Route(acs_v2.challenge_page, FORM),
+    ("POST", acs_v2.COMPLETE_PATH): Route(acs_v2.challenge_complete, FORM),
     ("GET", "/js/st.js"): Route(serve_stjs),
     ("GET", "/demo/merchant"): Route(merchant.payment_page),
     ("POST", "/demo/merchant/pay"): Route(merchant.pay, ANY_BODY),

@@ -45,6 +45,7 @@ class Sandbox:
         clock_start: datetime | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
         notification_hosts: Iterable[str] | None = None,
+        move_lease: float | None = None,
     ):
         self.gateway = Gateway(
             db_path,
@@ -53,6 +54,7 @@ class Sandbox:
             schemas=(receipts.SCHEMA, faultlog.SCHEMA),
             site_expressions=receipts.SITE_EXPRESSIONS,
             notification_hosts=notification_hosts,
+            move_lease=move_lease,
         )
         self.max_body_bytes = max_body_bytes
         # faults shared by a team sandbox's workers; in memory for one process
@@ -185,10 +187,13 @@ class Sandbox:
         self._changed("settle")
         return report
 
-    def reset(self, sitereference: str | None = None, *, account: Account | None = None) -> None:
+    def reset(
+        self, sitereference: str | None = None, *, account: Account | None = None, clock: bool = False
+    ) -> None:
         """Delete every transaction, card, subscription and token of an account's sites (or of one
-        site); the clocks stay where they are."""
-        self.gateway.reset(self._sites(account, sitereference))
+        site); the clocks stay where they are, unless `clock`: then the sites start afresh, their
+        clocks back at the sandbox's start."""
+        self.gateway.reset(self._sites(account, sitereference), clock=clock)
         self._changed("reset")
 
     def _sites(self, account: Account | None, sitereference: str | None) -> Any:

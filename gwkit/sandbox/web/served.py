@@ -38,7 +38,9 @@ class Served(Protocol):
         self, all_pending: bool = False, sitereference: str | None = None, *, account: Account | None = None
     ) -> dict[str, Any]: ...
 
-    def reset(self, sitereference: str | None = None, *, account: Account | None = None) -> None: ...
+    def reset(
+        self, sitereference: str | None = None, *, account: Account | None = None, clock: bool = False
+    ) -> None: ...
 
 
 Page = Callable[[Served, SandboxRequest], SandboxResponse]  # what the routes table (routes.py) maps to

@@ -179,9 +179,14 @@ class SandboxHandle:
         """`Sandbox.settle` for this handle's account's sites (or one of them)."""
         return self.sandbox.settle(all_pending, sitereference, account=self.account)
 
-    def reset(self, sitereference: str | None = None) -> None:
-        """`Sandbox.reset` for this handle's account's sites (or one of them)."""
-        self.sandbox.reset(sitereference, account=self.account)
+    def reset(self, sitereference: str | None = None, *, clock: bool = False) -> None:
+        """`Sandbox.reset` for this handle's account's sites (or one of them); `clock=True` starts
+        them afresh, their clocks back at `start()`."""
+        self.sandbox.reset(sitereference, account=self.account, clock=clock)
+
+    def start(self) -> datetime:
+        """Where every site's clock stands before it first moves, and where `reset(clock=True)` puts it."""
+        return self.sandbox.gateway.clock.start()
 
     def _sites(self, sitereference: str | None) -> tuple[str, ...]:
         return self.sandbox.gateway.sites_of(self.account, sitereference)

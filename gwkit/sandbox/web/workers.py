@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
+from ..gateway.delivery import Outbox
 from ..http import BodyError, SandboxRequest
 from .endpoint import sites_written_by
 from .faults import GATEWAY_PATHS
@@ -200,23 +201,46 @@ class Workers:
         self.requests = 0  # HTTP requests in the app, read or answered (counted on the event loop)
 
     async def answer(self, sandbox: Sandbox, request: SandboxRequest) -> Answer:
+        """The request's answer, from the thread its work belongs on. The URL notifications a gateway
+        request kept are sent once its transaction committed (with a batch's, after the batch): the
+        answer waits here, on no thread, for its online ones (`Notifier.send_kept`)."""
+        notifier = sandbox.gateway.notifier
+        outbox = Outbox()
+
+        def answered(request: SandboxRequest) -> Answer:
+            with notifier.collecting(outbox):
+                return sandbox.answer(request)
+
+        try:
+            answer = await self._answer(sandbox, request, answered)
+        except BaseException:
+            if outbox:  # what was committed is notified all the same (a claim finds nothing else)
+                notifier.send_kept(outbox)
+            raise
+        if outbox:
+            attempts = notifier.send_kept(outbox)
+            if attempts:
+                await asyncio.wait([asyncio.wrap_future(attempt) for attempt in attempts])
+        return answer
+
+    async def _answer(
+        self, sandbox: Sandbox, request: SandboxRequest, answered: Callable[[SandboxRequest], Answer]
+    ) -> Answer:
         if self.on_event_loop:
-            return sandbox.answer(request)
+            return answered(request)
         if request.method == "POST" and request.path.startswith("/_sandbox/"):
-            return await self._in_thread(self._in(self.control, sandbox.answer, request))
+            return await self._in_thread(self._in(self.control, answered, request))
         if len(request.body) > QUICK_BODY_BYTES or _asks_a_query(sandbox, request):
-            return await self._in_thread(self._in(self.slow, sandbox.answer, request))
+            return await self._in_thread(self._in(self.slow, answered, request))
         if self._may_answer_inline(sandbox):
-            return sandbox.answer(request)
+            return answered(request)
         together = sandbox.store if request.method == "POST" and request.path in GATEWAY_PATHS else None
         sites = (
             sites_written_by(sandbox.gateway, request)
             if together is not None and together.writes_side_by_side
             else ()
         )
-        return await self._in_thread(
-            self.quick.submit(sandbox.answer, request, together=together, sites=sites)
-        )
+        return await self._in_thread(self.quick.submit(answered, request, together=together, sites=sites))
 
     @contextmanager
     def waiting(self) -> Iterator[None]:

@@ -216,15 +216,18 @@ def test_security_code_checks_follow_the_published_test_values(raw, securitycode
 def test_a_field_error_is_one_error_record_with_its_timestamp(raw, gateway):
     """py-payments-testing `ccTDQnvalidField.json` and `ccAUTHInvalidField.json`: a refused request
     is answered by one record with `requesttypedescription` `ERROR`, `errorcode` `30000`,
-    `errordata` `["pan"]` (`["jwt"]`) and `transactionstartedtimestamp` `2019-05-09 07:43:33`.
-    st-python-api `test_converter.py` (`bad_requesttype_json`): a 60018 `Invalid requesttype` record
-    with `errordata` `["BADREQUEST"]` carries `transactionstartedtimestamp` `2016-02-25 14:06:09`."""
+    `errordata` `["pan"]` (`["jwt"]`) and `transactionstartedtimestamp` `2019-05-09 07:43:33`; the
+    later captures of the same error (the browser library v3's `tests/wiremock/__files/
+    numberInvalidField.json`, 2020-11-21) carry a `transactionreference` too (issue 41:
+    tests/sandbox/test_captured_records.py). st-python-api `test_converter.py`
+    (`bad_requesttype_json`): a 60018 `Invalid requesttype` record with `errordata` `["BADREQUEST"]`
+    carries `transactionstartedtimestamp` `2016-02-25 14:06:09` and no reference."""
     now = gateway.now().strftime("%Y-%m-%d %H:%M:%S")
     (refused,) = raw.records(threedquery("THREEDQUERY", "AUTH", pan="4111111111111112"))
     assert refused["requesttypedescription"] == "ERROR"
     assert (refused["errorcode"], refused["errordata"]) == ("30000", ["pan"])
-    assert refused["transactionstartedtimestamp"] == now
+    assert refused["transactionstartedtimestamp"] == now and refused["transactionreference"]
     (unknown,) = raw.records({"requesttypedescriptions": ["BADREQUEST"], "sitereference": SITE})
     assert (unknown["requesttypedescription"], unknown["errorcode"]) == ("ERROR", "60018")
     assert unknown["errordata"] == ["BADREQUEST"]
-    assert unknown["transactionstartedtimestamp"] == now
+    assert unknown["transactionstartedtimestamp"] == now and "transactionreference" not in unknown

@@ -37,3 +37,10 @@ def test_the_stepper_moves_its_highlight_as_the_payment_moves(client, receiver):
     assert "PaReq, TermUrl, MD" in highlighted(stepper.diagram.value)
     assert stepper.securitycode.style.description_width == "initial"  # "Security code", not "Security c..."
     assert stepper.auto_auth.layout.width == "auto"  # the whole label, not "as soon as the customer..."
+
+
+def test_the_v1_stepper_offers_no_emv_3ds_card():
+    cards = testcards.test_cards()
+    offered = [cards[pan] for _, pan in card_choices()]
+    assert offered and not any(c.threedversion.startswith("2.") for c in offered)
+    assert "4900490000000147" not in {c.pan for c in offered}  # an EMV 3-D Secure challenge card

@@ -146,6 +146,32 @@ CREATE TABLE IF NOT EXISTS transactions (
 )
 
 
+class SiteTurns:
+    """The sites' turns for long changes (a clock move, settlement, a restore) where one process serves
+    the store (SQLite): a lock per site in memory, taken in one order (by name), so two changes
+    naming the same sites in any order never each hold what the other waits for. The PostgreSQL
+    store's `hold` takes advisory locks instead, across every process."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def hold(self, sites: Iterable[str], wait: bool = True) -> Iterator[bool]:
+        with self._guard:
+            locks = [self._locks.setdefault(site, threading.Lock()) for site in sorted(set(sites))]
+        taken: list[threading.Lock] = []
+        try:
+            for lock in locks:
+                if not lock.acquire(blocking=wait):
+                    break
+                taken.append(lock)
+            yield len(taken) == len(locks)
+        finally:
+            for lock in reversed(taken):
+                lock.release()
+
+
 class WaitTally:
     """How long a process's write transactions waited for their turn (`Store.write_turns`):
     `transactions` opened, `seconds` from asking for the turn (the locks) to holding it, the `longest`."""

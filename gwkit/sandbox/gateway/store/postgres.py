@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-from ..moves import STALE_SECONDS, Move
+from ..moves import DEFAULT_LEASE_SECONDS, Move
 from ..sitedata import Catalog
 from ..vault import Vault
 from .common import (
@@ -115,6 +115,13 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         5,
         "SQL written for PostgreSQL: the json_set emulation of earlier gwkits dropped",
         ("DROP FUNCTION IF EXISTS json_set(text, VARIADIC text[])",),
+    ),
+    (
+        6,
+        "clock moves held on a lease, taken over when their host dies (moves.py)",
+        (
+            "ALTER TABLE gwkit_clock_moves ADD COLUMN IF NOT EXISTS lease_until DOUBLE PRECISION NOT NULL DEFAULT 0",
+        ),
     ),
 )
 # The store's own tables, of no site: neither reset nor wiped, snapshotted or restored.
@@ -331,9 +338,10 @@ class PostgresStore(Records):
 
     # what the store makes for the rest of the sandbox
 
-    def moves(self) -> StoredMoves:
-        """The clock moves under way, of every worker (`gwkit_clock_moves`)."""
-        return StoredMoves(self)
+    def moves(self, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> StoredMoves:
+        """The clock moves under way, of every worker and host (`gwkit_clock_moves`), each held on a
+        lease of `lease_seconds`."""
+        return StoredMoves(self, lease_seconds)
 
     def fault_rows(self) -> PostgresFaultRows:
         """Where injected faults are kept: `gwkit_faults`, shared by every worker."""
@@ -455,10 +463,37 @@ class PostgresStore(Records):
             *(f"pg_advisory_xact_lock({k})" for k in keys),
         ]
 
-    def _site_lock(self, site: str) -> int:
-        """A site's advisory lock key: the same number in every worker (Python's `hash` is not)."""
-        digest = hashlib.blake2b(f"{self._write_lock} {site}".encode(), digest_size=8).digest()
+    def _site_lock(self, site: str, purpose: str = "") -> int:
+        """A site's advisory lock key: the same number in every worker (Python's `hash` is not).
+        `purpose` "turn ": the key of the site's turn for long changes (`hold`), not of its writes."""
+        digest = hashlib.blake2b(f"{self._write_lock} {purpose}{site}".encode(), digest_size=8).digest()
         return int.from_bytes(digest, "big", signed=True)
+
+    @contextmanager
+    def hold(self, sites: Iterable[str], wait: bool = True) -> Iterator[bool]:
+        """The turn of `sites` for a change that spans many transactions (a clock move, settlement, a
+        restore), across every process and host serving the database: a session advisory lock per
+        site, a key of its own beside the site's write lock (`_site_lock`), taken in the same order
+        (by number) on a connection held until the change ends. Payments of the sites, which take
+        only the write locks, go on between the change's transactions. PostgreSQL frees the locks
+        when the session ends, so a killed process holds nothing. `wait` False: take all of them only
+        if none is held by another, and yield whether it did (holding nothing if not)."""
+        keys = sorted({self._site_lock(site, "turn ") for site in sites})
+        with self._pool.connection() as raw:
+            held = True
+            for key in keys:
+                if wait:
+                    raw.execute("SELECT pg_advisory_lock(%s)", (key,))
+                elif not raw.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+                    held = False
+                    break
+            try:
+                if not held:
+                    raw.execute("SELECT pg_advisory_unlock_all()")
+                yield held
+            finally:
+                if held:
+                    raw.execute("SELECT pg_advisory_unlock_all()")
 
     def _lock_more(self, conn: Connection, sites: Iterable[str] | None) -> None:
         """Inside a batch: the locks of `sites` it does not hold yet. The batch took those of every request
@@ -665,24 +700,41 @@ def _insert_transactions_sql(columns: tuple[str, ...]) -> str:
 
 
 class StoredMoves:
-    """The clock moves of every worker, in `gwkit_clock_moves` (schema version 4; the same methods as
-    moves.Moves). A change is written (the first at once, later ones at most every `PROGRESS_SECONDS`),
-    outside the move's own transaction (which commits only every few days), on a connection of its
-    own. A move whose worker was killed leaves a row:
-    it is dropped when read, once its process is gone (same host) or it has not changed for
-    `STALE_SECONDS` (another host)."""
+    """The clock moves of every worker and host, in `gwkit_clock_moves` (schema version 4; the same
+    methods as moves.Moves). A change is written (the first at once, later ones at most every
+    `PROGRESS_SECONDS`), outside the move's own transaction (which commits only every few days), on a
+    connection of its own.
 
-    def __init__(self, store: PostgresStore):
+    Each move is held on a lease (`lease_until`, schema version 6, in seconds of the database's clock,
+    so hosts whose clocks differ agree): its process renews it (`renew`, every third of the lease), so a
+    lease runs out only when the process is gone (killed, its host down or cut off). A sweeper on every
+    host (moves.MoveKeeper) finds the moves whose lease ran out (`abandoned`) and takes one over
+    (`take`) once it holds the move's sites (their turn: PostgresStore.hold, free once the dead
+    process's session is gone): it finishes the days the move left undone. A move whose lease ran out
+    is not shown until a host takes it over."""
+
+    def __init__(self, store: PostgresStore, lease_seconds: float = DEFAULT_LEASE_SECONDS):
         self._store = store
-        self._worker = f"{socket.gethostname()}:{os.getpid()}"
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        self.lease_seconds = lease_seconds
         self._written: dict[str, float] = {}  # by move: when its state was last written (monotonic)
+        self._mine: set[str] = set()  # the moves this process runs: their leases are renewed
 
     def start(self, move: Move) -> Any:
-        key = f"{self._worker}:{secrets.token_hex(8)}"  # unique also between two sandboxes of one process
+        key = f"{self.worker}:{secrets.token_hex(8)}"  # unique also between two sandboxes of one process
         self._store.autocommit().execute(
-            "INSERT INTO gwkit_clock_moves (key, worker, sites, state, changed) VALUES (?, ?, ?::jsonb, ?::jsonb, ?)",
-            (key, self._worker, json.dumps(move["sites"]), json.dumps(dict(move)), time.time()),
+            "INSERT INTO gwkit_clock_moves (key, worker, sites, state, changed, lease_until) "
+            f"VALUES (?, ?, ?::jsonb, ?::jsonb, ?, {_DB_NOW} + ?)",
+            (
+                key,
+                self.worker,
+                json.dumps(move["sites"]),
+                json.dumps(dict(move)),
+                time.time(),
+                self.lease_seconds,
+            ),
         )
+        self._mine.add(key)
         return key
 
     def changed(self, move: Move) -> None:
@@ -699,35 +751,76 @@ class StoredMoves:
         )
 
     def finish(self, move: Move) -> None:
+        """The move is done: its row goes, and a listener on `gwkit_clock_moves` hears of it."""
         self._written.pop(move.key, None)
-        self._store.autocommit().execute("DELETE FROM gwkit_clock_moves WHERE key = ?", (move.key,))
+        self._mine.discard(move.key)
+        self._store.autocommit().execute(
+            "WITH gone AS (DELETE FROM gwkit_clock_moves WHERE key = ? RETURNING key) "
+            "SELECT pg_notify('gwkit_clock_moves', key) FROM gone",
+            (move.key,),
+        )
+
+    def release(self, move: Move) -> None:
+        """The move stopped before its end (this process is stopping): its lease ends now, so another
+        host takes it over at its next sweep."""
+        self._written.pop(move.key, None)
+        self._mine.discard(move.key)
+        self._store.autocommit().execute(
+            "UPDATE gwkit_clock_moves SET lease_until = 0 WHERE key = ?", (move.key,)
+        )
+
+    def renew(self) -> None:
+        """Extend the leases of this process's moves by a lease from now."""
+        if self._mine:
+            self._store.autocommit().execute(
+                f"UPDATE gwkit_clock_moves SET lease_until = {_DB_NOW} + ? WHERE key = ANY(?)",
+                (self.lease_seconds, list(self._mine)),
+            )
+
+    def abandoned(self, at: float | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+        """The moves whose lease ran out by `at` (seconds of the database's clock; None: now), oldest
+        first: (key, the worker that ran it, its state)."""
+        rows = (
+            self._store.autocommit()
+            .execute(
+                "SELECT key, worker, state FROM gwkit_clock_moves "
+                f"WHERE lease_until < coalesce(?::double precision, {_DB_NOW}) ORDER BY changed",
+                (at,),
+            )
+            .fetchall()
+        )
+        return [(key, worker, state) for key, worker, state in rows]
+
+    def take(self, key: str, worker: str, at: float | None = None) -> dict[str, Any] | None:
+        """Claim the abandoned move `key` for this process (only if its lease still ran out by `at`:
+        of two hosts sweeping at once, one gets it); its state, saying whom it was taken over from."""
+        row = (
+            self._store.autocommit()
+            .execute(
+                "UPDATE gwkit_clock_moves SET worker = ?, lease_until = "
+                f"{_DB_NOW} + ?, state = state || jsonb_build_object('taken_over_from', worker::text) "
+                f"WHERE key = ? AND worker = ? AND lease_until < coalesce(?::double precision, {_DB_NOW}) "
+                "RETURNING state",
+                (self.worker, self.lease_seconds, key, worker, at),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        self._mine.add(key)
+        return dict(row[0])
 
     def of(self, sites: Iterable[str]) -> list[dict[str, Any]]:
         wanted = set(sites)
         rows = (
             self._store.autocommit()
-            .execute("SELECT key, worker, state, changed FROM gwkit_clock_moves ORDER BY key")
+            .execute(f"SELECT state FROM gwkit_clock_moves WHERE lease_until >= {_DB_NOW} ORDER BY key")
             .fetchall()
         )
-        shown = []
-        for key, worker, state, changed in rows:
-            if self._ended(worker, changed):
-                self._store.autocommit().execute("DELETE FROM gwkit_clock_moves WHERE key = ?", (key,))
-            elif wanted & set(state["sites"]):
-                shown.append(state)
-        return shown
+        return [state for (state,) in rows if wanted & set(state["sites"])]
 
-    def _ended(self, worker: str, changed: float) -> bool:
-        host, _, pid = worker.rpartition(":")
-        if host == socket.gethostname():
-            try:
-                os.kill(int(pid), 0)
-            except ProcessLookupError:
-                return True
-            except PermissionError:  # alive, someone else's
-                return False
-            return False
-        return time.time() - changed > STALE_SECONDS
+
+_DB_NOW = "extract(epoch FROM clock_timestamp())::double precision"
 
 
 _FAULT_COLUMNS = "id, sitereference, payload, count_left, random_state"

@@ -6,9 +6,12 @@ in one statement per table inside one write transaction, so every worker sees th
 and a snapshot is one consistent moment.
 
 A restore works as on SQLite (snapshots.py): inside one write transaction it deletes the sites'
-rows and puts the saved ones back, ids moved past the store's own (and the foreign keys to them),
-then moves each identity column's sequence past the ids it put in. The clocks and job marks come
-back with the rest; the reference sequence is never restored, so references stay unique.
+rows and puts the saved ones back, ids moved (and the foreign keys to them) into a block of ids it
+reserves first from each identity column's sequence. It holds only the account's sites (their turn,
+then their write locks): other tenants' payments go on beside it, taking ids from the sequences past
+the reserved blocks, and the card rows the deleted rows pointed at stay (another tenant's payment
+may be pointing at one again; a reset of every site removes those no row uses). The clocks and job
+marks come back with the rest; the reference sequence is never restored, so references stay unique.
 Both tables are created by migration 2 (postgres.MIGRATIONS) and survive a reset of every site.
 """
 
@@ -43,7 +46,7 @@ class RowSnapshots(Snapshots):
         check_name(name)
         sites = list(self.sites)
         store = self.gateway.store
-        with self.gateway.advance_lock, store.write(sites) as conn:
+        with self.gateway.advance_lock, store.hold(sites), store.write(sites) as conn:
             tables = SiteTables.of(store.catalog(conn), site_expressions=self.site_expressions)
             conn.execute("DELETE FROM gwkit_snapshots WHERE owner = ? AND name = ?", (self._owner, name))
             (count,) = conn.execute(
@@ -86,29 +89,23 @@ class RowSnapshots(Snapshots):
         return {"deleted": name}
 
     def restore(self, name: str) -> dict[str, Any]:
-        """Replace this account's sites' data with the snapshot's, in one write transaction."""
+        """Replace this account's sites' data with the snapshot's, in one write transaction of its sites."""
         store = self.gateway.store
-        # The whole sandbox's turn: the rows come back with new ids, past those of every site, and
-        # the card rows no site uses any more go.
-        with self.gateway.advance_lock, store.write() as conn:
+        sites = list(self.sites)
+        with self.gateway.advance_lock, store.hold(sites), store.write(sites) as conn:
             snapshot, info = self._existing(conn, name)
-            sites = [s for s in info["sites"] if s in self.sites]
+            restored = [s for s in info["sites"] if s in self.sites]
             tables = SiteTables.of(store.catalog(conn), site_expressions=self.site_expressions)
-            delete_sites(conn, tables, sites)
-            offsets = {table: _offset(conn, snapshot, table) for table in tables.id_offsets_from}
+            delete_sites(conn, tables, restored, cards=False)
+            offsets = {table: _reserve_ids(conn, snapshot, table) for table in tables.id_offsets_from}
             _copy_back(conn, snapshot, "cards", tables, offsets)
             for table in [*tables.roots, *tables.children]:
                 _copy_back(conn, snapshot, table, tables, offsets)
-            for table in tables.id_offsets_from:
-                conn.execute(
-                    f"SELECT setval(pg_get_serial_sequence('\"{table}\"', 'id'), "
-                    f'greatest((SELECT max(id) FROM "{table}"), 1))'
-                )
         return {
             **info,
             "restored": name,
             "clock_restored": True,
-            "now": self.gateway.clock.now(sites).strftime(ISO),
+            "now": self.gateway.clock.now(restored).strftime(ISO),
         }
 
     def _existing(self, conn: Any, name: str) -> tuple[int, dict[str, Any]]:
@@ -137,15 +134,26 @@ def _copy_back(conn: Any, snapshot: int, table: str, tables: SiteTables, offsets
     )
 
 
-def _offset(conn: Any, snapshot: int, table: str) -> int:
-    """How far the snapshot's ids of `table` move: past every id the store has."""
-    (top,) = conn.execute(f'SELECT coalesce(max(id), 0) FROM "{table}"').fetchone()
-    (low,) = conn.execute(
-        "SELECT coalesce(min((row->>'id')::bigint), 1) FROM gwkit_snapshot_rows "
-        "WHERE snapshot_id = ? AND table_name = ?",
+# Ids that other sessions may take from a sequence in the moment between a reservation's `nextval` and
+# its `setval` (one statement): the reserved block starts this far past the `nextval`.
+_RESERVE_GAP = 10_000
+
+
+def _reserve_ids(conn: Any, snapshot: int, table: str) -> int:
+    """How far the snapshot's ids of `table` move: into a block taken from the table's sequence, past
+    every id the store has or gives out meanwhile (the sequence is moved past the block)."""
+    (low, high) = conn.execute(
+        "SELECT coalesce(min((row->>'id')::bigint), 1), coalesce(max((row->>'id')::bigint), 0) "
+        "FROM gwkit_snapshot_rows WHERE snapshot_id = ? AND table_name = ?",
         (snapshot, table),
     ).fetchone()
-    return top + 1 - low
+    sequence = f"pg_get_serial_sequence('\"{table}\"', 'id')"
+    (first,) = conn.execute(
+        f'WITH taken AS (SELECT greatest(nextval({sequence}), (SELECT coalesce(max(id), 0) FROM "{table}") + 1) '
+        f"+ {_RESERVE_GAP} AS first) SELECT first, setval({sequence}, first + ?) FROM taken",
+        (max(high - low, 0),),
+    ).fetchone()[:1]
+    return int(first) - int(low)
 
 
 def _info(row: Any) -> dict[str, Any]:

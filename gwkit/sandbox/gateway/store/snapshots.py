@@ -5,8 +5,15 @@ A snapshot is a SQLite file, `<database>.snapshots/<owner>/<name>.db` (`<owner>`
 user name): a backup of the whole store, from which every row of other sites is then deleted
 (which rows are a site's: sitedata.SiteTables).
 
-A restore replaces exactly the snapshot's sites' rows in one write transaction: delete them, copy
-the snapshot's rows in (integer ids moved past the store's own, foreign keys moved with them).
+A restore replaces exactly the snapshot's sites' rows: delete them, copy the snapshot's rows in
+(integer ids moved past the store's own, foreign keys moved with them). SQLite has one writer, so a
+restore is cut into short write transactions (`RESTORE_STEP_ROWS` rows each), and another tenant's
+payment waits for one of them at most; the restoring sites' own writes wait for the whole restore
+(SqliteStore.restoring). A table's rows are copied from its highest id down: the first step takes
+the top of the block of ids the rows move to, so others' new rows get ids past it. A mark in `meta`
+says a restore is under way: one whose step failed is done again at once from the snapshot in one
+transaction, and one cut short (that failed too, or the process was killed) at the next start
+(`resume_restores`): never left half done.
 Each site's clock and daily-job marks are rows of that site (`site_clocks`, `site_jobs`), so they
 are put back with the rest: advancing again makes the same subscription payments as the first
 time. Transaction references stay unique: the reference counter is never restored.
@@ -14,8 +21,10 @@ time. Transaction references stay unique: the reference counter is never restore
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import logging
 import os
 import re
 import secrets
@@ -29,6 +38,9 @@ from ..sitedata import SiteTables, delete_sites
 from .common import create_private
 
 ISO = "%Y-%m-%dT%H:%M:%S"  # how snapshots write when they were saved (clock.ISO)
+RESTORE_STEP_ROWS = 500  # rows per write transaction of a restore on SQLite
+RESTORE_MARK = "restore under way: "  # meta: a restore's mark, the snapshot's path after it
+log = logging.getLogger("gwkit.sandbox")
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 INFO_TABLE = "snapshot_info"
@@ -49,7 +61,7 @@ def check_name(name: Any) -> str:
 
 
 class Gateway(Protocol):
-    """What snapshots use of the gateway: its store, its clock, and the lock that advances take."""
+    """What snapshots use of the gateway: its store, its clock, and what counts the moves under way."""
 
     store: Any
     clock: Any
@@ -136,18 +148,23 @@ class FileSnapshots(Snapshots):
         return {"deleted": name}
 
     def restore(self, name: str) -> dict[str, Any]:
-        """Replace this account's sites' data with the snapshot's, in one write transaction."""
+        """Replace this account's sites' data with the snapshot's, in short write transactions."""
         path = self._existing(name)
         info = _info(path)
         sites = [s for s in info["sites"] if s in self.sites]
         store = self.gateway.store
         conn = store.connection()
-        with self.gateway.advance_lock:
+        with self.gateway.advance_lock, store.hold(self.sites), store.restoring(self.sites):
             conn.execute("ATTACH DATABASE ? AS snap", (str(path),))
             try:
                 tables = SiteTables.of(store.catalog(conn), site_expressions=self.site_expressions)
-                with store.write():
-                    replace_sites(conn, tables, sites)
+                try:
+                    _restore_in_steps(store, conn, tables, sites, path)
+                except Exception:
+                    log.warning(
+                        "a step of the restore of %s failed: doing it again in one transaction", sites
+                    )
+                    _restore_at_once(store, conn, tables, sites, RESTORE_MARK + str(path))
             finally:
                 conn.execute("DETACH DATABASE snap")
         return {
@@ -198,15 +215,96 @@ def _keep_only(conn: sqlite3.Connection, tables: SiteTables, sites: list[str]) -
     conn.execute("COMMIT")
 
 
+def _restore_in_steps(
+    store: Any, conn: sqlite3.Connection, tables: SiteTables, sites: list[str], path: Path
+) -> None:
+    """The restore of `sites` from the attached `snap`, step by step (the module's docstring)."""
+    mark = RESTORE_MARK + str(path)
+    with store.write(sites):
+        store.meta_set(conn, mark, json.dumps(sites))
+        delete_sites(conn, tables, sites)
+    _after_step()
+    offsets: dict[str, int] = {}
+    for table in ["cards", *tables.roots, *tables.children]:
+        if not conn.execute(f'PRAGMA snap.table_info("{table}")').fetchone():
+            continue  # a snapshot made before the table existed
+        rows = (
+            f"id IN ({tables.cards_used('snap')})"
+            if table == "cards"
+            else tables.site_filter(table, sites, schema="snap").sqlite
+        )
+        for step in _steps(conn, table, rows, table in tables.id_offsets_from):
+            with store.write(sites):
+                if table in tables.id_offsets_from and table not in offsets:  # the top of its block first
+                    offsets[table] = _offset(conn, table)
+                conn.execute(
+                    f'INSERT INTO main."{table}" {_moved_select(conn, table, tables, offsets)} WHERE {rows} {step}'
+                )
+            _after_step()
+    with store.write(sites):
+        conn.execute("DELETE FROM meta WHERE key = ?", (mark,))
+
+
+def _steps(conn: sqlite3.Connection, table: str, rows: str, by_id: bool) -> list[str]:
+    """How the snapshot's `rows` of `table` are cut into steps: ranges of ids from the highest down, or
+    (a table without ids) pages of its rows in the order the attached snapshot, never changed, gives."""
+    if by_id:
+        ids = [r[0] for r in conn.execute(f'SELECT id FROM snap."{table}" WHERE {rows} ORDER BY id DESC')]
+        chunks = [ids[at : at + RESTORE_STEP_ROWS] for at in range(0, len(ids), RESTORE_STEP_ROWS)]
+        return [f"AND id BETWEEN {int(chunk[-1])} AND {int(chunk[0])}" for chunk in chunks]
+    (count,) = conn.execute(f'SELECT count(*) FROM snap."{table}" WHERE {rows}').fetchone()
+    return [f"LIMIT {RESTORE_STEP_ROWS} OFFSET {at}" for at in range(0, count, RESTORE_STEP_ROWS)]
+
+
+def _after_step() -> None:
+    """Called after each step of a restore has committed (the tests cut a restore short here)."""
+
+
+def resume_restores(store: Any, site_expressions: Mapping[str, Any]) -> None:
+    """At start: the restores a stopped process cut short, done again from their snapshots in one
+    transaction each (nothing else writes yet). One whose snapshot is gone leaves its sites empty, and
+    says so: never half restored."""
+    conn = store.connection()
+    marks = conn.execute("SELECT key, value FROM meta WHERE key LIKE ?", (RESTORE_MARK + "%",)).fetchall()
+    for key, value in marks:
+        path, sites = Path(key[len(RESTORE_MARK) :]), json.loads(value)
+        tables = SiteTables.of(store.catalog(conn), site_expressions=site_expressions)
+        if not path.is_file():
+            with store.write(sites):
+                delete_sites(conn, tables, sites)
+                conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+            log.error(
+                "a restore of %s was cut short and its snapshot %s is gone: the sites are empty", sites, path
+            )
+            continue
+        conn.execute("ATTACH DATABASE ? AS snap", (str(path),))
+        try:
+            _restore_at_once(store, conn, tables, sites, key)
+        finally:
+            conn.execute("DETACH DATABASE snap")
+        log.warning("a restore of %s cut short was done again from the snapshot %s", sites, path.name)
+
+
+def _restore_at_once(
+    store: Any, conn: sqlite3.Connection, tables: SiteTables, sites: list[str], mark: str
+) -> None:
+    """The restore of `sites` from the attached `snap` in one write transaction, its mark removed in it."""
+    with store.write(sites):
+        replace_sites(conn, tables, sites)
+        conn.execute("DELETE FROM meta WHERE key = ?", (mark,))
+
+
 def replace_sites(conn: sqlite3.Connection, tables: SiteTables, sites: Iterable[str]) -> None:
     """Inside the caller's write transaction: the store's rows of `sites` (their clocks and job marks
     too) become the attached `snap`'s."""
     sites = list(sites)
     delete_sites(conn, tables, sites)
     offsets = {t: _offset(conn, t) for t in tables.id_offsets_from}
+    # a snapshot made before a table existed has none of its rows, so none of its cards
+    in_snapshot = [(t, c) for t, c in tables.card_columns if _in_snapshot(conn, t)]
+    used = dataclasses.replace(tables, card_columns=tuple(in_snapshot)).cards_used("snap")
     conn.execute(
-        f"INSERT INTO main.cards {_moved_select(conn, 'cards', tables, offsets)} "
-        f"WHERE id IN ({tables.cards_used('snap')})"
+        f"INSERT INTO main.cards {_moved_select(conn, 'cards', tables, offsets)} WHERE id IN ({used})"
     )
     for table in [*tables.roots, *tables.children]:
         copy_rows(conn, table, tables, offsets, sites)
@@ -216,12 +314,16 @@ def copy_rows(
     conn: sqlite3.Connection, table: str, tables: SiteTables, offsets: Mapping[str, int], sites: list[str]
 ) -> None:
     """The snapshot's rows of `sites` of one table, copied in with moved ids."""
-    if not conn.execute(f'PRAGMA snap.table_info("{table}")').fetchone():
+    if not _in_snapshot(conn, table):
         return  # a snapshot made before the table existed
     conn.execute(
         f'INSERT INTO main."{table}" {_moved_select(conn, table, tables, offsets)} '
         f"WHERE {tables.site_filter(table, sites, schema='snap').sqlite}"
     )
+
+
+def _in_snapshot(conn: sqlite3.Connection, table: str) -> bool:
+    return conn.execute(f'PRAGMA snap.table_info("{table}")').fetchone() is not None
 
 
 def _offset(conn: sqlite3.Connection, table: str) -> int:

@@ -19,11 +19,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..moves import Moves
+from ..moves import DEFAULT_LEASE_SECONDS, Moves
 from ..references import ReferenceNumbers
 from ..sitedata import Catalog
 from ..vault import Vault
@@ -32,6 +32,7 @@ from .common import (
     CORE_SCHEMA,
     MemoryFaultRows,
     Records,
+    SiteTurns,
     Sql,
     Statement,
     StoreError,
@@ -225,6 +226,9 @@ class SqliteStore(Records):
         self._connections: dict[threading.Thread, sqlite3.Connection] = {}  # each thread's own
         self._lock = threading.Lock()
         self._turns = WriteTurns()
+        self._turns_of_sites = SiteTurns()  # hold()
+        self._restoring: dict[str, int] = {}  # site -> the thread restoring it (restoring())
+        self._restores_changed = threading.Condition()
         self._waits = WaitTally()  # write_turns()
         self.checkpointer = Checkpointer(self.path, CHECKPOINT_EVERY)
         self._prefix: str | None = None  # of transaction references: set once per database
@@ -238,9 +242,43 @@ class SqliteStore(Records):
 
     # what the store makes for the rest of the sandbox
 
-    def moves(self) -> Moves:
-        """The clock moves under way: one process moves this store's clocks, so in memory."""
+    def moves(self, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> Moves:
+        """The clock moves under way: one process moves this store's clocks, so in memory (no lease)."""
         return Moves()
+
+    def hold(self, sites: Iterable[str], wait: bool = True) -> AbstractContextManager[bool]:
+        """The turn of `sites` for a change that spans many transactions (common.SiteTurns)."""
+        return self._turns_of_sites.hold(sites, wait)
+
+    @contextmanager
+    def restoring(self, sites: Iterable[str]) -> Iterator[None]:
+        """While this thread restores `sites` in several transactions (snapshots.py), other threads'
+        writes to any of them (or to the whole sandbox) wait until it is done; others write between
+        its transactions."""
+        sites, me = list(sites), threading.get_ident()
+        with self._restores_changed:
+            self._restoring.update(dict.fromkeys(sites, me))
+        try:
+            yield
+        finally:
+            with self._restores_changed:
+                for site in sites:
+                    self._restoring.pop(site, None)
+                self._restores_changed.notify_all()
+
+    def _after_restores(self, sites: Iterable[str] | None) -> None:
+        if not self._restoring:  # the common case, without taking the condition's lock
+            return
+        me, wanted = threading.get_ident(), None if sites is None else set(sites)
+        with self._restores_changed:
+            self._restores_changed.wait_for(
+                lambda: (
+                    not any(
+                        thread != me and (wanted is None or site in wanted)
+                        for site, thread in self._restoring.items()
+                    )
+                )
+            )
 
     def fault_rows(self) -> MemoryFaultRows:
         """Where injected faults are kept: one process serves this store, so in memory."""
@@ -328,6 +366,7 @@ class SqliteStore(Records):
             return
         conn = self.connection()
         asked = time.perf_counter()
+        self._after_restores(sites)
         self._turns.acquire()
         try:
             conn.execute("BEGIN IMMEDIATE")  # after another process's writer (busy timeout)
