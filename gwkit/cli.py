@@ -1,6 +1,6 @@
 """The `gwkit` command: its arguments; `gwkit sandbox` runs the embedded gateway in the foreground
 (several worker processes: `sandbox/supervisor.py`); `gwkit proxy` runs the validating proxy
-(docs/proxy.md)."""
+(docs/proxy.md); `gwkit checklist` the checklist on it (docs/checklist.md, `checklist/command.py`)."""
 
 from __future__ import annotations
 
@@ -126,11 +126,15 @@ def main(argv: list[str] | None = None) -> int:
         help="threads for queries and large requests (default 4)",
     )
     _add_proxy_command(commands)
+    _add_checklist_command(commands)
     args = parser.parse_args(argv)
     if args.command == "sandbox":
         return run_sandbox(args)
     if args.command == "proxy":
         return run_proxy(args)
+    if args.command == "checklist":
+        sb, px, cl = _server_modules()
+        return cl.command.run(args, sb, px, _upstream)
     return 2  # pragma: no cover - argparse requires a command
 
 
@@ -193,23 +197,69 @@ def _add_proxy_command(commands) -> None:
     )
 
 
+CHECKLIST_HELP = """Your shop under test: a validating proxy (never strict) that leads you through the outcomes
+every integration must handle, one payment at a time. Point your shop's gateway base URL at it; it
+says the next step ("make one payment in your shop: it will be declined"), arms that outcome for
+the next payment, watches the exchanges that follow and gives a verdict with them as evidence. A
+step ends at the next step's first payment or when you press Enter (q: finish). With --auto your
+own end-to-end tests make the payments (or claim steps by name), and the run ends when the
+command after -- exits or on POST /_checklist/finish; it writes --junit and --html and exits 1
+when an outcome was mishandled or never exercised (docs/checklist.md)."""
+
+
+def _add_checklist_command(commands) -> None:
+    checklist = commands.add_parser("checklist", help="your shop under test", description=CHECKLIST_HELP)
+    checklist.add_argument(
+        "--upstream",
+        default="sandbox",
+        metavar="URL|sandbox|cassette:FILE",
+        help="where to forward: a gateway base URL, the embedded sandbox (default), or a cassette to replay",
+    )
+    checklist.add_argument(
+        "--port", type=int, default=8766, help="loopback port (default 8766; 0 picks a free one)"
+    )
+    checklist.add_argument(
+        "--cassette", type=Path, default=None, metavar="FILE", help="also record to this cassette"
+    )
+    checklist.add_argument(
+        "--steps", default=None, metavar="NAME,NAME", help="the steps to run, by name (default: all)"
+    )
+    checklist.add_argument(
+        "--auto", action="store_true", help="unattended (CI): tests make the payments, no terminal"
+    )
+    checklist.add_argument(
+        "--junit", type=Path, default=None, metavar="FILE", help="write a JUnit XML report"
+    )
+    checklist.add_argument("--html", type=Path, default=None, metavar="FILE", help="write an HTML report")
+    checklist.add_argument(
+        "--ca", type=Path, default=None, metavar="FILE", help="PEM certificates to trust upstream"
+    )
+    checklist.add_argument(
+        "--db", default=None, help="the sandbox's database (default $GWKIT_SANDBOX_DB or .gwkit/sandbox.db)"
+    )
+    checklist.add_argument(
+        "--journal",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="journal (default $GWKIT_JOURNAL or .gwkit/journal.db)",
+    )
+    checklist.add_argument(
+        "tests",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND",
+        help="with --auto: after --, the command that runs your tests (GWKIT_CHECKLIST_URL is set for it)",
+    )
+
+
 def run_proxy(args: argparse.Namespace) -> int:
-    sb, px = _server_modules()
+    sb, px, _ = _server_modules()
     if args.show_drift is not None:
         return show_drift(px, args)
 
-    box = None
     try:
         faults = px.ProxyFaults.from_file(args.faults) if args.faults else px.ProxyFaults()
-        if args.upstream == "sandbox":
-            box = sb.Sandbox(sb.web.server.db_location(args.db) if args.db else sb.default_db_path())
-            upstream: Upstream = px.SandboxUpstream(box)
-        elif args.upstream.startswith("cassette:"):
-            upstream = px.CassetteUpstream(args.upstream.removeprefix("cassette:"))
-        elif px.is_sandbox(args.upstream, ca=args.ca):  # its control API is proxied too
-            upstream = px.SandboxOverHttp(args.upstream, ca=args.ca)
-        else:
-            upstream = px.GatewayUpstream(args.upstream, ca=args.ca)
+        box, upstream = _upstream(sb, px, args)
     except (px.FaultsError, ValueError, OSError, sqlite3.Error) as exc:
         print(f"gwkit proxy: {exc}", file=sys.stderr)
         return 2
@@ -266,6 +316,18 @@ def run_proxy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _upstream(sb: Any, px: Any, args: argparse.Namespace) -> tuple[Any, Upstream]:
+    """The upstream `--upstream` names (and the embedded sandbox, when it is the one)."""
+    if args.upstream == "sandbox":
+        box = sb.Sandbox(sb.web.server.db_location(args.db) if args.db else sb.default_db_path())
+        return box, px.SandboxUpstream(box)
+    if args.upstream.startswith("cassette:"):
+        return None, px.CassetteUpstream(args.upstream.removeprefix("cassette:"))
+    if px.is_sandbox(args.upstream, ca=args.ca):  # its control API is proxied too
+        return None, px.SandboxOverHttp(args.upstream, ca=args.ca)
+    return None, px.GatewayUpstream(args.upstream, ca=args.ca)
+
+
 def show_drift(px: Any, args: argparse.Namespace) -> int:
     """`gwkit proxy --show-drift [ID]`: the drift the journal keeps, every line of it."""
     path = args.journal or journal_path()
@@ -293,10 +355,10 @@ def show_drift(px: Any, args: argparse.Namespace) -> int:
 
 
 def _server_modules():
-    """The sandbox and the proxy, which need the [sandbox] extra: imported only to run them."""
-    from . import proxy, sandbox
+    """The sandbox, the proxy and the checklist, which need the [sandbox] extra: imported only to run them."""
+    from . import checklist, proxy, sandbox
 
-    return sandbox, proxy
+    return sandbox, proxy, checklist
 
 
 def _say(line: str) -> None:
@@ -304,7 +366,7 @@ def _say(line: str) -> None:
 
 
 def run_sandbox(args: argparse.Namespace) -> int:
-    sb, _ = _server_modules()
+    sb, _, _ = _server_modules()
 
     try:
         accounts = sb.load_accounts(args.accounts) if args.accounts else None

@@ -19,6 +19,17 @@ names it explicitly. Fixtures:
           record = gwkit_client.auth(...).record
           gwkit_notifications.assert_notified_once(record["transactionreference"])  # once, signed
 
+- `gwkit_checklist` (one for the session): the checklist (docs/checklist.md) in front of a sandbox
+  of its own; point your shop's gateway base URL at `gwkit_checklist.base_url`, and claim each step
+  around the payment that exercises it:
+
+      def test_my_shop_handles_a_decline(gwkit_checklist, my_shop):
+          with gwkit_checklist.step("decline") as step:
+              my_shop.pay(...)
+          assert step.verdict.passed, step.verdict.explain()
+
+  With `--gwkit-checklist-report DIR` its JUnit XML and HTML reports are written there at the end.
+
 The marker `@pytest.mark.gwkit_faults(kind="gateway_error", code=60010, made=True)` adds a fault
 (any kind of `docs/sandbox.md`, with its parameters and selector) before the test; stack several
 markers for several faults. The older `@pytest.mark.gwkit_faults(drop_next=1, process=True)` still
@@ -31,12 +42,17 @@ works, deprecated (a DeprecationWarning): `kind="drop", count=1, process=True` i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .client import Client
+from .journal import Journal
 from .notifications import NotificationListener
+
+if TYPE_CHECKING:
+    from .checklist import ChecklistHandle
 
 try:
     from .sandbox import DEFAULT_ACCOUNT, Sandbox, SandboxTransport
@@ -52,6 +68,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     help_text = "one fresh gwkit sandbox per test (test), or one per session restored per test (session)"
     parser.addini("gwkit_sandbox_scope", help_text, default="test")
     parser.addoption("--gwkit-sandbox-scope", choices=SCOPES, default=None, help=help_text)
+    parser.addoption(
+        "--gwkit-checklist-report",
+        default=None,
+        metavar="DIR",
+        help="write gwkit_checklist's reports (checklist.xml, checklist.html) to this folder",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -168,3 +190,31 @@ def gwkit_notifications(
         )
         yield listener
         notifier.delete_rule([site], rule["id"])
+
+
+@pytest.fixture(scope="session")
+def gwkit_checklist(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ChecklistHandle]:
+    """The checklist on a loopback port, in front of a sandbox of its own, for the session."""
+    _require_sandbox()
+    # Imported here: the proxy brings pandas (its drift report), and this plugin loads in every pytest run.
+    from . import checklist, proxy
+
+    folder = tmp_path_factory.mktemp("gwkit-checklist")
+    report = request.config.getoption("--gwkit-checklist-report")
+    folder_of_reports = (
+        checklist.reports.check_writable(Path(report) / "checklist.xml").parent if report else None
+    )
+    sandbox = Sandbox(folder / "sandbox.db")
+    handle = checklist.start(proxy.SandboxUpstream(sandbox), journal=Journal(folder / "journal.db"))
+    try:
+        yield handle
+        result = handle.finish()
+        if folder_of_reports is not None:
+            checklist.write_reports(
+                result, junit=folder_of_reports / "checklist.xml", html=folder_of_reports / "checklist.html"
+            )
+    finally:
+        handle.stop()
+        sandbox.close()

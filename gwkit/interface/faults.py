@@ -21,6 +21,8 @@ SELECTOR_FIELDS = ("count", "fraction", "seed", "requesttypes", "amounts")
 
 UNKNOWN_OUTCOME_CODES = (60010, 60034, 99999)  # gateway_error codes after which a payment may have been made
 SOFT_DECLINE = 71000  # gateway_error: strong customer authentication required (never `made`)
-GATEWAY_ERROR_CODES = (*UNKNOWN_OUTCOME_CODES, SOFT_DECLINE)
+DECLINE = 70000  # gateway_error: the bank declines, whatever the card (never `made`: nothing is taken)
+NEVER_MADE_CODES = (SOFT_DECLINE, DECLINE)  # final refusals: `made` true would contradict them
+GATEWAY_ERROR_CODES = (*UNKNOWN_OUTCOME_CODES, *NEVER_MADE_CODES)
 PROXY_STATUSES = (500, 502, 503, 504)  # http_status: what a proxy in front of the gateway answers
 MALFORMED_BODIES = ("truncated", "garbage")  # malformed: half the answer, or bytes that are not JSON

@@ -140,11 +140,12 @@ class _Silence(Response):
         await DroppedConnection()(scope, receive, send)  # closed through the server's CLOSE_CONNECTION
 
 
-def server_for(proxy: Proxy, log_level: str = "warning") -> uvicorn.Server:
+def server_for(proxy: Proxy, log_level: str = "warning", app: Starlette | None = None) -> uvicorn.Server:
     """uvicorn with the sandbox's bounds (`ServerLimits`: connections served at once, a request head
     within 10 s, idle keep-alive, an answer the client stops reading); no access log (the proxy's
-    own line is its log, and holds no credentials)."""
-    config = uvicorn_config(create_app(proxy), log_level, ServerLimits())
+    own line is its log, and holds no credentials). `app`: the proxy's app with routes of its own
+    added (the checklist's); by default `create_app(proxy)`."""
+    config = uvicorn_config(app if app is not None else create_app(proxy), log_level, ServerLimits())
     config.lifespan = "on"  # the app's lifespan closes the upstream's connections
     return uvicorn.Server(config)
 
@@ -184,10 +185,13 @@ class ProxyHandle:
         self.stop()
 
 
-def start(proxy: Proxy, *, host: str = "127.0.0.1", port: int = 0) -> ProxyHandle:
-    """Serve `proxy` on `host`:`port` (0: a free port) in a background thread; serving on return."""
+def start(
+    proxy: Proxy, *, host: str = "127.0.0.1", port: int = 0, app: Starlette | None = None
+) -> ProxyHandle:
+    """Serve `proxy` (or `app`, built on `create_app(proxy)`) on `host`:`port` (0: a free port) in a
+    background thread; serving on return."""
     sock = bind(host, port)
-    server = server_for(proxy)
+    server = server_for(proxy, app=app)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="gwkit-proxy", daemon=True)
     thread.start()
     bound_host, bound_port = sock.getsockname()[:2]

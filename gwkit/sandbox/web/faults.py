@@ -17,13 +17,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ...interface.codes import message_of
 from ...interface.faults import (
     GATEWAY_ERROR_CODES,
     KINDS,
     MALFORMED_BODIES,
+    NEVER_MADE_CODES,
     PROXY_STATUSES,
     SELECTOR_FIELDS,
-    SOFT_DECLINE,
 )
 from ...interface.wire import GATEWAY_PATH
 from ..gateway.store import FaultRow, FaultRows, MemoryFaultRows
@@ -140,8 +141,8 @@ def _gateway_error(payload: dict[str, Any]) -> dict[str, Any]:
     code, made = payload.get("code"), _flag(payload, "made", False)
     if isinstance(code, bool) or code not in GATEWAY_ERROR_CODES:
         raise ValueError(f"code must be one of {', '.join(map(str, GATEWAY_ERROR_CODES))}")
-    if code == SOFT_DECLINE and made:
-        raise ValueError("made must be false for code 71000: a soft decline is never made")
+    if code in NEVER_MADE_CODES and made:
+        raise ValueError(f"made must be false for code {code}: a {message_of(code).lower()} is never made")
     return {"code": code, "made": made}
 
 

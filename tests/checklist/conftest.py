@@ -1,0 +1,73 @@
+"""The checklist tests' fixtures: one sandbox for the module (`box`), and `run` to start a checklist
+in front of it with the reference shop pointing at it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+import gwkit.sandbox
+from gwkit import checklist
+from gwkit.checklist.shop import ShopHandle, ShopSettings, serve_shop
+from gwkit.journal import Journal
+from gwkit.proxy import SandboxUpstream
+
+CLOCK = datetime(2026, 1, 15, 10, 0, 0)
+NOT_ENROLLED = "4000000000000721"  # authorised, not enrolled in 3-D Secure: THREEDQUERY + AUTH pays at once
+SHOP_TIMEOUT = 0.5  # how long the reference shop waits for an answer (the timeout step holds it)
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory):
+    sandbox = gwkit.sandbox.Sandbox(tmp_path_factory.mktemp("checklist") / "sandbox.db", clock_start=CLOCK)
+    yield sandbox
+    sandbox.close()
+
+
+@dataclass
+class Run:
+    handle: checklist.ChecklistHandle
+    shop: ShopHandle | None
+    lines: list[str]
+
+    def pay(self, order: str, **fields: str) -> dict[str, Any]:
+        assert self.shop is not None
+        card = {
+            "orderreference": order,
+            "pan": NOT_ENROLLED,
+            "expirydate": "12/2030",
+            "securitycode": "123",
+            "baseamount": "1050",
+            "currencyiso3a": "GBP",
+        }
+        return self.shop.pay(**{**card, **fields})
+
+
+@pytest.fixture
+def run(box, tmp_path):
+    """run(behaviour="right"|"naive"|None, steps=None) -> Run: a checklist on loopback in front of
+    the module's sandbox, journalled to tmp_path, and the reference shop paying through it."""
+    started: list[Run] = []
+
+    def start(behaviour: str | None = "right", steps: list[str] | None = None) -> Run:
+        lines: list[str] = []
+        handle = checklist.start(
+            SandboxUpstream(box),
+            steps=checklist.steps_named(steps) if steps is not None else None,
+            journal=Journal(tmp_path / "journal.db"),
+            echo=lines.append,
+        )
+        shop = None
+        if behaviour is not None:
+            shop = serve_shop(ShopSettings(handle.base_url, behaviour=behaviour, timeout=SHOP_TIMEOUT))
+        started.append(Run(handle, shop, lines))
+        return started[-1]
+
+    yield start
+    for each in started:
+        if each.shop is not None:
+            each.shop.stop()
+        each.handle.stop()
