@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cassette import Cassette
+from .errors import GwkitError
 from .journal import Journal
 
 if TYPE_CHECKING:  # the proxy needs the [sandbox] extra: imported only to run it
@@ -399,7 +400,7 @@ def _log_to_stderr() -> None:
 _STDERR_HANDLER = "gwkit sandbox stderr"
 
 
-class _Stopped(Exception):
+class _Stopped(GwkitError):
     """SIGTERM, after uvicorn's graceful shutdown."""
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from ..cassette import Cassette, CassetteMiss
+from ..errors import GwkitError
 from ..interface.wire import GATEWAY_PATH
 from ..sandbox import Sandbox, SandboxRequest
 from ..sandbox.gateway.accounts import Account
@@ -42,7 +43,7 @@ class UpstreamAnswer:
     body: bytes
 
 
-class UpstreamError(Exception):
+class UpstreamError(GwkitError):
     """The upstream gave no answer: it could not be reached, it timed out or closed the connection,
     or (a cassette) it has no recording for the request."""
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+from ..interface.errors import GwkitError
+
 # As the real service: JSON is UTF-8 by definition (RFC 8259), and application/json has no charset.
 JSON_HEADERS = {"content-type": "application/json"}
 
@@ -24,7 +26,7 @@ MAX_STRING_CHARS = 65_536  # the longest field of the interface (md); each field
 MAX_FORM_FIELDS = 100
 
 
-class BodyError(ValueError):
+class BodyError(GwkitError, ValueError):
     """A body the sandbox will not read: not UTF-8, not JSON, or over a limit.
 
     `what` says what is wrong, never quoting the body (it may hold card data); `where` is the path
