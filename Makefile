@@ -26,7 +26,7 @@ test: lint bytecode
 # (the adapter, framing, the drop, deadlines and bounds, stopping, the official client) over the
 # oldest supported, a middle one and the locked version, each pinned, on SQLite (the server is the
 # same for both stores). Then over the newest release, when it is not the locked one: a failure
-# there only warns (a new uvicorn is news to act on, not a broken build). About 30 s a version.
+# there only warns (a new uvicorn is news to act on, not a broken build). About 10 s a version.
 UVICORN_PINNED := 0.30.6 0.32.1
 UVICORN_TESTS := tests/sandbox/test_uvicorn_adapter.py tests/sandbox/test_framing.py \
 	tests/sandbox/test_stop.py tests/sandbox/test_blocking.py tests/sandbox/test_latency_budget.py \

@@ -149,17 +149,22 @@ def test_a_request_head_that_never_completes_after_a_pipelined_answer_is_closed(
         assert read_until_closed(sock) == b""
 
 
-def test_request_exit_stops_the_server_with_its_hooks_called(serve):
+def test_request_exit_stops_the_server_at_once_with_its_hooks_called(serve, caplog):
+    """Idle connections are closed, one with a head half sent too, and nothing is logged (a request
+    under way is answered first: test_stop.py)."""
     served = serve()
-    with served.connect() as sock:
-        sock.sendall(get("/"))
-        assert answer_head(sock).startswith(b"HTTP/1.1 200")
+    with caplog.at_level(logging.INFO, logger="uvicorn"), served.connect() as idle, served.connect() as busy:
+        idle.sendall(get("/"))
+        assert answer_head(idle).startswith(b"HTTP/1.1 200") and idle.recv(1) == b"/"
+        busy.sendall(b"GET /late HTTP/1.1\r\nHost: x\r\n")  # its head not yet complete
         served.server.request_exit()
         assert served.stopping.is_set()  # at once, in the caller's thread
+        assert idle.recv(1) == b""  # the idle kept-alive connection is closed
         served.thread.join(BOUND)
-        assert read_until_closed(sock).endswith(b"/")  # the idle kept-alive connection was closed
+        assert busy.recv(1) == b""  # so is one whose request had not begun
     assert not served.thread.is_alive() and served.stopped.is_set()
     assert served.connections.open == {}
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_the_installed_uvicorn_is_one_pyproject_allows():

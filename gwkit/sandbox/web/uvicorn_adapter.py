@@ -13,8 +13,10 @@ each of these jobs is done and why).
   scope (`scope["extensions"][CLOSE_CONNECTION]()`), answers 503 beyond the connection bound, and
   adds the `Date` header (uvicorn's own is switched off: it would be in lower case); behind it,
   ambiguous framing is refused (framing.py).
-- `BackgroundServer`: `uvicorn.Server.serve` in an event loop of its own, stopped from any thread
-  by `request_exit()`, with the sandbox's hooks at stop (`stopping`, `stopped`).
+- `BackgroundServer`: `uvicorn.Server.serve` awaited in an event loop of its own, stopped from any
+  thread by `request_exit()` at once: the connections close themselves (each busy one after its
+  answer), then the task awaiting `serve` is cancelled; with the sandbox's hooks at stop. Of the
+  `Server` it reads `started` and sets `should_exit` (uvicorn's own stop, as a signal does).
 
 Any uvicorn from `pyproject.toml`'s lower bound up works alike: `make test-uvicorn-matrix` runs the
 sandbox's HTTP tests over the oldest supported, a middle one and the locked version.
@@ -61,6 +63,26 @@ class Connections:
         self.write_stall_seconds = write_stall_seconds
         self.allowance = allowance
         self.open: dict[tuple[Address, Address], GuardedConnection] = {}
+        self.in_flight = 0  # requests the app is answering
+        self.stopping = False
+        self._all_done: asyncio.Event | None = None
+
+    async def close_all(self, timeout: float | None) -> None:
+        """The server's stop: each idle connection closed now, each busy one after its answer (a
+        connection opened meanwhile at once); after `timeout`, those left are cut."""
+        self.stopping, self._all_done = True, asyncio.Event()
+        for connection in list(self.open.values()):
+            connection.close_when_idle()
+        self.changed()
+        try:
+            await asyncio.wait_for(self._all_done.wait(), timeout)
+        except TimeoutError:
+            for connection in list(self.open.values()):
+                connection.cut()
+
+    def changed(self) -> None:
+        if self._all_done is not None and not self.open and not self.in_flight:
+            self._all_done.set()
 
     def full(self) -> bool:
         if self.max_connections is None:
@@ -111,6 +133,8 @@ class GuardedConnection(asyncio.Protocol):
             self.connections.open[self.key] = self
         self._start_head_timer()
         self.http.connection_made(transport)
+        if self.connections.stopping:
+            self.close()
 
     def data_received(self, data: bytes) -> None:
         if self._answering:
@@ -128,6 +152,7 @@ class GuardedConnection(asyncio.Protocol):
         if self.key is not None and self.connections.open.get(self.key) is self:
             del self.connections.open[self.key]
         self.http.connection_lost(exc)
+        self.connections.changed()
 
     def pause_writing(self) -> None:
         self.http.pause_writing()
@@ -148,14 +173,24 @@ class GuardedConnection(asyncio.Protocol):
     def request_done(self) -> None:
         """The app has returned. Bytes that came meanwhile begin a next request: its head has a deadline."""
         self._answering = False
-        if self._received_meanwhile:
+        if self.connections.stopping:
+            self.close()
+        elif self._received_meanwhile:
             self._received_meanwhile = False
             self._start_head_timer()
 
     def close(self) -> None:
-        """Close the connection without an answer (the drop fault)."""
+        """Close the connection without an answer (the drop fault), or once its answer is sent."""
         if self.transport is not None:
             self.transport.close()
+
+    def close_when_idle(self) -> None:
+        if not self._answering:
+            self.close()  # else request_done closes it
+
+    def cut(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
 
     # the deadlines
 
@@ -221,6 +256,7 @@ def edge(app: ASGIApp, connections: Connections) -> ASGIApp:
         if connection is None:  # not served by a GuardedConnection (another server's app)
             return await app(scope, receive, with_date(send))
         connection.request_started()
+        connections.in_flight += 1
         try:
             if connections.full():
                 return await service_unavailable(with_date(send))
@@ -230,7 +266,9 @@ def edge(app: ASGIApp, connections: Connections) -> ASGIApp:
             }
             await app(scope, receive, with_date(send))
         finally:
+            connections.in_flight -= 1
             connection.request_done()
+            connections.changed()
 
     return at_the_edge
 
@@ -294,12 +332,16 @@ def config_for(app: ASGIApp, connections: Connections, **options: Any) -> uvicor
 
 class BackgroundServer:
     """A uvicorn `Server`, run by `run()` (a thread's target, or the foreground of `gwkit sandbox`)
-    and stopped by `request_exit()` from any thread: it stops taking connections, answers what is
-    under way (`timeout_graceful_shutdown`), closes idle connections, and returns.
+    and stopped by `request_exit()` from any thread: no new connection is served, what is under way
+    is answered (within `timeout_graceful_shutdown`), every connection is closed, and `run` returns.
 
     `stopping()` is called as the stop begins (at once when asked by `request_exit`; within a tick of
-    uvicorn's when a signal asked), `stopped()` once the server is done. uvicorn itself looks at its
-    `should_exit` every 0.1 s and pauses 0.1 s in its shutdown: a stop takes about 0.2 s."""
+    uvicorn's when a signal asked), `stopped()` once the server is done.
+
+    A stop asked by `request_exit` is prompt (a notebook kernel's exit and every test's sandbox wait
+    for it): the server's `Connections` close themselves, and once the last is closed the task
+    serving uvicorn is cancelled, where uvicorn's own stop (its `should_exit`, which a signal sets)
+    is seen within 0.1 s and pauses 0.1 s more. Before uvicorn has started, its own stop is used."""
 
     TICK_SECONDS = 0.1  # how often a stop asked by a signal is looked for (uvicorn's own tick)
 
@@ -311,9 +353,18 @@ class BackgroundServer:
         stopped: Callable[[], None] = lambda: None,
     ) -> None:
         self.server = uvicorn.Server(config)
+        protocol = config.http
+        self.connections = (
+            protocol.connections
+            if isinstance(protocol, type) and issubclass(protocol, GuardedConnection)
+            else None
+        )
         self.stopping = stopping
         self.stopped = stopped
         self._stop_begun = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._serving: asyncio.Task[None] | None = None
+        self._closing: asyncio.Task[None] | None = None
 
     def run(self, sockets: list[socket.socket] | None = None) -> None:
         try:
@@ -325,14 +376,39 @@ class BackgroundServer:
     def request_exit(self) -> None:
         """Ask the server to stop (any thread)."""
         self._begin_stop()
-        self.server.should_exit = True
+        loop = self._loop
+        if loop is None:
+            self.server.should_exit = True  # not serving yet: uvicorn stops right after its start
+            return
+        try:
+            loop.call_soon_threadsafe(self._stop_promptly)
+        except RuntimeError:  # its loop has closed: the server has stopped
+            pass
 
     async def _serve(self, sockets: list[socket.socket] | None) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._serving = asyncio.create_task(self.server.serve(sockets=sockets))
         watcher = asyncio.create_task(self._stop_begins_on_exit())
         try:
-            await self.server.serve(sockets=sockets)
+            await self._serving
+        except asyncio.CancelledError:
+            if self._closing is None:
+                raise  # not cancelled by a prompt stop
         finally:
             watcher.cancel()
+
+    def _stop_promptly(self) -> None:
+        if self._closing is not None:
+            return
+        if self.connections is None or not self.server.started or self.server.should_exit:
+            self.server.should_exit = True  # uvicorn's own stop
+            return
+        self._closing = asyncio.create_task(self._close_then_end(self.connections))
+
+    async def _close_then_end(self, connections: Connections) -> None:
+        await connections.close_all(self.server.config.timeout_graceful_shutdown)
+        if self._serving is not None:
+            self._serving.cancel()
 
     async def _stop_begins_on_exit(self) -> None:
         """A signal (Ctrl-C, SIGTERM) sets uvicorn's `should_exit`: the stop begins then too."""
