@@ -16,9 +16,12 @@ lab: bytecode
 # The gates, in order, stopping at the first that fails: lint, format, types, then every test with
 # the coverage of gwkit/ measured (processes the tests start included) and held to its floor
 # (pyproject.toml's [tool.coverage.*]).
+# TEST_WORKERS: pytest-xdist worker processes (0: all in this one), each test file on one worker
+# (its module-wide sandboxes started once); coverage measures the workers as any process the tests start.
+TEST_WORKERS ?= 2
 test: lint bytecode
 	rm -rf .coverage-data && mkdir -p .coverage-data
-	$(UV) run --no-sync coverage run -m pytest $(PYTEST_ARGS)
+	$(UV) run --no-sync coverage run -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 	$(UV) run --no-sync coverage combine -q
 	$(UV) run --no-sync coverage report
 
