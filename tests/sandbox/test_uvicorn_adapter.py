@@ -167,6 +167,32 @@ def test_request_exit_stops_the_server_at_once_with_its_hooks_called(serve, capl
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
+def test_an_app_with_a_lifespan_is_stopped_by_uvicorn_which_runs_its_shutdown():
+    shut_down = threading.Event()
+
+    async def app_with_lifespan(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            shut_down.set()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await small_app(scope, receive, send)
+
+    connections = Connections(max_connections=None, header_seconds=BOUND, write_stall_seconds=BOUND)
+    sock = bind("127.0.0.1", 0)
+    server = BackgroundServer(config_for(app_with_lifespan, connections, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    with socket.create_connection(sock.getsockname()[:2], timeout=BOUND) as client:
+        client.sendall(get("/", close=True))
+        assert read_until_closed(client).endswith(b"/")
+    server.request_exit()
+    thread.join(BOUND)
+    sock.close()
+    assert not thread.is_alive() and shut_down.is_set()
+
+
 def test_the_installed_uvicorn_is_one_pyproject_allows():
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     [requirement] = [r for r in extras["sandbox"] if r.startswith("uvicorn")]

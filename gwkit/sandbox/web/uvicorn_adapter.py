@@ -341,7 +341,8 @@ class BackgroundServer:
     A stop asked by `request_exit` is prompt (a notebook kernel's exit and every test's sandbox wait
     for it): the server's `Connections` close themselves, and once the last is closed the task
     serving uvicorn is cancelled, where uvicorn's own stop (its `should_exit`, which a signal sets)
-    is seen within 0.1 s and pauses 0.1 s more. Before uvicorn has started, its own stop is used."""
+    is seen within 0.1 s and pauses 0.1 s more. Before uvicorn has started, or where the app has a
+    lifespan (whose shutdown uvicorn runs), its own stop is used."""
 
     TICK_SECONDS = 0.1  # how often a stop asked by a signal is looked for (uvicorn's own tick)
 
@@ -400,10 +401,11 @@ class BackgroundServer:
     def _stop_promptly(self) -> None:
         if self._closing is not None:
             return
-        if self.connections is None or not self.server.started or self.server.should_exit:
-            self.server.should_exit = True  # uvicorn's own stop
+        connections, server = self.connections, self.server
+        if connections is None or server.config.lifespan != "off" or not server.started or server.should_exit:
+            server.should_exit = True  # uvicorn's own stop (it runs the app's lifespan shutdown)
             return
-        self._closing = asyncio.create_task(self._close_then_end(self.connections))
+        self._closing = asyncio.create_task(self._close_then_end(connections))
 
     async def _close_then_end(self, connections: Connections) -> None:
         await connections.close_all(self.server.config.timeout_graceful_shutdown)
