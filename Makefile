@@ -8,7 +8,7 @@ SYNC_STAMP := .venv/.gwkit-synced
 # JupyterLab refuses to run as root unless told to (containers and CI machines run as root).
 LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test lint sandbox team-sandbox pg-up bench env bytecode clean strip-notebooks docs js-deps
+.PHONY: lab test test-uvicorn-matrix lint sandbox team-sandbox pg-up bench env bytecode clean strip-notebooks docs js-deps
 
 lab: bytecode
 	$(UV) run --no-sync jupyter lab --notebook-dir=notebooks $(LAB_ROOT_FLAG)
@@ -16,11 +16,41 @@ lab: bytecode
 # The gates, in order, stopping at the first that fails: lint, format, types, then every test with
 # the coverage of gwkit/ measured (processes the tests start included) and held to its floor
 # (pyproject.toml's [tool.coverage.*]).
+# TEST_WORKERS: pytest-xdist worker processes (0: all in this one), each test file on one worker
+# (its module-wide sandboxes started once); coverage measures the workers as any process the tests start.
+TEST_WORKERS ?= 2
 test: lint bytecode
 	rm -rf .coverage-data && mkdir -p .coverage-data
-	$(UV) run --no-sync coverage run -m pytest $(PYTEST_ARGS)
+	$(UV) run --no-sync coverage run -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 	$(UV) run --no-sync coverage combine -q
 	$(UV) run --no-sync coverage report
+
+# gwkit beside each uvicorn it supports (pyproject.toml: uvicorn>=0.30): the sandbox's HTTP tests
+# (the adapter, framing, the drop, deadlines and bounds, stopping, the official client) over the
+# oldest supported, a middle one and the locked version, each pinned, on SQLite (the server is the
+# same for both stores). Then over the newest release, when it is not the locked one: a failure
+# there only warns (a new uvicorn is news to act on, not a broken build). About 10 s a version.
+UVICORN_PINNED := 0.30.6 0.32.1
+UVICORN_TESTS := tests/sandbox/test_uvicorn_adapter.py tests/sandbox/test_framing.py \
+	tests/sandbox/test_stop.py tests/sandbox/test_blocking.py tests/sandbox/test_latency_budget.py \
+	tests/sandbox/test_faults.py::test_drop_closes_the_connection_before_or_after_the_payment \
+	tests/sandbox/test_official_module_tests.py tests/sandbox/test_interop.py
+UVICORN_PYTEST := pytest -q -p no:cacheprovider -k "not postgresql" $(UVICORN_TESTS)
+test-uvicorn-matrix: bytecode
+	@set -e; for version in $(UVICORN_PINNED); do \
+		echo "== uvicorn $$version"; \
+		GWKIT_EXPECT_UVICORN=$$version $(UV) run --no-sync --with "uvicorn==$$version" $(UVICORN_PYTEST); \
+	done
+	@echo "== uvicorn $$($(UV) run --no-sync python -c 'import uvicorn; print(uvicorn.__version__)') (locked)"
+	@$(UV) run --no-sync $(UVICORN_PYTEST)
+	@locked=$$($(UV) run --no-sync python -c 'import uvicorn; print(uvicorn.__version__)'); \
+	newest=$$(echo uvicorn | $(UV) pip compile --quiet --no-header --no-annotate - 2>/dev/null | sed -n 's/^uvicorn==//p'); \
+	if [ -z "$$newest" ]; then echo "warning: the newest uvicorn release could not be found (offline?)"; \
+	elif [ "$$newest" = "$$locked" ]; then echo "== uvicorn $$newest, the newest release, is the locked one"; \
+	else echo "== uvicorn $$newest (the newest release: a failure only warns)"; \
+		GWKIT_EXPECT_UVICORN=$$newest $(UV) run --no-sync --with "uvicorn==$$newest" $(UVICORN_PYTEST) \
+		|| echo "warning: gwkit's HTTP tests fail beside uvicorn $$newest, the newest release (above)"; \
+	fi
 
 # The quick gates alone: ruff (lint and format check) and mypy (pyproject.toml's [tool.mypy]).
 lint: $(SYNC_STAMP)

@@ -47,7 +47,7 @@ class CassetteMiss(GwkitError, LookupError):
     """A replayed request has no recording left in the cassette."""
 
 
-class RecordedSilence(httpx.RemoteProtocolError):
+class RecordedSilence(GwkitError, httpx.RemoteProtocolError):
     """A replayed exchange whose answer never came (a dropped connection, a timeout): `silence` is
     "drop" or "timeout", `fault` the injected fault's kind when one was recorded."""
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cassette import Cassette
+from .errors import GwkitError
 from .journal import Journal
 from .journal import default_path as journal_path
 
@@ -523,7 +524,7 @@ def _log_to_stderr() -> None:
 _STDERR_HANDLER = "gwkit sandbox stderr"
 
 
-class _Stopped(Exception):
+class _Stopped(GwkitError):
     """SIGTERM, after uvicorn's graceful shutdown."""
 
 

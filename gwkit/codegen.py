@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from .errors import GwkitError
 from .interface.masking import mask_data
 from .interface.wire import GATEWAY_PATH, VERSION
 
@@ -40,7 +41,7 @@ _METHODS = {
 _CLIENT_FILLS = ("requesttypedescriptions", "requestreference")
 
 
-class CodegenError(ValueError):
+class CodegenError(GwkitError, ValueError):
     """The source holds no request that can be written as code."""
 
 

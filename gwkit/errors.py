@@ -1,15 +1,49 @@
-"""gwkit's exception hierarchy.
+"""gwkit's exception hierarchy: every error gwkit raises is a `GwkitError` (its root lives in
+`gwkit/interface/errors.py`, the layer every other may import; it is re-exported here). Where a
+caller may catch an error by a built-in class, the error is that too (in brackets). Modules the
+sandbox and the proxy raise from are named; the others are the client's, in this module.
 
 GwkitError
-├── ValidationError          a request breaks the interface's rules (every problem listed)
-├── GatewayError             the gateway answered a record with a non-zero errorcode
-├── ThreeDSecureError        a 3-D Secure step that cannot be taken now, or an ACS page that refused
-└── TransportError           the exchange itself failed
-    ├── AuthenticationError  HTTP 401: credentials rejected
-    ├── ResponseFormatError  the body is not a readable gateway envelope
-    ├── HTTPStatusError      any other unexpected HTTP status
-    ├── RequestTimeoutError  no answer in time (the request may have been processed)
-    └── ConnectError         no connection could be made (nothing was sent)
+├── ValidationError (ValueError)           a request breaks the interface's rules (every problem listed)
+├── GatewayError                           the gateway answered a record with a non-zero errorcode
+│   └── SubscriptionError                  a subscription request refused (gwkit.subscription)
+├── ThreeDSecureError                      a 3-D Secure step that cannot be taken now, or an ACS page that refused
+├── TransportError                         the exchange itself failed
+│   ├── AuthenticationError                HTTP 401: credentials rejected
+│   ├── ResponseFormatError                the body is not a readable gateway envelope
+│   │   └── HTTPStatusError                any other unexpected HTTP status
+│   ├── RequestTimeoutError                no answer in time (the request may have been processed)
+│   └── ConnectError                       no connection could be made (nothing was sent)
+├── ConfigError (ValueError)               the configuration is incomplete or unreadable (gwkit.config)
+├── CardStoreError                         a card store listing that cannot be complete (gwkit.cardstore)
+├── QueryCapError                          one day holds more records than one query answers (gwkit.querying)
+├── CassetteMiss (LookupError)             a replayed request has no recording left (gwkit.cassette)
+├── RecordedSilence (RemoteProtocolError)  a cassette replays an answer that was dropped (gwkit.cassette)
+├── NotificationMismatch (AssertionError)  the notifications a test expected did not arrive (gwkit.notifications)
+├── CodegenError (ValueError)              a source with no request to write as code (gwkit.codegen)
+├── ReportError (ValueError)               a value that does not fit its column's type (gwkit.report.frames)
+├── UpstreamError                          the proxy's upstream gave no answer (gwkit.proxy.upstreams)
+├── FaultsError (ValueError)               a proxy fault book that cannot be used (gwkit.proxy.faults)
+├── ChecklistError                         a checklist that cannot run as asked (gwkit.checklist.steps)
+├── AccountsError (ValueError)             a sandbox accounts file that cannot be used (sandbox.gateway.accounts)
+├── SiteNotYours (LookupError)             a control request names a site not the caller's (sandbox.gateway.accounts)
+├── ClockError (ValueError)                a clock move that cannot be made (sandbox.gateway.clock)
+├── TablesError (ValueError)               handler modules whose tables cannot be merged (sandbox.gateway.context)
+├── NotificationError (ValueError)         a notification rule or request that cannot be taken (sandbox.gateway.notifications)
+├── NotFound (LookupError)                 no such notification rule or delivery (sandbox.gateway.notifications)
+├── Refusal                                a request the sandbox refuses with an error record (sandbox.gateway.refusal)
+├── BadToken (ValueError)                  a malformed or forged PaReq or PaRes (sandbox.gateway.threeds)
+├── StoreError (RuntimeError)              a sandbox store that cannot be opened (sandbox.gateway.store)
+│   ├── SchemaTooNew                       its database was migrated by a newer gwkit
+│   └── MissingDriver                      psycopg is not installed (the `team` extra)
+├── SnapshotError (ValueError)             a bad snapshot name (sandbox.gateway.store.snapshots)
+├── SnapshotNotFound (LookupError)         no snapshot of that name (sandbox.gateway.store.snapshots)
+├── BodyError (ValueError)                 a request body that cannot be read (interface.jsonread)
+└── AcsError (ValueError)                  a 3-D Secure page post the sandbox's ACS refuses (sandbox.web.acs)
+
+Private control-flow signals (`_Stopped` in the CLI, `_FirstRefused` in the sandbox's gateway) are
+GwkitErrors too, and never leave the module that raises them. `tests/test_errors_tree.py` checks
+this tree against the classes.
 """
 
 from __future__ import annotations
@@ -17,12 +51,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .interface.errors import GwkitError
+
 if TYPE_CHECKING:  # pragma: no cover
     from .interface.validation import Problem
 
-
-class GwkitError(Exception):
-    """Base class of every error gwkit raises."""
+__all__ = [
+    "AuthenticationError",
+    "ConnectError",
+    "GatewayError",
+    "GwkitError",
+    "HTTPStatusError",
+    "RequestTimeoutError",
+    "ResponseFormatError",
+    "ThreeDSecureError",
+    "TransportError",
+    "ValidationError",
+]
 
 
 class ValidationError(GwkitError, ValueError):

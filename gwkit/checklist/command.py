@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from ..cassette import Cassette
+from ..errors import GwkitError
 from ..journal import Journal
 from .app import ChecklistHandle, start
 from .reports import check_writable, write_reports
@@ -187,7 +188,7 @@ class _Held:
             _say(line)
 
 
-class _Stopped(Exception):
+class _Stopped(GwkitError):
     """SIGTERM: the run ends, its reports are written."""
 
 

@@ -33,6 +33,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..interface.errors import GwkitError
 from ..interface.jsonread import BodyError, read_json
 from ..interface.wire import GATEWAY_PATH
 from ..sandbox.web.server import bind, uvicorn_config
@@ -44,7 +45,7 @@ UNKNOWN_OUTCOME = ("60010", "60034", "99999")  # the payment may or may not have
 SOFT_DECLINE, DECLINE = "71000", "70000"
 
 
-class _NoAnswer(Exception):
+class _NoAnswer(GwkitError):
     """The gateway's answer never came, or is not a gateway answer (a 5xx page, garbage)."""
 
 

@@ -17,13 +17,15 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from .errors import GwkitError
+
 MAX_JSON_DEPTH = 32  # arrays and objects inside each other; an envelope needs 6
 MAX_NUMBER_CHARS = 100  # int() of a long number is slow, and past 4300 digits it raises
 MAX_STRING_CHARS = 65_536  # the longest field of the interface (md); each field's own length is validation's
 DUPLICATE_KEYS = "duplicate keys"  # the limit a key named twice in one object breaks
 
 
-class BodyError(ValueError):
+class BodyError(GwkitError, ValueError):
     """A body gwkit will not read: not UTF-8, not JSON, over a limit, or with a key named twice.
 
     `what` says what is wrong, never quoting the body (it may hold card data); `where` is the path

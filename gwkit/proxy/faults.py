@@ -14,13 +14,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..errors import GwkitError
 from ..interface.jsonread import BodyError, read_json
 from ..sandbox.web.faults import FaultBook
 
 ANY_SITE = "*"  # the faults that name no sitereference: every site of the application
 
 
-class FaultsError(ValueError):
+class FaultsError(GwkitError, ValueError):
     """A faults file or fault that cannot be used; the message names the fault and the rule."""
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from ..cassette import Cassette, CassetteMiss, RecordedSilence
+from ..errors import GwkitError
 from ..interface.jsonread import BodyError, read_json
 from ..interface.wire import GATEWAY_PATH
 from ..sandbox import Sandbox, SandboxRequest
@@ -47,7 +48,7 @@ class UpstreamAnswer:
 UNREAD: Any = object()  # `send` was given no envelope: the body is read where the envelope is needed
 
 
-class UpstreamError(Exception):
+class UpstreamError(GwkitError):
     """The upstream gave no answer: it could not be reached, it timed out or closed the connection,
     or (a cassette) it has no recording for the request.
 

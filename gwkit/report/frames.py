@@ -27,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import GwkitError
 from ..interface import FIELDS
 from ..interface.currency import DEFAULT_EXPONENT, exponent
 from ..interface.fields import AMOUNT, CATEGORY, DATE, DATETIME, INTEGER, TEXT
@@ -51,7 +52,7 @@ _PANDAS_TYPES = {
 }
 
 
-class ReportError(ValueError):
+class ReportError(GwkitError, ValueError):
     """A record's value does not fit its column's type; names the column, row, value and rule."""
 
     def __init__(self, column: str, row: int, value: Any, rule: str):

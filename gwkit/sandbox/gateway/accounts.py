@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ...interface.bypass import BYPASS_FIELD, bypass_rule_broken
+from ...interface.errors import GwkitError
 from ...interface.validation import check_value
 
 DEFAULT_USERNAME = "gwkit_sandbox"
@@ -67,7 +68,7 @@ def account_for_site(accounts: Iterable[Account], sitereference: str) -> Account
     return next((a for a in accounts if sitereference in a.sitereferences), None)
 
 
-class SiteNotYours(LookupError):
+class SiteNotYours(GwkitError, LookupError):
     """A control request named a site that is not one of the caller's (or that does not exist)."""
 
     def __init__(self, sitereference: str):
@@ -87,7 +88,7 @@ def control_sites(
     return (sitereference,)
 
 
-class AccountsError(ValueError):
+class AccountsError(GwkitError, ValueError):
     """The accounts file cannot be used; the message names the entry and the rule."""
 
 

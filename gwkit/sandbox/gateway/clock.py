@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
+from ...interface.errors import GwkitError
 from ...interface.schedule import add_months
 from ...interface.wire import TIMESTAMP
 from .sql import OF_SITES, Sql
@@ -67,7 +68,7 @@ _SET_MARK = Sql(
 )
 
 
-class ClockError(ValueError):
+class ClockError(GwkitError, ValueError):
     """A clock move that cannot be made: a bad duration or date, a move backwards, or past a limit.
 
     `limit` names the limit a refused move broke (`max_move` or `latest`), else None."""

@@ -11,6 +11,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
+from ...interface.errors import GwkitError
 from ...interface.wire import TIMESTAMP
 from .accounts import Account
 from .clock import Clock
@@ -35,7 +36,7 @@ TABLE_NAMES = (
 )
 
 
-class TablesError(ValueError):
+class TablesError(GwkitError, ValueError):
     """Handler modules whose tables cannot be merged: a module offering none (or a misspelt one), or
     a key two modules both claim."""
 

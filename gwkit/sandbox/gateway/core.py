@@ -24,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ...interface.errors import GwkitError
 from ...interface.masking import mask_data, mask_pan
 from ...interface.requests import SINGLE_TYPES
 from ...interface.validation import chained_entries, errordata, normalised, request_types_of, validate_request
@@ -548,7 +549,7 @@ class Gateway:
         self.store.close()
 
 
-class _FirstRefused(Exception):
+class _FirstRefused(GwkitError):
     """The fault of an object's first request type, carried out of its transaction to roll it back."""
 
     def __init__(self, fault: Refusal):

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
 
+from ...interface.errors import GwkitError
 from ...interface.fields import FIELDS, SENSITIVE_FIELDS
 from ...interface.masking import mask_pan
 from ...interface.notification import DEFAULT_FIELDS, REFERENCE_FIELD, SIGNATURE_FIELD, signature
@@ -102,11 +103,11 @@ LOOPBACK_HOSTS = ("127.0.0.0/8", "::1", "localhost")
 MOST_PER_PAGE = 500
 
 
-class NotificationError(ValueError):
+class NotificationError(GwkitError, ValueError):
     """A rule or a control request that cannot be taken; the message names the field and the rule."""
 
 
-class NotFound(LookupError):
+class NotFound(GwkitError, LookupError):
     """No such rule or delivery among the caller's sites."""
 
 

@@ -8,10 +8,11 @@ import sqlite3
 import traceback
 
 from ...interface.codes import message_of
+from ...interface.errors import GwkitError
 from ...interface.masking import mask_text
 
 
-class Refusal(Exception):
+class Refusal(GwkitError):
     """A refused request: answered as an error record, and nothing of it is kept.
 
     The errormessage is the code's, from the interface's table (`gwkit.interface.codes`)."""

@@ -43,6 +43,7 @@ from typing import Any
 
 from ...interface.cards import Scheme, scheme_of
 from ...interface.codes import message_of
+from ...interface.errors import GwkitError
 from ...interface.masking import mask_pan
 from ...interface.testcards import test_card
 from ...interface.wire import TIMESTAMP
@@ -161,7 +162,7 @@ class Session:
 # -- signed tokens: PaReq and PaRes ------------------------------------------------------------
 
 
-class BadToken(ValueError):
+class BadToken(GwkitError, ValueError):
     """A PaReq or PaRes that is malformed or whose signature does not match."""
 
 

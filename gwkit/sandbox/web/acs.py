@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 from ...interface.currency import to_major
+from ...interface.errors import GwkitError
 from ..gateway.core import Gateway
 from ..gateway.threeds import (
     ACS_PATH,
@@ -70,7 +71,7 @@ PROGRAMMES = {
 }
 
 
-class AcsError(ValueError):
+class AcsError(GwkitError, ValueError):
     """A post the ACS refuses; the message is shown to the tester."""
 
 

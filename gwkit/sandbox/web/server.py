@@ -20,6 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import uvicorn
+
 from ..gateway.accounts import Account
 from ..gateway.cachetokens import token_rows
 from ..gateway.store import store_target
@@ -31,7 +33,7 @@ from .latency import DELAYED_PER_SITE, LatencyBudget
 from .notification_controls import NotificationControls
 from .sandbox import Sandbox
 from .transport import SandboxTransport
-from .uvicorn_adapter import GuardedH11Protocol, PromptServer, SandboxConfig
+from .uvicorn_adapter import BackgroundServer, Connections, config_for
 from .workers import WORKER_THREADS, Workers
 
 DEFAULT_DB = Path(".gwkit") / "sandbox.db"
@@ -83,11 +85,11 @@ class ServerLimits:
 
 def server_for(
     sandbox: Sandbox, log_level: str = "warning", limits: ServerLimits | None = None
-) -> PromptServer:
+) -> BackgroundServer:
     """The uvicorn server of `sandbox`: at stop, a long clock move ends at its next day, and the
     worker threads are waited for, so what was committed stays and nothing keeps the process alive."""
     limits = limits or ServerLimits()
-    sandbox.latency = LatencyBudget(limits.delayed_per_site)
+    latency = sandbox.latency = LatencyBudget(limits.delayed_per_site)
     workers = Workers(limits.threads)
     app = canonical_header_case(
         create_app(sandbox, workers=workers, body_read_seconds=limits.body_read_seconds)
@@ -96,25 +98,33 @@ def server_for(
     def stopping() -> None:  # the gateway's at stop time (a test may have replaced it)
         sandbox.gateway.stop_work()
 
-    config = uvicorn_config(app, log_level, limits)
-    config.latency = sandbox.latency  # GuardedH11Protocol's allowance
-    return PromptServer(config, stopping=stopping, stopped=workers.shutdown)
+    config = uvicorn_config(app, log_level, limits, allowance=lambda: latency.delayed)
+    return BackgroundServer(config, stopping=stopping, stopped=workers.shutdown)
 
 
-def uvicorn_config(app: Any, log_level: str = "warning", limits: ServerLimits | None = None) -> SandboxConfig:
-    """The server settings of every sandbox (and of the benchmark's baseline endpoint)."""
+def uvicorn_config(
+    app: Any,
+    log_level: str = "warning",
+    limits: ServerLimits | None = None,
+    allowance: Callable[[], int] = lambda: 0,
+) -> uvicorn.Config:
+    """The server settings of every sandbox (and of the proxy, and the benchmark's baseline endpoint).
+    `allowance()`: connections allowed beyond `max_connections` (the requests waiting out a latency)."""
     limits = limits or ServerLimits()
-    return SandboxConfig(
+    connections = Connections(
+        max_connections=limits.max_connections,
+        header_seconds=limits.header_read_seconds,
+        write_stall_seconds=limits.write_stall_seconds,
+        allowance=allowance,
+    )
+    return config_for(
         app,
+        connections,
         log_level=log_level,
         lifespan="off",
         access_log=False,
         timeout_graceful_shutdown=2,
-        http=GuardedH11Protocol,
         timeout_keep_alive=limits.keep_alive_seconds,
-        limit_concurrency=limits.max_connections,
-        timeout_header_read=limits.header_read_seconds,
-        timeout_write_stall=limits.write_stall_seconds,
     )
 
 
@@ -125,7 +135,7 @@ class SandboxHandle:
     sandbox: Sandbox
     base_url: str
     account: Account
-    _server: PromptServer = field(repr=False)
+    _server: BackgroundServer = field(repr=False)
     _thread: threading.Thread = field(repr=False)
     _sock: socket.socket = field(repr=False)
 

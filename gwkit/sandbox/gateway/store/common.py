@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ....interface.errors import GwkitError
 from ....interface.masking import mask_pan
 from ..sql import Sql, Statement, text_for
 from ..vault import Vault
@@ -51,7 +52,7 @@ class Connection(Protocol):
     def executemany(self, sql: Statement, seq: Iterable[Sequence[Any]], /) -> Cursor: ...
 
 
-class StoreError(RuntimeError):
+class StoreError(GwkitError, RuntimeError):
     """A store cannot be opened: no driver, no server, a database too old or too new for this gwkit."""
 
 

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from ....interface.errors import GwkitError
 from ..accounts import Account
 from ..sitedata import SiteTables, delete_sites
 from .common import create_private
@@ -46,11 +47,11 @@ NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 INFO_TABLE = "snapshot_info"
 
 
-class SnapshotError(ValueError):
+class SnapshotError(GwkitError, ValueError):
     """A snapshot request that cannot be done: a bad name."""
 
 
-class SnapshotNotFound(LookupError):
+class SnapshotNotFound(GwkitError, LookupError):
     """No snapshot of that name for this account."""
 
 
