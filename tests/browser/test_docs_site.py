@@ -43,7 +43,7 @@ CONTENT = {
     "04_subscriptions": ("Subscriptions", "pending (starts when the AUTH settles)", "img"),
     "05_card_store": ("The card store", "Mastercard", "img"),
     "06_tokenisation": ("Browser tokenisation", "Card data found in what the shop received", "table"),
-    "07_reporting": ("Reporting", "query_all found 510", "img"),
+    "07_reporting": ("Reporting for finance and support", "Money movements", "img"),
     "08_faults_and_reconciliation": ("Faults and reconciliation", "authorised, waiting to settle", "table"),
     "09_url_notifications": ("URL notifications", "notificationreference", "table"),
     "10_validating_proxy": ("A validating proxy", "Bank System Error", "table"),

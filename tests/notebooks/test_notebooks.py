@@ -403,7 +403,6 @@ SCREEN_TRUTHS = {
 ASSERTS_PENDING = {  # notebooks still checking with assert lines, each with why
     "02_request_explorer": "issue 43's final polish, after the forms' validation work",
     "03_threeds_v1_walkthrough": "issue 43's final polish, after the 3-D Secure v2 work lands",
-    "07_reporting": "issue 43's final polish, after the reporting work lands",
     "10_validating_proxy": "issue 43's final polish, after the proxy work lands",
 }
 
@@ -428,7 +427,6 @@ def test_teaching_cells_say_what_they_found_instead_of_asserting_it(path):
 SECTION_NUMBER = re.compile(r"(?i)\b(?:interface|sections?)\s+\d+\.\d+|\(\d\.\d\)")
 SECTION_NUMBERS_PENDING = {  # notebooks still citing section numbers, each with why
     "03_threeds_v1_walkthrough": "issue 43's final polish, after the 3-D Secure v2 work lands",
-    "07_reporting": "issue 43's final polish, after the reporting work lands",
 }
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from support.sandbox import SITE, card_auth, query_request
+
+pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
 
 
 def test_a_duplicate_key_is_an_error_30000_naming_its_path_and_nothing_is_made(gateway):

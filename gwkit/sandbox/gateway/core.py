@@ -144,7 +144,7 @@ class Gateway:
         self.notifier.wake()  # deliveries a stopped sandbox left open go on
         # Every host of a team sandbox renews its moves' leases and takes over those of a dead one.
         self._keeper = (
-            MoveKeeper(self.moves, lambda: self.sweep_moves(wait=False), self.move_lease)
+            MoveKeeper(self.moves, self._sweep_in_the_background, self.move_lease)
             if self.store.shared_by_workers
             else None
         )
@@ -414,6 +414,10 @@ class Gateway:
         else:
             running.finish()
         return report
+
+    def _sweep_in_the_background(self) -> list[str]:
+        """The sweeper's round (moves.MoveKeeper): each move taken over finishes in a thread of its own."""
+        return self.sweep_moves(wait=False)
 
     def sweep_moves(self, at: float | None = None, wait: bool = True) -> list[str]:
         """Take over the clock moves whose host died: those whose lease ran out by `at` (seconds of the

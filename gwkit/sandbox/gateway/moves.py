@@ -12,6 +12,7 @@ import itertools
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
@@ -116,19 +117,25 @@ def lease_seconds(given: float | None = None) -> float:
 
 class MoveKeeper:
     """The sweeper of one process: every third of the lease it renews this process's leases, then
-    `sweep()`s (takes over the moves whose host died). A thread of its own; `stop()` ends it."""
+    sweeps (takes over the moves whose host died). A thread of its own; `stop()` ends it, and so does
+    the end of the gateway whose `sweep` it was given (held weakly: a gateway dropped without
+    `close()` leaves no thread sweeping a database that may be gone)."""
 
     def __init__(self, board: Board, sweep: Callable[[], Any], lease: float):
-        self._board, self._sweep, self._every = board, sweep, lease / 3
+        self._board, self._every = board, lease / 3
+        self._sweep = weakref.WeakMethod(sweep)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="gwkit-move-keeper", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stopping.wait(self._every):
+            sweep = self._sweep()
+            if sweep is None:
+                return
             try:
                 self._board.renew()
-                self._sweep()
+                sweep()
             except Exception:  # the database out of reach for a moment: the next round tries again
                 log.exception("the clock moves' sweeper failed; it tries again in %.1f s", self._every)
 
