@@ -155,6 +155,20 @@ def validate_request(request: Mapping[str, Any], *, strict: bool = True) -> list
 
 
 _EXPIRY_PAIR = ("expirymonth", "expiryyear")
+_SHORT_EXPIRY = re.compile(r"(0[1-9]|1[0-2])/([0-9]{2})")
+
+
+def with_full_expiry_year(request: dict[str, Any]) -> dict[str, Any]:
+    """A card expiry written `MM/YY` read as the gateway reads it, `MM/20YY`.
+
+    The gateway makers' browser library sends `MM/YY` in some flows, and the real gateway accepted
+    it (one capture, not verified beyond it: real-gateway-facts.md, "More captured answers"). So the
+    sandbox takes it; gwkit's client keeps the interface's `MM/YYYY` and refuses `MM/YY` before
+    sending."""
+    expiry = request.get("expirydate")
+    if isinstance(expiry, str) and (short := _SHORT_EXPIRY.fullmatch(expiry)):
+        return {**request, "expirydate": f"{short[1]}/20{short[2]}"}
+    return request
 
 
 def normalised(request: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:

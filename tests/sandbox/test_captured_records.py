@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 import gwkit
+from gwkit.interface.validation import validate_request
 from support.sandbox import CLOCK, Gateway
 
 pytestmark = pytest.mark.both_stores  # each test on SQLite and on PostgreSQL
@@ -140,6 +141,21 @@ def test_a_70000_decline_reports_the_security_code_as_not_checked(raw):
     del without["securitycode"]
     assert raw.one(without)["securityresponsesecuritycode"] == "0"
     assert raw.one(card_request("AUTH"))["securityresponsesecuritycode"] == "2"  # authorised: checked
+
+
+def test_an_expiry_written_mm_yy_is_accepted_and_read_as_mm_20yy(raw):
+    """real-gateway-facts.md, "More captured answers": the makers' browser library sends the expiry
+    as `MM/YY` in some flows and the gateway accepted it (one capture, not verified beyond it). The
+    sandbox reads it as `MM/20YY`; an expired one is still refused. gwkit's client keeps the
+    interface's `MM/YYYY` and refuses `MM/YY` before sending."""
+    assert raw.one(card_request("AUTH", expirydate="12/30"))["errorcode"] == "0"
+    store = {"requesttypedescriptions": ["STORE"], "sitereference": SITE, "accounttypedescription": "CARDSTORE"}
+    stored = raw.one({**store, "pan": NOT_ENROLLED, "expirydate": "12/30"})
+    [kept] = raw.query(transactionreference=[stored["transactionreference"]])
+    assert kept["expirydate"] == "12/2030"
+    expired = raw.one(card_request("AUTH", expirydate="12/25"))  # the sandbox's clock is in 2026
+    assert (expired["errorcode"], expired["errordata"]) == ("30000", ["expirydate"])
+    assert [p.field for p in validate_request(card_request("AUTH", expirydate="12/30"))] == ["expirydate"]
 
 
 @pytest.mark.parametrize(

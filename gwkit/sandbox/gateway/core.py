@@ -27,7 +27,14 @@ from typing import Any
 from ...interface.errors import GwkitError
 from ...interface.masking import mask_data, mask_pan
 from ...interface.requests import SINGLE_TYPES
-from ...interface.validation import chained_entries, errordata, normalised, request_types_of, validate_request
+from ...interface.validation import (
+    chained_entries,
+    errordata,
+    normalised,
+    request_types_of,
+    validate_request,
+    with_full_expiry_year,
+)
 from ...interface.wire import PAN_PATTERN, TIMESTAMP, VERSION
 from . import (
     accountcheck,
@@ -231,7 +238,7 @@ class Gateway:
 
         if not isinstance(request, dict):
             return refused(Refusal(30000, ["request"]))
-        request = chains.with_envelope_parent(normalised(request)[0], previous)
+        request = chains.with_envelope_parent(with_full_expiry_year(normalised(request)[0]), previous)
         types = request.get("requesttypedescriptions")
         if (
             not isinstance(types, list)
