@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 
+from ..errors import ValidationError
 from ..interface.codes import record_ok
 from ..interface.masking import mask_pan
 from ..interface.testcards import TestCard, test_cards
@@ -35,6 +36,8 @@ from .threeds_stepper import (
     KEY_STEP_FIELDS,
     _meanings,
     _table,
+    card_checks,
+    send_tooltip,
     sequence_svg,
 )
 
@@ -260,11 +263,13 @@ class ThreeDSecureV2Stepper(widgets.VBox):
         self.card.observe(
             guarded(self._code_for_card, self.message, context="choosing a card"), names="value"
         )
+        self.checks = card_checks(self)
         inputs = widgets.VBox(
             [
-                self.card,
-                widgets.HBox([self.expirydate, self.securitycode]),
-                widgets.HBox([self.baseamount, self.currency]),
+                self.checks.boxed("pan"),
+                widgets.HBox([self.checks.boxed("expirydate"), self.checks.boxed("securitycode")]),
+                widgets.HBox([self.checks.boxed("baseamount"), self.checks.boxed("currencyiso3a")]),
+                self.checks.general,
                 widgets.HBox(
                     [self.lookup_button, self.method_button, self.query_button, self.restart_button]
                 ),
@@ -291,14 +296,15 @@ class ThreeDSecureV2Stepper(widgets.VBox):
             self.securitycode.value = "1234" if str(change["new"])[:2] in ("34", "37") else "123"
 
     def send_lookup(self) -> None:
+        """Check every field again, then send the THREEDLOOKUP; problems are shown beside their
+        fields and nothing is sent."""
         self.message.value = ""
-        self.flow.lookup(
-            pan=self.card.value,
-            expirydate=self.expirydate.value.strip(),
-            securitycode=self.securitycode.value.strip() or None,
-            baseamount=self.baseamount.value.strip(),
-            currencyiso3a=self.currency.value.strip(),
-        )
+        if self.checks.check():
+            return
+        try:
+            self.flow.lookup(**self.checks.values())
+        except ValidationError as error:  # a rule of the whole request: shown beside its field
+            self.checks.show(error.problems)
 
     def run_method(self) -> None:
         self.message.value = ""
@@ -352,12 +358,17 @@ class ThreeDSecureV2Stepper(widgets.VBox):
         self.acs_view.value = self._acs_html()
         self.outcome_banner.value = self._banner_html()
         step = flow.next_step
-        self.lookup_button.disabled = flow.lookup_record is not None
+        self._show_send_state()
         self.method_button.disabled = step != METHOD
         self.query_button.disabled = step not in (QUERY, METHOD)
         self.complete_button.disabled = step != CHALLENGE
         self.outcome.disabled = self.complete_button.disabled
         self.auth_button.disabled = step not in (SEND_AUTH, STANDARD_AUTH)
+
+    def _show_send_state(self) -> None:
+        """Send is disabled once sent, and while a field's problem stands."""
+        self.lookup_button.disabled = self.flow.lookup_record is not None or not self.checks.ok
+        self.lookup_button.tooltip = send_tooltip(self.checks)
 
     def step_states(self) -> dict[str, str]:
         """done, current, waiting, skipped, failed, not authenticated, unavailable or not completed

@@ -1,0 +1,122 @@
+"""Inputs checked as the user edits them, by the interface's own rules.
+
+    checks = FieldChecks({"expirydate": expiry_text, "baseamount": amount_text}, client=gw,
+                         on_change=update_send_button)
+    widgets.HBox([checks.boxed("expirydate"), checks.boxed("baseamount")])
+    checks.ok                       # False while any problem stands: keep Send disabled
+    checks.check()                  # every field again, right before sending
+
+Each field is checked with `gwkit.interface.validation.check_value` (the one rule set, the same the
+client and the sandbox use) whenever its value changes, and its problems are shown right under its
+input: the field's name and the rule in words, never a traceback. An expired card is a problem too,
+by the sandbox's clock when there is one (the gateway refuses it with 30000).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import date
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..interface.cards import expired
+from ..interface.validation import Problem, check_value
+from .guard import guarded
+
+PROBLEM_STYLE = "color:#b00020;font-size:90%"
+
+
+def problem_html(field: str, rules: Iterable[str]) -> str:
+    """The problems of one field, to show right under its input: `expirydate: format MM/YYYY`."""
+    return "".join(
+        f"<div class='gwkit-problem' style='{PROBLEM_STYLE}'>"
+        f"<code>{html.escape(field)}</code>: {html.escape(rule)}</div>"
+        for rule in rules
+    )
+
+
+def today_for(client: Any) -> tuple[date, str]:
+    """Today by the sandbox's clock when the client has a sandbox, else by the wall clock; and
+    which clock that is, in words."""
+    sandbox = getattr(client, "sandbox", None)
+    if sandbox is not None:
+        return sandbox.now().date(), "the sandbox's date"
+    return date.today(), "today"
+
+
+def expiry_problem(expirydate: Any, client: Any) -> Problem | None:
+    """What the gateway refuses although the field's rules pass: a card expired by the client's
+    clock (a card is good through the last day of its expiry month)."""
+    if not isinstance(expirydate, str) or check_value("expirydate", expirydate):
+        return None
+    today, clock = today_for(client)
+    if not expired(expirydate, today):
+        return None
+    return Problem(
+        "expirydate",
+        f"the card expired at the end of {expirydate}; {clock} is {today.isoformat()} "
+        "(the gateway refuses it with 30000)",
+    )
+
+
+class FieldChecks:
+    """Inputs named by their fields (`{"expirydate": text_widget, ...}`), each checked when its
+    value changes; `messages[name]` shows its problems, `general` any other (from `show`)."""
+
+    def __init__(
+        self,
+        inputs: Mapping[str, widgets.ValueWidget],
+        *,
+        client: Any = None,
+        optional: Collection[str] = (),
+        on_change: Callable[[], None] | None = None,
+    ):
+        self.inputs = dict(inputs)
+        self.client = client
+        self.optional = frozenset(optional)
+        self.on_change: Callable[[], None] | None = None
+        self.problems: list[Problem] = []
+        self.messages = {name: widgets.HTML("") for name in self.inputs}
+        self.general = widgets.HTML("")
+        for widget in self.inputs.values():
+            widget.observe(guarded(self._changed, self.general, context="checking the form"), names="value")
+        self.check()
+        self.on_change = on_change  # after the first check: the owner may not be built yet
+
+    def boxed(self, name: str) -> widgets.VBox:
+        """The input with its problems right under it."""
+        return widgets.VBox([self.inputs[name], self.messages[name]])
+
+    def values(self) -> dict[str, str]:
+        """Each field's value as it would be sent (trimmed); blank optional fields left out."""
+        values = {name: str(widget.value).strip() for name, widget in self.inputs.items()}
+        return {name: v for name, v in values.items() if v or name not in self.optional}
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def check(self) -> list[Problem]:
+        """Check every field (by the interface's rules, each seeing the others), show the problems."""
+        values = self.values()
+        problems = [p for name, value in values.items() for p in check_value(name, value, values)]
+        expiry = expiry_problem(values.get("expirydate"), self.client)
+        self.show(problems + ([expiry] if expiry else []))
+        return self.problems
+
+    def show(self, problems: Sequence[Problem]) -> None:
+        """Show `problems` (from `check`, or a `ValidationError`'s): each under its input, the rest
+        in `general`."""
+        self.problems = list(problems)
+        for name, message in self.messages.items():
+            message.value = problem_html(name, [p.rule for p in self.problems if p.field == name])
+        self.general.value = "".join(
+            problem_html(p.field, [p.rule]) for p in self.problems if p.field not in self.messages
+        )
+        if self.on_change is not None:
+            self.on_change()
+
+    def _changed(self, _change: Any = None) -> None:
+        self.check()
