@@ -98,6 +98,10 @@ class FieldChecks:
     def ok(self) -> bool:
         return not self.problems
 
+    def ok_for(self, *names: str) -> bool:
+        """No problem stands in these fields (what one button of several sends)."""
+        return not any(p.field in names for p in self.problems)
+
     def check(self) -> list[Problem]:
         """Check every field (by the interface's rules, each seeing the others), show the problems."""
         values = self.values()
