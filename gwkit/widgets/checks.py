@@ -10,6 +10,10 @@ Each field is checked with `gwkit.interface.validation.check_value` (the one rul
 client and the sandbox use) whenever its value changes, and its problems are shown right under its
 input: the field's name and the rule in words, never a traceback. An expired card is a problem too,
 by the sandbox's clock when there is one (the gateway refuses it with 30000).
+
+The faults and notification-rule panels send the sandbox's own parameters, whose rules live in the
+sandbox (out of the widgets' layer): `RefusalsBeside` shows the sandbox's refusal under the input
+it names, and keeps the button disabled until an input changes.
 """
 
 from __future__ import annotations
@@ -124,3 +128,40 @@ class FieldChecks:
 
     def _changed(self, _change: Any = None) -> None:
         self.check()
+
+
+class RefusalsBeside:
+    """For panels whose rules live in the sandbox (faults, notification rules), out of the widgets'
+    reach: the sandbox's refusal, a ValueError whose message starts with the parameter's name
+    (`seconds must be a number of seconds from 0 to 3600`), shown right under that parameter's
+    input (or in `general`), and `button` kept disabled until an input changes."""
+
+    def __init__(self, inputs: Mapping[str, widgets.ValueWidget], button: widgets.Button):
+        self.inputs = dict(inputs)
+        self.button = button
+        self.messages = {name: widgets.HTML("") for name in self.inputs}
+        self.general = widgets.HTML("")
+        self._boxes = {name: widgets.VBox([w, self.messages[name]]) for name, w in self.inputs.items()}
+        for widget in self.inputs.values():
+            widget.observe(guarded(self._changed, self.general, context="changing the input"), names="value")
+
+    def boxed(self, name: str) -> widgets.VBox:
+        """The input with its problem right under it (the same box each time)."""
+        return self._boxes[name]
+
+    def show(self, error: ValueError) -> None:
+        text = str(error)
+        name, _, rule = text.partition(" ")
+        name = name.rstrip(":")
+        if name in self.messages:
+            self.messages[name].value = problem_html(name, [rule])
+        else:
+            self.general.value = (
+                f"<div class='gwkit-problem' style='{PROBLEM_STYLE}'>{html.escape(text)}</div>"
+            )
+        self.button.disabled = True
+
+    def _changed(self, _change: Any = None) -> None:
+        for message in (*self.messages.values(), self.general):
+            message.value = ""
+        self.button.disabled = False
