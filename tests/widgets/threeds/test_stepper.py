@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
+from gwkit.widgets import checks
 from gwkit.widgets.threeds_stepper import ThreeDSecureStepper
 from support.widget_tree import all_html, shown_beside
 
@@ -167,6 +168,26 @@ def test_each_field_is_checked_by_the_interfaces_rules_beside_it(stepper):
     assert "1234" not in all_html(stepper)  # a security code is never shown
     stepper.securitycode.value = ""  # optional: a blank code is not sent
     assert not stepper.query_button.disabled and all_html(stepper).count("gwkit-problem") == 0
+
+
+def test_a_problem_only_the_clients_check_finds_is_shown_beside_its_field(stepper, monkeypatch):
+    monkeypatch.setattr(stepper.checks, "check", lambda: [])  # the field checks miss it
+    stepper.expirydate.value = "2030-12"
+    assert not stepper.query_button.disabled
+    stepper.query_button.click()  # the client validates the whole request: ValidationError, caught
+    assert "expirydate</code>: Date MM/YYYY: format MM/YYYY" in shown_beside(stepper, stepper.expirydate)
+    assert stepper.query_button.disabled and stepper.flow.query_record is None
+    assert "Traceback" not in all_html(stepper)
+
+
+def test_an_exception_in_the_field_check_fails_loudly(stepper, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("a broken rule")
+
+    monkeypatch.setattr(checks, "check_value", broken)
+    with pytest.raises(RuntimeError, match="a broken rule"):  # re-raised under tests, after showing it
+        stepper.expirydate.value = "12/2031"
+    assert "a broken rule" in stepper.checks.general.value
 
 
 def test_start_again(stepper):
