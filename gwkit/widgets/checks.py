@@ -29,7 +29,8 @@ from ..interface.cards import expired
 from ..interface.validation import Problem, check_value
 from .guard import guarded
 
-PROBLEM_STYLE = "color:#b00020;font-size:90%"
+PROBLEM_STYLE = "color:#b00020;font-size:90%;line-height:1.4"
+INLINE_WIDTH = "300px"  # an input with its label, as JupyterLab draws one (--jp-widgets-inline-width)
 
 
 def problem_html(field: str, rules: Iterable[str]) -> str:
@@ -39,6 +40,13 @@ def problem_html(field: str, rules: Iterable[str]) -> str:
         f"<code>{html.escape(field)}</code>: {html.escape(rule)}</div>"
         for rule in rules
     )
+
+
+def message_under(field_input: widgets.Widget) -> widgets.HTML:
+    """An empty line for the problems of `field_input`, as wide as the input at most: a long rule
+    wraps under its own input instead of pushing the inputs beside it away."""
+    width = getattr(field_input.layout, "width", None) or INLINE_WIDTH
+    return widgets.HTML("", layout=widgets.Layout(max_width=width))
 
 
 def today_for(client: Any) -> tuple[date, str]:
@@ -82,7 +90,7 @@ class FieldChecks:
         self.optional = frozenset(optional)
         self.on_change: Callable[[], None] | None = None
         self.problems: list[Problem] = []
-        self.messages = {name: widgets.HTML("") for name in self.inputs}
+        self.messages = {name: message_under(widget) for name, widget in self.inputs.items()}
         self.general = widgets.HTML("")
         for widget in self.inputs.values():
             widget.observe(guarded(self._changed, self.general, context="checking the form"), names="value")
@@ -139,7 +147,7 @@ class RefusalsBeside:
     def __init__(self, inputs: Mapping[str, widgets.ValueWidget], button: widgets.Button):
         self.inputs = dict(inputs)
         self.button = button
-        self.messages = {name: widgets.HTML("") for name in self.inputs}
+        self.messages = {name: message_under(widget) for name, widget in self.inputs.items()}
         self.general = widgets.HTML("")
         self._boxes = {name: widgets.VBox([w, self.messages[name]]) for name, w in self.inputs.items()}
         for widget in self.inputs.values():
