@@ -22,7 +22,7 @@ import pandas as pd
 from .. import cardstore
 from ..protocols import GatewayClient
 from ..report.cardstore import cards_frame
-from .checks import FieldChecks
+from .checks import FieldChecks, not_sent_html
 from .form import RequestForm, form_opener
 from .guard import guarded
 from .response_view import ResponseView
@@ -194,10 +194,7 @@ class CardStorePanel(widgets.VBox):
         self.checks.check()
         if self.checks.ok_for(*names):
             return True
-        self.status.value = (
-            "<span class='gwkit-problem' style='color:#b00020'>not sent: fix the problem shown "
-            "beside the field first</span>"
-        )
+        self.status.value = not_sent_html(len(self.checks.problems_of(*names)))
         return False
 
     def _show(self, response: Any, what: str) -> Any:

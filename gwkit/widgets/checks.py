@@ -42,6 +42,14 @@ def problem_html(field: str, rules: Iterable[str]) -> str:
     )
 
 
+def not_sent_html(count: int) -> str:
+    """What a send button's status says when a press found problems: nothing was sent."""
+    return (
+        f"<span class='gwkit-problem' style='{PROBLEM_STYLE}'>not sent: {count} problem(s) to fix "
+        "first, shown beside the fields</span>"
+    )
+
+
 def message_under(field_input: widgets.Widget) -> widgets.HTML:
     """An empty line for the problems of `field_input`, as wide as the input at most: a long rule
     wraps under its own input instead of pushing the inputs beside it away."""
@@ -92,14 +100,15 @@ class FieldChecks:
         self.problems: list[Problem] = []
         self.messages = {name: message_under(widget) for name, widget in self.inputs.items()}
         self.general = widgets.HTML("")
+        self._boxes = {name: widgets.VBox([w, self.messages[name]]) for name, w in self.inputs.items()}
         for widget in self.inputs.values():
             widget.observe(guarded(self._changed, self.general, context="checking the form"), names="value")
         self.check()
         self.on_change = on_change  # after the first check: the owner may not be built yet
 
     def boxed(self, name: str) -> widgets.VBox:
-        """The input with its problems right under it."""
-        return widgets.VBox([self.inputs[name], self.messages[name]])
+        """The input with its problems right under it (the same box each time)."""
+        return self._boxes[name]
 
     def values(self) -> dict[str, str]:
         """Each field's value as it would be sent (trimmed); blank optional fields left out."""
@@ -112,7 +121,10 @@ class FieldChecks:
 
     def ok_for(self, *names: str) -> bool:
         """No problem stands in these fields (what one button of several sends)."""
-        return not any(p.field in names for p in self.problems)
+        return not self.problems_of(*names)
+
+    def problems_of(self, *names: str) -> list[Problem]:
+        return [p for p in self.problems if p.field in names]
 
     def check(self) -> list[Problem]:
         """Check every field (by the interface's rules, each seeing the others), show the problems."""

@@ -41,7 +41,7 @@ from ..interface.requests import RequestType, Variant
 from ..interface.testcards import test_card
 from ..protocols import GatewayClient
 from .actions import Action
-from .checks import PROBLEM_STYLE, expiry_problem, today_for
+from .checks import PROBLEM_STYLE, expiry_problem, not_sent_html, today_for
 from .guard import error_html, guarded
 from .inputs import FieldInput
 from .response_view import ResponseView
@@ -314,13 +314,6 @@ class RequestForm(widgets.VBox):
         request = self.request()
         self._show_problems(validate_request(request, strict=True) or self._known_to_the_gateway(request))
 
-    @staticmethod
-    def _unsent(count: int) -> str:
-        return (
-            f"<span class='gwkit-problem' style='{PROBLEM_STYLE}'>not sent: {count} problem(s) to fix "
-            "first, shown beside the fields</span>"
-        )
-
     def _show_problems(self, problems: list[Problem]) -> None:
         """Each problem under its input (the rest above the Send button), Send disabled while any
         stands."""
@@ -389,14 +382,14 @@ class RequestForm(widgets.VBox):
             raise RuntimeError("this form has no client; create it with RequestForm(..., client=gw)")
         self._revalidate()  # everything again: a press can race the last change
         if self.problems:
-            self.status.value = self._unsent(len(self.problems))
+            self.status.value = not_sent_html(len(self.problems))
             return None
         self.status.value = "<i>sending...</i>"
         try:
             response = self.client.send(self.request())
         except ValidationError as error:  # a rule the form could not see: beside its field too
             self._show_problems(error.problems)
-            self.status.value = self._unsent(len(error.problems))
+            self.status.value = not_sent_html(len(error.problems))
             return None
         except GwkitError as error:  # no connection, rejected credentials: the user's to act on
             self.status.value = error_html(error, f"sending {self.request_type.key}")

@@ -33,7 +33,7 @@ from ..protocols import GatewayClient
 from ..report.subscriptions import STATE_COLOURS, payments_frame, schedule_frame
 from ..subscription import STATE_MEANINGS, Subscription
 from .cells import after_this_cell, cancel
-from .checks import FieldChecks
+from .checks import FieldChecks, not_sent_html
 from .form import RequestForm
 from .guard import guarded
 from .iso_date import IsoDateInput
@@ -322,10 +322,9 @@ class SubscriptionPanel(widgets.VBox):
                 return True
             except ValidationError as error:
                 self.checks.show([replace(p, field=p.field.removeprefix("updates.")) for p in error.problems])
-        self.message.value = (
-            "<span class='gwkit-problem' style='color:#b00020'>not sent: fix the problem shown "
-            "beside the field first</span>"
-        )
+                self.message.value = not_sent_html(len(error.problems))
+                return False
+        self.message.value = not_sent_html(len(self.checks.problems_of(*names)))
         return False
 
     def _set_active(self, _button: Any = None) -> None:

@@ -268,8 +268,9 @@ class ThreeDSecureStepper(widgets.VBox):
     `auto_auth`, `auth_button`, `restart_button`. Views: `issuer_box` (right under the buttons:
     `acs_view`, the issuer's page in an iframe with a link, and the ACS controls), `diagram` (who
     talks to whom, the current step highlighted), `step_views` (one HTML per step), `outcome_banner`
-    (how the flow ended, in words), `message` (errors). `flow` is the current
-    `gwkit.threeds.ThreeDSecureFlow`.
+    (how the flow ended, in words), `message` (errors). `checks` checks each input as it changes
+    (the interface's rules; its problems right under it, `query_button` disabled while one stands).
+    `flow` is the current `gwkit.threeds.ThreeDSecureFlow`.
     """
 
     def __init__(

@@ -182,8 +182,9 @@ class ThreeDSecureV2Stepper(widgets.VBox):
     `method_button` (gwkit plays the browser's hidden frame), `query_button`, `outcome` and
     `complete_button` (the sandbox's ACS without a browser), `auto_auth`, `auth_button`,
     `restart_button`. Views: `issuer_box` (`acs_view`, the issuer's challenge in an iframe, and the
-    challenge controls), `diagram`, `step_views`, `outcome_banner`, `message`. `flow` is the
-    current `gwkit.threeds.ThreeDSecureV2Flow`; `method_timeout` is passed to it.
+    challenge controls), `diagram`, `step_views`, `outcome_banner`, `message`. `checks` checks each
+    input as it changes (its problems right under it, `lookup_button` disabled while one stands).
+    `flow` is the current `gwkit.threeds.ThreeDSecureV2Flow`; `method_timeout` is passed to it.
     """
 
     def __init__(
