@@ -22,6 +22,7 @@ import pandas as pd
 from .. import cardstore
 from ..protocols import GatewayClient
 from ..report.cardstore import cards_frame
+from .checks import FieldChecks, not_sent_html
 from .form import RequestForm, form_opener
 from .guard import guarded
 from .response_view import ResponseView
@@ -38,6 +39,10 @@ TABLE_COLUMNS = {
     "uses": "Uses",
     "stored": "Stored",
 }
+
+
+PAY_FIELDS = ("baseamount",)
+SUBSCRIBE_FIELDS = ("baseamount", "subscriptionfinalnumber")
 
 
 class CardStorePanel(widgets.VBox):
@@ -84,6 +89,11 @@ class CardStorePanel(widgets.VBox):
         self.subscribe_button = self._button(
             "Start a subscription", "calendar", self.subscribe, "starting a subscription"
         )
+        self.checks = FieldChecks(
+            {"baseamount": self.amount, "subscriptionfinalnumber": self.finalnumber},
+            client=client,
+            on_change=self._show_send_state,
+        )
         self.children = [
             widgets.HTML("<h3 style='margin:4px 0'>Card store</h3>"),
             widgets.Accordion(children=[self.form], titles=("Store a card (STORE)",), selected_index=0),
@@ -91,13 +101,19 @@ class CardStorePanel(widgets.VBox):
             self.table,
             self.card,
             widgets.HBox([self.enable_button, self.disable_button]),
-            widgets.HBox([self.amount, self.pay_button]),
-            widgets.HBox([self.finalnumber, self.subscribe_button]),
+            widgets.HBox([self.checks.boxed("baseamount"), self.pay_button]),
+            widgets.HBox([self.checks.boxed("subscriptionfinalnumber"), self.subscribe_button]),
             self.status,
             self.result,
         ]
         self.add_class("gwkit-cardstore-panel")
+        self._show_send_state()
         self.refresh()
+
+    def _show_send_state(self) -> None:
+        """Pay and subscribe are disabled while a problem stands in what they send."""
+        self.pay_button.disabled = not self.checks.ok_for(*PAY_FIELDS)
+        self.subscribe_button.disabled = not self.checks.ok_for(*SUBSCRIBE_FIELDS)
 
     def _button(
         self, text: str, icon: str, action: Any, context: str, kind: str = "secondary"
@@ -154,11 +170,15 @@ class CardStorePanel(widgets.VBox):
         )
 
     def pay(self) -> Any:
+        if not self._checked(PAY_FIELDS):
+            return None
         return self._show(
             cardstore.pay_with(self.client, self._chosen(), baseamount=self.amount.value.strip()), "AUTH sent"
         )
 
     def subscribe(self) -> Any:
+        if not self._checked(SUBSCRIBE_FIELDS):
+            return None
         return self._show(
             cardstore.subscribe_with(
                 self.client,
@@ -168,6 +188,14 @@ class CardStorePanel(widgets.VBox):
             ),
             "AUTH SUBSCRIPTION sent",
         )
+
+    def _checked(self, names: tuple[str, ...]) -> bool:
+        """Check the fields again before sending (a press can race the last change)."""
+        self.checks.check()
+        if self.checks.ok_for(*names):
+            return True
+        self.status.value = not_sent_html(len(self.checks.problems_of(*names)))
+        return False
 
     def _show(self, response: Any, what: str) -> Any:
         self.last_response = response

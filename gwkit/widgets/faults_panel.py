@@ -27,6 +27,7 @@ from ..interface.codes import explain
 from ..interface.faults import GATEWAY_ERROR_CODES, MALFORMED_BODIES
 from ..interface.faults import KINDS as FAULT_KINDS
 from ..interface.faults import PROXY_STATUSES as HTTP_STATUSES
+from .checks import RefusalsBeside
 from .guard import guarded
 from .style import button
 
@@ -130,8 +131,23 @@ class FaultsPanel(widgets.VBox):
         self.active_table = widgets.HTML()
         self.log_table = widgets.HTML()
 
+        self.refusals = RefusalsBeside(
+            {
+                "seconds": self.seconds,
+                "min_seconds": self.min_seconds,
+                "max_seconds": self.max_seconds,
+                "code": self.code,
+                "made": self.made,
+                "status": self.status_code,
+                "body": self.body,
+                "process": self.process,
+                "count": self.count,
+                "requesttypes": self.requesttypes,
+            },
+            self.inject_button,
+        )
         self.inject_button.on_click(
-            guarded(lambda _b: self.inject(), self.status, context="injecting the fault")
+            guarded(lambda _b: self._inject_pressed(), self.status, context="injecting the fault")
         )
         self.clear_button.on_click(
             guarded(lambda _b: self.clear(), self.status, context="clearing the faults")
@@ -157,7 +173,8 @@ class FaultsPanel(widgets.VBox):
             widgets.HTML(f"<h3 style='margin:4px 0'>Faults{site}</h3>"),
             self.kind,
             self.params,
-            widgets.HBox([self.count, self.requesttypes]),
+            widgets.HBox([self.refusals.boxed("count"), self.refusals.boxed("requesttypes")]),
+            self.refusals.general,
             widgets.HBox([self.inject_button, self.clear_button, self.refresh_button]),
             self.status,
             widgets.HTML("<b>Active faults</b>"),
@@ -171,18 +188,17 @@ class FaultsPanel(widgets.VBox):
 
     # -- inputs ------------------------------------------------------------------------------
     def _inputs(self, kind: str) -> list[widgets.Widget]:
+        beside = self.refusals.boxed  # each input with the sandbox's refusal of it right under it
         if kind == "latency":
-            timing = (
-                [self.seconds] if self.latency_mode.value == "fixed" else [self.min_seconds, self.max_seconds]
-            )
-            return [self.latency_mode, widgets.HBox(timing)]
+            timing = ["seconds"] if self.latency_mode.value == "fixed" else ["min_seconds", "max_seconds"]
+            return [self.latency_mode, widgets.HBox([beside(name) for name in timing])]
         if kind == "gateway_error":
-            return [widgets.HBox([self.code, self.code_meaning]), self.made]
+            return [widgets.HBox([beside("code"), self.code_meaning]), beside("made")]
         if kind == "http_status":
-            return [self.status_code, self.process]
+            return [beside("status"), beside("process")]
         if kind == "malformed":
-            return [self.body, self.process]
-        return [self.process]  # timeout, drop
+            return [beside("body"), beside("process")]
+        return [beside("process")]  # timeout, drop
 
     def _show_inputs(self) -> None:
         self.params.children = self._inputs(self.kind.value)
@@ -219,6 +235,14 @@ class FaultsPanel(widgets.VBox):
         return params
 
     # -- actions -----------------------------------------------------------------------------
+    def _inject_pressed(self) -> None:
+        """The Inject button: a fault the sandbox refuses is shown beside the input it names."""
+        try:
+            self.inject()
+        except ValueError as refused:
+            self.refusals.show(refused)
+            self.status.value = ""
+
     def inject(self) -> dict[str, Any]:
         """Add the fault the inputs describe; returns it as the sandbox has it (with its id)."""
         faults = self._sandbox_faults()

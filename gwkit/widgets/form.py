@@ -24,7 +24,7 @@ import ipywidgets as widgets
 
 from ..codegen import as_code
 from ..envelope import build_request
-from ..errors import GwkitError
+from ..errors import GwkitError, ValidationError
 from ..interface import (
     FIELDS,
     FILTER_FIELDS,
@@ -35,13 +35,13 @@ from ..interface import (
     validate_request,
 )
 from ..interface import types as t
-from ..interface.cards import expired
 from ..interface.codes import record_ok
 from ..interface.fields import BILLING_FIELDS, FILTER_ONLY_FIELDS
 from ..interface.requests import RequestType, Variant
 from ..interface.testcards import test_card
 from ..protocols import GatewayClient
 from .actions import Action
+from .checks import PROBLEM_STYLE, expiry_problem, not_sent_html, today_for
 from .guard import error_html, guarded
 from .inputs import FieldInput
 from .response_view import ResponseView
@@ -243,8 +243,7 @@ class RequestForm(widgets.VBox):
 
     # -- values ------------------------------------------------------------------------------
     def _today(self) -> date:
-        sandbox = getattr(self.client, "sandbox", None)
-        return sandbox.now().date() if sandbox is not None else date.today()
+        return today_for(self.client)[0]
 
     def _fill_defaults(self) -> None:
         today = self._today()
@@ -313,7 +312,12 @@ class RequestForm(widgets.VBox):
     # -- checking and sending ------------------------------------------------------------------
     def _revalidate(self, _change: Any = None) -> None:
         request = self.request()
-        self.problems = validate_request(request, strict=True) or self._known_to_the_gateway(request)
+        self._show_problems(validate_request(request, strict=True) or self._known_to_the_gateway(request))
+
+    def _show_problems(self, problems: list[Problem]) -> None:
+        """Each problem under its input (the rest above the Send button), Send disabled while any
+        stands."""
+        self.problems = problems
         per_input: dict[str, list[str]] = defaultdict(list)
         general: list[str] = []
         for problem in self.problems:
@@ -329,7 +333,7 @@ class RequestForm(widgets.VBox):
         if "pan" in self.inputs:
             self.inputs["pan"].show_note(test_card_meaning(self.inputs["pan"].get()))
         self.general.value = "".join(
-            f"<div class='gwkit-problem' style='color:#b00020'>{html.escape(p)}</div>" for p in general
+            f"<div class='gwkit-problem' style='{PROBLEM_STYLE}'>{html.escape(p)}</div>" for p in general
         )
         self.send_button.disabled = bool(self.problems) or self.client is None
         self.send_button.tooltip = (
@@ -343,18 +347,8 @@ class RequestForm(widgets.VBox):
     def _known_to_the_gateway(self, request: Mapping[str, Any]) -> list[Problem]:
         """What the gateway would refuse although the spec's field rules pass: an expired card, by
         the sandbox's clock when there is one (the gateway answers 30000 expirydate)."""
-        expirydate = request.get("expirydate")
-        today = self._today()
-        if isinstance(expirydate, str) and expired(expirydate, today):
-            clock = "the sandbox's date" if getattr(self.client, "sandbox", None) is not None else "today"
-            return [
-                Problem(
-                    "expirydate",
-                    f"the card expired at the end of {expirydate}; {clock} is "
-                    f"{today.isoformat()} (the gateway refuses it with 30000)",
-                )
-            ]
-        return []
+        expiry = expiry_problem(request.get("expirydate"), self.client)
+        return [expiry] if expiry else []
 
     def _currency(self) -> str | None:
         chosen = self.inputs["currencyiso3a"].get() if "currencyiso3a" in self.inputs else None
@@ -386,12 +380,18 @@ class RequestForm(widgets.VBox):
         """Send the request with the client and show the answer (what the send button does)."""
         if self.client is None:
             raise RuntimeError("this form has no client; create it with RequestForm(..., client=gw)")
+        self._revalidate()  # everything again: a press can race the last change
+        if self.problems:
+            self.status.value = not_sent_html(len(self.problems))
+            return None
         self.status.value = "<i>sending...</i>"
         try:
             response = self.client.send(self.request())
-        except (
-            GwkitError
-        ) as error:  # invalid request, no connection, rejected credentials: the user's to act on
+        except ValidationError as error:  # a rule the form could not see: beside its field too
+            self._show_problems(error.problems)
+            self.status.value = not_sent_html(len(error.problems))
+            return None
+        except GwkitError as error:  # no connection, rejected credentials: the user's to act on
             self.status.value = error_html(error, f"sending {self.request_type.key}")
             return None
         self.last_response = response

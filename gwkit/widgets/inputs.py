@@ -21,6 +21,7 @@ import ipywidgets as widgets
 from ..interface import types as t
 from ..interface.currency import to_major
 from ..interface.fields import AMOUNT, REDACT, Field
+from .checks import problem_html
 from .shared import layout, style
 
 LABEL_WIDTH = "16em"
@@ -141,10 +142,8 @@ class FieldInput:
         self.widget.observe(callback, names="value")
 
     def show_problems(self, rules: Sequence[str]) -> None:
-        self.message.value = "".join(
-            f"<div class='gwkit-problem' style='color:#b00020;font-size:90%'>{html.escape(r)}</div>"
-            for r in rules
-        )
+        """The field's problems right under its input: its name and each rule broken."""
+        self.message.value = problem_html(self.name, rules)
 
     def show_note(self, text: str) -> None:
         """A line of information under the input (not a problem): what a test value will do."""

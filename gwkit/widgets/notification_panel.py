@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..interface.vocabulary import labelled
 from ..notifications import Notification, NotificationListener
+from .checks import RefusalsBeside
 from .guard import guarded
 from .style import button, table_html
 
@@ -70,7 +71,16 @@ class NotificationPanel(widgets.VBox):
             description="Notification password",
             style=STYLE,
         )
-        self.add_button = self._button("Add rule", "plus", self._add, "adding the rule")
+        self.add_button = self._button("Add rule", "plus", self._add_pressed, "adding the rule")
+        self.refusals = RefusalsBeside(
+            {
+                "url": self.url,
+                "flow": self.flow,
+                "requesttypes": self.requesttypes,
+                "password": self.password,
+            },
+            self.add_button,
+        )
         self.rule = widgets.Dropdown(options=[], description="Rule", style=STYLE, layout=_wide())
         self.delete_button = self._button("Delete rule", "trash", self._delete, "deleting the rule")
         self.delivery = widgets.Dropdown(options=[], description="Delivery", style=STYLE, layout=_wide())
@@ -81,8 +91,11 @@ class NotificationPanel(widgets.VBox):
         self.received_table = widgets.HTML()
         self.children = (  # type: ignore[assignment]
             widgets.HTML("<b>Rules</b>"),
-            widgets.HBox([self.url, self.flow]),
-            widgets.HBox([self.requesttypes, self.password, self.add_button]),
+            widgets.HBox([self.refusals.boxed("url"), self.refusals.boxed("flow")]),
+            widgets.HBox(
+                [self.refusals.boxed("requesttypes"), self.refusals.boxed("password"), self.add_button]
+            ),
+            self.refusals.general,
             self.rules_table,
             widgets.HBox([self.rule, self.delete_button]),
             widgets.HTML("<b>Deliveries</b> (sandbox clock; retries wait for the clock to move)"),
@@ -104,6 +117,14 @@ class NotificationPanel(widgets.VBox):
         made = button(label, icon=icon)
         made.on_click(guarded(lambda _: action(), self.status, context=context))
         return made
+
+    def _add_pressed(self) -> None:
+        """The Add button: a rule the sandbox refuses is shown beside the input it names."""
+        try:
+            self._add()
+        except ValueError as refused:
+            self.refusals.show(refused)
+            self.status.value = ""
 
     def _add(self) -> None:
         types = [t.strip().upper() for t in self.requesttypes.value.split(",") if t.strip()]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, time, timedelta
 from time import monotonic
 from typing import Any
@@ -26,11 +27,13 @@ import ipywidgets as widgets
 import pandas as pd
 from IPython.display import display
 
+from ..errors import ValidationError
 from ..interface.currency import format_money
 from ..protocols import GatewayClient
 from ..report.subscriptions import STATE_COLOURS, payments_frame, schedule_frame
 from ..subscription import STATE_MEANINGS, Subscription
 from .cells import after_this_cell, cancel
+from .checks import FieldChecks, not_sent_html
 from .form import RequestForm
 from .guard import guarded
 from .iso_date import IsoDateInput
@@ -42,6 +45,9 @@ SCHEDULE_ROWS = 6
 
 def frame_html(frame: pd.DataFrame, empty: str) -> str:
     return table_html(frame, empty)
+
+
+LOAD_FIELDS = ("transactionreference",)
 
 
 class SubscriptionPanel(widgets.VBox):
@@ -75,7 +81,7 @@ class SubscriptionPanel(widgets.VBox):
         self._build_clock()
         self.children = [
             widgets.Accordion(children=[self.form], titles=("Create a subscription",), selected_index=0),
-            widgets.HBox([self.reference, self.load_button]),
+            widgets.HBox([self.checks.boxed("transactionreference"), self.load_button]),
             widgets.HTML("<h4 style='margin:6px 0 2px'>Subscription</h4>"),
             self.state,
             widgets.HTML("<b>Change (TRANSACTIONUPDATE)</b>"),
@@ -115,14 +121,36 @@ class SubscriptionPanel(widgets.VBox):
             (self.active_button, self._set_active),
         ):
             control.on_click(guarded(action, self.message, context=f"{control.description.lower()}"))
-            control.disabled = True
+        # A blank reference or amount is not a problem to show, only nothing to send yet.
+        self.checks = FieldChecks(
+            {
+                "transactionreference": self.reference,
+                "baseamount": self.amount,
+                "subscriptionfinalnumber": self.final_number,
+            },
+            client=self.client,
+            optional=("transactionreference", "baseamount"),
+            on_change=self._show_send_state,
+        )
+        self._show_send_state()
         self.changes = widgets.VBox(
             [
-                widgets.HBox([self.amount, self.amount_button]),
-                widgets.HBox([self.final_number, self.final_button]),
+                widgets.HBox([self.checks.boxed("baseamount"), self.amount_button]),
+                widgets.HBox([self.checks.boxed("subscriptionfinalnumber"), self.final_button]),
                 widgets.HBox([self.active, self.active_button]),
             ]
         )
+
+    def _show_send_state(self) -> None:
+        """Each button is disabled while a problem stands in what it sends (and, for the changes,
+        while there is no subscription to change)."""
+        loaded = self.subscription is not None
+        self.load_button.disabled = not (self.reference.value.strip() and self.checks.ok_for(*LOAD_FIELDS))
+        self.amount_button.disabled = not (
+            loaded and self.amount.value.strip() and self.checks.ok_for("baseamount")
+        )
+        self.final_button.disabled = not (loaded and self.checks.ok_for("subscriptionfinalnumber"))
+        self.active_button.disabled = not loaded
 
     def _build_clock(self) -> None:
         self.now = widgets.HTML()
@@ -159,8 +187,7 @@ class SubscriptionPanel(widgets.VBox):
         """Show `subscription` (refetched) and enable its controls."""
         self.subscription = subscription.refresh()
         self.reference.value = subscription.reference
-        for each in (self.amount_button, self.final_button, self.active_button):
-            each.disabled = False
+        self._show_send_state()
         self._show_clock()
         self._draw()
 
@@ -268,16 +295,37 @@ class SubscriptionPanel(widgets.VBox):
             )
 
     def _load(self, _button: Any = None) -> None:
-        self.show(Subscription.from_reference(self.client, self.reference.value.strip()))
-        self.message.value = ""
+        if self._sent(
+            LOAD_FIELDS,
+            lambda: self.show(Subscription.from_reference(self.client, self.reference.value.strip())),
+        ):
+            self.message.value = ""
 
     def _set_amount(self, _button: Any = None) -> None:
-        self._require().set_amount(self.amount.value.strip())
-        self._changed("amount of later payments changed")
+        if self._sent(("baseamount",), lambda: self._require().set_amount(self.amount.value.strip())):
+            self._changed("amount of later payments changed")
 
     def _set_final(self, _button: Any = None) -> None:
-        self._require().set_final_number(self.final_number.value)
-        self._changed("final number changed")
+        if self._sent(
+            ("subscriptionfinalnumber",), lambda: self._require().set_final_number(self.final_number.value)
+        ):
+            self._changed("final number changed")
+
+    def _sent(self, names: tuple[str, ...], send: Callable[[], Any]) -> bool:
+        """Check the fields again (a press can race the last change), then `send()`; a problem,
+        found here or by the client's check of the whole request, is shown beside its field and
+        nothing is sent."""
+        self.checks.check()
+        if self.checks.ok_for(*names):
+            try:
+                send()
+                return True
+            except ValidationError as error:
+                self.checks.show([replace(p, field=p.field.removeprefix("updates.")) for p in error.problems])
+                self.message.value = not_sent_html(len(error.problems))
+                return False
+        self.message.value = not_sent_html(len(self.checks.problems_of(*names)))
+        return False
 
     def _set_active(self, _button: Any = None) -> None:
         self._require().update(transactionactive=self.active.value)

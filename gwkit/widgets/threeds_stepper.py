@@ -23,6 +23,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from ..errors import ValidationError
 from ..interface.codes import record_ok
 from ..interface.masking import mask_data, mask_pan
 from ..interface.testcards import test_cards
@@ -36,6 +37,7 @@ from ..threeds import (
     TermUrlReceiver,
     ThreeDSecureFlow,
 )
+from .checks import FieldChecks
 from .guard import guarded, show_error
 from .style import button
 
@@ -266,8 +268,9 @@ class ThreeDSecureStepper(widgets.VBox):
     `auto_auth`, `auth_button`, `restart_button`. Views: `issuer_box` (right under the buttons:
     `acs_view`, the issuer's page in an iframe with a link, and the ACS controls), `diagram` (who
     talks to whom, the current step highlighted), `step_views` (one HTML per step), `outcome_banner`
-    (how the flow ended, in words), `message` (errors). `flow` is the current
-    `gwkit.threeds.ThreeDSecureFlow`.
+    (how the flow ended, in words), `message` (errors). `checks` checks each input as it changes
+    (the interface's rules; its problems right under it, `query_button` disabled while one stands).
+    `flow` is the current `gwkit.threeds.ThreeDSecureFlow`.
     """
 
     def __init__(
@@ -338,11 +341,13 @@ class ThreeDSecureStepper(widgets.VBox):
         self.restart_button.on_click(
             guarded(lambda _: self.restart(), self.message, context="starting again")
         )
+        self.checks = card_checks(self)
         inputs = widgets.VBox(
             [
-                self.card,
-                widgets.HBox([self.expirydate, self.securitycode]),
-                widgets.HBox([self.baseamount, self.currency]),
+                self.checks.boxed("pan"),
+                widgets.HBox([self.checks.boxed("expirydate"), self.checks.boxed("securitycode")]),
+                widgets.HBox([self.checks.boxed("baseamount"), self.checks.boxed("currencyiso3a")]),
+                self.checks.general,
                 widgets.HBox([self.query_button, self.requery_button, self.restart_button]),
             ]
         )
@@ -366,14 +371,15 @@ class ThreeDSecureStepper(widgets.VBox):
     # -- actions (also what the buttons do) -------------------------------------------------------
 
     def send_query(self) -> None:
+        """Check every field again, then send the THREEDQUERY; problems are shown beside their
+        fields and nothing is sent."""
         self.message.value = ""
-        self.flow.query(
-            pan=self.card.value,
-            expirydate=self.expirydate.value.strip(),
-            securitycode=self.securitycode.value.strip() or None,
-            baseamount=self.baseamount.value.strip(),
-            currencyiso3a=self.currency.value.strip(),
-        )
+        if self.checks.check():
+            return
+        try:
+            self.flow.query(**self.checks.values())
+        except ValidationError as error:  # a rule of the whole request: shown beside its field
+            self.checks.show(error.problems)
 
     def resend_query(self) -> None:
         self.message.value = ""
@@ -423,7 +429,7 @@ class ThreeDSecureStepper(widgets.VBox):
         self.acs_view.value = self._acs_html()
         self.outcome_banner.value = self._banner_html()
         next_step = flow.next_step
-        self.query_button.disabled = flow.query_record is not None
+        self._show_send_state()
         self.requery_button.disabled = next_step != RESEND_OR_AUTH
         self.complete_button.disabled = not (next_step == REDIRECT and not flow.returned)
         self.outcome.disabled = self.complete_button.disabled
@@ -431,6 +437,11 @@ class ThreeDSecureStepper(widgets.VBox):
             next_step in (AUTH_WITH_PARENT, RESEND_OR_AUTH, STANDARD_AUTH)
             or (next_step == REDIRECT and flow.returned)
         )
+
+    def _show_send_state(self) -> None:
+        """Send is disabled once sent, and while a field's problem stands."""
+        self.query_button.disabled = self.flow.query_record is not None or not self.checks.ok
+        self.query_button.tooltip = send_tooltip(self.checks)
 
     def step_states(self) -> dict[str, str]:
         """done, current, waiting, skipped, failed or not authenticated, for each step: what
@@ -525,6 +536,28 @@ class ThreeDSecureStepper(widgets.VBox):
             f"style='width:100%;height:{self.iframe_height};border:1px solid #c5ccd6;border-radius:6px'>"
             "</iframe>"
         )
+
+
+def card_checks(stepper: Any) -> FieldChecks:
+    """The checks of a stepper's card, expiry, security code (optional), amount and currency;
+    a change re-draws its send button's state."""
+    return FieldChecks(
+        {
+            "pan": stepper.card,
+            "expirydate": stepper.expirydate,
+            "securitycode": stepper.securitycode,
+            "baseamount": stepper.baseamount,
+            "currencyiso3a": stepper.currency,
+        },
+        client=stepper.client,
+        optional=("securitycode",),
+        on_change=stepper._show_send_state,
+    )
+
+
+def send_tooltip(checks: FieldChecks) -> str:
+    count = len(checks.problems)
+    return f"{count} problem(s) to fix first: see under the fields" if count else ""
 
 
 def _acs_state(flow: ThreeDSecureFlow) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 
+from ..errors import ValidationError
 from ..interface.codes import record_ok
 from ..interface.masking import mask_pan
 from ..interface.testcards import TestCard, test_cards
@@ -35,6 +36,8 @@ from .threeds_stepper import (
     KEY_STEP_FIELDS,
     _meanings,
     _table,
+    card_checks,
+    send_tooltip,
     sequence_svg,
 )
 
@@ -179,8 +182,9 @@ class ThreeDSecureV2Stepper(widgets.VBox):
     `method_button` (gwkit plays the browser's hidden frame), `query_button`, `outcome` and
     `complete_button` (the sandbox's ACS without a browser), `auto_auth`, `auth_button`,
     `restart_button`. Views: `issuer_box` (`acs_view`, the issuer's challenge in an iframe, and the
-    challenge controls), `diagram`, `step_views`, `outcome_banner`, `message`. `flow` is the
-    current `gwkit.threeds.ThreeDSecureV2Flow`; `method_timeout` is passed to it.
+    challenge controls), `diagram`, `step_views`, `outcome_banner`, `message`. `checks` checks each
+    input as it changes (its problems right under it, `lookup_button` disabled while one stands).
+    `flow` is the current `gwkit.threeds.ThreeDSecureV2Flow`; `method_timeout` is passed to it.
     """
 
     def __init__(
@@ -260,11 +264,13 @@ class ThreeDSecureV2Stepper(widgets.VBox):
         self.card.observe(
             guarded(self._code_for_card, self.message, context="choosing a card"), names="value"
         )
+        self.checks = card_checks(self)
         inputs = widgets.VBox(
             [
-                self.card,
-                widgets.HBox([self.expirydate, self.securitycode]),
-                widgets.HBox([self.baseamount, self.currency]),
+                self.checks.boxed("pan"),
+                widgets.HBox([self.checks.boxed("expirydate"), self.checks.boxed("securitycode")]),
+                widgets.HBox([self.checks.boxed("baseamount"), self.checks.boxed("currencyiso3a")]),
+                self.checks.general,
                 widgets.HBox(
                     [self.lookup_button, self.method_button, self.query_button, self.restart_button]
                 ),
@@ -291,14 +297,15 @@ class ThreeDSecureV2Stepper(widgets.VBox):
             self.securitycode.value = "1234" if str(change["new"])[:2] in ("34", "37") else "123"
 
     def send_lookup(self) -> None:
+        """Check every field again, then send the THREEDLOOKUP; problems are shown beside their
+        fields and nothing is sent."""
         self.message.value = ""
-        self.flow.lookup(
-            pan=self.card.value,
-            expirydate=self.expirydate.value.strip(),
-            securitycode=self.securitycode.value.strip() or None,
-            baseamount=self.baseamount.value.strip(),
-            currencyiso3a=self.currency.value.strip(),
-        )
+        if self.checks.check():
+            return
+        try:
+            self.flow.lookup(**self.checks.values())
+        except ValidationError as error:  # a rule of the whole request: shown beside its field
+            self.checks.show(error.problems)
 
     def run_method(self) -> None:
         self.message.value = ""
@@ -352,12 +359,17 @@ class ThreeDSecureV2Stepper(widgets.VBox):
         self.acs_view.value = self._acs_html()
         self.outcome_banner.value = self._banner_html()
         step = flow.next_step
-        self.lookup_button.disabled = flow.lookup_record is not None
+        self._show_send_state()
         self.method_button.disabled = step != METHOD
         self.query_button.disabled = step not in (QUERY, METHOD)
         self.complete_button.disabled = step != CHALLENGE
         self.outcome.disabled = self.complete_button.disabled
         self.auth_button.disabled = step not in (SEND_AUTH, STANDARD_AUTH)
+
+    def _show_send_state(self) -> None:
+        """Send is disabled once sent, and while a field's problem stands."""
+        self.lookup_button.disabled = self.flow.lookup_record is not None or not self.checks.ok
+        self.lookup_button.tooltip = send_tooltip(self.checks)
 
     def step_states(self) -> dict[str, str]:
         """done, current, waiting, skipped, failed, not authenticated, unavailable or not completed

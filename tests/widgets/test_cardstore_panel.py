@@ -21,6 +21,7 @@ from gwkit.report.cardstore import (
 )
 from gwkit.sandbox import Sandbox, SandboxTransport
 from gwkit.widgets.cardstore_panel import CardStorePanel
+from support.widget_tree import shown_beside
 
 SITE = "test_gwkit12345"
 
@@ -247,3 +248,21 @@ def test_panel_button_without_a_card_shows_the_error(gw):
     with pytest.raises(ValueError, match="choose a stored card"):
         panel.pay_button.click()
     assert "choose a stored card" in panel.status.value
+
+
+def test_panel_amount_and_final_number_are_checked_beside_them_and_gate_their_buttons(gw, monkeypatch):
+    panel = CardStorePanel(gw)
+    sent = []
+    monkeypatch.setattr(cardstore, "pay_with", lambda *args, **kwargs: sent.append(kwargs))
+    panel.amount.value = "10.50"
+    assert "<code>baseamount</code>: Numeric: digits 0-9 only" in shown_beside(panel, panel.amount)
+    assert panel.pay_button.disabled and panel.subscribe_button.disabled
+    panel.pay_button.click()  # pressed anyway: checked again, nothing sent
+    assert sent == [] and "not sent" in panel.status.value
+    panel.amount.value = "1050"
+    panel.finalnumber.value = "1x"
+    assert "subscriptionfinalnumber</code>: Numeric" in shown_beside(panel, panel.finalnumber)
+    assert shown_beside(panel, panel.amount) == ""
+    assert not panel.pay_button.disabled and panel.subscribe_button.disabled
+    panel.finalnumber.value = "12"
+    assert not panel.subscribe_button.disabled and shown_beside(panel, panel.finalnumber) == ""

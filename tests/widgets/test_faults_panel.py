@@ -10,6 +10,7 @@ import gwkit
 from gwkit.config import Target
 from gwkit.connect import Connection
 from gwkit.widgets import FaultsPanel
+from support.widget_tree import all_html, shown_beside
 
 CARD = {
     "accounttypedescription": "ECOM",
@@ -107,23 +108,27 @@ def test_a_drop_fault_makes_the_auth_fail_in_transport(gw):
     assert "dropped-by-panel" in panel.log_table.value and "drop" in panel.log_table.value
 
 
-def test_bad_input_shows_the_error_and_injects_nothing(gw):
+def test_bad_input_is_shown_beside_its_input_and_injects_nothing(gw):
     panel = FaultsPanel(gw)
     panel.kind.value = "latency"
     panel.seconds.value = -1
-    with pytest.raises(ValueError, match="seconds"):  # re-raised under tests, after showing it
-        panel.inject_button.click()
-    assert "seconds must be a number of seconds" in panel.status.value
-    assert "gwkit-error" in panel.status.value
+    panel.inject_button.click()  # the sandbox's own rule refuses it: beside the input, no traceback
+    assert "<code>seconds</code>: must be a number of seconds from 0 to 3600" in shown_beside(
+        panel, panel.seconds
+    )
+    assert panel.inject_button.disabled and "Traceback" not in all_html(panel)
     assert gw.sandbox.faults.active() == []
     assert "No active faults" in panel.active_table.value
+    panel.seconds.value = 0.5  # a change clears it and enables the button again
+    assert shown_beside(panel, panel.seconds) == "" and not panel.inject_button.disabled
 
     panel.kind.value = "drop"
     panel.count.value = 0
-    with pytest.raises(ValueError, match="count"):
-        panel.inject_button.click()
-    assert "count must be a whole number" in panel.status.value
-    assert gw.sandbox.faults.active() == []
+    panel.inject_button.click()
+    assert "<code>count</code>: must be a whole number, 1 or more" in shown_beside(panel, panel.count)
+    assert panel.inject_button.disabled and gw.sandbox.faults.active() == []
+    with pytest.raises(ValueError, match="count"):  # the call itself still raises, for code
+        panel.inject()
 
 
 def test_clear_all_empties_the_active_table(gw):

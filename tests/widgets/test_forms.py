@@ -16,6 +16,7 @@ from gwkit.interface import types as t
 from gwkit.interface.fields import BILLING_FIELDS
 from gwkit.widgets import RequestForm, ResponseView, guarded
 from gwkit.widgets.guard import RAISE_ENV
+from support.widget_tree import all_html, descendants
 
 ALL_VARIANTS = [(key, v.name) for key, rt in REQUEST_TYPES.items() for v in rt.variants]
 
@@ -241,6 +242,37 @@ def test_inline_messages_are_the_spec_rules_and_gate_the_send_button(gw):
     form.fields["orderreference"].value = "o" * 256
     assert "at most 255 characters" in form.inputs["orderreference"].message.value
     assert {p.field for p in form.problems} == {"baseamount", "orderreference"}
+
+
+def row_of(form: RequestForm, name: str) -> str:
+    """What the user sees in a field's row: its input, its hint and its message under it."""
+    row = form.inputs[name].row
+    assert row in descendants(form) and form.fields[name] in descendants(row)
+    return all_html(row)
+
+
+def test_a_fields_problem_appears_beside_it_on_change_with_the_field_name(gw):
+    form = RequestForm("AUTH", client=gw)
+    form.fields["expirydate"].value = "2030-12"
+    assert "<code>expirydate</code>: Date MM/YYYY: format MM/YYYY" in row_of(form, "expirydate")
+    assert "expirydate" not in form.general.value and "Traceback" not in all_html(form)
+    assert form.send_button.disabled
+    form.fields["expirydate"].value = "12/2030"
+    assert "gwkit-problem" not in row_of(form, "expirydate") and not form.send_button.disabled
+    form.send_button.click()
+    assert form.last_response.record.errorcode == 0
+
+
+def test_a_press_racing_a_change_checks_everything_and_sends_nothing(gw, monkeypatch):
+    form = RequestForm("AUTH", client=gw)
+    sent = []
+    monkeypatch.setattr(gw, "send", lambda request: sent.append(request))
+    form.fields["baseamount"].value = "10.50"
+    form.send_button.click()  # the press the browser sent before the button turned grey
+    assert sent == [] and form.last_response is None
+    assert "not sent: 1 problem(s) to fix first" in form.status.value
+    assert "<code>baseamount</code>: Numeric: digits 0-9 only" in row_of(form, "baseamount")
+    assert "Traceback" not in all_html(form)
 
 
 def test_an_expired_card_is_refused_by_the_sandbox_clock_before_sending(gw):

@@ -11,8 +11,8 @@ import pytest
 
 import gwkit
 import gwkit.sandbox
-from gwkit.errors import ValidationError
 from gwkit.widgets.subscription_panel import DRAW_INTERVAL, DayProgress, SubscriptionPanel
+from support.widget_tree import all_html, shown_beside
 
 
 @pytest.fixture
@@ -102,13 +102,29 @@ def test_load_an_existing_subscription_by_reference(panel, sandbox):
 
 def test_mistakes_show_a_clear_error(panel, sandbox):
     panel.form.send_button.click()
-    panel.amount.value = "10.50"
-    with pytest.raises(ValidationError) as error:
-        panel.amount_button.click()
-    assert "baseamount" in str(error.value) and "baseamount" in panel.message.value
+    before = panel.subscription.record["baseamount"]
+    panel.amount.value = "10.50"  # shown beside the amount as it changes, its button disabled
+    assert "<code>baseamount</code>: Numeric: digits 0-9 only" in shown_beside(panel, panel.amount)
+    assert panel.amount_button.disabled and not panel.final_button.disabled
+    panel.amount_button.click()  # pressed anyway: checked again, nothing is sent
+    assert "not sent" in panel.message.value and "Traceback" not in all_html(panel)
+    assert panel.subscription.refresh().record["baseamount"] == before
+    panel.amount.value = "1500"
+    assert shown_beside(panel, panel.amount) == "" and not panel.amount_button.disabled
     panel.to_date.value = date(2026, 1, 1)
     with pytest.raises(ValueError, match="only moves forward"):
         panel.to_date_button.click()
+
+
+def test_the_reference_to_load_is_checked_beside_it(panel):
+    assert panel.load_button.disabled and "gwkit-problem" not in all_html(panel)  # blank: nothing yet
+    panel.reference.value = "1-2-3 4"
+    assert panel.load_button.disabled
+    assert "<code>transactionreference</code>: Alphanumeric including hyphens" in shown_beside(
+        panel, panel.reference
+    )
+    panel.reference.value = "1-2-3"
+    assert not panel.load_button.disabled and shown_beside(panel, panel.reference) == ""
 
 
 def test_without_a_sandbox_the_clock_controls_are_disabled(sandbox):

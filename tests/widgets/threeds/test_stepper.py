@@ -9,8 +9,9 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from gwkit.errors import ValidationError
+from gwkit.widgets import checks
 from gwkit.widgets.threeds_stepper import ThreeDSecureStepper
+from support.widget_tree import all_html, shown_beside
 
 ALL_DONE = {"THREEDQUERY": "done", "ACS": "done", "TERMURL": "done", "AUTH": "done"}
 
@@ -134,11 +135,59 @@ def test_bank_decline_after_authentication(stepper):
     assert "errorcode 70000 Decline" in stepper.step_views["AUTH"].value
 
 
-def test_bad_input_fails_loudly_and_is_shown(stepper):
+@pytest.mark.parametrize(
+    "wrong, rule",
+    [
+        ("2030-12", "expirydate</code>: Date MM/YYYY: format MM/YYYY"),
+        ("12/20", "expirydate</code>: must be at least 7 characters"),
+        ("01/2020", "expirydate</code>: the card expired at the end of 01/2020"),
+    ],
+)
+def test_a_wrong_expiry_disables_send_and_is_shown_beside_the_expiry(stepper, wrong, rule):
+    stepper.expirydate.value = wrong  # checked as it changes, before any press
+    assert stepper.query_button.disabled
+    assert rule in shown_beside(stepper, stepper.expirydate)
+    assert "Traceback" not in all_html(stepper) and stepper.message.value == ""
+    stepper.query_button.click()  # pressed anyway (a click racing the change): nothing is sent
+    assert stepper.flow.query_record is None and stepper.flow.steps == []
+    stepper.expirydate.value = "12/2030"
+    assert not stepper.query_button.disabled and shown_beside(stepper, stepper.expirydate) == ""
+    stepper.query_button.click()
+    assert stepper.flow.query_record["errorcode"] == "0"
+
+
+def test_each_field_is_checked_by_the_interfaces_rules_beside_it(stepper):
+    stepper.baseamount.value = "10.50"
+    stepper.currency.value = "gbp"
+    assert "baseamount</code>: Numeric: digits 0-9 only" in shown_beside(stepper, stepper.baseamount)
+    assert "currencyiso3a</code>: must be upper case" in shown_beside(stepper, stepper.currency)
+    assert stepper.query_button.disabled
+    stepper.baseamount.value, stepper.currency.value = "1050", "GBP"
+    stepper.securitycode.value = "1234"  # the rule reads the card: 3 digits for a Visa
+    assert "must have 4 digits for American Express" in shown_beside(stepper, stepper.securitycode)
+    assert "1234" not in all_html(stepper)  # a security code is never shown
+    stepper.securitycode.value = ""  # optional: a blank code is not sent
+    assert not stepper.query_button.disabled and all_html(stepper).count("gwkit-problem") == 0
+
+
+def test_a_problem_only_the_clients_check_finds_is_shown_beside_its_field(stepper, monkeypatch):
+    monkeypatch.setattr(stepper.checks, "check", lambda: [])  # the field checks miss it
     stepper.expirydate.value = "2030-12"
-    with pytest.raises(ValidationError, match="expirydate"):
-        stepper.query_button.click()
-    assert "expirydate" in stepper.message.value and stepper.flow.query_record is None
+    assert not stepper.query_button.disabled
+    stepper.query_button.click()  # the client validates the whole request: ValidationError, caught
+    assert "expirydate</code>: Date MM/YYYY: format MM/YYYY" in shown_beside(stepper, stepper.expirydate)
+    assert stepper.query_button.disabled and stepper.flow.query_record is None
+    assert "Traceback" not in all_html(stepper)
+
+
+def test_an_exception_in_the_field_check_fails_loudly(stepper, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("a broken rule")
+
+    monkeypatch.setattr(checks, "check_value", broken)
+    with pytest.raises(RuntimeError, match="a broken rule"):  # re-raised under tests, after showing it
+        stepper.expirydate.value = "12/2031"
+    assert "a broken rule" in stepper.checks.general.value
 
 
 def test_start_again(stepper):

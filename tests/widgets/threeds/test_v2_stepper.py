@@ -18,6 +18,7 @@ from gwkit.widgets.threeds_v2_stepper import (
     sequence_svg,
     v2_card_choices,
 )
+from support.widget_tree import all_html, shown_beside
 
 
 def highlighted(svg: str) -> list[str]:
@@ -62,6 +63,35 @@ def test_starts_at_the_lookup_with_only_its_button_enabled(stepper):
     assert not stepper.lookup_button.disabled
     assert all(b.disabled for b in (stepper.method_button, stepper.query_button, stepper.complete_button))
     assert stepper.auth_button.disabled
+
+
+@pytest.mark.parametrize(
+    "wrong, rule",
+    [
+        ("13/2030", "expirydate</code>: Date MM/YYYY: format MM/YYYY"),
+        ("01/2020", "expirydate</code>: the card expired at the end of 01/2020"),
+    ],
+)
+def test_a_wrong_expiry_disables_send_and_is_shown_beside_the_expiry(stepper, wrong, rule):
+    stepper.expirydate.value = wrong
+    assert stepper.lookup_button.disabled
+    assert rule in shown_beside(stepper, stepper.expirydate)
+    assert "Traceback" not in all_html(stepper) and stepper.message.value == ""
+    stepper.lookup_button.click()  # pressed anyway: checked again, nothing is sent
+    assert stepper.flow.lookup_record is None and stepper.flow.steps == []
+    stepper.expirydate.value = "12/2030"
+    assert not stepper.lookup_button.disabled and shown_beside(stepper, stepper.expirydate) == ""
+    stepper.lookup_button.click()
+    assert stepper.flow.lookup_record["errorcode"] == "0"
+
+
+def test_changing_the_card_rechecks_the_security_code_beside_it(stepper):
+    amex = next(pan for _, pan in v2_card_choices() if pan[:2] in ("34", "37"))
+    stepper.card.value = amex  # the stepper puts in a test code of the right length
+    assert stepper.securitycode.value == "1234" and not stepper.lookup_button.disabled
+    stepper.securitycode.value = "123"
+    assert "must have 4 digits for American Express" in shown_beside(stepper, stepper.securitycode)
+    assert stepper.lookup_button.disabled
 
 
 def test_a_challenge_card_walks_all_six_steps_and_moves_on_by_itself(stepper):
