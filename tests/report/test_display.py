@@ -250,6 +250,8 @@ def test_a_large_wide_frame_sends_every_column_and_row_to_the_page():
     assert "value-12-1999" in page  # the last row's last column
     assert "gwkit-scroll-cue" in page and "Scroll right" in page  # the cue, filled in the browser
     assert "gwkit-note" not in page  # nothing left out: no note
+    with pd.option_context("display.max_columns", 3):  # a user's pandas option hides no column either
+        assert all(f"<th>{name}</th>" in display.to_html(frame.head(3)) for name in frame.columns)
 
 
 def test_rows_past_the_limit_and_major_columns_are_named_under_the_table(frame, monkeypatch):
