@@ -156,7 +156,7 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
         column_defs = column_classes(
             shown.shape[1], right, unbroken_columns(frame, shown), prose_columns(shown)
         )
-        table_id = f"gwkit-{uuid.uuid4().hex}"
+        table_id = f"itables_{str(uuid.uuid4()).replace('-', '_')}"  # the form of itables' own ids
         table = itables.to_html_datatable(
             shown.head(MAX_ROWS),
             table_id=table_id,
