@@ -3,9 +3,11 @@
     python -m gwkit.devtools.output_scan executed.ipynb [...]     # prints what it finds; exit 1 if any
 
 A finding is a Python repr a person should never see (a quoted string, a list, a tuple, a dict,
-an object's repr), HTML shown as text, a traceback, a warning or anything written to stderr. It
-reads text outputs, the visible text of HTML outputs and of saved HTML widgets (code shown on
-purpose, in <pre> or <code>, is left out).
+an object's repr), HTML shown as text, a traceback, a warning or anything written to stderr, or a
+bare money amount: a money column of a table ("baseamount", "revenue", ...) holding "15.00" with
+no currency sign or code, where the kit writes "£15.00". It reads text outputs, the visible text of
+HTML outputs and of saved HTML widgets (code shown on purpose, in <pre> or <code>, is left out),
+and the cells of HTML tables under their column's title.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import json
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +38,14 @@ HTML_AS_TEXT = re.compile(
 )
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|\b\w*(Warning|Error):\s")
 CODE_BLOCKS = re.compile(r"<(pre|code|script|style)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
+SCRIPTS = re.compile(r"<(script|style)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
 TAGS = re.compile(r"<[^>]+>")
+# A table column of money, by its title: amounts, revenue, what was refunded, the net, MRR, a price.
+MONEY_TITLE = re.compile(r"amount|revenue|refunded|(^|[_ ])net($|[_ ])|\bmrr\b|price", re.IGNORECASE)
+# A number written without a currency: "15.00", "1,050.50", "-4.99" (a money column's whole cell).
+BARE_DECIMAL = re.compile(r"-?\d{1,3}(,\d{3})*\.\d+|-?\d+\.\d+")
+# In a column titled as an amount, a whole number too: base units shown raw ("1050").
+BARE_WHOLE = re.compile(r"-?\d{1,3}(,\d{3})*|-?\d+")
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,84 @@ def text_findings(cell: int, text: str) -> Iterator[Finding]:
         yield Finding(cell, "a traceback or warning", _around(text, match))
 
 
+@dataclass
+class _Table:
+    titles: list[str] = field(default_factory=list)  # the last header row's cells
+    rows: list[list[tuple[str, str]]] = field(default_factory=list)  # (tag, text) per cell
+
+
+class _Tables(HTMLParser):
+    """The HTML tables of an output: each one's column titles and rows of cell texts."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[_Table] = []
+        self._open: list[_Table] = []
+        self._in_head = False
+        self._row: list[tuple[str, str]] | None = None
+        self._cell: list[str] | None = None
+        self._tag = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self._open.append(_Table())
+        elif tag == "thead":
+            self._in_head = True
+        elif tag == "tr" and self._open:
+            self._row = []
+        elif tag in ("th", "td") and self._row is not None:
+            self._cell, self._tag = [], tag
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("th", "td") and self._cell is not None and self._row is not None:
+            self._row.append((self._tag, " ".join("".join(self._cell).split())))
+            self._cell = None
+        elif tag == "tr" and self._row is not None and self._open:
+            table = self._open[-1]
+            if self._in_head:
+                table.titles = [text for _, text in self._row]
+            else:
+                table.rows.append(self._row)
+            self._row = None
+        elif tag == "thead":
+            self._in_head = False
+        elif tag == "table" and self._open:
+            self.tables.append(self._open.pop())
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _titled_cells(table: _Table) -> Iterator[tuple[str, str]]:
+    """(column title, cell text) for every body cell: under the header row's titles, or, in a table
+    of fields without a header (a record shown as name | value), under the row's own <th>."""
+    for row in table.rows:
+        if table.titles:
+            yield from ((title, text) for title, (_, text) in zip(table.titles, row, strict=False))
+        elif len(row) >= 2 and row[0][0] == "th":
+            yield from ((row[0][1], text) for _, text in row[1:])
+
+
+def money_findings(cell: int, markup: str) -> Iterator[Finding]:
+    """Money shown bare in a table: a money column's cell that is a number with no currency (alone,
+    or before a " · " note), one finding per column."""
+    parser = _Tables()
+    parser.feed(SCRIPTS.sub(" ", markup))  # a field's name in <code> is its row's title
+    for table in parser.tables:
+        bare: dict[str, list[str]] = {}
+        for title, text in _titled_cells(table):
+            amount = text.split(" · ", 1)[0]
+            whole = "amount" in title.lower() and BARE_WHOLE.fullmatch(amount)
+            if MONEY_TITLE.search(title) and (BARE_DECIMAL.fullmatch(amount) or whole):
+                bare.setdefault(title, []).append(text)
+        for title, texts in bare.items():
+            shown = ", ".join(texts[:3]) + (", ..." if len(texts) > 3 else "")
+            yield Finding(
+                cell, "a bare money amount", f"{title}: {shown} (no currency: write £15.00, not 15.00)"
+            )
+
+
 def output_findings(cell: int, output: Mapping[str, Any]) -> Iterator[Finding]:
     kind = output.get("output_type")
     if kind == "error":
@@ -80,6 +168,7 @@ def output_findings(cell: int, output: Mapping[str, Any]) -> Iterator[Finding]:
     data = output.get("data") or {}
     if "text/html" in data:
         yield from text_findings(cell, visible_text(_text(data["text/html"])))
+        yield from money_findings(cell, _text(data["text/html"]))
     elif not any(rich in data for rich in RICH_TYPES):
         yield from text_findings(cell, _text(data.get("text/plain")))
 
@@ -88,6 +177,7 @@ def widget_findings(notebook: Mapping[str, Any]) -> Iterator[Finding]:
     """The HTML and labels of the widgets saved with the notebook (what a widget last showed)."""
     for text in _widget_texts(notebook):
         yield from text_findings(-1, visible_text(text))
+        yield from money_findings(-1, text)
 
 
 def scan(notebook: Mapping[str, Any]) -> list[Finding]:

@@ -8,14 +8,18 @@ The frames themselves stay typed for analysis (amounts as integers in base units
 datetimes, missing values as <NA>); only what is shown changes: amounts in major units with the
 currency symbol (`£15.00`, the base-unit and `_major` columns shown once), thousands separated,
 rates and shares as percentages, dates without a time of midnight, and nothing at all where a
-value is missing. With itables installed the table is interactive (sort, filter, page); without
-it, a plain HTML table.
+value is missing. With itables installed the table is interactive (sort by a column's title; a
+search box from SEARCHED_FROM rows; pages from PAGED_FROM rows); without it, a plain HTML table.
+Every column is shown: a table wider than the page scrolls sideways, with a visible scrollbar and
+a cue above it naming the columns out of sight; rows past MAX_ROWS, and a `_major` column shown
+within its amount, are named in a note under the table.
 """
 
 from __future__ import annotations
 
 import html
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -42,6 +46,7 @@ MONEY_NAME = re.compile(r"(^|_)(amount|revenue|mrr|net|refunded)(_|$)")
 CODE_NAME = re.compile(r"(code|status|number|reference|id)$")
 MAX_ROWS = 5000  # rows sent to the browser for one interactive table
 PAGED_FROM = 25  # a table of fewer rows is shown whole: no pages, no page-length menu
+SEARCHED_FROM = 10  # a table of this many rows or more has a search box (fewer are read at a glance)
 PROSE_FROM = 40  # a column holding a sentence longer than this is given room to be read (min-width)
 UNBROKEN_WIDTH = 32  # a single word up to this long (a time, a reference, £1,050.00) is kept on one line
 
@@ -144,25 +149,66 @@ def to_html(frame: pd.DataFrame, *, caption: str | None = None) -> str:
     frame = flat(frame)  # keeps attrs (the currency, the money columns)
     shown = for_people(frame)
     right = numeric_columns(frame, shown)
+    notes = left_out_note(frame, shown)
     if itables is not None:
         # "display compact" without itables' default "nowrap": long text (what a code means) wraps
         # inside the notebook's width instead of running off its right edge.
         column_defs = column_classes(
             shown.shape[1], right, unbroken_columns(frame, shown), prose_columns(shown)
         )
-        small = len(shown) < PAGED_FROM
-        options: dict[str, Any] = {"paging": not small, "scrollX": True}
-        if small:
-            options["layout"] = {"topStart": None, "topEnd": None, "bottomStart": None, "bottomEnd": None}
+        table_id = f"itables_{str(uuid.uuid4()).replace('-', '_')}"  # the form of itables' own ids
         table = itables.to_html_datatable(
             shown.head(MAX_ROWS),
+            table_id=table_id,
             showIndex=False,
             classes="display compact gwkit-datatable",
             columnDefs=column_defs,
-            **options,
+            scrollX=True,
+            drawCallback=itables.JavascriptFunction(SCROLL_CUE_SCRIPT.replace("TABLE_ID", table_id)),
+            # every column, and every row up to MAX_ROWS: itables' own limits would drop columns
+            # and rows with no more than a link to its documentation
+            maxBytes=0,
+            maxRows=0,
+            maxColumns=0,
+            **table_controls(len(shown)),
         )
-        return DATATABLE_STYLE + caption_html(caption) + table
-    return caption_html(caption) + plain_table_html(shown, right)
+        cue = f"<div class='gwkit-scroll-cue' id='{table_id}-cue' hidden></div>"
+        return DATATABLE_STYLE + caption_html(caption) + cue + table + notes
+    return caption_html(caption) + plain_table_html(shown, right) + notes
+
+
+def table_controls(rows: int) -> dict[str, Any]:
+    """DataTables' paging and layout for a table of `rows`: pages (and the page-length menu, the
+    count of rows) from PAGED_FROM rows, a search box from SEARCHED_FROM, nothing for fewer."""
+    paged = rows >= PAGED_FROM
+    layout: dict[str, Any] = {
+        "topStart": "pageLength" if paged else None,
+        "topEnd": "search" if rows >= SEARCHED_FROM else None,
+        "bottomStart": "info" if rows >= SEARCHED_FROM else None,
+        "bottomEnd": "paging" if paged else None,
+    }
+    return {"paging": paged, "layout": layout}
+
+
+def left_out_note(frame: pd.DataFrame, shown: pd.DataFrame) -> str:
+    """What the table does not show of the frame, and where to see it: rows past MAX_ROWS, and
+    `_major` columns (shown within their amount). "" when it shows everything."""
+    notes = []
+    merged = [
+        str(name)
+        for name in frame.columns
+        if isinstance(name, str) and name.endswith(MAJOR_SUFFIX) and name not in shown.columns
+    ]
+    if merged:
+        notes.append(f"Shown once, within its amount: {', '.join(merged)} (the same money in major units).")
+    if len(shown) > MAX_ROWS:
+        notes.append(
+            f"The first {MAX_ROWS:,} of {len(shown):,} rows are shown: the frame holds them all "
+            f"(frame.iloc[{MAX_ROWS}:] for the rest, or gwkit.report.to_csv(frame, path) for a file)."
+        )
+    if not notes:
+        return ""
+    return f"<p class='gwkit-note' style='{CAPTION_STYLE}'>{html.escape(' '.join(notes))}</p>"
 
 
 def caption_html(caption: str | None) -> str:
@@ -215,7 +261,8 @@ def numeric_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:
 
 def plain_table_html(shown: pd.DataFrame, right: list[int], *, caption: str | None = None) -> str:
     """A frame already written for people as a plain HTML table in the one style (STYLESHEET):
-    text left, the `right` columns right, scrolling sideways when wider than the page."""
+    text left, the `right` columns right, scrolling sideways when wider than the page (a shadow
+    at the edge where more columns wait, and a scrollbar always drawn)."""
     head = f"<caption>{html.escape(caption)}</caption>" if caption else ""
 
     def cell(tag: str, position: int, text: Any) -> str:
@@ -234,23 +281,61 @@ def plain_table_html(shown: pd.DataFrame, right: list[int], *, caption: str | No
 
 
 # JupyterLab right-aligns every table cell (.jp-RenderedHTMLCommon td, th): the one style wins here,
-# headers included, so a column's title sits over its values.
+# headers included, so a column's title sits over its values. A table wider than the page scrolls
+# sideways with its scrollbar always drawn (a coloured one is never an overlay that shows only while
+# scrolling); the cue above it (SCROLL_CUE_SCRIPT) names the columns out of sight.
 DATATABLE_STYLE = """<style>
 table.gwkit-datatable th.dt-left, table.gwkit-datatable td.dt-left { text-align: left !important; }
 table.gwkit-datatable th.dt-right, table.gwkit-datatable td.dt-right { text-align: right !important; }
 table.gwkit-datatable td.gwkit-prose { min-width: 16em; }
+.dt-container:has(table.gwkit-datatable) .dt-scroll-body { scrollbar-color: #8a94a6 #eef1f5; }
+.dt-container:has(table.gwkit-datatable) .dt-scroll-body::-webkit-scrollbar { height: 12px; background: #eef1f5; }
+.dt-container:has(table.gwkit-datatable) .dt-scroll-body::-webkit-scrollbar-thumb { background: #8a94a6; border-radius: 6px; }
+.gwkit-scroll-cue { margin: 2px 0; color: #1f4e99; font-size: 90%; font-weight: 600; text-align: left; }
 </style>"""
 
 CAPTION_STYLE = "margin:6px 0 2px;color:#4a5568;font-size:90%;text-align:left;max-width:100%"
 
 STYLESHEET = """<style>
-.gwkit-scroll { max-width: 100%; overflow-x: auto; }
+.gwkit-scroll { max-width: 100%; overflow-x: auto; scrollbar-color: #8a94a6 #eef1f5;
+  background: linear-gradient(to left, #fff 30%, rgba(255,255,255,0)) right / 40px 100% no-repeat local,
+    radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.25), rgba(0,0,0,0)) right / 12px 100% no-repeat scroll; }
+.gwkit-scroll::-webkit-scrollbar { height: 12px; background: #eef1f5; }
+.gwkit-scroll::-webkit-scrollbar-thumb { background: #8a94a6; border-radius: 6px; }
 .gwkit-table { border-collapse: collapse; margin: 4px 0 8px; font-size: 92%; }
 .gwkit-table th { text-align: left !important; background: #eef1f5; border-bottom: 2px solid #c5ccd6; padding: 4px 12px; }
 .gwkit-table td { text-align: left !important; border-bottom: 1px solid #e3e7ed; padding: 4px 12px; white-space: nowrap; }
 .gwkit-table .gwkit-num { text-align: right !important; font-variant-numeric: tabular-nums; }
 .gwkit-table tr:nth-child(even) td { background: #f8f9fb; }
 </style>"""
+
+
+# DataTables' drawCallback (itables 2.9 drops an initComplete of ours), for the table TABLE_ID: the
+# cue above a table wider than its frame says which columns are out of sight and which way to
+# scroll, kept true as it scrolls, is resized or redrawn (searched, paged).
+SCROLL_CUE_SCRIPT = """function () {
+  const table = document.getElementById("TABLE_ID"), cue = document.getElementById("TABLE_ID-cue");
+  const body = table && table.closest(".dt-scroll-body");
+  if (!cue || !body) { return; }
+  const head = table.closest(".dt-container").querySelector(".dt-scroll-head table") || table;
+  const update = () => {
+    const left = body.scrollLeft, right = left + body.clientWidth;
+    const titles = [...head.querySelectorAll("thead th")];
+    const after = titles.filter(th => th.offsetLeft + th.offsetWidth > right + 1).map(th => th.textContent.trim());
+    const before = titles.filter(th => th.offsetLeft < left - 1).map(th => th.textContent.trim());
+    const parts = [];
+    if (after.length) { parts.push("Scroll right → for " + after.length + " more column" + (after.length > 1 ? "s" : "") + ": " + after.join(", ")); }
+    if (before.length) { parts.push("← scroll left for " + before.join(", ")); }
+    cue.textContent = parts.length ? parts.join("; ") + " (shift + mouse wheel, or drag the bar under the table)" : "";
+    cue.hidden = parts.length === 0;
+  };
+  if (!body.dataset.gwkitCue) {
+    body.dataset.gwkitCue = "on";
+    body.addEventListener("scroll", update, { passive: true });
+    new ResizeObserver(update).observe(body);
+  }
+  update();
+}"""
 
 
 def unbroken_columns(frame: pd.DataFrame, shown: pd.DataFrame) -> list[int]:

@@ -162,13 +162,19 @@ def _add_major_units(frame: pd.DataFrame) -> pd.DataFrame:
     amounts = [c for c in frame.columns if report_kind(c) == AMOUNT]
     if not amounts:
         return frame
-    if CURRENCY_COLUMN in frame.columns and frame[CURRENCY_COLUMN].nunique() == 1:
-        # one currency: a selection of columns without it still shows money with its sign
-        frame.attrs["currency"] = str(frame[CURRENCY_COLUMN].dropna().iloc[0])
+    remember_one_currency(frame)
     scale = _scale(frame)
     for name in amounts:
         values = frame[name].to_numpy(dtype="float64", na_value=np.nan)
         frame.insert(frame.columns.get_loc(name) + 1, name + MAJOR_SUFFIX, values / scale)
+    return frame
+
+
+def remember_one_currency(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (changed in place) knowing its currency when all its rows have one: a selection of
+    its columns without `currencyiso3a` still shows money with its sign (`£15.00`, not `15.00`)."""
+    if CURRENCY_COLUMN in frame.columns and frame[CURRENCY_COLUMN].nunique() == 1:
+        frame.attrs["currency"] = str(frame[CURRENCY_COLUMN].dropna().iloc[0])
     return frame
 
 

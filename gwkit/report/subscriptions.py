@@ -33,7 +33,7 @@ from ..protocols import GatewayClient
 from ..querying import query_paged
 from ..subscription import PENDING, SCHEDULED, STATES, Subscription, fetch_subscriptions
 from .charts import _axes, _panels, currencies_of, labelled
-from .frames import MONEY_COLUMNS, records_frame
+from .frames import MONEY_COLUMNS, records_frame, remember_one_currency
 from .timing import REPORT_TIME, captioned, report_time, time_of
 
 SUBSCRIPTION_COLUMNS = [
@@ -232,14 +232,16 @@ def schedule_frame(
     """`Subscription.schedule` as a typed DataFrame: number, due_date, baseamount, currencyiso3a,
     expected."""
     rows = subscription.schedule(periods, until=until, payments=None if payments is None else list(payments))
-    return pd.DataFrame(
-        {
-            "number": pd.array([r["number"] for r in rows], dtype="Int64"),
-            "due_date": pd.to_datetime(pd.Series([r["due_date"] for r in rows], dtype="object")),
-            "baseamount": pd.array([r["baseamount"] for r in rows], dtype="Int64"),
-            "currencyiso3a": [r["currencyiso3a"] for r in rows],
-            "expected": [r["expected"] for r in rows],
-        }
+    return remember_one_currency(
+        pd.DataFrame(
+            {
+                "number": pd.array([r["number"] for r in rows], dtype="Int64"),
+                "due_date": pd.to_datetime(pd.Series([r["due_date"] for r in rows], dtype="object")),
+                "baseamount": pd.array([r["baseamount"] for r in rows], dtype="Int64"),
+                "currencyiso3a": [r["currencyiso3a"] for r in rows],
+                "expected": [r["expected"] for r in rows],
+            }
+        )
     )
 
 
@@ -266,7 +268,7 @@ def _typed_payments(rows: list[dict[str, Any]]) -> pd.DataFrame:
         [{"baseamount": str(r["refunded"]), "currencyiso3a": r["currencyiso3a"]} for r in rows],
         columns=["baseamount", "currencyiso3a"],
     )
-    return pd.DataFrame(
+    table = pd.DataFrame(
         {
             "subscription": pd.array([r["subscription"] for r in rows], dtype="string"),
             "kind": pd.Categorical([r["kind"] for r in rows], categories=[SIGN_UP, RECURRING]),
@@ -288,6 +290,7 @@ def _typed_payments(rows: list[dict[str, Any]]) -> pd.DataFrame:
         },
         columns=PAYMENT_COLUMNS,
     )
+    return remember_one_currency(table)
 
 
 def subscription_portfolio(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -232,3 +234,81 @@ def test_money_keeps_its_currency_sign_when_the_currency_column_is_left_out(fram
 def test_a_blank_amount_is_shown_blank_not_an_error():
     shown = for_people(pd.DataFrame({"baseamount": ["1050", ""], "currencyiso3a": ["GBP", "GBP"]}))
     assert list(shown["baseamount"]) == ["£10.50", ""]
+
+
+# Wide and long tables: every column reaches the page, the cue says it scrolls, nothing left out silently.
+def wide_long_frame(rows: int, columns: int = 13) -> pd.DataFrame:
+    return pd.DataFrame({f"column_{n:02d}": [f"value-{n}-{r}" for r in range(rows)] for n in range(columns)})
+
+
+def test_a_large_wide_frame_sends_every_column_and_row_to_the_page():
+    pytest.importorskip("itables")
+    frame = wide_long_frame(2000)  # far past itables' own 64 KB, which dropped rows and columns
+    page = display.to_html(frame)
+    assert "downsampled" not in page
+    assert all(f"<th>{name}</th>" in page for name in frame.columns)
+    assert "value-12-1999" in page  # the last row's last column
+    assert "gwkit-scroll-cue" in page and "Scroll right" in page  # the cue, filled in the browser
+    assert "gwkit-note" not in page  # nothing left out: no note
+    with pd.option_context("display.max_columns", 3):  # a user's pandas option hides no column either
+        assert all(f"<th>{name}</th>" in display.to_html(frame.head(3)) for name in frame.columns)
+
+
+def test_rows_past_the_limit_and_major_columns_are_named_under_the_table(frame, monkeypatch):
+    monkeypatch.setattr(display, "MAX_ROWS", 2)
+    interactive = display.to_html(frame)
+    monkeypatch.setattr(display, "itables", None)
+    for html in (interactive, display.to_html(frame)):
+        assert "The first 2 of 3 rows are shown" in html and "frame.iloc[2:]" in html
+        assert "Shown once, within its amount: baseamount_major" in html
+    assert display.left_out_note(pd.DataFrame({"a": [1]}), pd.DataFrame({"a": ["1"]})) == ""
+
+
+def test_a_search_box_from_searched_from_rows_and_pages_from_paged_from():
+    assert display.table_controls(display.SEARCHED_FROM - 1) == {
+        "paging": False,
+        "layout": {"topStart": None, "topEnd": None, "bottomStart": None, "bottomEnd": None},
+    }
+    searched = display.table_controls(display.SEARCHED_FROM)
+    assert searched["layout"]["topEnd"] == "search" and searched["paging"] is False
+    paged = display.table_controls(display.PAGED_FROM)
+    assert paged["paging"] is True and paged["layout"]["bottomEnd"] == "paging"
+
+
+def test_what_the_notebooks_say_of_their_tables_is_what_the_tables_do():
+    """Sortable and searchable from SEARCHED_FROM rows; never "filterable" (there is no filter)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    texts = {p.name: p.read_text(encoding="utf-8") for p in (root / "notebooks").glob("*.ipynb")}
+    texts["notebooks.md"] = (root / "docs" / "notebooks.md").read_text(encoding="utf-8")
+    assert [name for name, text in texts.items() if "filterable" in text] == []
+    promises = re.compile(r"search from (\d+) rows")
+    assert {int(n) for text in texts.values() for n in promises.findall(text)} == {display.SEARCHED_FROM}
+
+
+def test_a_selection_of_payment_columns_without_the_currency_keeps_its_sign():
+    from gwkit.report.subscriptions import payments_frame
+
+    subscription = {
+        "transactionreference": "1-9-1",
+        "subscriptionbegindate": "2026-01-01",
+        "subscriptionfrequency": "1",
+        "subscriptionunit": "MONTH",
+        "subscriptionfinalnumber": "3",
+        "baseamount": "1500",
+        "currencyiso3a": "GBP",
+    }
+    payment = {
+        "transactionreference": "1-9-2",
+        "parenttransactionreference": "1-9-1",
+        "requesttypedescription": "AUTH",
+        "subscriptionnumber": "2",
+        "baseamount": "1500",
+        "currencyiso3a": "GBP",
+        "errorcode": "0",
+        "settlestatus": "0",
+        "transactionstartedtimestamp": "2026-01-01 09:00:00",
+    }
+    payments = payments_frame([subscription], [payment])
+    assert list(for_people(payments[["number", "baseamount"]])["baseamount"]) == ["£15.00"]
