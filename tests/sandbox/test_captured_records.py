@@ -149,7 +149,11 @@ def test_an_expiry_written_mm_yy_is_accepted_and_read_as_mm_20yy(raw):
     sandbox reads it as `MM/20YY`; an expired one is still refused. gwkit's client keeps the
     interface's `MM/YYYY` and refuses `MM/YY` before sending."""
     assert raw.one(card_request("AUTH", expirydate="12/30"))["errorcode"] == "0"
-    store = {"requesttypedescriptions": ["STORE"], "sitereference": SITE, "accounttypedescription": "CARDSTORE"}
+    store = {
+        "requesttypedescriptions": ["STORE"],
+        "sitereference": SITE,
+        "accounttypedescription": "CARDSTORE",
+    }
     stored = raw.one({**store, "pan": NOT_ENROLLED, "expirydate": "12/30"})
     [kept] = raw.query(transactionreference=[stored["transactionreference"]])
     assert kept["expirydate"] == "12/2030"
