@@ -8,10 +8,10 @@ integration must handle, one payment at a time, and says with evidence which one
     >>> handle.finish().verdicts   # every verdict, each with its exchanges
 
 `gwkit checklist` runs it from the command line (docs/checklist.md). The steps are registered in
-the order they run: the decline steps, the unknown-outcome steps, then validation.
+the order they run: the decline steps, 3-D Secure, the unknown-outcome steps, then validation.
 """
 
-from . import command, declines, unknown, validation  # noqa: F401  (declines... register the steps, in this order)
+from . import command, declines, threeds, unknown, validation  # noqa: F401  (declines... register the steps, in this order)
 from .app import ChecklistHandle, create_checklist_app, start
 from .payments import Payment, PaymentKey, key_of
 from .reports import html_report, junit_xml, write_reports

@@ -139,6 +139,9 @@ class Payment:
     key: PaymentKey | None
     exchanges: list[ProxyExchange] = field(default_factory=list)
     references: set[str] = field(default_factory=set)
+    # What the sandbox's ACS saw of each THREEDQUERY (by its transactionreference), read when the AUTH
+    # after it came: the browser's part, which the proxy never sees. Empty when the upstream is no sandbox.
+    acs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def gather(self, exchanges: Iterable[ProxyExchange]) -> Payment:
         """This payment's exchanges among `exchanges` (in order); without a key, every paying one."""

@@ -10,6 +10,7 @@ ever waits on a clock.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,10 +19,12 @@ from typing import Any
 from ..interface.jsonread import BodyError, read_json
 from ..interface.masking import mask_data
 from ..proxy import Answer, Proxy, ProxyExchange
-from ..proxy.answers import JSON_TYPE, as_json
+from ..proxy.answers import JSON_TYPE, as_json, json_object, objects_of
+from ..proxy.upstreams import UpstreamError
 from .payments import Payment, PaymentKey, paying_key
 from .steps import ChecklistError, Step, Verdict, steps_named
 
+REFERENCE = re.compile(r"[A-Za-z0-9-]{1,64}")  # a transactionreference, safe in a control API path
 STEP_HEADER = "x-gwkit-checklist-step"  # a request claiming its step by name (tests in any order)
 
 
@@ -80,6 +83,7 @@ class Checklist:
         self.proxy: Proxy | None = None
         self._result: ChecklistResult | None = None
         self._before_run = 0
+        self.acs_sessions: dict[str, dict[str, Any]] = {}  # ChecklistProxy reads them from the sandbox
 
     def __repr__(self) -> str:
         current = self.current.step.name if self.current else None
@@ -229,7 +233,8 @@ class Checklist:
         if not attempt.seen:
             return self._record(attempt.step.not_seen())
         exchanges = [e for e in self._run_exchanges() if e.number > attempt.after]
-        return self._record(attempt.step.judge(Payment(attempt.key).gather(exchanges)))
+        payment = Payment(attempt.key, acs=dict(self.acs_sessions)).gather(exchanges)
+        return self._record(attempt.step.judge(payment))
 
     def _record(self, verdict: Verdict) -> Verdict:
         self.verdicts[verdict.step] = verdict
@@ -270,4 +275,36 @@ class ChecklistProxy(Proxy):
         refused = self.checklist.before(headers, body)
         if refused is not None:
             return refused
+        await self._read_acs_sessions(headers, body)
         return await super().answer(headers, body)
+
+    async def _read_acs_sessions(self, headers: Mapping[str, str], body: bytes) -> None:
+        """Before an AUTH back from a challenge (one with a `threedresponse`): what the sandbox's ACS
+        saw of its THREEDQUERY (`GET /_sandbox/threeds/{reference}`), for the 3-D Secure steps. No
+        sandbox upstream, or none that answers: nothing is read, and those steps say so."""
+        for reference in returned_from_acs(body):
+            try:
+                answer = await self.upstream.control(
+                    "GET", f"/_sandbox/threeds/{reference}", {}, b"", headers
+                )
+            except UpstreamError:
+                continue
+            session = json_object(answer.body) if answer is not None and answer.status == 200 else None
+            if isinstance(session, dict):
+                with self.checklist._lock:
+                    self.checklist.acs_sessions[reference] = session
+
+
+def returned_from_acs(body: bytes) -> list[str]:
+    """The THREEDQUERY references named by the objects of `body` that carry a `threedresponse`."""
+    try:
+        sent = read_json(body)
+    except BodyError:
+        return []
+    return [
+        obj["parenttransactionreference"]
+        for obj in objects_of(sent)
+        if obj.get("threedresponse")
+        and isinstance(obj.get("parenttransactionreference"), str)
+        and REFERENCE.fullmatch(obj["parenttransactionreference"])
+    ]
