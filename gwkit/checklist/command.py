@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, sb: Any, px: Any, upstream_of: Callable[..., A
             if args.steps is not None
             else None
         )
-        steps = steps_named(named)
+        steps = steps_named(named, listener=args.listener, listener_password=args.listener_password)
         reports = {
             name: check_writable(path) for name, path in (("junit", args.junit), ("html", args.html)) if path
         }

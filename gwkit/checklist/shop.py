@@ -20,6 +20,10 @@ browser posts `creq` to `acsurl`, and the ACS posts the `cres` back to the shop'
     POST /pay/return  {"orderreference": "order-1", "transactionreference": "...", "cres": "..."}
     -> the AUTH's outcome, sent with the library's `threedresponse`
 
+Its URL notification listener, `POST /notifications` (the gateway's form): done right, a notification
+whose `responsesitesecurity` is not the one its notification password makes is refused (403); the
+naive shop answers 200 to anything.
+
 `python -m gwkit.checklist.shop --gateway http://127.0.0.1:8766 [--naive] [--port 8767]` serves it.
 The card is sent to the gateway only; the shop keeps nothing.
 """
@@ -33,16 +37,18 @@ import threading
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
+from urllib.parse import parse_qsl
 
 import httpx
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..interface.errors import GwkitError
 from ..interface.jsonread import BodyError, read_json
+from ..interface.notification import signature_ok
 from ..interface.wire import GATEWAY_PATH
 from ..sandbox.web.server import bind, uvicorn_config
 from ..threeds.messages import decode_b64_json, threedresponse_jwt
@@ -69,6 +75,7 @@ class ShopSettings:
     sitereference: str = "test_shop12345"
     behaviour: str = RIGHT
     timeout: float = 10.0  # seconds to wait for the gateway's answer
+    notification_password: str = "shop-notification-password"  # checks the notifications' signatures
 
     def __post_init__(self) -> None:
         if self.behaviour not in BEHAVIOURS:
@@ -280,12 +287,19 @@ def create_shop(settings: ShopSettings, ready: threading.Event | None = None) ->
             return back
         return JSONResponse(await shops[0].returned(back))
 
+    async def notification(request: Request) -> Response:
+        fields = dict(parse_qsl((await request.body()).decode("utf-8", "replace"), keep_blank_values=True))
+        if settings.behaviour == NAIVE or signature_ok(fields, settings.notification_password):
+            return PlainTextResponse("ok")
+        return PlainTextResponse("responsesitesecurity: not the notification's signature", status_code=403)
+
     async def about(request: Request) -> Response:
         return JSONResponse({"shop": "gwkit reference shop", "behaviour": settings.behaviour})
 
     routes = [
         Route("/pay", pay, methods=["POST"]),
         Route("/pay/return", pay_return, methods=["POST"]),
+        Route("/notifications", notification, methods=["POST"]),
         Route("/", about),
     ]
     return Starlette(routes=routes, lifespan=lifespan)

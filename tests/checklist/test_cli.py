@@ -47,6 +47,10 @@ def files(tmp_path, monkeypatch, sandbox_db):
         ),
         (["--html", "."], "report path .: is a folder, name a file"),
         (["--", "true"], "a command after -- runs only with --auto"),
+        (
+            ["--steps", "decline,notification"],
+            "--steps notification: needs --listener URL, your shop's notification listener",
+        ),
     ],
 )
 def test_bad_input_is_named_before_the_run(files, capsys, arguments, message):

@@ -18,6 +18,8 @@ def test_the_phase_has_its_steps_in_order():
         "soft-decline",
         "3ds-v2",
         *UNKNOWN_OUTCOME_STEPS,
+        "notification",  # given the shop's listener
+        "notification-signature",
         "validation",
     ]
 
