@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (declines... register the steps, in this order)
     command,
     declines,
     threeds,
+    threeds_v1,
     unknown,
     urlnotification,
     validation,

@@ -12,13 +12,15 @@ behaviours:
                 "securitycode": "123", "baseamount": "1050", "currencyiso3a": "GBP"}
     -> {"outcome": "paid" | "declined" | "authenticate" | "failed" | "unknown", "did": [...]}
 
-With `"threeds": "v2"` in the order, the payment begins with EMV 3-D Secure (THREEDQUERY + AUTH, with
-the browser's data). Frictionless, the answer has the AUTH's outcome. Asked for a challenge, the
-shop answers `{"outcome": "challenge", "acsurl", "creq", "transactionreference"}`: the customer's
-browser posts `creq` to `acsurl`, and the ACS posts the `cres` back to the shop's return page:
+With `"threeds": "v2"` (or `"v1"`) in the order, the payment begins with 3-D Secure (THREEDQUERY +
+AUTH, with the browser's data). Frictionless (or not enrolled), the answer has the AUTH's outcome.
+Asked for a challenge, the shop answers `{"outcome": "challenge", "acsurl", "creq",
+"transactionreference"}` (version 1: `pareq`, `md` and `termurl` in place of `creq`): the customer's
+browser posts them to `acsurl`, and the ACS posts the `cres` (`PaRes` and `MD`) back to the shop:
 
     POST /pay/return  {"orderreference": "order-1", "transactionreference": "...", "cres": "..."}
-    -> the AUTH's outcome, sent with the library's `threedresponse`
+                      (version 1: "md" and "pares" in place of "cres")
+    -> the AUTH's outcome, sent with the library's `threedresponse` (version 1: `md` and `pares`)
 
 Its URL notification listener, `POST /notifications` (the gateway's form): done right, a notification
 whose `responsesitesecurity` is not the one its notification password makes is refused (403); the
@@ -59,7 +61,8 @@ BEHAVIOURS = (RIGHT, NAIVE)
 ORDER_FIELDS = ("orderreference", "pan", "expirydate", "securitycode", "baseamount", "currencyiso3a")
 UNKNOWN_OUTCOME = ("60010", "60034", "99999")  # the payment may or may not have been made
 SOFT_DECLINE, DECLINE = "71000", "70000"
-RETURN_FIELDS = ("orderreference", "transactionreference", "cres")  # POST /pay/return
+UNAUTHENTICATED = "60022"  # the AUTH after a failed authentication: not sent to the bank
+RETURN_FIELDS = ("orderreference", "transactionreference")  # POST /pay/return, with cres, or md and pares
 AUTHENTICATED = ("Y", "A")  # the CRes's transStatus the browser library calls SUCCESS
 
 
@@ -97,15 +100,16 @@ class Shop:
 
     async def pay(self, order: Mapping[str, str]) -> dict[str, Any]:
         payment = _Payment(order)
-        if order.get("threeds") == "v2":
-            return await self._pay_with_3ds_v2(payment)
+        if order.get("threeds") in ("v1", "v2"):
+            return await self._pay_with_3ds(payment)
         outcome = await (
             self._pay_naively(payment) if self.settings.behaviour == NAIVE else self._pay(payment)
         )
         return {"outcome": outcome, "did": payment.did}
 
-    async def _pay_with_3ds_v2(self, payment: _Payment) -> dict[str, Any]:
-        """THREEDQUERY + AUTH; a challenge goes to the customer (naive: the card is paid without it)."""
+    async def _pay_with_3ds(self, payment: _Payment) -> dict[str, Any]:
+        """THREEDQUERY + AUTH; a challenge (version 1: the enrolled card's ACS) goes to the customer.
+        Naive: the card is paid without it, and again without 3-D Secure when authentication failed."""
         payment.did.append("THREEDQUERY+AUTH")
         request = {
             **self._card(payment.order),
@@ -117,34 +121,45 @@ class Shop:
             last = (await self._send(request))[-1]
         except _NoAnswer:
             return {"outcome": await self._reconcile(payment), "did": payment.did}
-        if last.get("requesttypedescription") != "THREEDQUERY" or not last.get("acsurl"):
-            return {"outcome": _outcome(last), "did": payment.did}  # frictionless: the AUTH's outcome
-        if self.settings.behaviour == NAIVE:
+        challenged = last.get("requesttypedescription") == "THREEDQUERY" and last.get("acsurl")
+        unauthenticated = str(last.get("errorcode")) == UNAUTHENTICATED
+        if self.settings.behaviour == NAIVE and (challenged or unauthenticated):
             return {"outcome": _outcome(await self._auth(payment)), "did": payment.did}
+        if not challenged:
+            return {"outcome": _outcome(last), "did": payment.did}  # frictionless: the AUTH's outcome
+        to_acs = {"creq": last.get("threedpayload")} if last.get("threedpayload") else {}
+        if last.get("pareq"):
+            to_acs = {"pareq": last["pareq"], "md": last.get("md"), "termurl": request["termurl"]}
         return {
             "outcome": "challenge",
             "acsurl": last["acsurl"],
-            "creq": last.get("threedpayload"),
+            **to_acs,
             "transactionreference": last.get("transactionreference"),
             "did": payment.did,
         }
 
     async def returned(self, back: Mapping[str, str]) -> dict[str, Any]:
-        """The customer back from the ACS with its `cres`: the AUTH, naming the THREEDQUERY, with the
-        browser library's `threedresponse` (SUCCESS when the issuer authenticated the cardholder)."""
-        try:
-            status = decode_b64_json(back["cres"], "cres").get("transStatus")
-        except GwkitError:
-            status = None
-        request = {
+        """The customer back from the ACS: the AUTH with version 1's `md` and `pares`, or, naming the
+        THREEDQUERY, with the browser library's `threedresponse` made of the `cres` (SUCCESS when the
+        issuer authenticated the cardholder)."""
+        request: dict[str, Any] = {
             "requesttypedescriptions": ["AUTH"],
             "sitereference": self.settings.sitereference,
             "orderreference": back["orderreference"],
-            "parenttransactionreference": back["transactionreference"],
-            "threedresponse": threedresponse_jwt(
-                "SUCCESS" if status in AUTHENTICATED else "FAILURE", cres=back["cres"]
-            ),
         }
+        if back.get("pares"):
+            request |= {"md": back["md"], "pares": back["pares"]}
+        else:
+            try:
+                status = decode_b64_json(back["cres"], "cres").get("transStatus")
+            except GwkitError:
+                status = None
+            request |= {
+                "parenttransactionreference": back["transactionreference"],
+                "threedresponse": threedresponse_jwt(
+                    "SUCCESS" if status in AUTHENTICATED else "FAILURE", cres=back["cres"]
+                ),
+            }
         try:
             record = (await self._send(request))[-1]
         except _NoAnswer:
@@ -285,6 +300,8 @@ def create_shop(settings: ShopSettings, ready: threading.Event | None = None) ->
         back = await _json_fields(request, RETURN_FIELDS, "the customer back from the ACS")
         if isinstance(back, Response):
             return back
+        if not (_text(back, "cres") or (_text(back, "md") and _text(back, "pares"))):
+            return JSONResponse({"error": "cres, or md and pares: required (text)"}, status_code=400)
         return JSONResponse(await shops[0].returned(back))
 
     async def notification(request: Request) -> Response:
@@ -303,6 +320,10 @@ def create_shop(settings: ShopSettings, ready: threading.Event | None = None) ->
         Route("/", about),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _text(sent: Mapping[str, Any], name: str) -> bool:
+    return isinstance(sent.get(name), str) and bool(sent[name])
 
 
 async def _json_fields(request: Request, required: tuple[str, ...], what: str) -> dict[str, Any] | Response:

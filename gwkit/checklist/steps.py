@@ -85,6 +85,7 @@ class Step:
     why: ClassVar[str]  # why the outcome matters: money, liability, the customer
     fault: ClassVar[dict[str, Any] | None] = None  # armed for the next AUTH; None: judged over the run
     needs_listener: ClassVar[bool] = False  # a URL notification step: runs only given the shop's listener
+    off_by_default: ClassVar[bool] = False  # runs only when named (3-D Secure version 1)
     listener: str | None = None  # the shop's notification listener (`--listener URL`)
     listener_password: str | None = None  # the password it checks signatures with
 
@@ -140,9 +141,13 @@ def steps_named(
     names: Sequence[str] | None = None, *, listener: str | None = None, listener_password: str | None = None
 ) -> list[Step]:
     """The steps to run, in the register's order: all of them (the URL notification steps only given
-    the shop's `listener`), or those named (`--steps`)."""
+    the shop's `listener`; those off by default only when named), or those named (`--steps`)."""
     if names is None:
-        chosen = [step for step in REGISTER.values() if listener is not None or not step.needs_listener]
+        chosen = [
+            step
+            for step in REGISTER.values()
+            if not step.off_by_default and (listener is not None or not step.needs_listener)
+        ]
     else:
         unknown = [name for name in names if name not in REGISTER]
         if unknown:

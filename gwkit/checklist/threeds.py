@@ -1,4 +1,5 @@
-"""The EMV 3-D Secure (version 2) step: the issuer asks for a challenge on the next THREEDQUERY.
+"""The EMV 3-D Secure (version 2) steps: the issuer asks for a challenge on the next THREEDQUERY
+(`3ds-v2`), or says the cardholder is not authenticated (`3ds-failed`: no AUTH without 3-D Secure after).
 
 The shop must send the customer to the issuer's ACS (`acsurl`) with the `creq`, and, once the
 customer is back, send the AUTH naming the THREEDQUERY with the browser library's `threedresponse`.
@@ -20,6 +21,7 @@ from .steps import FAIL, PASS, WARNING, Step, Verdict, register
 # The proxy selects a fault by each object's request types as one (`THREEDQUERY+AUTH`): the
 # THREEDQUERY alone, or with the AUTH after it in the same object.
 QUERIES = ["THREEDQUERY", "THREEDQUERY+AUTH"]
+UNAUTHENTICATED = "60022"  # the AUTH refused: the cardholder not authenticated
 ANSWERED_AT_ACS = ("answered", "used")  # the ACS session's states once the cardholder answered
 
 
@@ -128,3 +130,65 @@ class ThreeDSecureV2(Step):
             f"{session.get('transstatus')}), and the AUTH came with the threedresponse (#{paid.number})",
             payment,
         )
+
+
+def unauthenticated(exchange: ProxyExchange) -> bool:
+    """Did the answer say the cardholder was not authenticated (an AUTH refused 60022)?"""
+    return any(
+        r.get("requesttypedescription") == "AUTH" and str(r.get("errorcode")) == UNAUTHENTICATED
+        for r in exchange.records
+    )
+
+
+def without_3ds(exchange: ProxyExchange) -> bool:
+    """An AUTH that carries no 3-D Secure: no THREEDQUERY in its object, no results of one, no parent."""
+    return any(
+        "AUTH" in types_of(obj)
+        and "THREEDQUERY" not in types_of(obj)
+        and not any(obj.get(name) for name in ("threedresponse", "pares", "md", "parenttransactionreference"))
+        for obj in objects_of(exchange.request)
+    )
+
+
+@register
+class ThreeDSecureFailed(Step):
+    name = "3ds-failed"
+    title = "3-D Secure: authentication failed"
+    instruction = (
+        "make one payment with 3-D Secure in your shop: the issuer will say the cardholder is not "
+        "authenticated"
+    )
+    why = (
+        "When the issuer says the cardholder is not authenticated, the gateway refuses the AUTH "
+        "(60022). Paying the same card again without 3-D Secure goes around the issuer's answer: if it "
+        "is authorised, the shop bears any fraud (no liability shift), and it is how card testers get "
+        "through. The customer should be told, and may try another card."
+    )
+    fault: ClassVar[dict[str, Any] | None] = {
+        "kind": "threeds",
+        "outcome": "failed",
+        "requesttypes": QUERIES,
+        "count": 1,
+    }
+
+    def judge(self, payment: Payment) -> Verdict:
+        position = next((i for i, e in enumerate(payment.exchanges) if query_record(e)), None)
+        if position is None:
+            return self.not_seen(
+                "no THREEDQUERY seen for the payment: the failed authentication was never given"
+            )
+        later = payment.exchanges[position:]
+        failed = next((i for i, e in enumerate(later) if unauthenticated(e)), None)
+        if failed is None:
+            return self.verdict(
+                WARNING, "no AUTH was refused as unauthenticated: the shop never asked to pay", payment
+            )
+        around = next((e for e in later[failed + 1 :] if pays(e) and without_3ds(e)), None)
+        if around is not None:
+            return self.verdict(
+                FAIL,
+                f"paid without 3-D Secure after the authentication failed (#{around.number}): around the "
+                "issuer's answer, with no liability shift",
+                payment,
+            )
+        return self.verdict(PASS, "the failed authentication was final: no AUTH without 3-D Secure", payment)

@@ -33,6 +33,7 @@ MALFORMED_BODIES = ("truncated", "garbage")  # malformed: half the answer, or by
 # same card alike. The payment's later requests name the THREEDQUERY, so they keep its card.
 THREEDS_OUTCOMES = {
     "challenge": "4900490000000147",  # EMV 3-D Secure 2.1.0: the issuer asks for a challenge at its ACS
+    "enrolled": "4111111111111111",  # version 1, enrolled (Y): the customer goes to the ACS (PaReq, MD)
     "not-enrolled": "4000000000000721",  # version 1, not enrolled (N): the AUTH goes on without it
     "failed": "4900490000000014",  # EMV 3-D Secure 2.1.0: not authenticated (N); its AUTH is refused 60022
 }

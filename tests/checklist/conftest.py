@@ -40,6 +40,16 @@ def answer_challenge(box, acsurl: str, creq: str, outcome: str = "submit") -> st
     return unescape(re.search(r"name='cres' value='([^']*)'", back.text).group(1))
 
 
+def answer_version_1(box, acsurl: str, pareq: str, md: str, termurl: str) -> dict[str, str]:
+    """The customer at the sandbox's version 1 ACS, authenticating (Y): the md and pares it posts back."""
+    form = {"PaReq": pareq, "MD": md, "TermUrl": termurl}
+    with httpx.Client(transport=gwkit.sandbox.SandboxTransport(box)) as browser:
+        browser.post(acsurl, data=form)
+        back = browser.post(f"{acsurl}/complete", data={**form, "outcome": "Y"})
+    found = dict(re.findall(r"name='(PaRes|MD)' value='([^']*)'", back.text))
+    return {"md": unescape(found["MD"]), "pares": unescape(found["PaRes"])}
+
+
 @pytest.fixture
 def customer_at_acs(box):
     """answer(acsurl, creq, outcome="submit") -> cres: the customer at the module's sandbox's ACS."""
@@ -54,15 +64,18 @@ class Run:
     box: Any = None
 
     def pay_with_3ds(self, order: str) -> list[str]:
-        """Pay with EMV 3-D Secure in the shop and, asked for a challenge, answer it as the customer
-        and come back to the shop: what the shop did."""
+        """Pay with 3-D Secure in the shop and, asked for a challenge (version 1: sent to the ACS),
+        answer it as the customer and come back to the shop: what the shop did."""
         assert self.shop is not None
         paid = self.pay(order, threeds="v2")
         if paid["outcome"] != "challenge":
             return paid["did"]
-        cres = answer_challenge(self.box, paid["acsurl"], paid["creq"])
+        if "pareq" in paid:
+            returned = answer_version_1(self.box, paid["acsurl"], paid["pareq"], paid["md"], paid["termurl"])
+        else:
+            returned = {"cres": answer_challenge(self.box, paid["acsurl"], paid["creq"])}
         back = self.shop.returned(
-            orderreference=order, transactionreference=paid["transactionreference"], cres=cres
+            orderreference=order, transactionreference=paid["transactionreference"], **returned
         )
         assert back["outcome"] == "paid", back
         return [*paid["did"], *back["did"]]

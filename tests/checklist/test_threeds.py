@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from gwkit import checklist
 from gwkit.checklist.threeds import ThreeDSecureV2
 from gwkit.proxy import ProxyFaults
 from gwkit.sandbox import SandboxTransport
@@ -146,8 +147,11 @@ def test_the_acs_session_is_read_through_the_control_api_with_the_callers_creden
 @pytest.mark.parametrize(
     ("fault", "message"),
     [
-        ({"kind": "threeds"}, "outcome must be one of challenge, not-enrolled, failed"),
-        ({"kind": "threeds", "outcome": "Y"}, "outcome must be one of challenge, not-enrolled, failed"),
+        ({"kind": "threeds"}, "outcome must be one of challenge, enrolled, not-enrolled, failed"),
+        (
+            {"kind": "threeds", "outcome": "Y"},
+            "outcome must be one of challenge, enrolled, not-enrolled, failed",
+        ),
         ({"kind": "threeds", "outcome": "challenge", "code": 1}, "unknown field(s) code for kind threeds"),
     ],
 )
@@ -163,3 +167,57 @@ def test_the_step_arms_the_challenge_for_a_threedquery_alone_or_with_its_auth():
         "requesttypes": ["THREEDQUERY", "THREEDQUERY+AUTH"],
         "count": 1,
     }
+
+
+@pytest.mark.parametrize(
+    ("step", "right", "naive"),
+    [
+        (
+            "3ds-v1-enrolled",
+            "sent to the acsurl, and back with md and pares in the AUTH (#2)",
+            "paid without authentication (#2): an AUTH without md and pares after enrolled Y: no liability shift",
+        ),
+        ("3ds-v1-not-enrolled", "not enrolled: the AUTH went on in the THREEDQUERY's own request", None),
+        (
+            "3ds-failed",
+            "the failed authentication was final: no AUTH without 3-D Secure",
+            "paid without 3-D Secure after the authentication failed (#2): around the issuer's answer, "
+            "with no liability shift",
+        ),
+    ],
+)
+def test_the_version_1_and_failed_authentication_steps_against_both_shops(run, step, right, naive):
+    verdicts = {}
+    for behaviour in ("right", "naive"):
+        shop = run(behaviour, steps=[step])
+        shop.pay_with_3ds(f"{behaviour}-{step}")
+        verdicts[behaviour] = shop.handle.finish().verdict(step)
+
+    assert (verdicts["right"].status, verdicts["right"].reason) == ("pass", right)
+    if naive is None:  # nothing to get wrong: the AUTH goes on in the same request
+        assert verdicts["naive"].status == "pass"
+    else:
+        assert (verdicts["naive"].status, verdicts["naive"].reason) == ("fail", naive)
+
+
+def test_a_new_auth_after_not_enrolled_must_name_the_threedquery(run):
+    handle = run(None, steps=["3ds-v1-not-enrolled"]).handle
+    query = post(
+        handle, auth("order-n", requesttypedescriptions=["THREEDQUERY"], termurl="https://s.example/")
+    ).json()
+    post(handle, auth("order-n"))
+    verdict = handle.finish().verdict("3ds-v1-not-enrolled")
+
+    reference = query["response"][-1]["transactionreference"]
+    assert (verdict.status, verdict.reason) == (
+        "fail",
+        f"a new AUTH with the card (#2), not naming the THREEDQUERY {reference} as its parent: the "
+        "enrolment check is lost from the payment",
+    )
+
+
+def test_the_version_1_steps_are_off_by_default():
+    default = [step.name for step in checklist.steps_named()]
+
+    assert "3ds-v1-enrolled" not in default and "3ds-v1-not-enrolled" not in default
+    assert "3ds-v2" in default and "3ds-failed" in default
