@@ -142,6 +142,18 @@ def test_a_java_shop_through_auto_claiming_its_steps_in_its_own_order(
     assert "decline: the shop says 70000" in out
 
 
+def test_the_listener_option_adds_the_notification_steps(files, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    listener = "http://127.0.0.1:9/hook"
+
+    assert main(["checklist", "--port", "0", "--listener", listener, "--steps", "notification"]) == 1
+
+    out = capsys.readouterr().out
+    assert "  steps:     notification\n" in out
+    assert f"  listener:  {listener} (notified of the notification steps' payments)" in out
+    assert "URL notification to your listener: NO PAYMENT SEEN" in out
+
+
 def test_in_the_terminal_enter_moves_on_and_a_step_without_a_payment_says_so(files, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n\n"))
 

@@ -117,3 +117,15 @@ def test_the_notification_steps_run_only_given_a_listener():
         checklist.ChecklistError, match="--steps notification-signature: needs --listener URL"
     ):
         checklist.steps_named(["notification-signature"])
+
+
+def test_a_rule_the_sandbox_refuses_is_named_in_the_verdict(listened):
+    run = listened("right", listener="ftp://127.0.0.1/hook")
+    run.pay("refused-1")
+    verdict = run.handle.next()
+
+    assert verdict is not None and verdict.status == "fail"
+    assert verdict.reason.startswith(
+        "no notification: the sandbox refused the rule for ftp://127.0.0.1/hook: "
+    )
+    assert "url" in verdict.reason
