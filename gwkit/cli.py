@@ -229,6 +229,18 @@ def _add_checklist_command(commands) -> None:
         "--auto", action="store_true", help="unattended (CI): tests make the payments, no terminal"
     )
     checklist.add_argument(
+        "--listener",
+        default=None,
+        metavar="URL",
+        help="your shop's URL notification listener: adds the notification steps (the sandbox as upstream)",
+    )
+    checklist.add_argument(
+        "--listener-password",
+        default=None,
+        metavar="PASSWORD",
+        help="the notification password your listener checks signatures with (default: unsigned)",
+    )
+    checklist.add_argument(
         "--junit", type=Path, default=None, metavar="FILE", help="write a JUnit XML report"
     )
     checklist.add_argument("--html", type=Path, default=None, metavar="FILE", help="write an HTML report")

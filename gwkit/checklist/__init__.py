@@ -8,10 +8,19 @@ integration must handle, one payment at a time, and says with evidence which one
     >>> handle.finish().verdicts   # every verdict, each with its exchanges
 
 `gwkit checklist` runs it from the command line (docs/checklist.md). The steps are registered in
-the order they run: the decline steps, the unknown-outcome steps, then validation.
+the order they run: the decline steps, 3-D Secure, the unknown-outcome steps, the URL notification steps (given
+the shop's listener), then validation.
 """
 
-from . import command, declines, unknown, validation  # noqa: F401  (declines... register the steps, in this order)
+from . import (  # noqa: F401  (declines... register the steps, in this order)
+    command,
+    declines,
+    threeds,
+    threeds_v1,
+    unknown,
+    urlnotification,
+    validation,
+)
 from .app import ChecklistHandle, create_checklist_app, start
 from .payments import Payment, PaymentKey, key_of
 from .reports import html_report, junit_xml, write_reports

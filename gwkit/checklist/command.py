@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, sb: Any, px: Any, upstream_of: Callable[..., A
             if args.steps is not None
             else None
         )
-        steps = steps_named(named)
+        steps = steps_named(named, listener=args.listener, listener_password=args.listener_password)
         reports = {
             name: check_writable(path) for name, path in (("junit", args.junit), ("html", args.html)) if path
         }
@@ -132,6 +132,8 @@ def _banner(
     print(f"gwkit checklist listening on {handle.base_url}: point your shop's gateway base URL here")
     print(f"  upstream:  {upstream.name} {upstream.url}")
     print(f"  steps:     {', '.join(step.name for step in handle.checklist.steps)}")
+    if args.listener:
+        print(f"  listener:  {args.listener} (notified of the notification steps' payments)")
     for name, path in reports.items():
         print(f"  {name}:     {path}")
     if args.auto:

@@ -139,6 +139,13 @@ class Payment:
     key: PaymentKey | None
     exchanges: list[ProxyExchange] = field(default_factory=list)
     references: set[str] = field(default_factory=set)
+    # What the sandbox's ACS saw of each THREEDQUERY (by its transactionreference), read when the AUTH
+    # after it came: the browser's part, which the proxy never sees. Empty when the upstream is no sandbox.
+    acs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # The URL notifications of each AUTH (by its transactionreference) from the step's rule, read once
+    # the AUTH was answered; `rule_refused`: why the step's rule could not be added, if it could not.
+    deliveries: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
+    rule_refused: str | None = None
 
     def gather(self, exchanges: Iterable[ProxyExchange]) -> Payment:
         """This payment's exchanges among `exchanges` (in order); without a key, every paying one."""

@@ -10,6 +10,7 @@ ever waits on a clock.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,10 +19,13 @@ from typing import Any
 from ..interface.jsonread import BodyError, read_json
 from ..interface.masking import mask_data
 from ..proxy import Answer, Proxy, ProxyExchange
-from ..proxy.answers import JSON_TYPE, as_json
+from ..proxy.answers import JSON_TYPE, as_json, json_object, objects_of, types_of
+from ..proxy.upstreams import UpstreamError
+from ..sandbox.web.notification_controls import DELIVERIES, RULES
 from .payments import Payment, PaymentKey, paying_key
 from .steps import ChecklistError, Step, Verdict, steps_named
 
+REFERENCE = re.compile(r"[A-Za-z0-9-]{1,64}")  # a transactionreference, safe in a control API path
 STEP_HEADER = "x-gwkit-checklist-step"  # a request claiming its step by name (tests in any order)
 
 
@@ -80,6 +84,11 @@ class Checklist:
         self.proxy: Proxy | None = None
         self._result: ChecklistResult | None = None
         self._before_run = 0
+        # What ChecklistProxy read from a sandbox upstream: the ACS's sessions by THREEDQUERY, the URL
+        # notifications by AUTH, and why a step's notification rule could not be added.
+        self.acs_sessions: dict[str, dict[str, Any]] = {}
+        self.deliveries: dict[str, list[dict[str, Any]]] = {}
+        self.rule_refused: dict[str, str] = {}
 
     def __repr__(self) -> str:
         current = self.current.step.name if self.current else None
@@ -217,10 +226,10 @@ class Checklist:
             self._say("Every payment step has been run: finish the run (q, or POST /_checklist/finish).")
 
     def _start(self, step: Step) -> None:
-        assert step.fault is not None
         self._disarm()
         assert self.proxy is not None
-        self.proxy.faults.add_json(dict(step.fault))
+        if step.fault is not None:
+            self.proxy.faults.add_json(dict(step.fault))
         self.current = _Attempt(step, self._last_number())
         position = [s.name for s in self.steps].index(step.name) + 1
         self._say(f"Step {position}/{len(self.steps)}: {step.title}: {step.instruction}")
@@ -229,7 +238,13 @@ class Checklist:
         if not attempt.seen:
             return self._record(attempt.step.not_seen())
         exchanges = [e for e in self._run_exchanges() if e.number > attempt.after]
-        return self._record(attempt.step.judge(Payment(attempt.key).gather(exchanges)))
+        payment = Payment(
+            attempt.key,
+            acs=dict(self.acs_sessions),
+            deliveries=dict(self.deliveries),
+            rule_refused=self.rule_refused.get(attempt.step.name),
+        ).gather(exchanges)
+        return self._record(attempt.step.judge(payment))
 
     def _record(self, verdict: Verdict) -> Verdict:
         self.verdicts[verdict.step] = verdict
@@ -270,4 +285,108 @@ class ChecklistProxy(Proxy):
         refused = self.checklist.before(headers, body)
         if refused is not None:
             return refused
-        return await super().answer(headers, body)
+        await self._read_acs_sessions(headers, body)
+        rule = await self._notification_rule(headers, body)
+        answer = await super().answer(headers, body)
+        if rule is not None:
+            await self._read_deliveries(headers, answer, rule)
+        return answer
+
+    async def _notification_rule(self, headers: Mapping[str, str], body: bytes) -> str | None:
+        """Before the AUTH of a URL notification step's payment: an online rule notifying the shop's
+        listener of it, added on the sandbox (its id; None for any other request, or when the
+        upstream refuses it: the step then says why)."""
+        step = self.checklist.current.step if self.checklist.current is not None else None
+        if step is None or not step.needs_listener or not pays_body(body):
+            return None
+        rule = {
+            "url": step.listener,
+            "flow": "online",
+            "requesttypes": ["AUTH"],
+            **({"password": step.rule_password} if step.rule_password else {}),
+        }
+        try:
+            answer = await self.upstream.control("POST", RULES, {}, as_json(rule), _as_json_call(headers))
+        except UpstreamError as exc:
+            answer, error = None, str(exc)
+        else:
+            error = "the upstream is not a gwkit sandbox: only a sandbox notifies your listener"
+        added = json_object(answer.body) if answer is not None else None
+        if answer is not None and answer.status == 200 and added is not None:
+            return str(added["id"])
+        if added is not None:
+            error = f"the sandbox refused the rule for {step.listener}: {added.get('detail') or added}"
+        with self.checklist._lock:
+            self.checklist.rule_refused[step.name] = error
+        return None
+
+    async def _read_deliveries(self, headers: Mapping[str, str], answer: Answer, rule: str) -> None:
+        """After that AUTH was answered (an online notification is sent before the answer): its
+        deliveries, for the step's verdict; then the rule goes, so no other payment is notified."""
+        records = (json_object(answer.body) or {}).get("response") if answer.silence is None else None
+        references = [
+            r["transactionreference"]
+            for r in (records if isinstance(records, list) else [])
+            if isinstance(r, dict) and isinstance(r.get("transactionreference"), str)
+        ]
+        call = _as_json_call(headers)
+        for reference in references:
+            try:
+                found = await self.upstream.control(
+                    "GET", DELIVERIES, {"transactionreference": reference}, b"", call
+                )
+            except UpstreamError:
+                continue
+            listed = (json_object(found.body) or {}).get("deliveries") if found is not None else None
+            if isinstance(listed, list):
+                with self.checklist._lock:
+                    self.checklist.deliveries[reference] = [d for d in listed if d.get("rule") == rule]
+        try:
+            await self.upstream.control("DELETE", f"{RULES}/{rule}", {}, b"{}", call)
+        except UpstreamError:
+            pass
+
+    async def _read_acs_sessions(self, headers: Mapping[str, str], body: bytes) -> None:
+        """Before an AUTH back from a challenge (one with a `threedresponse`): what the sandbox's ACS
+        saw of its THREEDQUERY (`GET /_sandbox/threeds/{reference}`), for the 3-D Secure steps. No
+        sandbox upstream, or none that answers: nothing is read, and those steps say so."""
+        for reference in returned_from_acs(body):
+            try:
+                answer = await self.upstream.control(
+                    "GET", f"/_sandbox/threeds/{reference}", {}, b"", headers
+                )
+            except UpstreamError:
+                continue
+            session = json_object(answer.body) if answer is not None and answer.status == 200 else None
+            if isinstance(session, dict):
+                with self.checklist._lock:
+                    self.checklist.acs_sessions[reference] = session
+
+
+def _as_json_call(headers: Mapping[str, str]) -> dict[str, str]:
+    """The application's headers (its credentials), for a JSON call to the sandbox's control API."""
+    return {**headers, "content-type": "application/json"}
+
+
+def pays_body(body: bytes) -> bool:
+    """Does this request send an AUTH (the payment a notification step's rule is for)?"""
+    try:
+        sent = read_json(body)
+    except BodyError:
+        return False
+    return any("AUTH" in types_of(obj) for obj in objects_of(sent))
+
+
+def returned_from_acs(body: bytes) -> list[str]:
+    """The THREEDQUERY references named by the objects of `body` that carry a `threedresponse`."""
+    try:
+        sent = read_json(body)
+    except BodyError:
+        return []
+    return [
+        obj["parenttransactionreference"]
+        for obj in objects_of(sent)
+        if obj.get("threedresponse")
+        and isinstance(obj.get("parenttransactionreference"), str)
+        and REFERENCE.fullmatch(obj["parenttransactionreference"])
+    ]

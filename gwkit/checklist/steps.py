@@ -84,10 +84,19 @@ class Step:
     instruction: ClassVar[str]  # what the person does: "make one payment in your shop: ..."
     why: ClassVar[str]  # why the outcome matters: money, liability, the customer
     fault: ClassVar[dict[str, Any] | None] = None  # armed for the next AUTH; None: judged over the run
+    needs_listener: ClassVar[bool] = False  # a URL notification step: runs only given the shop's listener
+    off_by_default: ClassVar[bool] = False  # runs only when named (3-D Secure version 1)
+    listener: str | None = None  # the shop's notification listener (`--listener URL`)
+    listener_password: str | None = None  # the password it checks signatures with
 
     @property
     def per_payment(self) -> bool:
-        return self.fault is not None
+        return self.fault is not None or self.needs_listener
+
+    @property
+    def rule_password(self) -> str | None:
+        """The password a URL notification step's rule signs with: the listener's own."""
+        return self.listener_password
 
     def judge(self, payment: Payment) -> Verdict:
         """The verdict on the payment this step armed (its exchanges, gathered by its key)."""
@@ -128,15 +137,29 @@ def register(step: type[Step]) -> type[Step]:
     return step
 
 
-def steps_named(names: Sequence[str] | None = None) -> list[Step]:
-    """The steps to run, in the register's order: all of them, or those named (`--steps`)."""
+def steps_named(
+    names: Sequence[str] | None = None, *, listener: str | None = None, listener_password: str | None = None
+) -> list[Step]:
+    """The steps to run, in the register's order: all of them (the URL notification steps only given
+    the shop's `listener`; those off by default only when named), or those named (`--steps`)."""
     if names is None:
-        return [step() for step in REGISTER.values()]
-    unknown = [name for name in names if name not in REGISTER]
-    if unknown:
-        raise ChecklistError(
-            f"--steps: unknown step(s) {', '.join(unknown)}; the steps are {', '.join(REGISTER)}"
-        )
-    if not names:
-        raise ChecklistError(f"--steps: name at least one step of {', '.join(REGISTER)}")
-    return [step() for name, step in REGISTER.items() if name in names]
+        chosen = [
+            step
+            for step in REGISTER.values()
+            if not step.off_by_default and (listener is not None or not step.needs_listener)
+        ]
+    else:
+        unknown = [name for name in names if name not in REGISTER]
+        if unknown:
+            raise ChecklistError(
+                f"--steps: unknown step(s) {', '.join(unknown)}; the steps are {', '.join(REGISTER)}"
+            )
+        if not names:
+            raise ChecklistError(f"--steps: name at least one step of {', '.join(REGISTER)}")
+        chosen = [step for name, step in REGISTER.items() if name in names]
+        deaf = [step.name for step in chosen if step.needs_listener and listener is None]
+        if deaf:
+            raise ChecklistError(
+                f"--steps {', '.join(deaf)}: needs --listener URL, your shop's notification listener"
+            )
+    return [step(listener=listener, listener_password=listener_password) for step in chosen]

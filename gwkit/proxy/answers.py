@@ -94,7 +94,7 @@ def faulted(
 ) -> Answer:
     """The application's answer under `fault`, given the upstream's answer (None: not forwarded)."""
     marked = {FAULT_HEADER: fault.kind}
-    if fault.kind == "latency":
+    if fault.kind in ("latency", "threeds"):  # the upstream's answer (late; to the outcome's test card)
         answer = passed(upstream)
         return Answer(answer.status, {**answer.headers, **marked}, answer.body)
     if fault.kind in ("drop", "timeout"):

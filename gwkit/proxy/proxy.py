@@ -23,6 +23,7 @@ from typing import Any
 
 from ..cassette import Cassette, Recording
 from ..exchange import Exchange, error_text
+from ..interface.faults import with_outcome_card
 from ..interface.jsonread import BodyError, read_json
 from ..interface.masking import mask_text
 from ..interface.validation import Problem, normalised, validate_request
@@ -51,6 +52,7 @@ from .upstreams import Upstream, UpstreamAnswer, UpstreamError
 
 log = logging.getLogger("gwkit.proxy")
 KEPT_EXCHANGES = 10_000  # the most recent exchanges kept in memory for views; the journal keeps all
+PASSING_KINDS = ("latency", "threeds")  # faults whose answer is the upstream's (late, or for another card)
 
 
 class Proxy:
@@ -130,6 +132,8 @@ class Proxy:
         else:
             site, amounts = _site_and_amounts(sent)
             fault = self.faults.pick(site, list(types), amounts) if self.faults else None
+            if fault is not None and fault.kind == "threeds":  # the outcome's test card in the card's place
+                parts = [_with_outcome_card(part, fault.params["outcome"]) for part in parts]
             answer, answered_by, error, answered = await self._forward(
                 headers, parts, fault, types, reference
             )
@@ -174,7 +178,9 @@ class Proxy:
     ) -> tuple[Answer, str, str | None, list[tuple[_Part, UpstreamAnswer]]]:
         """Forward (unless the fault says not to), then act on the fault; the upstream's answers too."""
         forwards = (
-            fault is None or fault.kind == "latency" or fault.params.get("process", fault.params.get("made"))
+            fault is None
+            or fault.kind in PASSING_KINDS
+            or fault.params.get("process", fault.params.get("made"))
         )
         upstream: UpstreamAnswer | None = None
         answered: list[tuple[_Part, UpstreamAnswer]] = []
@@ -195,7 +201,7 @@ class Proxy:
         if fault.delay:
             await self._sleep(fault.delay)
         error = f"injected fault: {fault.kind}" if answer.silence else None
-        return answer, (UPSTREAM if fault.kind == "latency" else PROXY), error, answered
+        return answer, (UPSTREAM if fault.kind in PASSING_KINDS else PROXY), error, answered
 
     async def _send(
         self, headers: Mapping[str, str], parts: list[_Part]
@@ -358,6 +364,13 @@ def _parts(reading: _Reading, body: bytes, strict: bool) -> list[_Part]:
     if run:
         parts.append(_envelope_part(sent, run))
     return parts
+
+
+def _with_outcome_card(part: _Part, outcome: str) -> _Part:
+    if part.envelope is None:
+        return part
+    changed = with_outcome_card(part.envelope, outcome)
+    return _Part(as_json(changed), changed, part.refused)
 
 
 def _envelope_part(sent: dict[str, Any], objects: list[Any]) -> _Part:

@@ -3,10 +3,13 @@ in front of it with the reference shop pointing at it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
+from html import unescape
 from typing import Any
 
+import httpx
 import pytest
 
 import gwkit.sandbox
@@ -27,11 +30,55 @@ def box(tmp_path_factory):
     sandbox.close()
 
 
+def answer_challenge(box, acsurl: str, creq: str, outcome: str = "submit") -> str:
+    """Play the customer's browser at the sandbox's ACS: open the challenge with the creq, enter the
+    one-time code shown; the cres the ACS posts back to the shop."""
+    with httpx.Client(transport=gwkit.sandbox.SandboxTransport(box)) as browser:
+        page = browser.post(acsurl, data={"creq": creq})
+        code = re.search(r"id='acs2-otp-shown'[^>]*>(\d{6})<", page.text).group(1)
+        back = browser.post(f"{acsurl}/complete", data={"creq": creq, "otp": code, "outcome": outcome})
+    return unescape(re.search(r"name='cres' value='([^']*)'", back.text).group(1))
+
+
+def answer_version_1(box, acsurl: str, pareq: str, md: str, termurl: str) -> dict[str, str]:
+    """The customer at the sandbox's version 1 ACS, authenticating (Y): the md and pares it posts back."""
+    form = {"PaReq": pareq, "MD": md, "TermUrl": termurl}
+    with httpx.Client(transport=gwkit.sandbox.SandboxTransport(box)) as browser:
+        browser.post(acsurl, data=form)
+        back = browser.post(f"{acsurl}/complete", data={**form, "outcome": "Y"})
+    found = dict(re.findall(r"name='(PaRes|MD)' value='([^']*)'", back.text))
+    return {"md": unescape(found["MD"]), "pares": unescape(found["PaRes"])}
+
+
+@pytest.fixture
+def customer_at_acs(box):
+    """answer(acsurl, creq, outcome="submit") -> cres: the customer at the module's sandbox's ACS."""
+    return lambda acsurl, creq, outcome="submit": answer_challenge(box, acsurl, creq, outcome)
+
+
 @dataclass
 class Run:
     handle: checklist.ChecklistHandle
     shop: ShopHandle | None
     lines: list[str]
+    box: Any = None
+
+    def pay_with_3ds(self, order: str) -> list[str]:
+        """Pay with 3-D Secure in the shop and, asked for a challenge (version 1: sent to the ACS),
+        answer it as the customer and come back to the shop: what the shop did."""
+        assert self.shop is not None
+        paid = self.pay(order, threeds="v2")
+        if paid["outcome"] != "challenge":
+            return paid["did"]
+        if "pareq" in paid:
+            returned = answer_version_1(self.box, paid["acsurl"], paid["pareq"], paid["md"], paid["termurl"])
+        else:
+            returned = {"cres": answer_challenge(self.box, paid["acsurl"], paid["creq"])}
+        back = self.shop.returned(
+            orderreference=order, transactionreference=paid["transactionreference"], **returned
+        )
+        assert back["outcome"] == "paid", back
+        return [*paid["did"], *back["did"]]
 
     def pay(self, order: str, **fields: str) -> dict[str, Any]:
         assert self.shop is not None
@@ -63,7 +110,7 @@ def run(box, tmp_path):
         shop = None
         if behaviour is not None:
             shop = serve_shop(ShopSettings(handle.base_url, behaviour=behaviour, timeout=SHOP_TIMEOUT))
-        started.append(Run(handle, shop, lines))
+        started.append(Run(handle, shop, lines, box))
         return started[-1]
 
     yield start

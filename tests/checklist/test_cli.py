@@ -16,6 +16,7 @@ import pytest
 from gwkit.cli import main
 
 NODE_SHOP = Path(__file__).parent / "node" / "shop_test.mjs"
+JAVA_SHOP = Path(__file__).parent / "java" / "Shop.java"
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +48,10 @@ def files(tmp_path, monkeypatch, sandbox_db):
         ),
         (["--html", "."], "report path .: is a folder, name a file"),
         (["--", "true"], "a command after -- runs only with --auto"),
+        (
+            ["--steps", "decline,notification"],
+            "--steps notification: needs --listener URL, your shop's notification listener",
+        ),
     ],
 )
 def test_bad_input_is_named_before_the_run(files, capsys, arguments, message):
@@ -112,6 +117,41 @@ def test_a_node_shop_through_auto_claiming_its_steps_in_its_own_order(
     assert [case.get("name").split(":")[0] for case in cases if case.find("failure") is not None] == failed
     assert all(case.find("error") is None for case in cases)  # every step saw its payment
     assert "dropped-answer: the shop says 0" in out  # made: found by the query (naive: paid twice)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="java is not on this machine")
+@pytest.mark.parametrize(
+    ("naive", "status", "failed"), [("0", 0, []), ("1", 1, ["bank-error-made", "dropped-answer"])]
+)
+def test_a_java_shop_through_auto_claiming_its_steps_in_its_own_order(
+    files, capfd, monkeypatch, naive, status, failed
+):
+    """The JDK alone: `java Shop.java` runs the one source file, its own JSON reading included."""
+    monkeypatch.setenv("NAIVE", naive)
+    junit = files / "checklist.xml"
+    steps = "decline,bank-error-made,dropped-answer,validation"
+    command = ["checklist", "--auto", "--port", "0", "--steps", steps, "--junit", str(junit)]
+
+    assert main([*command, "--", "java", str(JAVA_SHOP)]) == status
+
+    out = capfd.readouterr().out
+    cases = ET.parse(junit).getroot().findall("testcase")
+    assert [case.get("name").split(":")[0] for case in cases if case.find("failure") is not None] == failed
+    assert all(case.find("error") is None for case in cases)  # every step saw its payment
+    assert "dropped-answer: the shop says 0" in out  # made: found by the query (naive: paid twice)
+    assert "decline: the shop says 70000" in out
+
+
+def test_the_listener_option_adds_the_notification_steps(files, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    listener = "http://127.0.0.1:9/hook"
+
+    assert main(["checklist", "--port", "0", "--listener", listener, "--steps", "notification"]) == 1
+
+    out = capsys.readouterr().out
+    assert "  steps:     notification\n" in out
+    assert f"  listener:  {listener} (notified of the notification steps' payments)" in out
+    assert "URL notification to your listener: NO PAYMENT SEEN" in out
 
 
 def test_in_the_terminal_enter_moves_on_and_a_step_without_a_payment_says_so(files, capsys, monkeypatch):

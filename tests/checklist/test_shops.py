@@ -8,7 +8,8 @@ import pytest
 
 from gwkit import checklist
 
-PAYMENT_STEPS = [name for name, step in checklist.REGISTER.items() if step.fault is not None]
+PAYMENT_STEPS = [step.name for step in checklist.steps_named() if step.fault is not None]  # by default
+THREEDS_STEPS = ("3ds-v2", "3ds-failed")
 UNKNOWN_OUTCOME_STEPS = ["bank-error-made", "bank-error-not-made", "dropped-answer", "timeout", "gateway-5xx"]
 
 
@@ -16,14 +17,25 @@ def test_the_phase_has_its_steps_in_order():
     assert list(checklist.REGISTER) == [
         "decline",
         "soft-decline",
+        "3ds-v2",
+        "3ds-failed",
+        "3ds-v1-enrolled",  # named only: off by default
+        "3ds-v1-not-enrolled",
         *UNKNOWN_OUTCOME_STEPS,
+        "notification",  # given the shop's listener
+        "notification-signature",
         "validation",
     ]
 
 
+def pay(shop, order: str, step: str) -> list[str]:
+    """The customer pays as the step asks: with 3-D Secure for the 3-D Secure steps."""
+    return shop.pay_with_3ds(order) if step.startswith("3ds-") else shop.pay(order)["did"]
+
+
 def test_the_shop_done_right_passes_every_step(run):
     shop = run("right")
-    outcomes = [shop.pay(f"right-{step}")["did"] for step in PAYMENT_STEPS]
+    outcomes = [pay(shop, f"right-{step}", step) for step in PAYMENT_STEPS]
     result = shop.handle.finish()
 
     assert result.passed, result.summary()
@@ -31,6 +43,8 @@ def test_the_shop_done_right_passes_every_step(run):
     assert outcomes == [
         ["AUTH"],  # declined: told, not retried
         ["AUTH", "THREEDQUERY+AUTH"],  # soft decline: with 3-D Secure
+        ["THREEDQUERY+AUTH", "AUTH+threedresponse"],  # challenged: the AUTH after the ACS
+        ["THREEDQUERY+AUTH"],  # not authenticated (60022): told, not paid again
         ["AUTH", "TRANSACTIONQUERY"],  # 60010, made: the query finds it paid
         ["AUTH", "TRANSACTIONQUERY", "AUTH"],  # 60034, not made: paid again after the query
         ["AUTH", "TRANSACTIONQUERY"],  # dropped, made
@@ -54,7 +68,7 @@ def test_the_shop_done_right_passes_every_step(run):
 def test_the_naive_shop_fails_the_expected_steps_each_with_its_exchanges(run):
     shop = run("naive")
     for step in PAYMENT_STEPS:
-        shop.pay(f"naive-{step}")
+        pay(shop, f"naive-{step}", step)
     result = shop.handle.finish()
 
     assert not result.passed
@@ -65,6 +79,13 @@ def test_the_naive_shop_fails_the_expected_steps_each_with_its_exchanges(run):
     assert decline.evidence[0].errorcodes == ("70000",) and decline.evidence[1].fault is None
     soft = result.verdict("soft-decline")
     assert soft.reason.startswith(f"retried without 3-D Secure (#{soft.evidence[1].number})")
+    challenged = result.verdict("3ds-v2")
+    assert challenged.reason.startswith(f"paid without the challenge (#{challenged.evidence[1].number})")
+    assert [e.request_types for e in challenged.evidence] == [("THREEDQUERY+AUTH",), ("AUTH",)]
+    failed = result.verdict("3ds-failed")
+    assert failed.reason.startswith(
+        f"paid without 3-D Secure after the authentication failed (#{failed.evidence[1].number})"
+    )
     for step in UNKNOWN_OUTCOME_STEPS:
         verdict = result.verdict(step)
         retry = verdict.evidence[1]

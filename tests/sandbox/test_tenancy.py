@@ -410,7 +410,9 @@ def _refused_probe(method: str, path: str):
     return probe
 
 
-def _route_probes(alices_rule: str, alices_delivery: str) -> dict[tuple[str, str], object]:
+def _route_probes(
+    alices_rule: str, alices_delivery: str, alices_threedquery: str
+) -> dict[tuple[str, str], object]:
     from gwkit.sandbox.gateway.threeds import ACS_PATH
     from gwkit.sandbox.web import acs_v2
     from gwkit.sandbox.web.acs import COMPLETE_PATH
@@ -459,6 +461,7 @@ def _route_probes(alices_rule: str, alices_delivery: str) -> dict[tuple[str, str
             "POST", f"{NOTIFICATIONS}/rules", {"url": "http://127.0.0.1:9/bob-hook", "flow": "online"}
         ),
         ("GET", f"{NOTIFICATIONS}/rules"): _control_probe("GET", f"{NOTIFICATIONS}/rules"),
+        ("GET", "/_sandbox/threeds/{id}"): _refused_probe("GET", f"/_sandbox/threeds/{alices_threedquery}"),
         ("DELETE", f"{NOTIFICATIONS}/rules/{{id}}"): _refused_probe(
             "DELETE", f"{NOTIFICATIONS}/rules/{alices_rule}"
         ),
@@ -488,6 +491,16 @@ def test_every_route_shows_and_changes_only_the_callers_sites(two_accounts, oper
     alices_rule = alice.http.post(f"{NOTIFICATIONS}/rules", json=hook).json()["id"]
     alice.one(card_auth(sitereference=ALICE_1, orderreference="alice-order"))  # notified: nobody listens
     (delivery,) = alice.http.get(f"{NOTIFICATIONS}/deliveries").json()["deliveries"]
+    challenged = card_auth(
+        sitereference=ALICE_1,
+        requesttypedescriptions=["THREEDQUERY"],
+        pan="4900490000000147",  # EMV 3-D Secure, challenged: an ACS session
+        termurl="https://merchant.example/back",
+        useragent="Mozilla/5.0",
+        accept="text/html",
+    )
+    threedquery = alice.one(challenged)["transactionreference"]
+    assert alice.http.get(f"/_sandbox/threeds/{threedquery}").json()["challenged"] is True
     alice.records(subscription(ALICE_1, "alice-order-sub"))  # work for a clock move to report on
     control(alice, "faults", kind="gateway_error", code=60010, count=1, sitereference=ALICE_2)
     assert alice.one(card_auth(sitereference=ALICE_2, orderreference="alice-faulted"))["errorcode"] == "60010"
@@ -496,7 +509,7 @@ def test_every_route_shows_and_changes_only_the_callers_sites(two_accounts, oper
     bob.one(card_auth(sitereference=BOB, orderreference="bob-order"))
     before = _alice_fingerprint(alice)
 
-    probes = _route_probes(alices_rule, delivery["id"])
+    probes = _route_probes(alices_rule, delivery["id"], threedquery)
     assert _every_route(bob) == set(probes), "a route without a tenancy probe: add it here"
     progress = probes.pop(("GET", "/_sandbox/clock/progress"))
     for route, probe in probes.items():

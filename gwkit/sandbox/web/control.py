@@ -14,6 +14,8 @@
                                     and returns it with its id; {"drop_next": N, "process": bool} the older form
     POST /_sandbox/faults/clear     {} every site of the caller, or {"sitereference": ...}
     GET  /_sandbox/faults/log       every fault injected on the caller's sites
+    GET  /_sandbox/threeds/{ref}    the EMV 3-D Secure session of the THREEDQUERY {ref}: whether the
+                                    issuer asked for a challenge, and what its ACS answered
     POST /_sandbox/snapshots        {"name": ...} saves the caller's sites (snapshots.py)
     GET  /_sandbox/snapshots        the caller's snapshots
     POST /_sandbox/snapshots/restore  {"name": ...} puts the caller's sites back as saved
@@ -36,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..gateway import threeds_v2
 from ..gateway.accounts import Account, SiteNotYours
 from ..gateway.clock import ISO, ClockError
 from ..gateway.notifications import NotFound
@@ -185,6 +188,25 @@ def clear_faults(sandbox: Served, account: Account, payload: dict[str, Any]) -> 
 
 def fault_log(sandbox: Served, account: Account, payload: dict[str, Any]) -> dict[str, Any]:
     return {"log": _controls(sandbox, account).log()}
+
+
+def threeds_session(
+    sandbox: Served, account: Account, payload: dict[str, Any], reference: str
+) -> dict[str, Any]:
+    """What the ACS saw of the THREEDQUERY `reference` (the browser's part, which no proxy sees):
+    `challenged`, `state` (frictionless, challenge: not answered yet, answered, used: an AUTH
+    followed) and the issuer's `transstatus`. Another tenant's THREEDQUERY is not found, as none."""
+    with sandbox.gateway.store.read() as conn:
+        session = threeds_v2.session_by_reference(conn, reference)
+    if session is None or session.sitereference not in sandbox.gateway.sites_of(account):
+        raise NotFound(f"no EMV 3-D Secure THREEDQUERY {reference} on your sites")
+    return {
+        "transactionreference": reference,
+        "threedversion": session.threedversion,
+        "challenged": session.acstransid is not None,
+        "state": session.state,
+        "transstatus": session.transstatus,
+    }
 
 
 def _named(payload: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from ...interface.faults import (
     NEVER_MADE_CODES,
     PROXY_STATUSES,
     SELECTOR_FIELDS,
+    THREEDS_OUTCOMES,
 )
 from ...interface.wire import GATEWAY_PATH
 from ..gateway.store import FaultRow, FaultRows, MemoryFaultRows
@@ -159,6 +160,12 @@ def _malformed(payload: dict[str, Any]) -> dict[str, Any]:
     return {"body": payload["body"], "process": _flag(payload, "process", True)}
 
 
+def _threeds(payload: dict[str, Any]) -> dict[str, Any]:
+    if payload.get("outcome") not in THREEDS_OUTCOMES:
+        raise ValueError(f"outcome must be one of {', '.join(THREEDS_OUTCOMES)}")
+    return {"outcome": payload["outcome"]}
+
+
 _PARAMETERS = {
     "latency": _latency,
     "timeout": lambda payload: {"process": _flag(payload, "process", True)},
@@ -166,6 +173,7 @@ _PARAMETERS = {
     "http_status": _http_status,
     "drop": lambda payload: {"process": _flag(payload, "process", True)},
     "malformed": _malformed,
+    "threeds": _threeds,
 }
 
 

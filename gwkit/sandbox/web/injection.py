@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...interface.codes import message_of
+from ...interface.faults import with_outcome_card
 from ...interface.validation import normalised
 from ...interface.wire import FAULT_HEADER
 from ..gateway import faultlog
@@ -55,7 +56,7 @@ class Target:
     orderreference: str | None
 
 
-Process = Callable[[], SandboxResponse]  # the request's answer without a fault
+Process = Callable[..., SandboxResponse]  # the request's answer without a fault (given a Caller: its)
 
 
 def serve(sandbox: Served, request: SandboxRequest, caller: Caller, process: Process) -> Answer:
@@ -66,6 +67,9 @@ def serve(sandbox: Served, request: SandboxRequest, caller: Caller, process: Pro
     fault = _picked_fault(sandbox, target)
     if fault is None:
         return Answer(process())
+    if fault.kind == "threeds":  # processed with the outcome's test card in place of the card sent
+        changed = replace(caller, body=with_outcome_card(caller.body, fault.params["outcome"]))
+        return _APPLY[fault.kind](sandbox, request, fault, target, lambda: process(changed))
     return _APPLY[fault.kind](sandbox, request, fault, target, process)
 
 
@@ -241,6 +245,15 @@ def _malformed(
     return Answer(_marked(SandboxResponse(200, {**JSON_HEADERS}, body), fault))
 
 
+def _threeds(
+    sandbox: Served, request: SandboxRequest, fault: ActiveFault, target: Target, process: Process
+) -> Answer:
+    """The THREEDQUERY answered as the outcome's test card is (`serve` put the card in)."""
+    answer = process()
+    _log(sandbox, fault, target, answer)
+    return Answer(_marked(answer, fault))
+
+
 # One way of applying each kind of gwkit.interface.faults.KINDS (tests/sandbox/test_faults.py checks both agree).
 _APPLY: dict[str, Callable[[Served, SandboxRequest, ActiveFault, Target, Process], Answer]] = {
     "latency": _latency,
@@ -249,4 +262,5 @@ _APPLY: dict[str, Callable[[Served, SandboxRequest, ActiveFault, Target, Process
     "gateway_error": _gateway_error,
     "http_status": _http_status,
     "malformed": _malformed,
+    "threeds": _threeds,
 }

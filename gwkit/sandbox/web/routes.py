@@ -91,6 +91,7 @@ ROUTES: dict[tuple[str, str], Route] = {
             ("GET", "/_sandbox/snapshots"): control.snapshots,
             ("POST", "/_sandbox/snapshots/restore"): control.restore_snapshot,
             ("POST", "/_sandbox/snapshots/delete"): control.delete_snapshot,
+            ("GET", "/_sandbox/threeds/{id}"): control.threeds_session,
             ("POST", RULES): notifications.add_rule,
             ("GET", RULES): notifications.rules,
             ("DELETE", f"{RULES}/{{id}}"): notifications.delete_rule,

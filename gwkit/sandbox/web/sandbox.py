@@ -120,7 +120,7 @@ class Sandbox:
             return Answer(refused)
         if faults and request.method == "POST" and route.page is gateway_endpoint and self._faults_armed():
             caller = caller_of(self.gateway, request)
-            return serve(self, request, caller, lambda: self._page(route, request, caller))
+            return serve(self, request, caller, lambda given=caller: self._page(route, request, given))
         return Answer(self._page(route, request))
 
     def _faults_armed(self) -> bool:
