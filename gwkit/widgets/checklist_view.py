@@ -55,6 +55,11 @@ def state_words(status: Mapping[str, Any], verdict: Any | None) -> str:
     return WATCHING if status["current"] == status["step"] else WAITING
 
 
+def key_words(key: Any | None) -> str:
+    """The key a payment was known by, as a person reads it: `orderreference order-7`."""
+    return "" if key is None else f"{key.kind} {key.value}"
+
+
 class ChecklistView(widgets.VBox):
     """The live view of a checklist run: `ChecklistView(handle)` (code is then written against the
     checklist's base URL), or `ChecklistView(checklist, base_url=...)`."""
@@ -112,7 +117,7 @@ class ChecklistView(widgets.VBox):
                     "step": row["title"],
                     "state": state_words(row, verdict),
                     "why": verdict.reason if verdict is not None else "",
-                    "payment known": str(verdict.key) if verdict is not None and verdict.key else "",
+                    "payment known by": key_words(verdict.key) if verdict is not None else "",
                 }
             )
         return pd.DataFrame(rows)
@@ -121,7 +126,9 @@ class ChecklistView(widgets.VBox):
         """Show the run as it is now (the view calls it on each exchange and after each button)."""
         status = self.run.status()
         self.now.value = self._now_html(status)
-        self.table.value = table_html(self.frame(), "This run has no steps.")
+        self.table.value = table_html(
+            self.frame(), "This run has no steps.", css_class="gwkit-checklist-steps"
+        )
         judged = [(row["title"], row["step"]) for row in status["steps"] if row["step"] in self.run.verdicts]
         if list(self.step.options) != judged:
             chosen = self.step.value
@@ -167,8 +174,10 @@ class ChecklistView(widgets.VBox):
             return
         state = state_words({"step": verdict.step, "current": None}, verdict)
         lines = [f"<b>{html.escape(verdict.title)}: {html.escape(state)}</b>: {html.escape(verdict.reason)}"]
-        if verdict.key is not None or verdict.advisory:
-            lines.append(f"The payment was known {html.escape(verdict.keyed_by)}.")
+        if verdict.key is not None:
+            lines.append(f"The payment was known by its {html.escape(key_words(verdict.key))}.")
+        elif verdict.advisory:
+            lines.append(f"The payment was known by {html.escape(verdict.keyed_by)}.")
         if verdict.why:
             lines.append(f"Why it matters: {html.escape(verdict.why)}")
         self.verdict.value = "<br>".join(lines)

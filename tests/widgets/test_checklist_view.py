@@ -55,7 +55,10 @@ def test_the_view_follows_the_run_step_by_step(run):
     assert (
         "Decline (70000): passed</b>: declined, and not retried: the customer is told" in view.verdict.value
     )
-    assert "known by orderreference" in view.verdict.value and "Why it matters" in view.verdict.value
+    assert (
+        "known by its orderreference view-decline." in view.verdict.value
+        and "Why it matters" in view.verdict.value
+    )
 
     view.next_button.click()
     assert view.states()["soft-decline"] == "passed"
@@ -66,6 +69,12 @@ def test_the_view_follows_the_run_step_by_step(run):
     assert "every outcome handled" in view.now.value
     assert view.next_button.disabled and view.finish_button.disabled
     assert list(view.frame()["state"]) == ["passed"] * 3
+    assert list(view.frame()["payment known by"]) == [
+        "orderreference view-decline",
+        "orderreference view-soft",
+        "",
+    ]
+    assert "gwkit-checklist-steps" in view.table.value
     assert view.error.value == ""
 
 
