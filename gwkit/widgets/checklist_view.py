@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -32,6 +33,8 @@ VERDICT_WORDS = {
     "no payment seen": "no payment seen",
 }
 WAITING, WATCHING = "waiting", "watching"
+ALWAYS_SHOWN = ("#", "request", "gateway's answer")  # an exchange's columns shown even when empty
+WRAPPED = "<style>.gwkit-checklist-steps td { white-space: normal; }</style>"  # a reason is a sentence
 
 
 class ChecklistRun(Protocol):
@@ -66,6 +69,7 @@ class ChecklistView(widgets.VBox):
 
     def __init__(self, run: Any, *, base_url: str | None = None):
         self.run: ChecklistRun = getattr(run, "checklist", run)
+        self._refreshing = threading.RLock()
         self.base_url = base_url or getattr(run, "base_url", None)
         self.now = widgets.HTML()
         self.table = widgets.HTML()
@@ -117,16 +121,20 @@ class ChecklistView(widgets.VBox):
                     "step": row["title"],
                     "state": state_words(row, verdict),
                     "why": verdict.reason if verdict is not None else "",
-                    "payment known by": key_words(verdict.key) if verdict is not None else "",
                 }
             )
         return pd.DataFrame(rows)
 
     def refresh(self) -> None:
-        """Show the run as it is now (the view calls it on each exchange and after each button)."""
+        """Show the run as it is now (the view calls it on each exchange, from the proxy's thread, and
+        after each button): one refresh at a time, so the last one shows the latest state."""
+        with self._refreshing:
+            self._refresh()
+
+    def _refresh(self) -> None:
         status = self.run.status()
         self.now.value = self._now_html(status)
-        self.table.value = table_html(
+        self.table.value = WRAPPED + table_html(
             self.frame(), "This run has no steps.", css_class="gwkit-checklist-steps"
         )
         judged = [(row["title"], row["step"]) for row in status["steps"] if row["step"] in self.run.verdicts]
@@ -182,9 +190,7 @@ class ChecklistView(widgets.VBox):
             lines.append(f"Why it matters: {html.escape(verdict.why)}")
         self.verdict.value = "<br>".join(lines)
         evidence = list(verdict.evidence)
-        self.evidence.value = table_html(
-            pd.DataFrame([e.as_people_row() for e in evidence]).astype(str), "No exchanges: nothing to show."
-        )
+        self.evidence.value = table_html(_evidence_frame(evidence), "No exchanges: nothing to show.")
         numbers = [e.number for e in evidence]
         if list(self.exchange.options) != numbers:
             self.exchange.options = numbers
@@ -205,6 +211,13 @@ class ChecklistView(widgets.VBox):
         self.exchange_shown.value = _request_and_answer_html(chosen)
         base = self.base_url or "http://127.0.0.1/"
         self.code.value = as_code(chosen.exchange, self.style.value, base_url=base)
+
+
+def _evidence_frame(evidence: Sequence[Any]) -> pd.DataFrame:
+    """The exchanges in the proxy view's columns, less those empty for all of them (no drift...)."""
+    frame = pd.DataFrame([e.as_people_row() for e in evidence]).astype(str)
+    kept = [column for column in frame.columns if column in ALWAYS_SHOWN or (frame[column] != "").any()]
+    return frame[kept]
 
 
 def _request_and_answer_html(exchange: Any) -> str:
