@@ -34,7 +34,7 @@ VERDICT_WORDS = {
 }
 WAITING, WATCHING = "waiting", "watching"
 ALWAYS_SHOWN = ("#", "request", "gateway's answer")  # an exchange's columns shown even when empty
-WRAPPED = "<style>.gwkit-checklist-steps td { white-space: normal; }</style>"  # a reason is a sentence
+WRAPPED = "<style>table.gwkit-table.gwkit-checklist-steps td { white-space: normal; }</style>"  # a reason is a sentence
 
 
 class ChecklistRun(Protocol):
@@ -133,7 +133,7 @@ class ChecklistView(widgets.VBox):
 
     def _refresh(self) -> None:
         status = self.run.status()
-        self.now.value = self._now_html(status)
+        self.now.value = f"<div>{self._now_html(status)}</div>"  # one block, wherever it is drawn
         self.table.value = WRAPPED + table_html(
             self.frame(), "This run has no steps.", css_class="gwkit-checklist-steps"
         )
@@ -188,7 +188,7 @@ class ChecklistView(widgets.VBox):
             lines.append(f"The payment was known by {html.escape(verdict.keyed_by)}.")
         if verdict.why:
             lines.append(f"Why it matters: {html.escape(verdict.why)}")
-        self.verdict.value = "<br>".join(lines)
+        self.verdict.value = "".join(f"<div>{line}</div>" for line in lines)
         evidence = list(verdict.evidence)
         self.evidence.value = table_html(_evidence_frame(evidence), "No exchanges: nothing to show.")
         numbers = [e.number for e in evidence]
