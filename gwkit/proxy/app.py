@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import socket
 import threading
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Self
@@ -194,6 +195,15 @@ def start(
     server = server_for(proxy, app=app)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="gwkit-proxy", daemon=True)
     thread.start()
+    _wait_until_started(server, thread)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     return ProxyHandle(proxy, f"http://{shown}:{bound_port}", server, thread, sock)
+
+
+def _wait_until_started(server: uvicorn.Server, thread: threading.Thread, seconds: float = 30.0) -> None:
+    """Return once uvicorn has started (its start logged): a server configured meanwhile (the reference
+    shop's, say) resets uvicorn's loggers to INFO for a moment, and its start lines would reach stderr."""
+    deadline = time.monotonic() + seconds
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        thread.join(0.005)  # uvicorn says it has started by a flag only

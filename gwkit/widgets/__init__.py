@@ -1,5 +1,6 @@
 """Notebook widgets: forms generated from the spec tables, a response view, the request explorer,
-the 3-D Secure steppers (v1 and v2), and the subscription and card store panels.
+the 3-D Secure steppers (v1 and v2), the subscription and card store panels, and the view of a
+checklist run.
 
 Widgets hold no business logic: a form builds a request object, the client sends it, a view
 renders the records. Every callback is `guarded`: an error shows in the widget.
@@ -7,6 +8,7 @@ renders the records. Every callback is `guarded`: an error shows in the widget.
 
 from .actions import Action, follow_ups
 from .cardstore_panel import CardStorePanel
+from .checklist_view import ChecklistView
 from .connection_view import ConnectionView, show_connections_as_widgets
 from .explorer import RequestExplorer
 from .faults_panel import FaultsPanel
@@ -24,6 +26,7 @@ from .threeds_v2_stepper import ThreeDSecureV2Stepper
 __all__ = [
     "Action",
     "CardStorePanel",
+    "ChecklistView",
     "ConnectionView",
     "FaultsPanel",
     "FieldInput",

@@ -52,6 +52,11 @@ CONTENT = {
         "challenge that breaks",
         ".gwkit-saved-widget svg.gwkit-sequence",
     ),
+    "12_your_shop_under_test": (
+        "Your shop under test",
+        "the declined order was sent again automatically",
+        ".gwkit-saved-widget table.gwkit-checklist-steps",
+    ),
 }
 
 
