@@ -3,7 +3,8 @@
     python -m gwkit.devtools.output_scan executed.ipynb [...]     # prints what it finds; exit 1 if any
 
 A finding is a Python repr a person should never see (a quoted string, a list, a tuple, a dict,
-an object's repr), HTML shown as text, a traceback, a warning or anything written to stderr, or a
+an object's repr), HTML shown as text, a traceback, a warning or anything written to stderr, an
+exception's class name where an outcome should be in words ("no answer (HTTPStatusError)"), or a
 bare money amount: a money column of a table ("baseamount", "revenue", ...) holding "15.00" with
 no currency sign or code, where the kit writes "£15.00". It reads text outputs, the visible text of
 HTML outputs and of saved HTML widgets (code shown on purpose, in <pre> or <code>, is left out),
@@ -35,6 +36,12 @@ RAW_PATTERNS = {
 }
 HTML_AS_TEXT = re.compile(
     r"<(/?)(div|span|table|tr|td|p|b|i|form|input|details|style|script|br)\b[^>]*>", re.IGNORECASE
+)
+# An exception's class name where an outcome should be in words ("no answer (HTTPStatusError)"):
+# gwkit.interface.vocabulary.no_answer_words says it. Code shown as code (<pre>, <code>) is left out.
+EXCEPTION_NAME = re.compile(
+    r"\b[A-Z][A-Za-z0-9]+(?:Error|Exception)\b|\b(?:Connect|Read|Write|Pool)Timeout\b"
+    r"|\b(?:CassetteMiss|RecordedSilence)\b"
 )
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|\b\w*(Warning|Error):\s")
 CODE_BLOCKS = re.compile(r"<(pre|code|script|style)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
@@ -73,6 +80,8 @@ def text_findings(cell: int, text: str) -> Iterator[Finding]:
         yield Finding(cell, "HTML as text", _around(text, match))
     for match in TRACEBACK.finditer(text):
         yield Finding(cell, "a traceback or warning", _around(text, match))
+    for match in EXCEPTION_NAME.finditer(text):
+        yield Finding(cell, "an exception's class name", _around(text, match))
 
 
 @dataclass

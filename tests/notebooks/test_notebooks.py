@@ -293,6 +293,17 @@ def test_the_glossary_explains_every_term_the_notebooks_lean_on():
             "a traceback or warning",
         ),
         ({"output_type": "error", "ename": "KeyError", "evalue": "x", "traceback": []}, "an error"),
+        (
+            {"output_type": "stream", "name": "stdout", "text": "no answer (HTTPStatusError)"},
+            "an exception's class name",
+        ),
+        (
+            {
+                "output_type": "display_data",
+                "data": {"text/html": "<td>no readable answer: ReadTimeout</td>"},
+            },
+            "an exception's class name",
+        ),
     ],
 )
 def test_the_output_scan_finds_what_a_person_should_never_see(output, kind):
@@ -312,7 +323,7 @@ def test_the_output_scan_passes_sentences_tables_code_and_widgets_that_read_well
             {
                 "output_type": "stream",
                 "name": "stdout",
-                "text": "The customer's payment 1-2-3 settled: £10.50.\n",
+                "text": "The customer's payment 1-2-3 settled: £10.50. 60010 · Bank System Error.\n",
             },
             {
                 "output_type": "display_data",
@@ -322,6 +333,10 @@ def test_the_output_scan_passes_sentences_tables_code_and_widgets_that_read_well
                 },
             },
             {"output_type": "display_data", "data": {"text/html": "<pre>&lt;form id='x'&gt;</pre>"}},
+            {  # code shown as code may name what it catches
+                "output_type": "display_data",
+                "data": {"text/html": "<code>except gwkit.TransportError</code>: no answer in time"},
+            },
             {
                 "output_type": "display_data",
                 "data": {"image/png": "iVBOR", "text/plain": "<Figure size 800x400>"},
