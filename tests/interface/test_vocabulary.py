@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gwkit.interface.codes import ERROR_CODES, SETTLE_STATUSES
@@ -146,3 +148,12 @@ def test_an_http_status_is_named_and_a_request_never_sent_says_so():
     never_sent.sent = False
     assert no_answer_words(never_sent) == "no connection could be made, so nothing was sent"
     assert no_answer_words(KeyError("x")) == no_answer_words("something else") == NO_ANSWER
+
+
+def test_every_test_card_s_note_speaks_to_a_newcomer_without_test_data_hints():
+    """The notes show beside a card number in the forms and the steppers: what the card does, not
+    where its behaviour was seen ("threedversion 1.0.2 in captured answers")."""
+    from gwkit.interface.testcards import test_cards
+
+    hints = re.compile(r"captured|official client|threedversion|acquirerresponsecode|wiremock", re.I)
+    assert [card.pan for card in test_cards().values() if hints.search(card.notes)] == []
