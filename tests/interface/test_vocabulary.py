@@ -153,7 +153,7 @@ def test_an_http_status_is_named_and_a_request_never_sent_says_so():
 def test_every_test_card_s_note_speaks_to_a_newcomer_without_test_data_hints():
     """The notes show beside a card number in the forms and the steppers: what the card does, not
     where its behaviour was seen ("threedversion 1.0.2 in captured answers")."""
-    from gwkit.interface.testcards import test_cards
+    from gwkit.interface import testcards
 
     hints = re.compile(r"captured|official client|threedversion|acquirerresponsecode|wiremock", re.I)
-    assert [card.pan for card in test_cards().values() if hints.search(card.notes)] == []
+    assert [card.pan for card in testcards.test_cards().values() if hints.search(card.notes)] == []

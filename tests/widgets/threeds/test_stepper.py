@@ -49,11 +49,11 @@ def test_starts_at_the_query_with_only_the_query_button_enabled(stepper):
 def test_starts_with_the_card_and_expiry_notebook_03_pays_with(stepper):
     """One story: notebook 03's intro names the enrolled card 4111110000000211 with expiry 12/2049,
     its walkthrough pays with them (DEFAULT_PAN, DEFAULT_EXPIRY) and the stepper starts with them."""
-    from gwkit.interface.testcards import test_card
+    from gwkit.interface import testcards
     from gwkit.widgets.threeds_stepper import DEFAULT_EXPIRY, DEFAULT_PAN
 
     assert (stepper.card.value, stepper.expirydate.value) == (DEFAULT_PAN, DEFAULT_EXPIRY)
-    card = test_card(DEFAULT_PAN)
+    card = testcards.test_card(DEFAULT_PAN)
     assert (card.enrolled, card.outcome, card.threedversion) == ("Y", "authorised", "1.0.2")
     stepper.query_button.click()  # the expiry accepted: the enrolment check answered for that card
     record = stepper.flow.query_record
