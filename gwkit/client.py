@@ -592,7 +592,7 @@ class AsyncClient(_Base):
 
 def transport_error(exc: httpx.RequestError, url: str, attempt: int = 1) -> GwkitError:
     """gwkit's error for an httpx failure. `sent` tells whether the body may have reached the gateway."""
-    detail = str(exc) or type(exc).__name__
+    detail = str(exc) or "no detail given"
     tries = f" (attempt {attempt})" if attempt > 1 else ""
     error: GwkitError
     if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
@@ -610,7 +610,7 @@ def transport_error(exc: httpx.RequestError, url: str, attempt: int = 1) -> Gwki
     else:  # read, write and protocol errors: the body may have reached the gateway
         error = TransportError(
             f"the connection to {url} failed after the request was sent; it may have "
-            f"been processed, so it was not sent again ({type(exc).__name__}: {detail})"
+            f"been processed, so it was not sent again ({detail})"
         )
     return error
 

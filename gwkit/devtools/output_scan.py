@@ -3,7 +3,8 @@
     python -m gwkit.devtools.output_scan executed.ipynb [...]     # prints what it finds; exit 1 if any
 
 A finding is a Python repr a person should never see (a quoted string, a list, a tuple, a dict,
-an object's repr), HTML shown as text, a traceback, a warning or anything written to stderr, or a
+an object's repr), HTML shown as text, a traceback, a warning or anything written to stderr, an
+exception's class name where an outcome should be in words ("no answer (HTTPStatusError)"), or a
 bare money amount: a money column of a table ("baseamount", "revenue", ...) holding "15.00" with
 no currency sign or code, where the kit writes "£15.00". It reads text outputs, the visible text of
 HTML outputs and of saved HTML widgets (code shown on purpose, in <pre> or <code>, is left out),
@@ -35,6 +36,12 @@ RAW_PATTERNS = {
 }
 HTML_AS_TEXT = re.compile(
     r"<(/?)(div|span|table|tr|td|p|b|i|form|input|details|style|script|br)\b[^>]*>", re.IGNORECASE
+)
+# An exception's class name where an outcome should be in words ("no answer (HTTPStatusError)"):
+# gwkit.interface.vocabulary.no_answer_words says it. Code shown as code (<pre>, <code>) is left out.
+EXCEPTION_NAME = re.compile(
+    r"\b[A-Z][A-Za-z0-9]+(?:Error|Exception)\b|\b(?:Connect|Read|Write|Pool)Timeout\b"
+    r"|\b(?:CassetteMiss|RecordedSilence)\b"
 )
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|\b\w*(Warning|Error):\s")
 CODE_BLOCKS = re.compile(r"<(pre|code|script|style)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
@@ -73,6 +80,8 @@ def text_findings(cell: int, text: str) -> Iterator[Finding]:
         yield Finding(cell, "HTML as text", _around(text, match))
     for match in TRACEBACK.finditer(text):
         yield Finding(cell, "a traceback or warning", _around(text, match))
+    for match in EXCEPTION_NAME.finditer(text):
+        yield Finding(cell, "an exception's class name", _around(text, match))
 
 
 @dataclass
@@ -193,12 +202,16 @@ def scan(notebook: Mapping[str, Any]) -> list[Finding]:
 
 
 READING_SPEED = 200  # words a minute
+SECONDS_PER_STEP = 20  # a newcomer's time to run a cell, or to try a widget they are invited to click
 WORD = re.compile(r"[\w'`.-]+")
+# The connection line every notebook shows: its reset button is there if needed, not an invitation.
+NOT_AN_INVITATION = "gwkit-connection-view"
 
 
 def reading_minutes(notebook: Mapping[str, Any]) -> int:
-    """The honest time of an executed notebook: every word a person reads (its cells, its outputs,
-    its saved widgets) at READING_SPEED, rounded up, plus a minute for running it."""
+    """The honest time of an executed notebook at a newcomer's pace: every word a person reads (its
+    cells, its outputs, its saved widgets) at READING_SPEED, plus SECONDS_PER_STEP for each code cell
+    run and for each widget with buttons a reader is invited to click, rounded up to a minute."""
     texts = [_text(cell.get("source")) for cell in notebook.get("cells") or []]
     for cell in notebook.get("cells") or []:
         for output in cell.get("outputs") or []:
@@ -211,14 +224,61 @@ def reading_minutes(notebook: Mapping[str, Any]) -> int:
                 texts.append(_text(data.get("text/plain")))
     texts += [visible_text(text) for text in _widget_texts(notebook)]
     words = sum(len(WORD.findall(text)) for text in texts)
-    return -(-words // READING_SPEED) + 1
+    steps = cells_run(notebook) + interactions(notebook)
+    return -(-(words * 60 + steps * SECONDS_PER_STEP * READING_SPEED) // (60 * READING_SPEED))
 
 
-def _widget_texts(notebook: Mapping[str, Any]) -> Iterator[str]:
+def cells_run(notebook: Mapping[str, Any]) -> int:
+    """The code cells a reader runs (an empty one is not run)."""
+    cells = notebook.get("cells") or []
+    return sum(1 for c in cells if c.get("cell_type") == "code" and _text(c.get("source")).strip())
+
+
+def interactions(notebook: Mapping[str, Any]) -> int:
+    """The widgets shown with a button to press (the connection line's reset aside): each an
+    interaction the reader is invited to try. Read from the outputs' widget views and the saved
+    widget state, so an executed notebook saved with its widgets is needed."""
+    models = _widget_models(notebook)
+    count = 0
+    for cell in notebook.get("cells") or []:
+        for output in cell.get("outputs") or []:
+            view = (output.get("data") or {}).get(WIDGET_VIEW)
+            if not view:
+                continue
+            tree = _widget_tree(models, str(view.get("model_id", "")))
+            root_classes = (tree[0].get("state") or {}).get("_dom_classes") or [] if tree else []
+            if NOT_AN_INVITATION not in root_classes and any(
+                m.get("model_name") == "ButtonModel" for m in tree
+            ):
+                count += 1
+    return count
+
+
+def _widget_models(notebook: Mapping[str, Any]) -> Mapping[str, Any]:
     state = ((notebook.get("metadata") or {}).get("widgets") or {}).get(
         "application/vnd.jupyter.widget-state+json", {}
     )
-    for model in (state.get("state") or {}).values():
+    return state.get("state") or {}
+
+
+def _widget_tree(models: Mapping[str, Any], model_id: str) -> list[Mapping[str, Any]]:
+    """A widget's model and every model it holds (its children, their children...), each once."""
+    tree: list[Mapping[str, Any]] = []
+    todo, seen = [model_id], set()
+    while todo:
+        current = todo.pop(0)
+        model = models.get(current)
+        if model is None or current in seen:
+            continue
+        seen.add(current)
+        tree.append(model)
+        children = (model.get("state") or {}).get("children") or []
+        todo += [str(child).removeprefix("IPY_MODEL_") for child in children]
+    return tree
+
+
+def _widget_texts(notebook: Mapping[str, Any]) -> Iterator[str]:
+    for model in _widget_models(notebook).values():
         if model.get("model_name") in ("HTMLModel", "LabelModel"):
             yield str((model.get("state") or {}).get("value", ""))
 

@@ -23,9 +23,10 @@ from .fields import MASK_PAN, REDACT, SENSITIVE_FIELDS
 
 REDACTED = "[redacted]"
 # Names whose values are never shown: the secret fields, credentials, and the ACS's spelling of some
-# (v1's PaRes and MD; v2's creq, cres and threeDSSessionData, as the browser posts them).
+# (v1's PaReq, PaRes and MD; v2's creq, cres and threeDSSessionData, as the browser posts them). A
+# pareq carries the card to the issuer: redacted wherever it is shown, as md and pares are.
 SECRET_NAMES = frozenset(
-    {"password", "authorization", "PaRes", "MD", "creq", "cres", "CRes", "threeDSSessionData"}
+    {"password", "authorization", "pareq", "PaRes", "MD", "creq", "cres", "CRes", "threeDSSessionData"}
 ).union(name for name, kind in SENSITIVE_FIELDS.items() if kind == REDACT)
 # What clients and other gateways call the card security code (the 3 or 4 digits on the card).
 SECURITY_CODE_NAMES = frozenset(

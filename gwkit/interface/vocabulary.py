@@ -13,6 +13,7 @@ read these tables only.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -225,3 +226,42 @@ def _is_stored_card(record: Mapping[str, Any]) -> bool:
     return (
         record.get("requesttypedescription") == "STORE" or record.get("accounttypedescription") == "CARDSTORE"
     )
+
+
+# A request that got no answer to read, in words: by the kind of error the client raised (its class,
+# or the start of the text an exchange and the journal keep, "HTTPStatusError: ..."). The class
+# names are keys only: a person reads the words.
+NO_ANSWER_WORDS: dict[str, str] = {
+    "ConnectError": "no connection could be made, so nothing was sent",
+    "RequestTimeoutError": "no answer in time: the request may have been processed",
+    "AuthenticationError": "the gateway refused the user name or password (HTTP 401)",
+    "HTTPStatusError": "an HTTP error instead of an answer: the request may have been processed",
+    "ResponseFormatError": "an answer that could not be read (cut short, or not the gateway's): "
+    "the request may have been processed",
+    "TransportError": "the connection failed after the request was sent: it may have been processed",
+    "UpstreamError": "the gateway behind the proxy gave no answer",
+    "RecordedSilence": "the recording holds no answer: the gateway's answer was lost when it was recorded",
+    "CassetteMiss": "the recording holds no answer for this request",
+}
+NO_ANSWER = "no readable answer"
+_HTTP_STATUS = re.compile(r"\bHTTP status (\d{3})\b")
+
+
+def no_answer_words(error: BaseException | str | None) -> str:
+    """Why a request has no answer to read, in words, from the error the client raised or the text
+    an exchange keeps of it: `no_answer_words(HTTPStatusError("unexpected HTTP status 502 ..."))` ->
+    "HTTP 502 instead of an answer: the request may have been processed"."""
+    if error is None:
+        return NO_ANSWER
+    if getattr(error, "sent", None) is False:  # a connection that timed out before the request went
+        return NO_ANSWER_WORDS["ConnectError"]
+    if isinstance(error, BaseException):
+        kinds = [kind.__name__ for kind in type(error).__mro__]
+        text = str(error)
+    else:
+        kinds, text = [error.split(":", 1)[0].strip()], error
+    words = next((NO_ANSWER_WORDS[kind] for kind in kinds if kind in NO_ANSWER_WORDS), NO_ANSWER)
+    status = _HTTP_STATUS.search(text)
+    if status and words == NO_ANSWER_WORDS["HTTPStatusError"]:
+        words = words.replace("an HTTP error", f"HTTP {status.group(1)}", 1)
+    return words

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..exchange import Exchange
 from ..interface.validation import Problem
-from ..interface.vocabulary import labelled
+from ..interface.vocabulary import labelled, no_answer_words
 
 # Who answered the application: the upstream (a gateway, the sandbox or a cassette) or the proxy
 # itself (--strict refusing an invalid request, a fault that was not forwarded, an upstream failure).
@@ -125,6 +125,7 @@ class ProxyExchange:
         """`as_row` as a person reads it: each error code with its words, columns named in words."""
         row = self.as_row()
         row["errorcodes"] = "; ".join(labelled("errorcode", code) for code in self.errorcodes)
+        row["error"] = no_answer_words(self.exchange.error) if self.exchange.error else ""
         return {PEOPLE_COLUMNS[name]: value for name, value in row.items()}
 
     def summary(self, journal_id: int | None = None) -> str:

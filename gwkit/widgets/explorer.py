@@ -18,7 +18,7 @@ import pandas as pd
 from ..exchange import ExchangeHook
 from ..interface import REQUEST_TYPES
 from ..interface.codes import record_ok
-from ..interface.vocabulary import labelled
+from ..interface.vocabulary import labelled, no_answer_words
 from ..protocols import GatewayClient
 from .form import RequestForm, default_variant, form_opener
 from .guard import guarded
@@ -57,7 +57,7 @@ def history_frame(exchanges: list[Any]) -> pd.DataFrame:
                 "#": str(number),
                 "time (UTC)": f"{started.astimezone(UTC):%H:%M:%S}" if started is not None else "",
                 "request": " ".join(getattr(exchange, "request_types", ()) or ()) or "?",
-                "answer": f"no answer: {error[:60]}"
+                "answer": f"no answer: {no_answer_words(error)}"
                 if error
                 else labelled("errorcode", first.get("errorcode")),
                 "transactionreference": str(first.get("transactionreference") or ""),

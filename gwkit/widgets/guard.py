@@ -18,19 +18,23 @@ from typing import Any, TypeVar
 import ipywidgets as widgets
 
 from ..interface.masking import mask_text
+from ..interface.vocabulary import NO_ANSWER, no_answer_words
 
 RAISE_ENV = "GWKIT_RAISE_CALLBACK_ERRORS"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def error_html(error: BaseException, context: str = "") -> str:
-    """A readable error: what failed, the message, and the traceback one click away."""
+    """A readable error: what failed (in words when the request got no answer, else the error's
+    kind, a bug to report), the message, and the traceback one click away."""
     where = f" while {html.escape(context)}" if context else ""
+    words = no_answer_words(error)
+    heading = html.escape(words[:1].upper() + words[1:] if words != NO_ANSWER else type(error).__name__)
     message = html.escape(mask_text(str(error)) or type(error).__name__)
     trace = html.escape(mask_text("".join(traceback.format_exception(error))))
     return (
         f"<div class='gwkit-error' style='border-left:4px solid #b00020;padding:4px 8px;"
-        f"background:#fdecee'><b>{type(error).__name__}</b>{where}:<br>"
+        f"background:#fdecee'><b>{heading}</b>{where}:<br>"
         f"<span style='white-space:pre-wrap'>{message}</span>"
         f"<details><summary>Traceback</summary><pre style='font-size:85%'>{trace}</pre></details></div>"
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gwkit.interface.codes import ERROR_CODES, SETTLE_STATUSES
@@ -111,3 +113,47 @@ def test_a_luhn_failure_is_named_only_when_the_number_fails_the_check():
     assert cause_of(refused, pan="4111111111111111") is None
     assert cause_of(refused) is None
     assert cause_of({"errorcode": "70000"}) is None
+
+
+# -- a request without an answer, in words (never the exception's class name) ----------------------
+
+
+def _transport_error_kinds() -> list[type[BaseException]]:
+    import gwkit.errors as errors
+
+    found, todo = [], [errors.TransportError]
+    while todo:
+        kind = todo.pop()
+        found.append(kind)
+        todo += kind.__subclasses__()
+    return found
+
+
+@pytest.mark.parametrize("kind", _transport_error_kinds(), ids=lambda kind: kind.__name__)
+def test_every_kind_of_request_without_an_answer_has_its_words(kind):
+    from gwkit.interface.vocabulary import NO_ANSWER, no_answer_words
+
+    error = kind("unexpected HTTP status 502 from http://127.0.0.1:1/json/")
+    words = no_answer_words(error)
+    assert words != NO_ANSWER and kind.__name__ not in words
+    assert no_answer_words(f"{kind.__name__}: {error}") == words  # as an exchange and the journal keep it
+
+
+def test_an_http_status_is_named_and_a_request_never_sent_says_so():
+    from gwkit.errors import HTTPStatusError, RequestTimeoutError
+    from gwkit.interface.vocabulary import NO_ANSWER, no_answer_words
+
+    assert no_answer_words(HTTPStatusError("unexpected HTTP status 503 from x")).startswith("HTTP 503 ")
+    never_sent = RequestTimeoutError("no connection to x in time; nothing was sent")
+    never_sent.sent = False
+    assert no_answer_words(never_sent) == "no connection could be made, so nothing was sent"
+    assert no_answer_words(KeyError("x")) == no_answer_words("something else") == NO_ANSWER
+
+
+def test_every_test_card_s_note_speaks_to_a_newcomer_without_test_data_hints():
+    """The notes show beside a card number in the forms and the steppers: what the card does, not
+    where its behaviour was seen ("threedversion 1.0.2 in captured answers")."""
+    from gwkit.interface import testcards
+
+    hints = re.compile(r"captured|official client|threedversion|acquirerresponsecode|wiremock", re.I)
+    assert [card.pan for card in testcards.test_cards().values() if hints.search(card.notes)] == []

@@ -212,7 +212,8 @@ STATED_TIME = re.compile(r"\*\*Time:\*\* about (\d+) minutes")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_each_notebook_opens_with_its_purpose_an_honest_time_and_the_glossary(path):
     """The first screen: what it is for, what you learn, the time it takes (checked against a run in
-    test_notebook_runs_top_to_bottom: every word of it and its outputs at 200 words a minute), the
+    test_notebook_runs_top_to_bottom: every word of it and its outputs at 200 words a minute, plus
+    20 seconds for each cell run and each widget with buttons to try), the
     glossary, the sandbox in one line with a link."""
     notebook = nbformat.read(path, as_version=4)
     first_screen = "\n".join(c.source for c in notebook.cells[:2])
@@ -302,6 +303,17 @@ def test_the_glossary_explains_every_term_the_notebooks_lean_on():
             "a traceback or warning",
         ),
         ({"output_type": "error", "ename": "KeyError", "evalue": "x", "traceback": []}, "an error"),
+        (
+            {"output_type": "stream", "name": "stdout", "text": "no answer (HTTPStatusError)"},
+            "an exception's class name",
+        ),
+        (
+            {
+                "output_type": "display_data",
+                "data": {"text/html": "<td>no readable answer: ReadTimeout</td>"},
+            },
+            "an exception's class name",
+        ),
     ],
 )
 def test_the_output_scan_finds_what_a_person_should_never_see(output, kind):
@@ -321,7 +333,7 @@ def test_the_output_scan_passes_sentences_tables_code_and_widgets_that_read_well
             {
                 "output_type": "stream",
                 "name": "stdout",
-                "text": "The customer's payment 1-2-3 settled: £10.50.\n",
+                "text": "The customer's payment 1-2-3 settled: £10.50. 60010 · Bank System Error.\n",
             },
             {
                 "output_type": "display_data",
@@ -331,6 +343,10 @@ def test_the_output_scan_passes_sentences_tables_code_and_widgets_that_read_well
                 },
             },
             {"output_type": "display_data", "data": {"text/html": "<pre>&lt;form id='x'&gt;</pre>"}},
+            {  # code shown as code may name what it catches
+                "output_type": "display_data",
+                "data": {"text/html": "<code>except gwkit.TransportError</code>: no answer in time"},
+            },
             {
                 "output_type": "display_data",
                 "data": {"image/png": "iVBOR", "text/plain": "<Figure size 800x400>"},
@@ -347,6 +363,39 @@ def test_the_output_scan_passes_sentences_tables_code_and_widgets_that_read_well
         }
     }
     assert [(f.cell, f.kind) for f in output_scan.scan(notebook)] == [(-1, "a quoted string"), (-1, "a list")]
+
+
+def test_a_notebook_s_time_is_its_words_at_200_a_minute_plus_20_seconds_a_cell_and_an_interaction():
+    words = " ".join(["word"] * 300)  # 90 s of reading
+    notebook = nbformat.v4.new_notebook()
+    cells = [nbformat.v4.new_code_cell(f"step_{n}()") for n in range(3)]  # 3 words, 3 cells run: 60 s
+    cells.append(nbformat.v4.new_code_cell(""))  # an empty cell is not run
+    for cell, model in zip(cells[1:3], ("form", "connection"), strict=True):
+        cell.outputs = [
+            nbformat.from_dict(
+                {"output_type": "display_data", "data": {output_scan.WIDGET_VIEW: {"model_id": model}}}
+            )
+        ]
+    notebook.cells = [nbformat.v4.new_markdown_cell(words), *cells]
+    button = {"model_name": "ButtonModel", "state": {"description": "Send"}}
+    notebook.metadata["widgets"] = {
+        "application/vnd.jupyter.widget-state+json": {
+            "state": {
+                "form": {"model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_send"]}},
+                "send": button,
+                # the connection line's reset button is there if needed, not an invitation
+                "connection": {
+                    "model_name": "VBoxModel",
+                    "state": {"children": ["IPY_MODEL_reset"], "_dom_classes": ["gwkit-connection-view"]},
+                },
+                "reset": button,
+            }
+        }
+    }
+    assert (output_scan.cells_run(notebook), output_scan.interactions(notebook)) == (3, 1)
+    assert output_scan.reading_minutes(notebook) == 3  # 90 s + 1 s (3 words) + 60 s + 20 s: 171 s
+    notebook.cells = notebook.cells[:1]
+    assert output_scan.reading_minutes(notebook) == 2  # words alone: 90 s
 
 
 # What each notebook's text says, held against what its outputs show (issue 43: every screen true).
@@ -402,7 +451,61 @@ def tokenisation_truths(notebook: nbformat.NotebookNode) -> None:
     assert "characters and no card data." in received
 
 
+def saved_widgets(notebook: nbformat.NotebookNode) -> list[dict]:
+    """The saved widgets' models: what each widget last showed."""
+    state = notebook.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    return list((state.get("state") or {}).values())
+
+
+def threeds_v1_truths(notebook: nbformat.NotebookNode) -> None:
+    from gwkit.interface.masking import mask_pan
+
+    intro = notebook.cells[0].source
+    card, expiry = re.search(r"enrolled card `(\d+)`, expiry `([\d/]+)`", intro).groups()
+    assert re.search(rf"\| `{card}` \(Visa\) \| enrolled", intro), "the intro's table names the same card"
+    step_1 = output_text_after(notebook, "### Step 1: the enrolment check")
+    assert mask_pan(card) in step_1, "the walkthrough pays with the card the intro names"
+    models = saved_widgets(notebook)
+    choices = [m["state"] for m in models if m["model_name"] == "DropdownModel"]
+    chosen = {
+        c["_options_labels"][c["index"]] for c in choices if "3-D Secure" in " ".join(c["_options_labels"])
+    }
+    assert chosen and all(label.startswith(mask_pan(card)) for label in chosen), "the stepper starts with it"
+    expiries = {m["state"]["value"] for m in models if m["state"].get("description") == "Expiry"}
+    assert expiries == {expiry}, "the stepper's expiry is the walkthrough's"
+    shown = " ".join(str(m["state"].get("value", "")) for m in models if m["model_name"] == "HTMLModel")
+    for name in ("pareq", "md", "pares"):  # one rule everywhere: redacted, as the intro says
+        for value in re.findall(rf"<code>{name}</code></td><td><code>([^<]*)</code>", shown, flags=re.I):
+            assert value == "[redacted]", f"{name} is shown in clear: {value[:20]}..."
+    refused = output_text_after(notebook, "## 9. Two hours at most")
+    assert refused.count("30000 · Invalid field (field md)") == 2 and "are both refused" in refused
+
+
+def quickstart_truths(notebook: nbformat.NotebookNode) -> None:
+    """The journal is the machine's, shared by the notebooks, and its two clocks are named; the table
+    shows no time of either clock beside the other (replays compare it, so no wall-clock time)."""
+    said = next(c.source for c in notebook.cells if c.source.startswith("## 7. The journal"))
+    assert "shared by every notebook" in said and "wall clock" in said and "virtual clock" in said
+    shown = output_text_after(notebook, "## 7. The journal")
+    assert "request_types" in shown and not re.search(r"\d\d:\d\d:\d\d", shown)
+
+
+def reporting_truths(notebook: nbformat.NotebookNode) -> None:
+    """07 counts from its own sandbox's transactions, on the sandbox's clock, and says so; the journal
+    (one file for every notebook, on the wall clock) is not what its tables show."""
+    prose = " ".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    code = " ".join(c.source for c in notebook.cells if c.cell_type == "code")
+    assert "journal" not in code, "07's tables read its own sandbox, never the machine's journal"
+    assert "a sandbox of its own" in prose
+    assert "by the sandbox's virtual clock" in output_text_after(
+        notebook, "## Two months of a shop's payments"
+    )
+
+
 SCREEN_TRUTHS = {
+    "01_quickstart": quickstart_truths,
+    "07_reporting": reporting_truths,
+    "03_threeds_v1_walkthrough": threeds_v1_truths,
     "05_card_store": card_store_truths,
     "04_subscriptions": subscriptions_truths,
     "06_tokenisation": tokenisation_truths,
@@ -411,7 +514,6 @@ SCREEN_TRUTHS = {
 # Teaching cells teach: checks live in the tests, and a cell says what it found in a sentence.
 ASSERTS_PENDING = {  # notebooks still checking with assert lines, each with why
     "02_request_explorer": "issue 43's final polish, after the forms' validation work",
-    "03_threeds_v1_walkthrough": "issue 43's final polish, after the 3-D Secure v2 work lands",
     "10_validating_proxy": "issue 43's final polish, after the proxy work lands",
 }
 
@@ -434,9 +536,7 @@ def test_teaching_cells_say_what_they_found_instead_of_asserting_it(path):
 
 # Prose names what it refers to: "the interface's *STORE*", never "interface 4.7".
 SECTION_NUMBER = re.compile(r"(?i)\b(?:interface|sections?)\s+\d+\.\d+|\(\d\.\d\)")
-SECTION_NUMBERS_PENDING = {  # notebooks still citing section numbers, each with why
-    "03_threeds_v1_walkthrough": "issue 43's final polish, after the 3-D Secure v2 work lands",
-}
+SECTION_NUMBERS_PENDING: dict[str, str] = {}  # notebooks still citing section numbers, each with why
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -7,6 +7,7 @@ sandbox's own `wait_for` when a delivery's attempt was recorded.
 
 from __future__ import annotations
 
+import http.client
 import socket
 import threading
 from datetime import datetime, timedelta
@@ -507,3 +508,18 @@ def test_a_listener_shows_itself_in_a_notebook_as_a_sentence(sandbox, gateway):
         assert output_scan.scan(notebook) == []
     with NotificationListener() as unsigned:
         assert "not checked" in unsigned._repr_html_()
+
+
+@pytest.mark.parametrize(
+    "error, words",
+    [
+        (ConnectionRefusedError(111, "Connection refused"), "the listener refused the connection"),
+        (http.client.RemoteDisconnected("closed"), "closed the connection without answering"),
+        (OSError(101, "Network is unreachable"), "the connection failed: Network is unreachable"),
+    ],
+)
+def test_a_failed_attempt_is_said_in_words_never_by_the_error_s_class(error, words):
+    from gwkit.sandbox.gateway.delivery import failure_words
+
+    said = failure_words(error)
+    assert words in said and type(error).__name__ not in said

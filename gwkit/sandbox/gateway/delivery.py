@@ -491,7 +491,7 @@ def post(
         # the operator may have narrowed the hosts since the rule; a rule an earlier gwkit kept may be unencoded
         url = n.checked_url(url, allowed_hosts)
     except ValueError as exc:
-        return None, _ms(started), f"{type(exc).__name__}: {exc}"[:200]
+        return None, _ms(started), f"the URL is not allowed: {exc}"[:200]
     no_answer = f"no answer within {timeout:g} s"
     # The socket's own timeout is past the deadline, so the deadline (this join) is what ends a slow
     # listener's attempt, always with the same words.
@@ -545,7 +545,7 @@ class _Exchange:
         except TimeoutError:
             self.timed_out = True
         except (OSError, http.client.HTTPException, ValueError) as exc:
-            self.error = f"{type(exc).__name__}: {exc}"[:200]
+            self.error = failure_words(exc)[:200]
         finally:
             self.connection.close()
 
@@ -560,6 +560,19 @@ class _Exchange:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:  # already closed by the exchange itself
                 pass
+
+
+def failure_words(exc: BaseException) -> str:
+    """Why a delivery attempt got no answer, in words (a person reads the attempts, not a class name)."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "the listener refused the connection: nothing listens at that address"
+    if isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError)):
+        return "the listener closed the connection without answering"
+    if isinstance(exc, http.client.HTTPException):
+        return f"the listener's answer could not be read ({exc or 'not HTTP'})"
+    if isinstance(exc, OSError):
+        return f"the connection failed: {exc.strerror or exc}"
+    return f"the notification could not be sent: {exc}"
 
 
 def _ms(started: float) -> float:

@@ -46,6 +46,20 @@ def test_starts_at_the_query_with_only_the_query_button_enabled(stepper):
     assert "411111######0211" in labels and "4111110000000211" not in labels
 
 
+def test_starts_with_the_card_and_expiry_notebook_03_pays_with(stepper):
+    """One story: notebook 03's intro names the enrolled card 4111110000000211 with expiry 12/2049,
+    its walkthrough pays with them (DEFAULT_PAN, DEFAULT_EXPIRY) and the stepper starts with them."""
+    from gwkit.interface import testcards
+    from gwkit.widgets.threeds_stepper import DEFAULT_EXPIRY, DEFAULT_PAN
+
+    assert (stepper.card.value, stepper.expirydate.value) == (DEFAULT_PAN, DEFAULT_EXPIRY)
+    card = testcards.test_card(DEFAULT_PAN)
+    assert (card.enrolled, card.outcome, card.threedversion) == ("Y", "authorised", "1.0.2")
+    stepper.query_button.click()  # the expiry accepted: the enrolment check answered for that card
+    record = stepper.flow.query_record
+    assert (record["errorcode"], record["enrolled"], record["maskedpan"]) == ("0", "Y", "411111######0211")
+
+
 def test_enrolled_card_authenticated_moves_on_by_itself(stepper):
     stepper.card.value = "4111110000000211"
     stepper.query_button.click()
