@@ -427,7 +427,7 @@ class ThreeDSecureStepper(widgets.VBox):
             self.step_views[step.name].value = self._step_html(step, states[step.name])
         self.diagram.value = sequence_svg(states)
         self.acs_view.value = self._acs_html()
-        self.outcome_banner.value = self._banner_html()
+        self.outcome_banner.value = verdict_banner(self.flow.verdict)
         next_step = flow.next_step
         self._show_send_state()
         self.requery_button.disabled = next_step != RESEND_OR_AUTH
@@ -467,13 +467,7 @@ class ThreeDSecureStepper(widgets.VBox):
         return next((s for s in reversed(self.flow.steps) if s.name == name), None)
 
     def _step_html(self, step: StepInfo, state: str) -> str:
-        colour, label = _BADGES[state]
-        head = (
-            f"<div style='border-left:4px solid {colour};padding:4px 10px;margin:6px 0'>"
-            f"<b>{html.escape(step.title)}</b> <span style='background:{colour};color:white;"
-            f"padding:1px 6px;border-radius:4px;font-size:85%'>{label}</span>"
-            f"<div style='color:#444'>{html.escape(step.what)}</div>"
-        )
+        head = step_head(step, *_BADGES[state])
         shown = self._latest(step.name)
         body = ""
         if shown is not None:
@@ -507,18 +501,6 @@ class ThreeDSecureStepper(widgets.VBox):
             return html.escape(outcome.advice)
         return ""
 
-    def _banner_html(self) -> str:
-        verdict = self.flow.verdict
-        if verdict is None:
-            return ""
-        colour, background = _TONES[verdict.tone]
-        return (
-            f"<div class='gwkit-outcome gwkit-outcome-{verdict.tone}' style='border:2px solid {colour};"
-            f"background:{background};border-radius:6px;padding:8px 12px;margin:8px 0'>"
-            f"<div style='font-size:120%;font-weight:bold;color:{colour}'>{html.escape(verdict.headline)}</div>"
-            f"<div>{html.escape(verdict.detail)}</div></div>"
-        )
-
     def _acs_html(self) -> str:
         flow = self.flow
         if flow.start_url is None:
@@ -527,15 +509,46 @@ class ThreeDSecureStepper(widgets.VBox):
             return "<div><i>The customer is back from the ACS; the issuer's page is closed.</i></div>"
         if flow.next_step != REDIRECT:
             return ""
-        url = html.escape(flow.start_url, quote=True)
-        return (
-            "<div class='gwkit-issuer-page'><b>Step 2: the card issuer's page</b> (the ACS), as the "
-            "customer sees it: answer it here, or "
-            f"<a href='{url}' target='_blank' rel='noopener'>open it in a new tab</a>.</div>"
-            f"<iframe src='{url}' title='Card issuer (ACS)' "
-            f"style='width:100%;height:{self.iframe_height};border:1px solid #c5ccd6;border-radius:6px'>"
-            "</iframe>"
+        return issuer_frame(
+            flow.start_url, "<b>Step 2: the card issuer's page</b> (the ACS), as", self.iframe_height
         )
+
+
+def verdict_banner(verdict: Any) -> str:
+    """A flow's verdict (v1 or v2) as the coloured banner under a stepper; nothing before there is one."""
+    if verdict is None:
+        return ""
+    colour, background = _TONES[verdict.tone]
+    return (
+        f"<div class='gwkit-outcome gwkit-outcome-{verdict.tone}' style='border:2px solid {colour};"
+        f"background:{background};border-radius:6px;padding:8px 12px;margin:8px 0'>"
+        f"<div style='font-size:120%;font-weight:bold;color:{colour}'>{html.escape(verdict.headline)}</div>"
+        f"<div>{html.escape(verdict.detail)}</div></div>"
+    )
+
+
+def step_head(step: Any, colour: str, label: str) -> str:
+    """The start of a step's card (`step` has a `title` and says `what` it does): its title and its
+    state as a coloured badge. The caller adds the body and closes the card's div."""
+    return (
+        f"<div style='border-left:4px solid {colour};padding:4px 10px;margin:6px 0'>"
+        f"<b>{html.escape(step.title)}</b> <span style='background:{colour};color:white;"
+        f"padding:1px 6px;border-radius:4px;font-size:85%'>{label}</span>"
+        f"<div style='color:#444'>{html.escape(step.what)}</div>"
+    )
+
+
+def issuer_frame(start_url: str, title_html: str, height: str) -> str:
+    """The card issuer's page (v1's ACS, v2's challenge) in a frame, with a link to open it in a tab.
+    `title_html` is trusted markup that ends where "the customer sees it" goes on."""
+    url = html.escape(start_url, quote=True)
+    return (
+        f"<div class='gwkit-issuer-page'>{title_html} the customer sees it: answer it here, or "
+        f"<a href='{url}' target='_blank' rel='noopener'>open it in a new tab</a>.</div>"
+        f"<iframe src='{url}' title='Card issuer (ACS)' "
+        f"style='width:100%;height:{height};border:1px solid #c5ccd6;border-radius:6px'>"
+        "</iframe>"
+    )
 
 
 def card_checks(stepper: Any) -> FieldChecks:

@@ -30,15 +30,17 @@ from .guard import guarded, show_error
 from .style import button
 from .threeds_stepper import (
     _BADGES,
-    _TONES,
     DEFAULT_EXPIRY,
     FULL_LABEL,
     KEY_STEP_FIELDS,
     _meanings,
     _table,
     card_checks,
+    issuer_frame,
     send_tooltip,
     sequence_svg,
+    step_head,
+    verdict_banner,
 )
 
 __all__ = ["CASE_WORDS", "LANES", "MESSAGES", "STEPS", "ThreeDSecureV2Stepper", "v2_card_choices"]
@@ -357,7 +359,7 @@ class ThreeDSecureV2Stepper(widgets.VBox):
             self.step_views[info.name].value = self._step_html(info, states[info.name])
         self.diagram.value = sequence_svg(states, lanes=LANES, messages=MESSAGES, lane_width=LANE_WIDTH)
         self.acs_view.value = self._acs_html()
-        self.outcome_banner.value = self._banner_html()
+        self.outcome_banner.value = verdict_banner(self.flow.verdict)
         step = flow.next_step
         self._show_send_state()
         self.method_button.disabled = step != METHOD
@@ -410,13 +412,7 @@ class ThreeDSecureV2Stepper(widgets.VBox):
         return next((s for s in reversed(self.flow.steps) if s.name == name), None)
 
     def _step_html(self, step: StepInfo, state: str) -> str:
-        colour, label = _V2_BADGES[state]
-        head = (
-            f"<div style='border-left:4px solid {colour};padding:4px 10px;margin:6px 0'>"
-            f"<b>{html.escape(step.title)}</b> <span style='background:{colour};color:white;"
-            f"padding:1px 6px;border-radius:4px;font-size:85%'>{label}</span>"
-            f"<div style='color:#444'>{html.escape(step.what)}</div>"
-        )
+        head = step_head(step, *_V2_BADGES[state])
         shown = self._latest(step.name)
         body = ""
         if shown is not None:
@@ -431,32 +427,14 @@ class ThreeDSecureV2Stepper(widgets.VBox):
             body += f"<div style='margin-top:4px'><b>Next:</b> {html.escape(self.flow.advice)}</div>"
         return head + body + "</div>"
 
-    def _banner_html(self) -> str:
-        verdict = self.flow.verdict
-        if verdict is None:
-            return ""
-        colour, background = _TONES[verdict.tone]
-        return (
-            f"<div class='gwkit-outcome gwkit-outcome-{verdict.tone}' style='border:2px solid {colour};"
-            f"background:{background};border-radius:6px;padding:8px 12px;margin:8px 0'>"
-            f"<div style='font-size:120%;font-weight:bold;color:{colour}'>{html.escape(verdict.headline)}</div>"
-            f"<div>{html.escape(verdict.detail)}</div></div>"
-        )
-
     def _acs_html(self) -> str:
         flow = self.flow
         if flow.start_url is None or not flow.challenged:
             return ""
         if flow.returned:
             return "<div><i>The customer is back from the ACS; the issuer's page is closed.</i></div>"
-        url = html.escape(flow.start_url, quote=True)
-        return (
-            "<div class='gwkit-issuer-page'><b>Step 4: the card issuer's challenge</b> (the ACS), as "
-            "the customer sees it: answer it here, or "
-            f"<a href='{url}' target='_blank' rel='noopener'>open it in a new tab</a>.</div>"
-            f"<iframe src='{url}' title='Card issuer (ACS)' "
-            f"style='width:100%;height:{self.iframe_height};border:1px solid #c5ccd6;border-radius:6px'>"
-            "</iframe>"
+        return issuer_frame(
+            flow.start_url, "<b>Step 4: the card issuer's challenge</b> (the ACS), as", self.iframe_height
         )
 
 
